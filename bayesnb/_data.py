@@ -1,0 +1,179 @@
+"""Host-side input handling: tables, labels and the column -> family specification.
+
+Nothing here is traced by JAX: validation and label encoding happen before any kernel runs, so
+every error can name the column and the value at fault.
+
+Family inference (``features=None``, and columns a mapping leaves out) follows R's e1071:
+
+* boolean columns -> :class:`~bayesnb.Bernoulli`;
+* object, string and pandas ``category`` columns -> :class:`~bayesnb.Categorical`;
+* numeric columns (integer or float) -> :class:`~bayesnb.Gaussian`.
+
+Counts are never guessed: declare :class:`~bayesnb.Poisson` or :class:`~bayesnb.Multinomial`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from .families import Bernoulli, Categorical, Family, Gaussian
+
+
+class Table(NamedTuple):
+    """A 2-D input with column labels; ``frame`` is set when the input was a DataFrame."""
+
+    columns: tuple
+    frame: pd.DataFrame | None
+    array: np.ndarray | None
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.frame) if self.frame is not None else self.array.shape[0]
+
+    def block(self, columns: tuple, positions: tuple) -> np.ndarray:
+        if self.frame is not None:
+            sub = self.frame.iloc[:, list(positions)]
+            return sub.astype(object).to_numpy() if _any_object(sub) else sub.to_numpy()
+        return self.array[:, list(positions)]
+
+
+def _any_object(frame: pd.DataFrame) -> bool:
+    return any(not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))
+               or isinstance(t, pd.api.extensions.ExtensionDtype) for t in frame.dtypes)
+
+
+def as_table(X: Any) -> Table:
+    """Wrap array-likes and DataFrames; reject what is not a 2-D table with a clear error."""
+    if isinstance(X, pd.DataFrame):
+        if X.columns.has_duplicates:
+            dup = X.columns[X.columns.duplicated()][0]
+            raise ValueError(f"column {dup!r} appears more than once in X.")
+        return Table(tuple(X.columns), X, None)
+    if isinstance(X, pd.Series):
+        raise ValueError("X must be 2-D (rows x columns); got a pandas Series. "
+                         "Use X.to_frame() for a single column.")
+    if hasattr(X, "tocsr") or hasattr(X, "todense"):
+        raise TypeError("sparse matrices are not supported yet; pass a dense array.")
+    try:
+        arr = np.asarray(X)
+    except ValueError as err:  # ragged nested lists
+        raise ValueError(f"X could not be read as a 2-D table: {err}") from None
+    if arr.dtype.kind in "USO" or arr.dtype.kind in "biuf":
+        pass
+    else:
+        raise TypeError(f"X has unsupported dtype {arr.dtype}; expected numbers, booleans "
+                        "or objects.")
+    if arr.ndim != 2:
+        raise ValueError(f"X must be 2-D (rows x columns), got an array of shape {arr.shape}. "
+                         "Reshape a single column with X.reshape(-1, 1).")
+    if arr.dtype.kind in "US":
+        arr = arr.astype(object)
+    return Table(tuple(range(arr.shape[1])), None, arr)
+
+
+def encode_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted unique labels and the integer code of every row."""
+    y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.Index) else y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D (one label per row), got shape {y.shape}.")
+    if y.shape[0] != n_rows:
+        raise ValueError(f"X has {n_rows} rows but y has {y.shape[0]} labels.")
+    if n_rows == 0:
+        raise ValueError("cannot fit on 0 rows.")
+    missing = pd.isna(pd.Series(y, dtype=object)).to_numpy()
+    if missing.any():
+        raise ValueError(f"y has {int(missing.sum())} missing labels (first at row "
+                         f"{int(np.argmax(missing))}); labels must be observed.")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError("y has non-finite labels.")
+    try:
+        classes, codes = np.unique(y, return_inverse=True)
+    except TypeError:
+        raise TypeError("labels in y must be mutually comparable so they can be sorted "
+                        f"(got types {sorted({type(v).__name__ for v in y})}).") from None
+    return classes, codes.reshape(-1).astype(np.int32)
+
+
+def labels_to_codes(y: Any, classes: np.ndarray) -> np.ndarray:
+    """Codes of ``y`` in fitted ``classes``; unknown labels are an error naming the label."""
+    y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.Index) else y).reshape(-1)
+    index = pd.Index(classes, dtype=object).get_indexer(pd.Index(y, dtype=object))
+    if np.any(index < 0):
+        raise ValueError(f"label {y[np.argmax(index < 0)]!r} is not one of the classes "
+                         f"{list(classes)}.")
+    return index.astype(np.int32)
+
+
+class BlockSpec(NamedTuple):
+    family: Family
+    columns: tuple  # column labels
+    positions: tuple  # column positions in X
+
+
+def infer_family(table: Table, position: int) -> Family:
+    """The default family of one column (module docstring)."""
+    if table.frame is not None:
+        dtype = table.frame.dtypes.iloc[position]
+        if pd.api.types.is_bool_dtype(dtype):
+            return Bernoulli()
+        if pd.api.types.is_numeric_dtype(dtype):
+            return Gaussian()
+        return Categorical()
+    kind = table.array.dtype.kind
+    if kind == "b":
+        return Bernoulli()
+    if kind in "iuf":
+        return Gaussian()
+    return Categorical()
+
+
+def resolve_features(features: Any, table: Table) -> list[BlockSpec]:
+    """Turn ``features`` (None, one family, or a mapping) into blocks of columns.
+
+    One family instance is one block: a Multinomial mapped to several columns (or given for all)
+    models them as one count vector. Inferred columns of the same kind share a block.
+    """
+    columns = table.columns
+    position = {c: i for i, c in enumerate(columns)}
+    if isinstance(features, Family):
+        return [BlockSpec(features, columns, tuple(range(len(columns))))]
+    if features is not None and not isinstance(features, Mapping):
+        raise TypeError("features must be None, a family such as bnb.Gaussian(), or a mapping "
+                        f"{{column: family}}; got {type(features).__name__}.")
+    chosen: dict[int, Family] = {}
+    for key, fam in (features or {}).items():
+        if not isinstance(fam, Family):
+            raise TypeError(f"features[{key!r}] must be a family such as bnb.Categorical(), "
+                            f"got {fam!r}.")
+        keys = list(key) if isinstance(key, list) or (
+            isinstance(key, tuple) and key not in position) else [key]
+        for k in keys:
+            if k in position:
+                i = position[k]
+            elif isinstance(k, int | np.integer) and 0 <= k < len(columns) and \
+                    table.frame is not None and k not in position:
+                i = int(k)
+            else:
+                raise ValueError(f"features names column {k!r}, which is not in X "
+                                 f"(columns: {list(columns)[:20]}).")
+            if i in chosen:
+                raise ValueError(f"column {columns[i]!r} is given two families.")
+            chosen[i] = fam
+    inferred: dict[type, Family] = {}
+    groups: dict[int, list[int]] = {}  # id(family) -> positions, in column order
+    families: dict[int, Family] = {}
+    for i in range(len(columns)):
+        fam = chosen.get(i)
+        if fam is None:
+            guess = infer_family(table, i)
+            fam = inferred.setdefault(type(guess), guess)
+        families[id(fam)] = fam
+        groups.setdefault(id(fam), []).append(i)
+    return [BlockSpec(families[k], tuple(columns[i] for i in pos), tuple(pos))
+            for k, pos in groups.items()]

@@ -1,0 +1,16 @@
+"""Likelihood families: one conjugate pair per file, listed once in ``REGISTRY``."""
+
+from ._base import Family, Schema
+from .bernoulli import Bernoulli
+from .categorical import Categorical
+from .gaussian import Gaussian
+from .multinomial import Multinomial
+from .poisson import Poisson
+
+#: name -> family class; adding a family is one file and one line here
+REGISTRY: dict[str, type[Family]] = {
+    cls.name: cls for cls in (Bernoulli, Categorical, Multinomial, Gaussian, Poisson)
+}
+
+__all__ = ["REGISTRY", "Bernoulli", "Categorical", "Family", "Gaussian", "Multinomial",
+           "Poisson", "Schema"]

@@ -1,0 +1,258 @@
+"""The contract every likelihood family fulfils.
+
+A family is one conjugate pair ``p(x | theta, c) p(theta)`` for the columns it covers. It is
+split in two halves, as in scikit-learn's ``_BaseDiscreteNB`` and dynamax's components:
+
+* **host side** (the instance): the prior hyperparameters the user gave, validation of the raw
+  column values, and the fitted *schema* (e.g. the category levels of a categorical column);
+* **numeric side** (static methods, pure and jittable): sufficient statistics, the closed-form
+  estimates, the conjugate posterior, the log posterior predictive, the log evidence and the
+  NumPyro sample statements. They take and return NamedTuples of arrays only.
+
+Everything a fit, an update, a merge or a saved model needs is a function of the per-class
+sufficient statistics and the prior, so the estimator never looks at the data twice.
+
+Array conventions
+-----------------
+``K`` classes, ``F`` columns in the block, ``n`` rows. ``resp`` is the ``(n, K)`` matrix of row
+weights per class (one-hot labels times sample weights), so every statistic is a weighted sum and
+integer weights equal duplicated rows. Missing values are ``NaN`` in the encoded block (``-1`` for
+categorical codes); they drop out of that column's statistics and likelihood only.
+
+Log likelihoods returned by ``log_likelihood`` and ``log_predictive`` are ``(n, K)`` and exact *up
+to a per-row constant that does not depend on the class* (scikit-learn's ``_joint_log_likelihood``
+contract); ``log_normalizer`` returns that constant, so the two together give the full density.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, NamedTuple
+
+import jax
+import numpy as np
+
+METHODS_PLUG_IN = ("ml", "map", "mean")
+
+
+class Schema(NamedTuple):
+    """What a family learned about its columns at fit time, beyond the statistics."""
+
+    columns: tuple  # column labels, in block order
+    levels: tuple = ()  # per column, the tuple of category values (categorical only)
+
+
+class Family:
+    """Base class: a likelihood family and its conjugate prior for a block of columns.
+
+    Subclasses set ``name`` and implement the methods below. Hyperparameters are stored as given
+    (scikit-learn style: ``__init__`` only stores); ``prior(schema)`` broadcasts them.
+    """
+
+    name: ClassVar[str]
+    #: True when the block's columns form one random vector (Multinomial), so a block cannot be
+    #: split column by column.
+    joint_columns: ClassVar[bool] = False
+    #: names of the hyperparameters, in ``__init__`` order (for repr, get_params, persistence)
+    _hyper: ClassVar[tuple[str, ...]] = ()
+
+    # ------------------------------------------------------------------ host side
+    def encode(self, values: np.ndarray, schema: Schema, *, fitting: bool) -> np.ndarray:
+        """Validate one block of raw values and return the numeric array the kernels read."""
+        raise NotImplementedError
+
+    def learn_schema(self, values: np.ndarray, columns: tuple) -> Schema:
+        """Schema learned from the training block (categorical levels); default: columns only."""
+        return Schema(columns=tuple(columns))
+
+    def prior(self, schema: Schema) -> NamedTuple:
+        """The hyperparameters broadcast to the block's shape, as a NamedTuple of arrays."""
+        raise NotImplementedError
+
+    def check_prior(self, prior: NamedTuple, schema: Schema, method: str) -> None:
+        """Raise ``ValueError`` if ``method`` is undefined under this prior (e.g. MAP, alpha < 1)."""
+
+    def get_params(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self._hyper}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={_short(v)}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        a, b = self.get_params(), other.get_params()
+        return all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)
+
+    __hash__ = object.__hash__  # identity: one instance covering several columns is one block
+
+    # ------------------------------------------------------------------ numeric side (pure)
+    @staticmethod
+    def suff_stats(x: jax.Array, resp: jax.Array, n_levels: Any = None) -> NamedTuple:
+        """Per-class sufficient statistics of one block."""
+        raise NotImplementedError
+
+    @staticmethod
+    def merge_stats(a: NamedTuple, b: NamedTuple) -> NamedTuple:
+        """Statistics of the union of two data sets (sums, unless the family says otherwise)."""
+        return jax.tree_util.tree_map(lambda u, v: u + v, a, b)
+
+    @staticmethod
+    def estimate(prior: NamedTuple, stats: NamedTuple, method: str) -> NamedTuple:
+        """Plug-in parameters for ``method`` in {'ml', 'map', 'mean'}, in the form
+        ``log_likelihood`` reads."""
+        raise NotImplementedError
+
+    @staticmethod
+    def posterior(prior: NamedTuple, stats: NamedTuple) -> NamedTuple:
+        """Conjugate posterior hyperparameters (same NamedTuple type as the prior, per class)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def log_likelihood(params: NamedTuple, x: jax.Array) -> jax.Array:
+        """``(n, K)`` plug-in log p(x_i | c = k, params), up to a class-free per-row constant."""
+        raise NotImplementedError
+
+    @staticmethod
+    def log_predictive(posterior: NamedTuple, x: jax.Array) -> jax.Array:
+        """``(n, K)`` exact log posterior predictive log p(x_i | c = k, data), up to a
+        class-free per-row constant."""
+        raise NotImplementedError
+
+    @staticmethod
+    def log_normalizer(x: jax.Array) -> jax.Array:
+        """``(n,)`` the class-free constant left out of the two functions above."""
+        return jax.numpy.zeros(x.shape[0])
+
+    @staticmethod
+    def log_evidence(prior: NamedTuple, stats: NamedTuple) -> jax.Array:
+        """log p(X_block | y) with the parameters integrated out against the prior."""
+        raise NotImplementedError
+
+    @staticmethod
+    def describe(params: NamedTuple, schema: Schema, classes) -> dict:
+        """Plug-in parameters as tidy DataFrames (rows: classes), keyed by column."""
+        raise NotImplementedError
+
+    @staticmethod
+    def from_tables(tables: dict, schema: Schema, classes) -> NamedTuple:
+        """Inverse of ``describe``: plug-in parameters from stated probability tables."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ NumPyro
+    @staticmethod
+    def sample_params(prior: NamedTuple, n_classes: int, site: str) -> NamedTuple:
+        """NumPyro sample statements for the parameters, under a ``class`` plate."""
+        raise NotImplementedError
+
+    @staticmethod
+    def observe(params: NamedTuple, x: jax.Array, y: jax.Array, site: str) -> None:
+        """NumPyro observe statement for the block given labels ``y`` (missing values masked)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def posterior_distributions(posterior: NamedTuple) -> dict:
+        """The conjugate posterior as NumPyro distributions, keyed like ``sample_params``'s
+        result (the sample site is ``f"{site}.{key}"``)."""
+        raise NotImplementedError
+
+    @classmethod
+    def posterior_log_density(cls, posterior: NamedTuple, params: dict) -> jax.Array:
+        """log p(params | data) under the conjugate posterior (a scalar)."""
+        return sum(jax.numpy.sum(d.log_prob(params[k]))
+                   for k, d in cls.posterior_distributions(posterior).items())
+
+
+def _short(v: Any) -> str:
+    a = np.asarray(v)
+    return repr(v) if a.ndim == 0 else f"array(shape={a.shape})"
+
+
+def broadcast_hyper(value: Any, n: int, name: str, family: str, *, positive: bool = True,
+                    allow_zero: bool = False) -> np.ndarray:
+    """A scalar or length-``n`` hyperparameter as a float64 array of shape ``(n,)``."""
+    a = np.asarray(value, dtype=np.float64)
+    if a.ndim == 0:
+        a = np.full(n, float(a))
+    if a.shape != (n,):
+        raise ValueError(
+            f"{family}: {name} must be a scalar or have shape ({n},) (one value per column), "
+            f"got shape {a.shape}."
+        )
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{family}: {name} must be finite, got {value!r}.")
+    if positive:
+        bad = (a < 0) if allow_zero else (a <= 0)
+        if np.any(bad):
+            raise ValueError(
+                f"{family}: {name} must be {'non-negative' if allow_zero else 'positive'}, "
+                f"got {a[bad][0]!r}."
+            )
+    return a
+
+
+def numeric_block(values: np.ndarray, schema: Schema, family: str) -> np.ndarray:
+    """Float64 copy of a block with NaN for missing; rejects +-inf and non-numbers by column."""
+    values = np.asarray(values)
+    if values.dtype == object:  # None / pd.NA / NaT from a DataFrame mean "missing"
+        import pandas as pd
+
+        values = np.where(pd.isna(values), np.nan, values)
+    try:
+        x = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        for j, col in enumerate(schema.columns):
+            try:
+                np.asarray(values[:, j], dtype=np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"column {col!r}: {family} needs numbers, got values such as "
+                    f"{_first_non_numeric(values[:, j])!r}."
+                ) from None
+        raise
+    if x.ndim != 2:
+        raise ValueError(f"{family}: expected a 2-D block, got shape {x.shape}.")
+    inf = np.isinf(x)
+    if inf.any():
+        j = int(np.nonzero(inf.any(axis=0))[0][0])
+        raise ValueError(
+            f"column {schema.columns[j]!r}: infinite value ({x[inf.any(axis=1), j][0]}) "
+            f"is not allowed; use NaN for a missing value."
+        )
+    return x
+
+
+def _first_non_numeric(col: np.ndarray) -> Any:
+    for v in col:
+        try:
+            float(v)
+        except (TypeError, ValueError):
+            return v
+    return None
+
+
+def first_bad(mask: np.ndarray, schema: Schema, x: np.ndarray, problem: str) -> None:
+    """Raise a ValueError naming the first column where ``mask`` is true."""
+    if mask.any():
+        j = int(np.nonzero(mask.any(axis=0))[0][0])
+        i = int(np.nonzero(mask[:, j])[0][0])
+        raise ValueError(f"column {schema.columns[j]!r}: {problem}, got {x[i, j]!r} (row {i}).")
+
+
+def log_matmul(x: jax.Array, log_table: jax.Array) -> jax.Array:
+    """``x @ log_table.T`` for non-negative ``x``, with the convention ``0 * log 0 = 0``.
+
+    ML and MAP tables hold ``-inf`` for events never seen; a plain matmul would turn ``0 * -inf``
+    into NaN. The guarded path (one more matmul) only runs when the table has such entries.
+    """
+    import jax.numpy as jnp
+
+    def plain(t):
+        return x @ t.T
+
+    def guarded(t):
+        finite = jnp.isfinite(t)
+        hits = x @ (~finite).astype(x.dtype).T
+        return jnp.where(hits > 0, -jnp.inf, x @ jnp.where(finite, t, 0.0).T)
+
+    return jax.lax.cond(jnp.all(jnp.isfinite(log_table)), plain, guarded, log_table)

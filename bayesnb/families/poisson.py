@@ -1,0 +1,167 @@
+r"""Poisson likelihood with a Gamma prior on the rate, per class and column.
+
+.. math::
+
+    \lambda_{kj} \sim \mathrm{Gamma}(a_j, b_j) \;(\text{shape, rate}), \qquad
+    x_{ij} \mid c_i = k \sim \mathrm{Poisson}(\lambda_{kj}).
+
+With :math:`S_{kj}` the weighted sum of the observed counts and :math:`n_{kj}` their weighted
+number:
+
+* ML: :math:`S/n`; posterior mean: :math:`(a + S)/(b + n)`;
+  MAP: :math:`(a + S - 1)/(b + n)`, defined for :math:`a \ge 1`;
+* posterior: Gamma(:math:`a + S`, :math:`b + n`); the posterior predictive of a new count is
+  negative binomial, :math:`\mathrm{NB}(x; r = a', p = 1/(b' + 1))` (``GammaPoisson``), i.e.
+  ``scipy.stats.nbinom(n=a', p=b'/(b'+1))``;
+* evidence: :math:`\sum_{kj} a\log b - a'\log b' + \log\Gamma(a') - \log\Gamma(a)` plus the
+  class-free :math:`-\sum_i \log x_{ij}!`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import pandas as pd
+from jax.scipy.special import gammaln
+
+from ._base import Family, Schema, broadcast_hyper, first_bad, log_matmul, numeric_block
+
+
+class GammaPrior(NamedTuple):
+    shape: jax.Array  # (F,) prior, or (K, F) posterior
+    rate: jax.Array
+
+
+class PoissonStats(NamedTuple):
+    count: jax.Array  # (K, F) weighted number of observed values
+    total: jax.Array  # (K, F) weighted sum of the observed values
+    log_factorial: jax.Array  # () weighted sum of log x! over observed values
+
+
+class PoissonParams(NamedTuple):
+    log_rate: jax.Array  # (K, F)
+    rate: jax.Array  # (K, F)
+
+
+class Poisson(Family):
+    """Non-negative count columns, each Poisson per class with a Gamma prior on the rate.
+
+    Parameters
+    ----------
+    shape, rate : float or array-like of shape (n_columns,), default=1.0 and 0.1
+        Gamma(shape, rate) prior on the Poisson rate: prior mean ``shape / rate`` (10 counts),
+        prior sd ``sqrt(shape) / rate``; worth ``rate`` pseudo-rows holding ``shape`` counts in
+        all, so it is weak next to any class with more than a handful of rows.
+    """
+
+    name = "poisson"
+    _hyper = ("shape", "rate")
+
+    def __init__(self, shape=1.0, rate=0.1):
+        self.shape = shape
+        self.rate = rate
+
+    def encode(self, values, schema: Schema, *, fitting: bool) -> np.ndarray:
+        x = numeric_block(values, schema, "Poisson")
+        first_bad(x < 0, schema, x, "Poisson needs non-negative counts")
+        first_bad(~np.isnan(x) & (x != np.floor(x)), schema, x, "Poisson needs integer counts")
+        return x
+
+    def prior(self, schema: Schema) -> GammaPrior:
+        f = len(schema.columns)
+        return GammaPrior(broadcast_hyper(self.shape, f, "shape", "Poisson"),
+                          broadcast_hyper(self.rate, f, "rate", "Poisson"))
+
+    def check_prior(self, prior: GammaPrior, schema: Schema, method: str) -> None:
+        if method == "map" and np.any(prior.shape < 1):
+            raise ValueError(
+                "Poisson: the MAP estimate needs Gamma shape >= 1 (below 1 the posterior of a "
+                "class with no counts has its mode at 0 with infinite density); use "
+                "method='mean' or raise shape.")
+
+    @staticmethod
+    def suff_stats(x, resp, n_levels=None) -> PoissonStats:
+        observed = ~jnp.isnan(x)
+        x0 = jnp.where(observed, x, 0).astype(resp.dtype)
+        return PoissonStats(resp.T @ observed.astype(resp.dtype), resp.T @ x0,
+                            jnp.sum(resp, axis=1) @ jnp.sum(gammaln(x0 + 1.0), axis=1))
+
+    @staticmethod
+    def estimate(prior: GammaPrior, stats: PoissonStats, method: str) -> PoissonParams:
+        if method == "ml":
+            rate = stats.total / stats.count
+        elif method == "map":
+            rate = (prior.shape + stats.total - 1.0) / (prior.rate + stats.count)
+        else:
+            rate = (prior.shape + stats.total) / (prior.rate + stats.count)
+        return PoissonParams(jnp.log(rate), rate)
+
+    @staticmethod
+    def posterior(prior: GammaPrior, stats: PoissonStats) -> GammaPrior:
+        return GammaPrior(prior.shape + stats.total, prior.rate + stats.count)
+
+    @staticmethod
+    def log_likelihood(params: PoissonParams, x) -> jax.Array:
+        observed = ~jnp.isnan(x)
+        x0 = jnp.where(observed, x, 0).astype(params.rate.dtype)
+        return log_matmul(x0, params.log_rate) - observed.astype(x0.dtype) @ params.rate.T
+
+    @staticmethod
+    def log_predictive(posterior: GammaPrior, x) -> jax.Array:
+        a, b = posterior.shape, posterior.rate  # (K, F)
+        observed = ~jnp.isnan(x)
+        x0 = jnp.where(observed, x, 0).astype(a.dtype)[:, None, :]  # (n, 1, F)
+        # negative binomial without its class-free -log x!
+        log_pmf = (gammaln(x0 + a) - gammaln(a) + a * jnp.log(b / (b + 1.0))
+                   - x0 * jnp.log1p(b))
+        return jnp.sum(jnp.where(observed[:, None, :], log_pmf, 0.0), axis=-1)
+
+    @staticmethod
+    def log_normalizer(x) -> jax.Array:
+        return -jnp.sum(gammaln(jnp.nan_to_num(x, nan=0.0) + 1.0), axis=1)
+
+    @staticmethod
+    def log_evidence(prior: GammaPrior, stats: PoissonStats) -> jax.Array:
+        post = Poisson.posterior(prior, stats)
+        return (jnp.sum(prior.shape * jnp.log(prior.rate) - post.shape * jnp.log(post.rate)
+                        + gammaln(post.shape) - gammaln(prior.shape))
+                - stats.log_factorial)
+
+    @staticmethod
+    def describe(params: PoissonParams, schema: Schema, classes) -> dict:
+        rate = np.asarray(params.rate)
+        return {col: pd.DataFrame({"rate": rate[:, j]}, index=pd.Index(classes, name="class"))
+                for j, col in enumerate(schema.columns)}
+
+    @staticmethod
+    def from_tables(tables: dict, schema: Schema, classes) -> PoissonParams:
+        """``tables[column][class]`` is the Poisson rate."""
+        rate = np.array([[float(tables[col][c]) for col in schema.columns] for c in classes])
+        if np.any(rate < 0):
+            raise ValueError("Poisson rates must be non-negative.")
+        with np.errstate(divide="ignore"):
+            return PoissonParams(jnp.asarray(np.log(rate)), jnp.asarray(rate))
+
+    @staticmethod
+    def sample_params(prior: GammaPrior, n_classes: int, site: str):
+        with numpyro.plate(f"{site}_feature", prior.shape.shape[-1], dim=-1), \
+                numpyro.plate("class", n_classes, dim=-2):
+            rate = numpyro.sample(f"{site}.rate", dist.Gamma(prior.shape, prior.rate))
+        return {"rate": rate}
+
+    @staticmethod
+    def observe(params, x, y, site: str) -> None:
+        observed = ~jnp.isnan(x)
+        with numpyro.plate("row", x.shape[0], dim=-2):
+            with numpyro.plate(f"{site}_feature", x.shape[1], dim=-1):
+                numpyro.sample(f"{site}.x", dist.Poisson(params["rate"][y]).mask(observed),
+                               obs=jnp.where(observed, x, 0))
+
+    @staticmethod
+    def posterior_distributions(posterior: GammaPrior) -> dict:
+        return {"rate": dist.Gamma(posterior.shape, posterior.rate)}
