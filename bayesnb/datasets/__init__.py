@@ -1,0 +1,78 @@
+"""Built-in datasets: the seeds' worked examples, shipped as CSV files with the package.
+
+=============  ======  =====================================================================
+name           rows    what
+=============  ======  =====================================================================
+playtennis     14      Mitchell's PlayTennis days (seed 003): four categorical columns
+temperature    14      the continuous-temperature variant of PlayTennis (seed 003)
+titanic        2201    R's ``datasets::Titanic`` expanded to one row per person (seed 004)
+=============  ======  =====================================================================
+
+scikit-learn's shipped sets (``iris``, ``wine``, ``breast_cancer``, ``digits``) load through
+the same :func:`load` when scikit-learn is installed.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+_TARGETS = {"playtennis": "PlayTennis", "temperature": "PlayTennis", "titanic": "Survived"}
+_SKLEARN = ("iris", "wine", "breast_cancer", "digits")
+
+
+def _read(name: str) -> pd.DataFrame:
+    with resources.files(__package__).joinpath("data", f"{name}.csv").open("r") as f:
+        return pd.read_csv(f)
+
+
+def load_playtennis() -> tuple[pd.DataFrame, pd.Series]:
+    """The 14 PlayTennis days: Outlook, Temperature, Humidity, Wind -> PlayTennis."""
+    frame = _read("playtennis").drop(columns="Day")
+    return frame.drop(columns="PlayTennis"), frame["PlayTennis"]
+
+
+def load_temperature() -> tuple[pd.DataFrame, pd.Series]:
+    """Temperatures (degrees C) of the 9 'Yes' and 5 'No' days of seed 003."""
+    frame = _read("temperature")
+    return frame[["Temperature"]], frame["PlayTennis"]
+
+
+def titanic_counts() -> pd.DataFrame:
+    """R's ``Titanic`` as a frequency table: Class, Sex, Age, Survived, Freq (32 rows)."""
+    return _read("titanic")
+
+
+def load_titanic() -> tuple[pd.DataFrame, pd.Series]:
+    """R's ``Titanic`` with one row per person (2201 rows): Class, Sex, Age -> Survived."""
+    counts = titanic_counts()
+    people = counts.loc[np.repeat(counts.index.to_numpy(), counts["Freq"])].reset_index(drop=True)
+    people = people.drop(columns="Freq")
+    return people.drop(columns="Survived"), people["Survived"]
+
+
+def load(name: str) -> tuple[pd.DataFrame, pd.Series]:
+    """``(X, y)`` of a built-in or scikit-learn dataset by name (see :func:`names`)."""
+    loaders = {"playtennis": load_playtennis, "temperature": load_temperature,
+               "titanic": load_titanic}
+    if name in loaders:
+        return loaders[name]()
+    if name in _SKLEARN:
+        try:
+            import sklearn.datasets as skd
+        except ImportError:  # pragma: no cover - scikit-learn is a dependency
+            raise ImportError(f"dataset {name!r} needs scikit-learn.") from None
+        bunch = getattr(skd, f"load_{name}")(as_frame=True)
+        return bunch.data, bunch.target
+    raise ValueError(f"unknown dataset {name!r}; choose one of {names()}.")
+
+
+def names() -> list[str]:
+    """Names :func:`load` accepts."""
+    return ["playtennis", "temperature", "titanic", *_SKLEARN]
+
+
+__all__ = ["load", "load_playtennis", "load_temperature", "load_titanic", "names",
+           "titanic_counts"]
