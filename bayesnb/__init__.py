@@ -4,11 +4,20 @@
 >>> clf = bnb.NaiveBayes(features=bnb.Multinomial(alpha=1.0), method="mean")
 """
 
-from .coursework import from_tables
-from .estimator import METHODS, NaiveBayes
-from .families import REGISTRY, Bernoulli, Categorical, Family, Gaussian, Multinomial, Poisson
-
 __version__ = "0.1.0"
+
+from .coursework import from_tables  # noqa: E402
+from .estimator import METHODS, NaiveBayes  # noqa: E402
+from .families import (  # noqa: E402
+    REGISTRY,
+    Bernoulli,
+    Categorical,
+    Family,
+    Gaussian,
+    Multinomial,
+    Poisson,
+)
+from .persistence import ModelFileError, load, save  # noqa: E402
 
 __all__ = [
     "METHODS",
@@ -17,8 +26,11 @@ __all__ = [
     "Categorical",
     "Family",
     "Gaussian",
+    "ModelFileError",
     "Multinomial",
     "NaiveBayes",
     "Poisson",
     "from_tables",
+    "load",
+    "save",
 ]

@@ -54,6 +54,9 @@ class Family:
     joint_columns: ClassVar[bool] = False
     #: names of the hyperparameters, in ``__init__`` order (for repr, get_params, persistence)
     _hyper: ClassVar[tuple[str, ...]] = ()
+    #: the NamedTuple types of the statistics and plug-in parameters (persistence rebuilds them)
+    stats_type: ClassVar[type]
+    params_type: ClassVar[type]
 
     # ------------------------------------------------------------------ host side
     def encode(self, values: np.ndarray, schema: Schema, *, fitting: bool) -> np.ndarray:

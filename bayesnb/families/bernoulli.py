@@ -60,6 +60,8 @@ class Bernoulli(Family):
     """
 
     name = "bernoulli"
+    stats_type = BernoulliStats
+    params_type = BernoulliParams
     _hyper = ("alpha", "beta")
 
     def __init__(self, alpha=1.0, beta=1.0):

@@ -70,6 +70,8 @@ class Categorical(Family):
     """
 
     name = "categorical"
+    stats_type = CategoricalStats
+    params_type = CategoricalParams
     _hyper = ("alpha", "categories")
 
     def __init__(self, alpha=1.0, categories=None):

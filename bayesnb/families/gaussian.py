@@ -84,6 +84,8 @@ class Gaussian(Family):
     """
 
     name = "gaussian"
+    stats_type = GaussianStats
+    params_type = GaussianParams
     _hyper = ("loc", "kappa", "shape", "rate", "pooled")
 
     def __init__(self, loc=0.0, kappa=1e-3, shape=1.0, rate=0.01, pooled=False):

@@ -69,6 +69,8 @@ class Multinomial(Family):
     """
 
     name = "multinomial"
+    stats_type = MultinomialStats
+    params_type = MultinomialParams
     joint_columns = True
     _hyper = ("alpha",)
 

@@ -60,6 +60,8 @@ class Poisson(Family):
     """
 
     name = "poisson"
+    stats_type = PoissonStats
+    params_type = PoissonParams
     _hyper = ("shape", "rate")
 
     def __init__(self, shape=1.0, rate=0.1):

@@ -1,0 +1,189 @@
+"""Saved models: exact round trips, clear errors for bad files, and old files keep loading."""
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayesnb as bnb
+from bayesnb import datasets
+
+MODELS = Path(__file__).resolve().parent.parent / "models"
+METHODS = ["ml", "map", "mean", "bayes"]
+
+
+def mixed_data(seed=0, n=120):
+    rng = np.random.default_rng(seed)
+    y = rng.choice(["a", "b", "c"], n)
+    k = np.searchsorted(["a", "b", "c"], y)
+    df = pd.DataFrame({
+        "flag": rng.random(n) < 0.2 + 0.3 * k,
+        "colour": rng.choice(["red", "green", "blue"], n),
+        "size": rng.normal(k, 1.0),
+        "visits": rng.poisson(1 + k).astype(float),
+    })
+    for j in range(4):
+        df[f"w{j}"] = rng.poisson(1 + (j == k), n)
+    df.loc[::9, "size"] = np.nan
+    df.loc[::7, "colour"] = None
+    bag = bnb.Multinomial(alpha=1.5)
+    features = {"visits": bnb.Poisson(shape=2.0), "size": bnb.Gaussian(pooled=True),
+                **{f"w{j}": bag for j in range(4)}}
+    return df, y, features
+
+
+@pytest.mark.parametrize("x64_mode", [False, True])
+@pytest.mark.parametrize("method", METHODS)
+def test_round_trip_is_bit_exact_for_every_family(tmp_path, method, x64_mode):
+    import jax
+
+    df, y, features = mixed_data()
+    with jax.enable_x64(x64_mode):
+        clf = bnb.NaiveBayes(features, method=method, class_alpha=2.0).fit(df, y)
+        path = bnb.save(clf, tmp_path / "m.bnb")
+        loaded = bnb.load(path)
+        assert {type(b.family) for b in clf.blocks_} == {
+            bnb.Bernoulli, bnb.Categorical, bnb.Gaussian, bnb.Poisson, bnb.Multinomial}
+        np.testing.assert_array_equal(loaded.predict_proba(df), clf.predict_proba(df))
+        np.testing.assert_array_equal(loaded.predict(df), clf.predict(df))
+        assert loaded.log_evidence() == clf.log_evidence()
+        assert loaded.get_params()["method"] == method
+        np.testing.assert_array_equal(loaded.classes_, clf.classes_)
+        # a loaded model keeps learning: the statistics are in the file
+        loaded.partial_fit(df.iloc[:10], y[:10])
+        clf.partial_fit(df.iloc[:10], y[:10])
+        np.testing.assert_array_equal(loaded.predict_proba(df), clf.predict_proba(df))
+
+
+def test_round_trip_from_tables_and_label_types(tmp_path):
+    clf = bnb.from_tables({1: 0.25, 2: 0.75}, gaussian={"t": {1: (0.0, 1.0), 2: (1.0, 2.0)}},
+                          bernoulli={"b": {1: 0.1, 2: 0.6}})
+    loaded = bnb.load(bnb.save(clf, tmp_path / "t.bnb"))
+    X = pd.DataFrame({"t": [0.0, 1.5], "b": [1, 0]})
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    assert loaded.classes_.tolist() == [1, 2]
+    with pytest.raises(ValueError, match="no evidence"):
+        loaded.log_evidence()
+
+
+def test_unsaveable_labels_are_refused(tmp_path):
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    y = [(1, 2), (1, 2), (3, 4), (3, 4)]
+    clf = bnb.NaiveBayes(method="mean").fit(X, np.array(y, dtype=object)[:, 0])
+    clf.classes_ = np.array([(1, 2), (3, 4)], dtype=object)  # a non-JSON label type
+    with pytest.raises(TypeError, match="class label"):
+        bnb.save(clf, tmp_path / "x.bnb")
+
+
+@pytest.fixture
+def saved(tmp_path):
+    X, y = datasets.load_playtennis()
+    return bnb.save(bnb.NaiveBayes().fit(X, y), tmp_path / "p.bnb")
+
+
+def rewrite(path, manifest=None, drop=None, replace=None):
+    with zipfile.ZipFile(path) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    if manifest is not None:
+        members["manifest.json"] = json.dumps(manifest(json.loads(members["manifest.json"])))
+    for name in drop or []:
+        members.pop(name)
+    members.update(replace or {})
+    with zipfile.ZipFile(path, "w") as zf:
+        for n, data in members.items():
+            zf.writestr(n, data)
+    return path
+
+
+def test_truncated_file(saved):
+    data = saved.read_bytes()
+    for cut in (10, len(data) // 2, len(data) - 5):
+        saved.write_bytes(data[:cut])
+        with pytest.raises(bnb.ModelFileError, match="corrupt or truncated"):
+            bnb.load(saved)
+
+
+def test_flipped_byte_is_caught_by_the_checksum(saved):
+    data = bytearray(saved.read_bytes())
+    with zipfile.ZipFile(saved) as zf:
+        info = zf.getinfo("arrays/block0/stats/counts.npy")
+    data[info.header_offset + 30 + len(info.filename) + 2] ^= 0xFF  # inside the member's data
+    saved.write_bytes(bytes(data))
+    with pytest.raises(bnb.ModelFileError):
+        bnb.load(saved)
+
+
+def test_not_a_model_file(tmp_path):
+    p = tmp_path / "x.bnb"
+    p.write_text("hello")
+    with pytest.raises(bnb.ModelFileError, match="corrupt"):
+        bnb.load(p)
+    with zipfile.ZipFile(p, "w") as zf:
+        zf.writestr("other.txt", "x")
+    with pytest.raises(bnb.ModelFileError, match="no manifest"):
+        bnb.load(p)
+
+
+def test_newer_version_is_refused(saved):
+    rewrite(saved, manifest=lambda m: {**m, "format_version": 99})
+    with pytest.raises(bnb.ModelFileError, match="format version 99"):
+        bnb.load(saved)
+
+
+def test_unknown_family_is_refused(saved):
+    def edit(m):
+        m["blocks"][0]["family"] = "os.system"
+        return m
+
+    rewrite(saved, manifest=edit)
+    with pytest.raises(bnb.ModelFileError, match="unknown family"):
+        bnb.load(saved)
+
+
+def test_missing_array(saved):
+    rewrite(saved, drop=["arrays/block0/stats/counts.npy"])
+    with pytest.raises(bnb.ModelFileError, match="missing"):
+        bnb.load(saved)
+
+
+def test_wrong_shape_statistics(saved):
+    buf = io.BytesIO()
+    np.save(buf, np.zeros((3, 10)))
+    rewrite(saved, replace={"arrays/block0/stats/counts.npy": buf.getvalue()})
+    with pytest.raises(bnb.ModelFileError, match="classes"):
+        bnb.load(saved)
+
+
+def test_pickled_arrays_are_never_loaded(saved):
+    buf = io.BytesIO()
+    np.save(buf, np.array([{"evil": 1}], dtype=object), allow_pickle=True)
+    rewrite(saved, replace={"arrays/class_count.npy": buf.getvalue()})
+    with pytest.raises(bnb.ModelFileError, match="safely"):
+        bnb.load(saved)
+
+
+def test_unsaved_model_cannot_be_saved(tmp_path):
+    with pytest.raises(ValueError, match="fitted"):
+        bnb.save(bnb.NaiveBayes(), tmp_path / "x.bnb")
+
+
+@pytest.mark.parametrize("path", sorted(MODELS.glob("*.bnb")), ids=lambda p: p.stem)
+def test_shipped_model_files_reproduce_their_stored_predictions(path, x64):
+    name = path.stem
+    dataset = name.split("_")[0]
+    X, _ = datasets.load(dataset)
+    model = bnb.load(path)
+    stored = pd.read_csv(MODELS / f"{name}.predictions.csv")
+    assert [str(c) for c in model.classes_] == list(stored.columns)
+    np.testing.assert_allclose(model.predict_proba(X), stored.to_numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_every_shipped_model_has_predictions():
+    files = sorted(MODELS.glob("*.bnb"))
+    assert len(files) >= 5
+    for f in files:
+        assert (MODELS / f"{f.stem}.predictions.csv").exists()
