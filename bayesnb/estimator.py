@@ -327,7 +327,8 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         out = {}
         for b, table in zip(self.blocks_, tables, strict=True):
             params = type(b.family).estimate(b.prior, b.stats, "mean") if exact else table
-            out.update(type(b.family).describe(params, b.schema, self.classes_))
+            tables = type(b.family).describe(params, b.schema, self.classes_)
+            out.update({k: v.astype(np.float64) for k, v in tables.items()})
         return out
 
     def summary(self) -> str:

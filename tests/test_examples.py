@@ -1,0 +1,29 @@
+"""Every example runs as a script (with small settings) and prints what it promises."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+CASES = {
+    "coursework.py": ([], ["0.0053", "0.0206", "0.8076", "0.676965", "0.585965"]),
+    "ml_map_bayes.py": (["--train-sizes", "8", "64", "--repeats", "3"], ["bayes", "inf"]),
+    "mixed_missing.py": (["--rows", "600"], ["held-out accuracy", "model without income"]),
+}
+
+
+def test_every_example_is_covered():
+    assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(CASES)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_example_runs(name):
+    args, expected = CASES[name]
+    out = subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True,
+                         text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    for text in expected:
+        assert text in out.stdout, (text, out.stdout)
