@@ -18,6 +18,7 @@ from scipy.special import logsumexp
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 
+from .estimator import METHODS as METHODS_ALL
 from .estimator import NaiveBayes
 
 METRICS = ("accuracy", "log_loss", "brier", "ece", "entropy", "fit_s", "predict_s")
@@ -81,6 +82,10 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
         ``zero_prob_rows`` (test rows whose true class got probability 0, summed over folds) and
         ``error`` (the message when a model could not be fitted, e.g. an undefined ML variance).
     """
+    methods = list(methods)
+    unknown = [m for m in methods if m not in METHODS_ALL]
+    if unknown:
+        raise ValueError(f"method must be one of {METHODS_ALL}, got {unknown[0]!r}.")
     candidates: dict[str, NaiveBayes] = {
         m: NaiveBayes(features, method=m, **params) for m in methods}
     candidates.update(models or {})

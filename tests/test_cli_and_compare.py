@@ -1,0 +1,168 @@
+"""The ``bayesnb`` console script end to end on real CSV files, and ``compare``'s metrics
+checked against scikit-learn's own metric functions."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
+from sklearn.model_selection import StratifiedKFold
+
+import bayesnb as bnb
+from bayesnb import datasets
+from bayesnb.compare import classification_metrics, compare
+
+
+def console_script():
+    found = shutil.which("bayesnb") or str(Path(sys.executable).parent / "bayesnb")
+    if not Path(found).exists():
+        pytest.skip("the bayesnb console script is not installed (pip install .)")
+    return found
+
+
+def run(*args, cwd=None):
+    return subprocess.run([console_script(), *map(str, args)], capture_output=True, text=True,
+                          timeout=180, cwd=cwd, check=False)
+
+
+@pytest.fixture
+def titanic_csv(tmp_path):
+    X, y = datasets.load_titanic()
+    path = tmp_path / "titanic.csv"
+    X.assign(Survived=y).to_csv(path, index=False)
+    return path
+
+
+def test_help_on_every_command():
+    for args in ([], ["compare"], ["fit"], ["predict"], ["show"], ["datasets"]):
+        out = run(*args, "--help")
+        assert out.returncode == 0, out.stderr
+        assert "usage: bayesnb" in out.stdout
+
+
+def test_compare_on_a_csv_file(titanic_csv, tmp_path):
+    out = run("compare", titanic_csv, "--target", "Survived", "--cv", "3", "--csv",
+              tmp_path / "t.csv")
+    assert out.returncode == 0, out.stderr
+    for method in ("ml", "map", "mean", "bayes"):
+        assert method in out.stdout
+    table = pd.read_csv(tmp_path / "t.csv", index_col=0)
+    assert table.loc[["ml", "map", "mean", "bayes"], "accuracy"].between(0.7, 0.85).all()
+
+
+def test_compare_builtin_dataset_reports_infinite_ml_log_loss():
+    out = run("compare", "playtennis", "--cv", "3")
+    assert out.returncode == 0, out.stderr
+    assert "inf" in out.stdout and "zero_prob_rows" in out.stdout
+
+
+def test_fit_predict_show_round_trip(titanic_csv, tmp_path):
+    model = tmp_path / "m.bnb"
+    out = run("fit", titanic_csv, "--target", "Survived", "--method", "ml", "-o", model)
+    assert out.returncode == 0, out.stderr
+    new = tmp_path / "new.csv"
+    pd.DataFrame({"Class": ["2nd", "1st"], "Sex": [None, "Female"],
+                  "Age": [None, "Adult"]}).to_csv(new, index=False)
+    out = run("predict", model, new, "-o", tmp_path / "pred.csv")
+    assert out.returncode == 0, out.stderr
+    pred = pd.read_csv(tmp_path / "pred.csv")
+    assert list(pred.columns) == ["prediction", "p_No", "p_Yes"]
+    # e1071's posterior for a 2nd-class passenger (Downie notes), Sex and Age missing
+    np.testing.assert_allclose(pred.loc[0, ["p_No", "p_Yes"]], [0.5859649, 0.4140351],
+                               atol=2e-7)
+    assert pred.loc[1, "prediction"] == "Yes"
+    out = run("show", model)
+    assert out.returncode == 0 and "0.676965" in out.stdout and "log evidence" in out.stdout
+
+
+def test_fit_with_declared_families(tmp_path):
+    rng = np.random.default_rng(0)
+    y = rng.choice(["a", "b"], 80)
+    frame = pd.DataFrame({"w1": rng.poisson(2, 80), "w2": rng.poisson(3, 80),
+                          "n": rng.poisson(1, 80), "label": y})
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    out = run("fit", tmp_path / "d.csv", "--target", "label", "--family", "w1,w2=multinomial",
+              "--family", "n=poisson", "-o", tmp_path / "m.bnb")
+    assert out.returncode == 0, out.stderr
+    names = sorted(b.family.name for b in bnb.load(tmp_path / "m.bnb").blocks_)
+    assert names == ["multinomial", "poisson"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["compare", "no_such_file.csv", "--target", "y"], "neither a file nor a built-in"),
+    (["compare", "{csv}", "--target", "nope"], "column 'nope' is not in"),
+    (["compare", "{csv}"], "--target is required"),
+    (["compare", "titanic", "--methods", "ml,magic"], "method must be one of"),
+    (["fit", "{csv}", "--target", "Survived", "--family", "Class=poisson", "-o", "{tmp}/m.bnb"],
+     "column 'Class'"),
+    (["fit", "{csv}", "--target", "Survived", "--family", "Class=nonsense", "-o", "{tmp}/m.bnb"],
+     "FAMILY one of"),
+    (["fit", "{csv}", "--target", "Survived", "--method", "map", "--class-alpha", "0.5",
+      "-o", "{tmp}/m.bnb"], "class_alpha >= 1"),
+    (["predict", "{csv}", "{csv}"], "corrupt or truncated model file"),
+    (["show", "{tmp}/missing.bnb"], "No such file"),
+    (["compare", "{bad}", "--target", "y"], "could not read"),
+])
+def test_error_paths_are_one_line_messages(args, message, titanic_csv, tmp_path):
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"not parquet")
+    args = [a.format(csv=titanic_csv, tmp=tmp_path, bad=bad) for a in args]
+    out = run(*args)
+    assert out.returncode == 2
+    assert message in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_predict_with_an_unknown_category_is_a_clear_error(titanic_csv, tmp_path):
+    run("fit", titanic_csv, "--target", "Survived", "-o", tmp_path / "m.bnb")
+    pd.DataFrame({"Class": ["Steerage"], "Sex": ["Male"], "Age": ["Adult"]}).to_csv(
+        tmp_path / "new.csv", index=False)
+    out = run("predict", tmp_path / "m.bnb", tmp_path / "new.csv")
+    assert out.returncode == 2 and "'Steerage'" in out.stderr and "Class" in out.stderr
+
+
+def test_metrics_match_scikit_learn():
+    rng = np.random.default_rng(3)
+    logits = rng.normal(size=(200, 3)) * 2
+    y = rng.integers(0, 3, 200)
+    m = classification_metrics(logits, y)
+    prob = np.exp(logits - logits.max(axis=1, keepdims=True))
+    prob /= prob.sum(axis=1, keepdims=True)
+    assert m["accuracy"] == pytest.approx(accuracy_score(y, prob.argmax(axis=1)))
+    assert m["log_loss"] == pytest.approx(log_loss(y, prob, labels=[0, 1, 2]), rel=1e-9)
+    onehot = np.eye(3)[y]
+    assert m["brier"] == pytest.approx(np.mean(np.sum((prob - onehot) ** 2, axis=1)))
+    # scikit-learn's binary Brier score is the one-class version: half the multi-class sum
+    binary = classification_metrics(logits[:, :2], (y > 0).astype(int))
+    p2 = np.exp(logits[:, 1]) / np.exp(logits[:, :2]).sum(axis=1)
+    assert binary["brier"] == pytest.approx(2 * brier_score_loss((y > 0).astype(int), p2))
+    assert m["entropy"] == pytest.approx(np.mean(-np.sum(prob * np.log(prob), axis=1)))
+
+
+def test_zero_probability_is_an_infinite_log_loss_not_a_crash():
+    log_joint = np.array([[0.0, -np.inf], [-1.0, -2.0], [-np.inf, -np.inf]])
+    m = classification_metrics(log_joint, np.array([1, 0, 0]))
+    assert m["log_loss"] == np.inf
+    assert m["zero_prob_rows"] == 2 and m["undefined_rows"] == 1
+
+
+def test_compare_table_equals_direct_scikit_learn_computation(x64):
+    X, y = datasets.load_titanic()
+    table = compare(X, y, methods=("ml", "mean", "bayes"), cv=4, random_state=1)
+    folds = StratifiedKFold(4, shuffle=True, random_state=1).split(X, y)
+    for method in ("ml", "mean", "bayes"):
+        acc, ll = [], []
+        for train, test in StratifiedKFold(4, shuffle=True, random_state=1).split(X, y):
+            clf = bnb.NaiveBayes(method=method).fit(X.iloc[train], y.iloc[train])
+            prob = clf.predict_proba(X.iloc[test])
+            acc.append(accuracy_score(y.iloc[test], clf.classes_[prob.argmax(axis=1)]))
+            ll.append(log_loss(y.iloc[test], prob, labels=clf.classes_))
+        assert table.loc[method, "accuracy"] == pytest.approx(np.mean(acc), rel=1e-12)
+        assert table.loc[method, "log_loss"] == pytest.approx(np.mean(ll), rel=1e-9)
+        assert table.loc[method, "accuracy_sd"] == pytest.approx(np.std(acc, ddof=1), rel=1e-9)
+    assert folds is not None
+    assert set(table.columns) >= {"brier", "ece", "entropy", "fit_s", "predict_s", "error"}

@@ -1,0 +1,416 @@
+"""Bad inputs raise ValueError or TypeError with a message that names what is wrong: the column
+(and where it applies the class, row or value), never a NaN result or a JAX trace error."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayesnb as bnb
+
+
+@pytest.fixture
+def frame():
+    """Eight rows, two classes; one column per family."""
+    return pd.DataFrame({
+        "gauss": [0.1, 1.2, -0.3, 0.8, 2.2, 1.9, 2.5, 3.1],
+        "coin": [0, 1, 0, 0, 1, 1, 0, 1],
+        "visits": [0, 2, 1, 3, 5, 4, 6, 2],
+        "word_a": [1, 0, 2, 1, 0, 3, 1, 2],
+        "word_b": [2, 1, 0, 1, 4, 0, 2, 1],
+        "colour": ["red", "blue", "red", "green", "blue", "blue", "red", "green"],
+    })
+
+
+@pytest.fixture
+def labels():
+    return np.array(["no", "no", "no", "no", "yes", "yes", "yes", "yes"])
+
+
+def features():
+    words = bnb.Multinomial()
+    return {"coin": bnb.Bernoulli(), "visits": bnb.Poisson(), "word_a": words, "word_b": words}
+
+
+def names(column):
+    """A regex matching the column's repr in a message, e.g. 'coin'."""
+    return re.escape(repr(column))
+
+
+# ---------------------------------------------------------------------------- bad values
+@pytest.mark.parametrize("stage", ["fit", "predict"])
+@pytest.mark.parametrize("column, value, match", [
+    ("coin", 2, "Bernoulli"),
+    ("coin", 0.5, "Bernoulli"),
+    ("coin", -1, "Bernoulli"),
+    ("word_a", -1, "non-negative"),
+    ("visits", -2, "non-negative"),
+    ("visits", 1.5, "integer"),
+    ("gauss", np.inf, "infinite"),
+    ("gauss", -np.inf, "infinite"),
+    ("visits", np.inf, "infinite"),
+])
+def test_bad_value_names_the_column(frame, labels, stage, column, value, match):
+    bad = frame.astype({column: float})
+    bad.loc[3, column] = value
+    clf = bnb.NaiveBayes(features())
+    if stage == "predict":
+        clf.fit(frame, labels)
+    with pytest.raises(ValueError, match=match) as info:
+        clf.fit(bad, labels) if stage == "fit" else clf.predict_proba(bad)
+    assert repr(column) in str(info.value)
+
+
+def test_nan_is_missing_not_an_error_in_a_gaussian_column(frame, labels):
+    frame = frame.astype({"gauss": float})
+    frame.loc[[1, 6], "gauss"] = np.nan
+    clf = bnb.NaiveBayes(features()).fit(frame, labels)
+    proba = clf.predict_proba(frame)
+    assert np.all(np.isfinite(proba))
+
+
+def test_string_in_a_declared_gaussian_column(frame, labels):
+    with pytest.raises(TypeError, match=names("colour") + ".*Gaussian.*numbers"):
+        bnb.NaiveBayes({"colour": bnb.Gaussian(), **features()}).fit(frame, labels)
+
+
+def test_string_at_predict_in_a_gaussian_column(frame, labels):
+    clf = bnb.NaiveBayes(features()).fit(frame, labels)
+    bad = frame.astype({"gauss": object})
+    bad.loc[2, "gauss"] = "tall"
+    with pytest.raises(TypeError, match=names("gauss") + ".*'tall'"):
+        clf.predict(bad)
+
+
+def test_numpy_array_columns_are_named_by_position(labels):
+    X = np.array([[0, 1, 0.5], [1, 0, 0.2], [0, 0, 0.1], [1, 1, 0.9]] * 2, dtype=float)
+    clf = bnb.NaiveBayes({0: bnb.Bernoulli(), 1: bnb.Bernoulli()}).fit(X, labels)
+    bad = X.copy()
+    bad[5, 1] = 3
+    with pytest.raises(ValueError, match=r"column 1\b.*Bernoulli.*row 5"):
+        clf.predict(bad)
+
+
+def test_unknown_category_at_predict_names_column_and_value(frame, labels):
+    clf = bnb.NaiveBayes(features()).fit(frame, labels)
+    bad = frame.copy()
+    bad.loc[4, "colour"] = "purple"
+    with pytest.raises(ValueError, match=names("colour") + ".*'purple'"):
+        clf.predict_proba(bad)
+
+
+def test_repeated_declared_category(frame, labels):
+    with pytest.raises(ValueError, match=names("colour") + ".*repeat"):
+        bnb.NaiveBayes({"colour": bnb.Categorical(categories=[["red", "red", "blue", "green"]]),
+                        **features()}).fit(frame, labels)
+
+
+# ---------------------------------------------------------------------------- shape of X
+def test_wrong_number_of_columns_at_predict(frame, labels):
+    X = frame.drop(columns="colour").to_numpy(dtype=float)
+    clf = bnb.NaiveBayes({1: bnb.Bernoulli()}).fit(X, labels)
+    for bad in (X[:, :3], np.hstack([X, X[:, :1]])):
+        with pytest.raises(ValueError, match=rf"X has {bad.shape[1]} columns.*fitted with 5"):
+            clf.predict(bad)
+
+
+def test_dataframe_missing_a_fitted_column_at_predict(frame, labels):
+    clf = bnb.NaiveBayes(features()).fit(frame, labels)
+    with pytest.raises(ValueError, match=names("visits") + ".*missing"):
+        clf.predict(frame.drop(columns="visits"))
+    # same width, one column renamed: still missing
+    with pytest.raises(ValueError, match=names("visits") + ".*missing"):
+        clf.predict_proba(frame.rename(columns={"visits": "visitz"}))
+    with pytest.raises(ValueError, match=names("word_b") + ".*missing"):
+        clf.partial_fit(frame.drop(columns="word_b"), labels)
+
+
+def test_one_dimensional_X(frame, labels):
+    with pytest.raises(ValueError, match="2-D"):
+        bnb.NaiveBayes().fit(frame["gauss"].to_numpy(), labels)
+    with pytest.raises(ValueError, match="2-D"):
+        bnb.NaiveBayes().fit(frame["gauss"], labels)
+    clf = bnb.NaiveBayes().fit(frame[["gauss"]], labels)
+    with pytest.raises(ValueError, match="2-D"):
+        clf.predict(frame["gauss"].to_numpy())
+
+
+def test_duplicate_dataframe_columns(frame, labels):
+    doubled = pd.concat([frame, frame[["gauss"]]], axis=1)
+    with pytest.raises(ValueError, match=names("gauss") + ".*more than once"):
+        bnb.NaiveBayes().fit(doubled, labels)
+
+
+def test_unsupported_X_types(labels):
+    with pytest.raises(TypeError, match="dtype"):
+        bnb.NaiveBayes().fit(np.ones((8, 2), dtype=complex), labels)
+    with pytest.raises(ValueError, match="2-D"):
+        bnb.NaiveBayes().fit([[1.0, 2.0], [3.0]] * 4, labels)
+
+
+# ---------------------------------------------------------------------------- labels
+def test_y_length_mismatch(frame, labels):
+    with pytest.raises(ValueError, match="8 rows but y has 7 labels"):
+        bnb.NaiveBayes(features()).fit(frame, labels[:7])
+    clf = bnb.NaiveBayes(features()).fit(frame, labels)
+    with pytest.raises(ValueError, match="8 rows but y has 9 labels"):
+        clf.partial_fit(frame, np.append(labels, "no"))
+
+
+@pytest.mark.parametrize("missing", [None, np.nan, pd.NA])
+def test_missing_label(frame, labels, missing):
+    y = labels.astype(object)
+    y[5] = missing
+    with pytest.raises(ValueError, match=r"missing label.*row 5"):
+        bnb.NaiveBayes(features()).fit(frame, y)
+
+
+def test_nan_in_float_labels(frame):
+    y = np.array([0.0, 1.0, 0.0, np.nan, 1.0, 0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match=r"missing label.*row 3"):
+        bnb.NaiveBayes(features()).fit(frame, y)
+
+
+def test_two_dimensional_y(frame, labels):
+    with pytest.raises(ValueError, match="y must be 1-D"):
+        bnb.NaiveBayes(features()).fit(frame, np.stack([labels, labels], axis=1))
+
+
+def test_unknown_label_in_partial_fit(frame, labels):
+    clf = bnb.NaiveBayes(features()).partial_fit(frame, labels, classes=["no", "yes"])
+    y = labels.copy().astype(object)
+    y[2] = "maybe"
+    with pytest.raises(ValueError, match="'maybe'"):
+        clf.partial_fit(frame, y)
+    # declared classes on the first call: a label outside them is refused as well
+    with pytest.raises(ValueError, match="'maybe'"):
+        bnb.NaiveBayes(features()).partial_fit(frame, y, classes=["no", "yes"])
+
+
+def test_labels_that_cannot_be_sorted(frame):
+    y = np.array([1, "a", 1, "a", 1, "a", 1, "a"], dtype=object)
+    with pytest.raises(TypeError, match="labels"):
+        bnb.NaiveBayes(features()).fit(frame, y)
+
+
+def test_empty_fit(frame, labels):
+    with pytest.raises(ValueError, match="0 rows"):
+        bnb.NaiveBayes(features()).fit(frame.iloc[:0], labels[:0])
+
+
+# ---------------------------------------------------------------------------- MAP / ML undefined
+@pytest.mark.parametrize("column, family", [
+    pytest.param("coin", lambda: bnb.Bernoulli(alpha=0.5, beta=2.0), id="bernoulli-alpha"),
+    pytest.param("coin", lambda: bnb.Bernoulli(alpha=2.0, beta=0.9), id="bernoulli-beta"),
+    pytest.param("colour", lambda: bnb.Categorical(alpha=0.5), id="categorical"),
+    pytest.param("word_a", lambda: bnb.Multinomial(alpha=0.5), id="multinomial"),
+    pytest.param("visits", lambda: bnb.Poisson(shape=0.5), id="poisson"),
+])
+def test_map_needs_concentration_at_least_one(frame, labels, column, family):
+    spec = {**features(), column: family()}
+    if column == "word_a":
+        spec["word_b"] = spec["word_a"]
+    with pytest.raises(ValueError, match="MAP") as info:
+        bnb.NaiveBayes(spec, method="map").fit(frame, labels)
+    assert repr(column) in str(info.value), str(info.value)
+    # the same prior under the posterior mean is fine
+    bnb.NaiveBayes(spec, method="mean").fit(frame, labels).predict(frame)
+
+
+def test_map_needs_class_alpha_at_least_one(frame, labels):
+    for class_alpha in (0.5, 0.999):
+        with pytest.raises(ValueError, match="class_alpha"):
+            bnb.NaiveBayes(features(), method="map", class_alpha=class_alpha).fit(frame, labels)
+    for class_alpha in (0.0, 1.0, 3.0):  # frequencies, uniform and above: all defined
+        bnb.NaiveBayes(features(), method="map", class_alpha=class_alpha).fit(frame, labels)
+
+
+def test_switching_to_map_after_fit_is_checked(frame, labels):
+    clf = bnb.NaiveBayes({**features(), "colour": bnb.Categorical(alpha=0.5)}).fit(frame, labels)
+    clf.set_params(method="map")
+    with pytest.raises(ValueError, match=names("colour") + ".*MAP"):
+        clf.predict(frame)
+
+
+def test_ml_gaussian_single_row_class_names_column_and_class(frame):
+    y = np.array(["a", "a", "a", "a", "a", "a", "a", "lonely"])
+    with pytest.raises(ValueError, match=names("gauss") + r".*'lonely'.*zero variance"):
+        bnb.NaiveBayes(features(), method="ml").fit(frame, y)
+
+
+def test_ml_gaussian_constant_class_names_column_and_class(frame, labels):
+    frame = frame.assign(gauss=[1.0, 1.0, 1.0, 1.0, 0.3, 0.5, 0.7, 0.9])
+    with pytest.raises(ValueError, match=names("gauss") + r".*'no'.*zero variance"):
+        bnb.NaiveBayes(features(), method="ml").fit(frame, labels)
+
+
+def test_ml_gaussian_class_with_no_observed_value(frame, labels):
+    frame = frame.astype({"gauss": float})
+    frame.loc[4:, "gauss"] = np.nan
+    with pytest.raises(ValueError, match=names("gauss") + r".*'yes'"):
+        bnb.NaiveBayes(features(), method="ml").fit(frame, labels)
+
+
+def test_ml_impossible_row_is_an_error_not_nan():
+    X = np.array([[0, 1], [0, 0], [0, 1], [0, 0], [0, 1], [0, 0]], dtype=float)
+    y = np.array([0, 0, 0, 1, 1, 1])
+    clf = bnb.NaiveBayes(bnb.Bernoulli(), method="ml").fit(X, y)
+    ok = clf.predict_proba(np.array([[0.0, 1.0]]))
+    assert np.all(np.isfinite(ok))
+    impossible = np.array([[0.0, 1.0], [1.0, 0.0]])  # column 0 was never 1 in any class
+    with pytest.raises(ValueError, match=r"row 1.*every class has probability zero"):
+        clf.predict_proba(impossible)
+    with pytest.raises(ValueError, match=r"row 1.*every class has probability zero"):
+        clf.predict_log_proba(impossible)
+
+
+def test_ml_impossible_row_multinomial_and_categorical(frame, labels):
+    words = frame[["word_a", "word_b"]].assign(word_c=0)
+    clf = bnb.NaiveBayes(bnb.Multinomial(), method="ml").fit(words, labels)
+    with pytest.raises(ValueError, match="every class has probability zero"):
+        clf.predict_proba(words.assign(word_c=1))
+    cats = frame[["colour"]]
+    clf = bnb.NaiveBayes(bnb.Categorical(categories=[["red", "blue", "green", "pink"]]),
+                         method="ml").fit(cats, labels)
+    with pytest.raises(ValueError, match="every class has probability zero"):
+        clf.predict_proba(cats.assign(colour="pink"))
+    # smoothed methods give the never-seen level a probability
+    clf.set_params(method="mean")
+    assert np.all(np.isfinite(clf.predict_proba(cats.assign(colour="pink"))))
+
+
+# ---------------------------------------------------------------------------- estimator settings
+def test_unknown_method(frame, labels):
+    with pytest.raises(ValueError, match=r"method must be one of.*'mle'"):
+        bnb.NaiveBayes(features(), method="mle").fit(frame, labels)
+    clf = bnb.NaiveBayes(features()).fit(frame, labels)
+    clf.set_params(method="posterior")
+    with pytest.raises(ValueError, match=r"method must be one of.*'posterior'"):
+        clf.predict(frame)
+
+
+def test_features_mapping_names_a_column_not_in_X(frame, labels):
+    with pytest.raises(ValueError, match=names("visitors") + ".*not in X"):
+        bnb.NaiveBayes({"visitors": bnb.Poisson()}).fit(frame, labels)
+    with pytest.raises(ValueError, match=names("word_z") + ".*not in X"):
+        bnb.NaiveBayes({("word_a", "word_z"): bnb.Multinomial()}).fit(frame, labels)
+    with pytest.raises(ValueError, match=r"column 7\b.*not in X"):
+        bnb.NaiveBayes({7: bnb.Poisson()}).fit(frame.to_numpy(), labels)
+
+
+def test_column_given_two_families(frame, labels):
+    with pytest.raises(ValueError, match=names("word_a") + ".*two families"):
+        bnb.NaiveBayes({"word_a": bnb.Poisson(),
+                        ("word_a", "word_b"): bnb.Multinomial()}).fit(frame, labels)
+    # by name and by position
+    with pytest.raises(ValueError, match=names("gauss") + ".*two families"):
+        bnb.NaiveBayes({"gauss": bnb.Gaussian(), 0: bnb.Gaussian()}).fit(frame, labels)
+
+
+def test_features_of_the_wrong_type(frame, labels):
+    with pytest.raises(TypeError, match="features"):
+        bnb.NaiveBayes("gaussian").fit(frame, labels)
+    with pytest.raises(TypeError, match=names("visits")):
+        bnb.NaiveBayes({"visits": "poisson"}).fit(frame, labels)
+    with pytest.raises(TypeError, match=names("visits")):
+        bnb.NaiveBayes({"visits": bnb.Poisson}).fit(frame, labels)  # the class, not an instance
+
+
+@pytest.mark.parametrize("weight, match", [
+    (-np.ones(8), "non-negative"),
+    (np.array([1, 1, 1, -0.5, 1, 1, 1, 1]), "non-negative"),
+    (np.array([1, 1, 1, np.nan, 1, 1, 1, 1]), "finite"),
+    (np.ones(7), r"shape \(8,\)"),
+    (np.ones((8, 1)), r"shape \(8,\)"),
+])
+def test_bad_sample_weight(frame, labels, weight, match):
+    with pytest.raises(ValueError, match=match):
+        bnb.NaiveBayes(features()).fit(frame, labels, sample_weight=weight)
+
+
+@pytest.mark.parametrize("column, family, match", [
+    pytest.param("coin", lambda: bnb.Bernoulli(alpha=-1.0), "Bernoulli.*alpha",
+                 id="bernoulli-alpha-value"),
+    pytest.param("coin", lambda: bnb.Bernoulli(beta=-0.5), "Bernoulli.*beta",
+                 id="bernoulli-beta-value"),
+    pytest.param("colour", lambda: bnb.Categorical(alpha=-1.0), "Categorical.*alpha",
+                 id="categorical-alpha-value"),
+    pytest.param("word_a", lambda: bnb.Multinomial(alpha=-1.0), "Multinomial.*alpha",
+                 id="multinomial-alpha-value"),
+    pytest.param("visits", lambda: bnb.Poisson(shape=-1.0), "Poisson.*shape",
+                 id="poisson-shape-value"),
+    pytest.param("visits", lambda: bnb.Poisson(rate=0.0), "Poisson.*rate",
+                 id="poisson-rate-value"),
+    pytest.param("gauss", lambda: bnb.Gaussian(kappa=-1.0), "Gaussian.*kappa",
+                 id="gaussian-kappa-value"),
+    pytest.param("gauss", lambda: bnb.Gaussian(rate=-1.0), "Gaussian.*rate",
+                 id="gaussian-rate-value"),
+    pytest.param("gauss", lambda: bnb.Gaussian(loc=np.nan), "Gaussian.*loc",
+                 id="gaussian-loc-value"),
+    pytest.param("word_a", lambda: bnb.Multinomial(alpha=[1.0, 2.0, 3.0]), r"Multinomial.*alpha.*\(2,\)",
+                 id="multinomial-alpha-length"),
+    pytest.param("coin", lambda: bnb.Bernoulli(alpha=[1.0, 1.0]), r"Bernoulli.*alpha.*\(1,\)",
+                 id="bernoulli-alpha-length"),
+    pytest.param("colour", lambda: bnb.Categorical(alpha=[[1.0, 1.0]]), r"Categorical.*alpha",
+                 id="categorical-alpha-length"),
+])
+def test_bad_hyperparameters(frame, labels, column, family, match):
+    spec = {**features(), column: family()}
+    if column == "word_a":
+        spec["word_b"] = spec["word_a"]
+    with pytest.raises(ValueError, match=match):
+        bnb.NaiveBayes(spec).fit(frame, labels)
+
+
+def test_bad_per_column_hyperparameter_names_the_column(frame, labels):
+    """One value per column, the second one bad: the message points at that column."""
+    spec = {("coin", "word_b"): bnb.Bernoulli(alpha=[1.0, -1.0])}
+    with pytest.raises(ValueError, match="alpha") as info:
+        bnb.NaiveBayes(spec).fit(frame.assign(word_b=frame["coin"]), labels)
+    assert repr("word_b") in str(info.value), str(info.value)
+
+
+def test_categorical_per_level_alpha(frame, labels):
+    """A sequence of per-level arrays (documented for Categorical): accepted when each has one
+    value per level, whatever the level counts, and refused when one has the wrong length."""
+    frame = frame.assign(size=["S", "M", "L", "S", "M", "L", "S", "M"])  # 3 levels, as colour
+    for columns, alpha in ((["colour"], [[1.0, 2.0, 3.0]]),
+                           (["colour", "size"], [np.array([1.0, 2.0, 3.0]),
+                                                 np.array([4.0, 5.0, 6.0])]),
+                           (["colour", "coin"], [np.array([1.0, 2.0, 3.0]),
+                                                 np.array([4.0, 5.0])])):
+        clf = bnb.NaiveBayes({tuple(columns): bnb.Categorical(alpha=alpha)}).fit(frame, labels)
+        (block,) = [b for b in clf.blocks_ if isinstance(b.family, bnb.Categorical)]
+        np.testing.assert_array_equal(block.prior.alpha, np.concatenate(alpha))
+    with pytest.raises(ValueError, match="alpha"):
+        bnb.NaiveBayes({("colour", "coin"): bnb.Categorical(
+            alpha=[np.array([1.0, 2.0]), np.array([4.0, 5.0])])}).fit(frame, labels)
+
+
+def test_categorical_categories_of_wrong_length(frame, labels):
+    with pytest.raises(ValueError, match="categories"):
+        bnb.NaiveBayes({"colour": bnb.Categorical(categories=[["red"], ["blue"]]),
+                        **features()}).fit(frame, labels)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"class_alpha": -1.0}, "class_alpha"),
+    ({"class_alpha": [1.0, 1.0, 1.0]}, "class_alpha"),
+    ({"class_prior": [0.5, 0.6]}, "class_prior.*sum to 1"),
+    ({"class_prior": [1.0]}, "class_prior"),
+    ({"class_prior": [1.5, -0.5]}, "class_prior"),
+    ({"class_prior": {"no": 1.0}}, "class_prior.*'yes'"),
+])
+def test_bad_class_prior(frame, labels, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        bnb.NaiveBayes(features(), **kwargs).fit(frame, labels)
+
+
+def test_predict_before_fit(frame):
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        bnb.NaiveBayes().predict(frame)
