@@ -49,6 +49,8 @@ def _any_object(frame: pd.DataFrame) -> bool:
 def as_table(X: Any) -> Table:
     """Wrap array-likes and DataFrames; reject what is not a 2-D table with a clear error."""
     if isinstance(X, pd.DataFrame):
+        if X.shape[1] == 0:
+            raise ValueError(f"0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
         if X.columns.has_duplicates:
             dup = X.columns[X.columns.duplicated()][0]
             raise ValueError(f"column {dup!r} appears more than once in X.")
@@ -62,14 +64,17 @@ def as_table(X: Any) -> Table:
         arr = np.asarray(X)
     except ValueError as err:  # ragged nested lists
         raise ValueError(f"X could not be read as a 2-D table: {err}") from None
-    if arr.dtype.kind in "USO" or arr.dtype.kind in "biuf":
-        pass
-    else:
+    if arr.dtype.kind == "c":
+        raise ValueError("Complex data not supported: X holds complex numbers.")
+    if arr.dtype.kind not in "USObiuf":
         raise TypeError(f"X has unsupported dtype {arr.dtype}; expected numbers, booleans "
                         "or objects.")
     if arr.ndim != 2:
         raise ValueError(f"X must be 2-D (rows x columns), got an array of shape {arr.shape}. "
-                         "Reshape a single column with X.reshape(-1, 1).")
+                         "Reshape your data with X.reshape(-1, 1) for a single column or "
+                         "X.reshape(1, -1) for a single row.")
+    if arr.shape[1] == 0:
+        raise ValueError(f"0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
     if arr.dtype.kind in "US":
         arr = arr.astype(object)
     return Table(tuple(range(arr.shape[1])), None, arr)
@@ -77,8 +82,16 @@ def as_table(X: Any) -> Table:
 
 def encode_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted unique labels and the integer code of every row."""
+    if y is None:
+        raise ValueError("NaiveBayes requires y to be passed, but the target y is None.")
     y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.Index) else y)
     if y.ndim == 2 and y.shape[1] == 1:
+        import warnings
+
+        from sklearn.exceptions import DataConversionWarning
+
+        warnings.warn("A column-vector y was passed when a 1d array was expected; it is "
+                      "read as y.ravel().", DataConversionWarning, stacklevel=3)
         y = y[:, 0]
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D (one label per row), got shape {y.shape}.")
@@ -92,6 +105,9 @@ def encode_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
                          f"{int(np.argmax(missing))}); labels must be observed.")
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("y has non-finite labels.")
+    if y.dtype.kind == "f" and np.any(y != np.round(y)):
+        raise ValueError("Unknown label type: continuous. y holds non-integer numbers; "
+                         "Naive Bayes needs class labels (classification, not regression).")
     try:
         classes, codes = np.unique(y, return_inverse=True)
     except TypeError:
@@ -146,6 +162,8 @@ def resolve_features(features: Any, table: Table) -> list[BlockSpec]:
     if features is not None and not isinstance(features, Mapping):
         raise TypeError("features must be None, a family such as bnb.Gaussian(), or a mapping "
                         f"{{column: family}}; got {type(features).__name__}.")
+    # a declared family keeps its columns in the order the mapping lists them, so per-column
+    # hyperparameter arrays line up with what the user wrote
     chosen: dict[int, Family] = {}
     for key, fam in (features or {}).items():
         if not isinstance(fam, Family):
@@ -166,13 +184,16 @@ def resolve_features(features: Any, table: Table) -> list[BlockSpec]:
                 raise ValueError(f"column {columns[i]!r} is given two families.")
             chosen[i] = fam
     inferred: dict[type, Family] = {}
-    groups: dict[int, list[int]] = {}  # id(family) -> positions, in column order
+    groups: dict[int, list[int]] = {}  # id(family) -> positions
     families: dict[int, Family] = {}
-    for i in range(len(columns)):
-        fam = chosen.get(i)
-        if fam is None:
-            guess = infer_family(table, i)
-            fam = inferred.setdefault(type(guess), guess)
+    for i, fam in chosen.items():  # mapping order
+        families[id(fam)] = fam
+        groups.setdefault(id(fam), []).append(i)
+    for i in range(len(columns)):  # the rest, in column order
+        if i in chosen:
+            continue
+        guess = infer_family(table, i)
+        fam = inferred.setdefault(type(guess), guess)
         families[id(fam)] = fam
         groups.setdefault(id(fam), []).append(i)
     return [BlockSpec(families[k], tuple(columns[i] for i in pos), tuple(pos))

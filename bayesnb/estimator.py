@@ -110,6 +110,9 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         label up front (needed on the first call if a chunk may miss a class)."""
         self._check_method()
         table = as_table(X)
+        if table.n_rows == 0:
+            raise ValueError(f"Found array with 0 sample(s) (shape=({table.n_rows}, "
+                             f"{len(table.columns)})) while a minimum of 1 is required.")
         first = not hasattr(self, "blocks_")
         if first:
             if classes is not None:
@@ -138,7 +141,7 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             for spec in resolve_features(self.features, table):
                 raw = table.block(spec.columns, spec.positions)
                 schema = spec.family.learn_schema(raw, spec.columns)
-                x = spec.family.encode(raw, schema, fitting=True)
+                x = spec.family.encode(raw, schema)
                 prior = spec.family.prior(schema)
                 stats = _kernels.suff_stats(type(spec.family), x, resp, _levels(schema))
                 blocks.append(FittedBlock(spec.family, schema, spec.positions, prior, stats))
@@ -147,7 +150,7 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             blocks = []
             for block in self.blocks_:
                 raw = table.block(block.schema.columns, block.positions)
-                x = block.family.encode(raw, block.schema, fitting=True)
+                x = block.family.encode(raw, block.schema)
                 new = _kernels.suff_stats(type(block.family), x, resp, _levels(block.schema))
                 blocks.append(block._replace(stats=block.family.merge_stats(block.stats, new)))
             self.class_count_ = self.class_count_ + counts
@@ -175,8 +178,8 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"column {missing[0]!r} seen at fit is missing from X.")
             return
         if len(table.columns) != self.n_features_in_:
-            raise ValueError(f"X has {len(table.columns)} columns, but this model was fitted "
-                             f"with {self.n_features_in_}.")
+            raise ValueError(f"X has {len(table.columns)} features, but NaiveBayes is expecting "
+                             f"{self.n_features_in_} features as input.")
 
     @staticmethod
     def _check_weight(sample_weight, n_rows):
@@ -187,6 +190,8 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             raise ValueError(f"sample_weight must have shape ({n_rows},), got {w.shape}.")
         if not np.all(np.isfinite(w)) or np.any(w < 0):
             raise ValueError("sample_weight must be finite and non-negative.")
+        if n_rows and not np.any(w > 0):
+            raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
         return w
 
     # ------------------------------------------------------------------ the method's tables
@@ -232,7 +237,10 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             positions = [tuple(order[c] for c in b.schema.columns) for b in self.blocks_]
         else:
             positions = [b.positions for b in self.blocks_]
-        xs = [b.family.encode(table.block(b.schema.columns, pos), b.schema, fitting=False)
+        tables_model = self.__dict__.get("_state", (None,))[0] == "tables"
+        unseen = ("stated tables" if tables_model else "method='ml'" if self.method == "ml"
+                  else "smooth")
+        xs = [b.family.encode(table.block(b.schema.columns, pos), b.schema, unseen=unseen)
               for b, pos in zip(self.blocks_, positions, strict=True)]
         return xs, table.n_rows
 
@@ -264,6 +272,9 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
     def predict_log_proba(self, X) -> np.ndarray:
         """log p(c = k | x): plug-in or, under ``method="bayes"``, exact posterior predictive."""
         scores, _ = self._scores(X)
+        return scores - self._normaliser(scores)
+
+    def _normaliser(self, scores):
         norm = logsumexp(scores, axis=1, keepdims=True)
         impossible = ~np.isfinite(norm[:, 0])
         if np.any(impossible):
@@ -273,7 +284,7 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
                 f"({int(impossible.sum())} such rows), so p(class | x) is undefined; a value "
                 f"never seen in training meets an unsmoothed estimate. Use method='mean', "
                 f"'map' or 'bayes'.")
-        return scores - norm
+        return norm
 
     def predict_proba(self, X) -> np.ndarray:
         """p(c = k | x) for every row and class; rows sum to 1."""
@@ -282,6 +293,7 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """The class with the highest posterior probability (ties: the first in ``classes_``)."""
         scores, _ = self._scores(X)
+        self._normaliser(scores)  # an undefined posterior has no most probable class
         return self.classes_[np.argmax(scores, axis=1)]
 
     # ------------------------------------------------------------------ Bayesian quantities

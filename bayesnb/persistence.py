@@ -15,7 +15,9 @@ A model round-trips exactly: the loaded model's arrays are bit-identical to the 
 its predictions are identical under the same dtype mode (x64 on or off).
 
 Format versions: 1 (this release). Files of an older version keep loading; a newer version is
-refused with a clear error.
+refused with a clear error. A prior field that a later release adds is recomputed from the
+stored hyperparameters when an older file lacks it (``models/*_v1.bnb`` are such files: they
+predate Categorical's ``unseen`` field).
 """
 
 from __future__ import annotations
@@ -200,7 +202,9 @@ def _build(manifest, arrays, path) -> NaiveBayes:
             prior = stats = None
         else:
             expected = family.prior(schema)
-            prior = type(expected)(**{f: get(a) for f, a in entry["prior"].items()})
+            # a prior field added after the file was written (e.g. Categorical's ``unseen`` in
+            # 0.1) is a function of the stored hyperparameters: recompute it
+            prior = expected._replace(**{f: get(a) for f, a in entry["prior"].items()})
             # statistics live on the JAX side after a fit (priors on the NumPy side); keeping
             # that split makes the loaded tables bit-identical to the fitted ones
             stats = family_cls.stats_type(**{f: jnp.asarray(get(a))

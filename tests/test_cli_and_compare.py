@@ -118,7 +118,7 @@ def test_error_paths_are_one_line_messages(args, message, titanic_csv, tmp_path)
 
 
 def test_predict_with_an_unknown_category_is_a_clear_error(titanic_csv, tmp_path):
-    run("fit", titanic_csv, "--target", "Survived", "-o", tmp_path / "m.bnb")
+    run("fit", titanic_csv, "--target", "Survived", "--method", "ml", "-o", tmp_path / "m.bnb")
     pd.DataFrame({"Class": ["Steerage"], "Sex": ["Male"], "Age": ["Adult"]}).to_csv(
         tmp_path / "new.csv", index=False)
     out = run("predict", tmp_path / "m.bnb", tmp_path / "new.csv")

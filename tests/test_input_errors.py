@@ -95,7 +95,9 @@ def test_numpy_array_columns_are_named_by_position(labels):
 
 
 def test_unknown_category_at_predict_names_column_and_value(frame, labels):
-    clf = bnb.NaiveBayes(features()).fit(frame, labels)
+    # under ML an unseen value is an error; the smoothing methods give it the prior's
+    # probability (tests/test_unseen_categories.py)
+    clf = bnb.NaiveBayes(features(), method="ml").fit(frame, labels)
     bad = frame.copy()
     bad.loc[4, "colour"] = "purple"
     with pytest.raises(ValueError, match=names("colour") + ".*'purple'"):
@@ -113,7 +115,7 @@ def test_wrong_number_of_columns_at_predict(frame, labels):
     X = frame.drop(columns="colour").to_numpy(dtype=float)
     clf = bnb.NaiveBayes({1: bnb.Bernoulli()}).fit(X, labels)
     for bad in (X[:, :3], np.hstack([X, X[:, :1]])):
-        with pytest.raises(ValueError, match=rf"X has {bad.shape[1]} columns.*fitted with 5"):
+        with pytest.raises(ValueError, match=rf"X has {bad.shape[1]} (columns|features).*\b5\b"):
             clf.predict(bad)
 
 
@@ -145,8 +147,10 @@ def test_duplicate_dataframe_columns(frame, labels):
 
 
 def test_unsupported_X_types(labels):
-    with pytest.raises(TypeError, match="dtype"):
+    with pytest.raises((TypeError, ValueError), match="(?i)complex"):
         bnb.NaiveBayes().fit(np.ones((8, 2), dtype=complex), labels)
+    with pytest.raises(TypeError, match="dtype"):
+        bnb.NaiveBayes().fit(np.ones((8, 2), dtype="datetime64[s]"), labels)
     with pytest.raises(ValueError, match="2-D"):
         bnb.NaiveBayes().fit([[1.0, 2.0], [3.0]] * 4, labels)
 
@@ -197,7 +201,7 @@ def test_labels_that_cannot_be_sorted(frame):
 
 
 def test_empty_fit(frame, labels):
-    with pytest.raises(ValueError, match="0 rows"):
+    with pytest.raises(ValueError, match=r"0 (rows|sample)"):
         bnb.NaiveBayes(features()).fit(frame.iloc[:0], labels[:0])
 
 
@@ -350,8 +354,8 @@ def test_bad_sample_weight(frame, labels, weight, match):
                  id="gaussian-rate-value"),
     pytest.param("gauss", lambda: bnb.Gaussian(loc=np.nan), "Gaussian.*loc",
                  id="gaussian-loc-value"),
-    pytest.param("word_a", lambda: bnb.Multinomial(alpha=[1.0, 2.0, 3.0]), r"Multinomial.*alpha.*\(2,\)",
-                 id="multinomial-alpha-length"),
+    pytest.param("word_a", lambda: bnb.Multinomial(alpha=[1.0, 2.0, 3.0]),
+                 r"Multinomial.*alpha.*\(2,\)", id="multinomial-alpha-length"),
     pytest.param("coin", lambda: bnb.Bernoulli(alpha=[1.0, 1.0]), r"Bernoulli.*alpha.*\(1,\)",
                  id="bernoulli-alpha-length"),
     pytest.param("colour", lambda: bnb.Categorical(alpha=[[1.0, 1.0]]), r"Categorical.*alpha",
@@ -383,7 +387,7 @@ def test_categorical_per_level_alpha(frame, labels):
                            (["colour", "coin"], [np.array([1.0, 2.0, 3.0]),
                                                  np.array([4.0, 5.0])])):
         clf = bnb.NaiveBayes({tuple(columns): bnb.Categorical(alpha=alpha)}).fit(frame, labels)
-        (block,) = [b for b in clf.blocks_ if isinstance(b.family, bnb.Categorical)]
+        (block,) = [b for b in clf.blocks_ if b.schema.columns == tuple(columns)]
         np.testing.assert_array_equal(block.prior.alpha, np.concatenate(alpha))
     with pytest.raises(ValueError, match="alpha"):
         bnb.NaiveBayes({("colour", "coin"): bnb.Categorical(

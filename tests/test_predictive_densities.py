@@ -51,7 +51,7 @@ def block_full_log_predictive(clf, Xnew, index=0):
     block = clf.blocks_[index]
     fam = type(block.family)
     raw = np.asarray(Xnew, dtype=object if fam is bnb.Categorical else float)
-    x = jnp.asarray(block.family.encode(raw, block.schema, fitting=False))
+    x = jnp.asarray(block.family.encode(raw, block.schema))
     post = clf.posterior_[index]
     out = np.asarray(fam.log_predictive(post, x)) + np.asarray(fam.log_normalizer(x))[:, None]
     return np.asarray(out, dtype=np.float64)
@@ -673,3 +673,35 @@ def test_multinomial_row_with_every_count_missing(x64, method):
     joint = clf.predict_joint_log_proba(Xnew)
     assert_allclose(joint[0], np.log(clf.class_prior_.to_numpy()), rtol=1e-12)
     assert_allclose(clf.predict_proba(Xnew)[0], clf.class_prior_.to_numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["bayes", "mean", "map"])
+def test_categorical_value_never_seen_gets_the_documented_probability(x64, method):
+    """Documented: a value outside the fitted levels gets abar_j / (n_kj + A_j) under
+    mean/bayes, with abar_j the column's mean concentration, and (abar_j - 1)/(n_kj + A_j - V_j)
+    under MAP; the other columns are scored as usual."""
+    X, Xnew, levels = categorical_data()
+    alpha = [np.array([1.0, 1.5, 2.5]), np.array([1.0, 3.0, 1.2, 1.0]), np.array([4.0, 1.6])]
+    clf = fit(bnb.Categorical(alpha=alpha), X, method=method, class_alpha=G_MAP)
+    Xnew = Xnew.copy()
+    Xnew[:, 0] = "never-seen"
+    _, ref_rest = hand_categorical(X[:, 1:], Y, Xnew[:, 1:], levels[1:], alpha[1:])
+    if method != "bayes":  # plug-in: the other columns by their plug-in tables
+        tables = clf.conditional_tables()
+        ref_rest = sum(np.log(tables[j].loc[:, list(Xnew[:, j])].to_numpy().T)
+                       for j in (1, 2))
+    n_k0 = np.array([len(g) for g in class_groups(X[:, 0], Y)], dtype=float)
+    abar, A, V = alpha[0].mean(), alpha[0].sum(), len(alpha[0])
+    p_unseen = (abar - 1) / (n_k0 + A - V) if method == "map" else abar / (n_k0 + A)
+    joint = class_log_plugin(Y, G_MAP, "mean" if method == "bayes" else method) \
+        + np.log(p_unseen)[None, :] + ref_rest
+    assert_allclose(clf.predict_joint_log_proba(Xnew), joint, rtol=RTOL)
+
+
+def test_categorical_value_never_seen_is_an_error_under_ml(x64):
+    X, Xnew, _ = categorical_data()
+    clf = fit(bnb.Categorical(), X, method="ml")
+    Xnew = Xnew.copy()
+    Xnew[0, 0] = "never-seen"
+    with pytest.raises(ValueError, match="never-seen"):
+        clf.predict_proba(Xnew)

@@ -59,8 +59,11 @@ class Family:
     params_type: ClassVar[type]
 
     # ------------------------------------------------------------------ host side
-    def encode(self, values: np.ndarray, schema: Schema, *, fitting: bool) -> np.ndarray:
-        """Validate one block of raw values and return the numeric array the kernels read."""
+    def encode(self, values: np.ndarray, schema: Schema, *, unseen: str = "error") -> np.ndarray:
+        """Validate one block of raw values and return the numeric array the kernels read.
+
+        ``unseen`` says what a value outside the fitted levels means (categorical families):
+        ``"error"`` (at fit, and under ML) or ``"smooth"`` (give it the prior's probability)."""
         raise NotImplementedError
 
     def learn_schema(self, values: np.ndarray, columns: tuple) -> Schema:
@@ -74,12 +77,25 @@ class Family:
     def check_prior(self, prior: NamedTuple, schema: Schema, method: str) -> None:
         """Raise ``ValueError`` if ``method`` is undefined under this prior (e.g. MAP, alpha < 1)."""
 
-    def get_params(self) -> dict[str, Any]:
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Hyperparameters as given (scikit-learn's clone and repr use this)."""
         return {k: getattr(self, k) for k in self._hyper}
+
+    def set_params(self, **params) -> Family:
+        for k, v in params.items():
+            if k not in self._hyper:
+                raise ValueError(f"{type(self).__name__} has no hyperparameter {k!r}.")
+            setattr(self, k, v)
+        return self
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={_short(v)}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+    def __sklearn_clone__(self):
+        # a family is an immutable specification (fitting never changes it); sharing it keeps
+        # one instance given to several columns one block in clones (GridSearchCV, compare)
+        return self
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -172,8 +188,9 @@ def _short(v: Any) -> str:
 
 
 def broadcast_hyper(value: Any, n: int, name: str, family: str, *, positive: bool = True,
-                    allow_zero: bool = False) -> np.ndarray:
-    """A scalar or length-``n`` hyperparameter as a float64 array of shape ``(n,)``."""
+                    allow_zero: bool = False, columns: tuple | None = None) -> np.ndarray:
+    """A scalar or length-``n`` hyperparameter as a float64 array of shape ``(n,)``; an invalid
+    entry is reported with its column when ``columns`` is given."""
     a = np.asarray(value, dtype=np.float64)
     if a.ndim == 0:
         a = np.full(n, float(a))
@@ -182,15 +199,15 @@ def broadcast_hyper(value: Any, n: int, name: str, family: str, *, positive: boo
             f"{family}: {name} must be a scalar or have shape ({n},) (one value per column), "
             f"got shape {a.shape}."
         )
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{family}: {name} must be finite, got {value!r}.")
+    bad = ~np.isfinite(a)
     if positive:
-        bad = (a < 0) if allow_zero else (a <= 0)
-        if np.any(bad):
-            raise ValueError(
-                f"{family}: {name} must be {'non-negative' if allow_zero else 'positive'}, "
-                f"got {a[bad][0]!r}."
-            )
+        bad |= (a < 0) if allow_zero else (a <= 0)
+    if np.any(bad):
+        j = int(np.argmax(bad))
+        where = f"column {columns[j]!r}: " if columns is not None and len(columns) == n else ""
+        need = "finite" + ("" if not positive else
+                           " and non-negative" if allow_zero else " and positive")
+        raise ValueError(f"{where}{family}: {name} must be {need}, got {a[j]!r}.")
     return a
 
 

@@ -68,7 +68,7 @@ class Bernoulli(Family):
         self.alpha = alpha
         self.beta = beta
 
-    def encode(self, values, schema: Schema, *, fitting: bool) -> np.ndarray:
+    def encode(self, values, schema: Schema, *, unseen: str = "error") -> np.ndarray:
         x = numeric_block(values, schema, "Bernoulli")
         first_bad(~np.isnan(x) & (x != 0) & (x != 1), schema, x,
                   "Bernoulli needs values in {0, 1} (or booleans)")
@@ -76,13 +76,14 @@ class Bernoulli(Family):
 
     def prior(self, schema: Schema) -> BetaPrior:
         f = len(schema.columns)
-        return BetaPrior(broadcast_hyper(self.alpha, f, "alpha", "Bernoulli"),
-                         broadcast_hyper(self.beta, f, "beta", "Bernoulli"))
+        return BetaPrior(broadcast_hyper(self.alpha, f, "alpha", "Bernoulli", columns=schema.columns),
+                         broadcast_hyper(self.beta, f, "beta", "Bernoulli", columns=schema.columns))
 
     def check_prior(self, prior: BetaPrior, schema: Schema, method: str) -> None:
-        if method == "map" and (np.any(prior.alpha < 1) or np.any(prior.beta < 1)):
+        bad = (prior.alpha < 1) | (prior.beta < 1)
+        if method == "map" and np.any(bad):
             raise ValueError(
-                "Bernoulli: the MAP estimate needs alpha >= 1 and beta >= 1 (a Beta density with a "
+                f"column {schema.columns[int(np.argmax(bad))]!r}: the Bernoulli MAP estimate needs alpha >= 1 and beta >= 1 (a Beta density with a "
                 "parameter below 1 has its mode at 0 or 1 or none at all); use method='mean' "
                 "or raise the concentration."
             )

@@ -21,6 +21,11 @@ level :math:`v` of column :math:`j` in class :math:`k`, :math:`n_{kj} = \sum_v n
 * evidence: :math:`\sum_{kj} \log\Gamma(A_j) - \log\Gamma(A_j + n_{kj}) + \sum_v
   \log\Gamma(\alpha_{jv} + n_{kjv}) - \log\Gamma(\alpha_{jv})`.
 
+A value never seen in training (and not declared with ``categories=``) is an error at fit and
+under ML. Under ``mean``/``bayes`` it gets the probability a zero-count level would get,
+:math:`\bar\alpha_j/(n_{kj} + A_j)` with :math:`\bar\alpha_j` the column's mean concentration
+(the smoothed probability), and :math:`(\bar\alpha_j - 1)/(n_{kj} + A_j - V_j)` under MAP.
+
 Levels are laid out flat: column :math:`j` owns entries ``offset[j] : offset[j] + V_j`` of every
 ``(.., L)`` array, ``L = sum_j V_j``, so columns with 2 and 200 levels share one table.
 """
@@ -44,6 +49,7 @@ class DirichletPrior(NamedTuple):
     alpha: jax.Array  # (L,) prior, or (K, L) posterior
     segment: jax.Array  # (L,) int: the column each flat level belongs to
     offset: jax.Array  # (F,) int: first flat level of each column
+    unseen: jax.Array  # (F,) pseudo-count of a level never seen in training (mean alpha)
 
 
 class CategoricalStats(NamedTuple):
@@ -53,6 +59,11 @@ class CategoricalStats(NamedTuple):
 class CategoricalParams(NamedTuple):
     log_prob: jax.Array  # (K, L)
     offset: jax.Array  # (F,)
+    log_unseen: jax.Array  # (K, F) log-probability of a value never seen in training
+
+
+#: code of a value outside the fitted levels (missing values are -1)
+UNSEEN = -2
 
 
 class Categorical(Family):
@@ -99,20 +110,23 @@ class Categorical(Family):
                 f"{len(columns)} columns.")
         return Schema(columns=tuple(columns), levels=tuple(levels))
 
-    def encode(self, values, schema: Schema, *, fitting: bool) -> np.ndarray:
+    def encode(self, values, schema: Schema, *, unseen: str = "error") -> np.ndarray:
         values = np.asarray(values, dtype=object)
         codes = np.full(values.shape, -1, dtype=np.int32)
         for j, (col, levels) in enumerate(zip(schema.columns, schema.levels, strict=True)):
             column = pd.Series(values[:, j], dtype=object)
             missing = column.isna().to_numpy()
             index = pd.Index(levels, dtype=object).get_indexer(column[~missing])
-            if np.any(index < 0):
+            if np.any(index < 0) and unseen != "smooth":
                 unknown = column[~missing].to_numpy()[index < 0][0]
+                why = ("" if unseen == "error" else
+                       f" Under {unseen} it has probability zero in every class; use "
+                       f"method='mean', 'map' or 'bayes' (a prior gives it a probability).")
                 raise ValueError(
                     f"column {col!r}: value {unknown!r} is not one of its categories "
-                    f"{list(levels)}; declare it with Categorical(categories=...) before fitting."
-                )
-            codes[~missing, j] = index
+                    f"{list(levels)}; declare it with Categorical(categories=...) before "
+                    f"fitting.{why}")
+            codes[~missing, j] = np.where(index < 0, UNSEEN, index)
         return codes
 
     def prior(self, schema: Schema) -> DirichletPrior:
@@ -122,15 +136,21 @@ class Categorical(Family):
             raise ValueError(f"column {schema.columns[j]!r}: no observed categories.")
         offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         segment = np.repeat(np.arange(len(sizes)), sizes)
-        a = np.asarray(self.alpha, dtype=object)
-        if a.ndim == 1 and len(a) == len(sizes) and any(np.ndim(v) == 1 for v in a):
-            parts = []
-            for j, v in enumerate(self.alpha):
-                parts.append(broadcast_hyper(v, int(sizes[j]), f"alpha[{j}]", "Categorical"))
-            alpha = np.concatenate(parts)
+        per_level = (isinstance(self.alpha, list | tuple) and
+                     any(np.ndim(v) == 1 for v in self.alpha)) or np.ndim(self.alpha) == 2
+        if per_level:
+            if len(self.alpha) != len(sizes):
+                raise ValueError(f"Categorical: alpha gives per-level values for "
+                                 f"{len(self.alpha)} columns, the block has {len(sizes)}.")
+            alpha = np.concatenate([
+                broadcast_hyper(v, int(sizes[j]), f"alpha of column {schema.columns[j]!r} "
+                                f"(one per level: {list(schema.levels[j])})", "Categorical")
+                for j, v in enumerate(self.alpha)])
         else:
-            alpha = broadcast_hyper(self.alpha, len(sizes), "alpha", "Categorical")[segment]
-        return DirichletPrior(alpha, segment.astype(np.int32), offset.astype(np.int32))
+            alpha = broadcast_hyper(self.alpha, len(sizes), "alpha", "Categorical",
+                                    columns=schema.columns)[segment]
+        unseen = np.bincount(segment, weights=alpha) / sizes
+        return DirichletPrior(alpha, segment.astype(np.int32), offset.astype(np.int32), unseen)
 
     def check_prior(self, prior: DirichletPrior, schema: Schema, method: str) -> None:
         if method == "map" and np.any(prior.alpha < 1):
@@ -159,25 +179,33 @@ class Categorical(Family):
         shift = {"ml": 0.0, "map": -1.0, "mean": 0.0}[method]
         pseudo = 0.0 if method == "ml" else prior.alpha + shift
         num = stats.counts + pseudo
-        log_prob = jnp.log(num) - jnp.log(Categorical._column_totals(num, prior))
-        return CategoricalParams(log_prob, prior.offset)
+        totals = Categorical._column_totals(num, prior)
+        log_prob = jnp.log(num) - jnp.log(totals)
+        # an unseen value gets what a zero-count level with the column's mean pseudo-count gets
+        unseen = 0.0 if method == "ml" else prior.unseen + shift
+        log_unseen = jnp.log(unseen) - jnp.log(totals[:, prior.offset])
+        return CategoricalParams(log_prob, prior.offset, log_unseen)
 
     @staticmethod
     def posterior(prior: DirichletPrior, stats: CategoricalStats) -> DirichletPrior:
-        return DirichletPrior(prior.alpha + stats.counts, prior.segment, prior.offset)
+        return DirichletPrior(prior.alpha + stats.counts, prior.segment, prior.offset,
+                              prior.unseen)
 
     @staticmethod
     def log_likelihood(params: CategoricalParams, codes) -> jax.Array:
         observed = codes >= 0
         flat = jnp.where(observed, codes + params.offset, 0)
         picked = params.log_prob[:, flat]  # (K, n, F)
-        return jnp.sum(jnp.where(observed, picked, 0.0), axis=-1).T
+        picked = jnp.where(codes == UNSEEN, params.log_unseen[:, None, :], picked)
+        return jnp.sum(jnp.where(codes != -1, picked, 0.0), axis=-1).T
 
     @staticmethod
     def log_predictive(posterior: DirichletPrior, codes) -> jax.Array:
-        log_prob = jnp.log(posterior.alpha) - jnp.log(
-            Categorical._column_totals(posterior.alpha, posterior))
-        return Categorical.log_likelihood(CategoricalParams(log_prob, posterior.offset), codes)
+        totals = Categorical._column_totals(posterior.alpha, posterior)
+        log_prob = jnp.log(posterior.alpha) - jnp.log(totals)
+        log_unseen = jnp.log(posterior.unseen) - jnp.log(totals[:, posterior.offset])
+        return Categorical.log_likelihood(
+            CategoricalParams(log_prob, posterior.offset, log_unseen), codes)
 
     @staticmethod
     def log_evidence(prior: DirichletPrior, stats: CategoricalStats) -> jax.Array:
@@ -212,7 +240,8 @@ class Categorical(Family):
         offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int32)
         with np.errstate(divide="ignore"):
             return CategoricalParams(jnp.asarray(np.log(np.concatenate(parts, axis=1))),
-                                     jnp.asarray(offset))
+                                     jnp.asarray(offset),
+                                     jnp.full((len(classes), len(sizes)), -jnp.inf))
 
     # ------------------------------------------------------------------ NumPyro
     @staticmethod

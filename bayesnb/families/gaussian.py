@@ -95,16 +95,16 @@ class Gaussian(Family):
         self.rate = rate
         self.pooled = pooled
 
-    def encode(self, values, schema: Schema, *, fitting: bool) -> np.ndarray:
+    def encode(self, values, schema: Schema, *, unseen: str = "error") -> np.ndarray:
         return numeric_block(values, schema, "Gaussian")
 
     def prior(self, schema: Schema) -> NormalGammaPrior:
         f = len(schema.columns)
         return NormalGammaPrior(
-            broadcast_hyper(self.loc, f, "loc", "Gaussian", positive=False),
-            broadcast_hyper(self.kappa, f, "kappa", "Gaussian"),
-            broadcast_hyper(self.shape, f, "shape", "Gaussian"),
-            broadcast_hyper(self.rate, f, "rate", "Gaussian"),
+            broadcast_hyper(self.loc, f, "loc", "Gaussian", columns=schema.columns, positive=False),
+            broadcast_hyper(self.kappa, f, "kappa", "Gaussian", columns=schema.columns),
+            broadcast_hyper(self.shape, f, "shape", "Gaussian", columns=schema.columns),
+            broadcast_hyper(self.rate, f, "rate", "Gaussian", columns=schema.columns),
             np.asarray(bool(self.pooled)),
         )
 

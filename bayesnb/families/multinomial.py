@@ -77,14 +77,15 @@ class Multinomial(Family):
     def __init__(self, alpha=1.0):
         self.alpha = alpha
 
-    def encode(self, values, schema: Schema, *, fitting: bool) -> np.ndarray:
+    def encode(self, values, schema: Schema, *, unseen: str = "error") -> np.ndarray:
         x = numeric_block(values, schema, "Multinomial")
         first_bad(x < 0, schema, x, "Multinomial needs non-negative counts")
         return x
 
     def prior(self, schema: Schema) -> MultinomialDirichletPrior:
         return MultinomialDirichletPrior(
-            broadcast_hyper(self.alpha, len(schema.columns), "alpha", "Multinomial"))
+            broadcast_hyper(self.alpha, len(schema.columns), "alpha", "Multinomial",
+                            columns=schema.columns))
 
     def check_prior(self, prior, schema: Schema, method: str) -> None:
         if method == "map" and np.any(prior.alpha < 1):
@@ -120,7 +121,7 @@ class Multinomial(Family):
 
         def renormalised(t):
             # a row with missing columns is a multinomial over its observed columns
-            return x0.sum(axis=1, keepdims=True) * jnp.log(observed @ jnp.exp(t).T)
+            return xlogy(x0.sum(axis=1, keepdims=True), observed @ jnp.exp(t).T)
 
         mass = jax.lax.cond(jnp.all(observed > 0),
                             lambda t: jnp.zeros((x0.shape[0], t.shape[0]), t.dtype),
@@ -137,7 +138,9 @@ class Multinomial(Family):
         per_column = gammaln(a[None, :, :] + x0[:, None, :]) - gammaln(a)[None]  # (n, K, V)
         per_column = jnp.sum(per_column * observed[:, None, :], axis=-1)
         n = x0.sum(axis=1, keepdims=True)
-        return gammaln(a_total) - gammaln(a_total + n) + per_column
+        # a row with no observed column has a_total = 0 and contributes nothing
+        safe = jnp.where(a_total > 0, a_total, 1.0)
+        return jnp.where(a_total > 0, gammaln(safe) - gammaln(safe + n), 0.0) + per_column
 
     @staticmethod
     def log_normalizer(x) -> jax.Array:

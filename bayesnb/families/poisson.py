@@ -68,7 +68,7 @@ class Poisson(Family):
         self.shape = shape
         self.rate = rate
 
-    def encode(self, values, schema: Schema, *, fitting: bool) -> np.ndarray:
+    def encode(self, values, schema: Schema, *, unseen: str = "error") -> np.ndarray:
         x = numeric_block(values, schema, "Poisson")
         first_bad(x < 0, schema, x, "Poisson needs non-negative counts")
         first_bad(~np.isnan(x) & (x != np.floor(x)), schema, x, "Poisson needs integer counts")
@@ -76,13 +76,14 @@ class Poisson(Family):
 
     def prior(self, schema: Schema) -> GammaPrior:
         f = len(schema.columns)
-        return GammaPrior(broadcast_hyper(self.shape, f, "shape", "Poisson"),
-                          broadcast_hyper(self.rate, f, "rate", "Poisson"))
+        return GammaPrior(broadcast_hyper(self.shape, f, "shape", "Poisson", columns=schema.columns),
+                          broadcast_hyper(self.rate, f, "rate", "Poisson", columns=schema.columns))
 
     def check_prior(self, prior: GammaPrior, schema: Schema, method: str) -> None:
         if method == "map" and np.any(prior.shape < 1):
             raise ValueError(
-                "Poisson: the MAP estimate needs Gamma shape >= 1 (below 1 the posterior of a "
+                f"column {schema.columns[int(np.argmax(prior.shape < 1))]!r}: the Poisson MAP "
+                "estimate needs Gamma shape >= 1 (below 1 the posterior of a "
                 "class with no counts has its mode at 0 with infinite density); use "
                 "method='mean' or raise shape.")
 

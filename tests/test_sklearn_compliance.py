@@ -1,0 +1,79 @@
+"""scikit-learn's own estimator checks, and the estimator inside scikit-learn's tooling."""
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import bayesnb as bnb
+from bayesnb import datasets
+
+
+ESTIMATORS = [bnb.NaiveBayes(), bnb.NaiveBayes(method="bayes"),
+              bnb.NaiveBayes(bnb.Gaussian(pooled=True), method="map")]
+
+FLOAT32_REASON = ("float32 by design (the library's default dtype policy): weighted and "
+                  "duplicated rows sum in a different order and agree to ~1e-6 relative, "
+                  "not to the check's float64 tolerance; the same check passes in x64 below "
+                  "and tests/test_invariances.py proves weights = duplication in x64")
+
+
+def float32_expected_failures(estimator):
+    # the default (mean, Gaussian) happens to stay within tolerance; the Student-t and
+    # pooled-MAP paths accumulate more float32 rounding
+    if estimator.method == "mean":
+        return {}
+    return {"check_sample_weight_equivalence_on_dense_data": FLOAT32_REASON}
+
+
+@parametrize_with_checks(ESTIMATORS)
+def test_check_estimator_x64(estimator, check, x64):
+    """Every scikit-learn check passes in float64 mode."""
+    check(estimator)
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=float32_expected_failures)
+def test_check_estimator_default_float32(estimator, check):
+    """In the default float32 mode only the float64-tolerance weight check is declared."""
+    check(estimator)
+
+
+def test_get_set_params_clone_round_trip():
+    bag = bnb.Multinomial(alpha=0.5)
+    clf = bnb.NaiveBayes({"a": bag, "b": bag}, method="map", class_alpha=2.0)
+    params = clf.get_params()
+    assert params["method"] == "map" and params["class_alpha"] == 2.0
+    twin = clone(clf)
+    assert twin.get_params()["features"]["a"] is twin.get_params()["features"]["b"]
+    assert twin.get_params()["features"]["a"] == bag  # equal hyperparameters, new instance
+    twin.set_params(method="bayes")
+    assert twin.method == "bayes" and clf.method == "map"
+
+
+def test_pipeline_gridsearch_cross_val_and_calibration():
+    X, y = datasets.load("iris")
+    pipe = make_pipeline(StandardScaler(), bnb.NaiveBayes(bnb.Gaussian()))
+    assert cross_val_score(pipe, X, y, cv=3).mean() > 0.85
+    grid = GridSearchCV(bnb.NaiveBayes(bnb.Gaussian()),
+                        {"method": ["ml", "mean", "bayes"], "class_alpha": [0.0, 1.0]}, cv=3)
+    grid.fit(X, y)
+    assert grid.best_score_ > 0.9
+    calibrated = CalibratedClassifierCV(bnb.NaiveBayes(bnb.Gaussian()), cv=3).fit(X, y)
+    proba = calibrated.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_categorical_dataframe_in_cross_validation():
+    X, y = datasets.load_titanic()
+    folds = StratifiedKFold(4, shuffle=True, random_state=0)
+    scores = cross_val_score(bnb.NaiveBayes(method="bayes"), X, y, cv=folds)
+    manual = [bnb.NaiveBayes(method="bayes").fit(X.iloc[tr], y.iloc[tr]).score(X.iloc[te],
+                                                                                y.iloc[te])
+              for tr, te in folds.split(X, y)]
+    np.testing.assert_allclose(scores, manual)
+    assert scores.mean() > 0.75
+    # the data are sorted, so unshuffled folds miss whole levels: unseen values are smoothed
+    assert np.all(np.isfinite(cross_val_score(bnb.NaiveBayes(), X, y, cv=4)))
