@@ -11,7 +11,6 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import bayesnb as bnb
 from bayesnb import datasets
 
-
 ESTIMATORS = [bnb.NaiveBayes(), bnb.NaiveBayes(method="bayes"),
               bnb.NaiveBayes(bnb.Gaussian(pooled=True), method="map")]
 

@@ -22,7 +22,8 @@ def test_unseen_value_gets_the_zero_count_probability(data, method, alpha, x64):
     # by hand: class a has 4 rows, class b 3; 3 levels; an unseen level is a zero count
     p_unseen = {"a": (alpha + shift) / (4 + 3 * (alpha + shift)),
                 "b": (alpha + shift) / (3 + 3 * (alpha + shift))}
-    prior = {"a": (4 + 1 + shift) / (7 + 2 * (1 + shift)), "b": (3 + 1 + shift) / (7 + 2 * (1 + shift))}
+    prior = {"a": (4 + 1 + shift) / (7 + 2 * (1 + shift)),
+             "b": (3 + 1 + shift) / (7 + 2 * (1 + shift))}
     if method != "map":
         prior = {"a": 5 / 9, "b": 4 / 9}
     joint = np.array([prior[c] * p_unseen[c] for c in ("a", "b")])

@@ -75,7 +75,7 @@ class Family:
         raise NotImplementedError
 
     def check_prior(self, prior: NamedTuple, schema: Schema, method: str) -> None:
-        """Raise ``ValueError`` if ``method`` is undefined under this prior (e.g. MAP, alpha < 1)."""
+        """Raise ``ValueError`` if ``method`` is undefined under this prior (MAP, alpha < 1)."""
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Hyperparameters as given (scikit-learn's clone and repr use this)."""

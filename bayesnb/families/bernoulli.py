@@ -75,15 +75,16 @@ class Bernoulli(Family):
         return x
 
     def prior(self, schema: Schema) -> BetaPrior:
-        f = len(schema.columns)
-        return BetaPrior(broadcast_hyper(self.alpha, f, "alpha", "Bernoulli", columns=schema.columns),
-                         broadcast_hyper(self.beta, f, "beta", "Bernoulli", columns=schema.columns))
+        f, cols = len(schema.columns), schema.columns
+        return BetaPrior(broadcast_hyper(self.alpha, f, "alpha", "Bernoulli", columns=cols),
+                         broadcast_hyper(self.beta, f, "beta", "Bernoulli", columns=cols))
 
     def check_prior(self, prior: BetaPrior, schema: Schema, method: str) -> None:
         bad = (prior.alpha < 1) | (prior.beta < 1)
         if method == "map" and np.any(bad):
             raise ValueError(
-                f"column {schema.columns[int(np.argmax(bad))]!r}: the Bernoulli MAP estimate needs alpha >= 1 and beta >= 1 (a Beta density with a "
+                f"column {schema.columns[int(np.argmax(bad))]!r}: the Bernoulli MAP estimate "
+                "needs alpha >= 1 and beta >= 1 (a Beta density with a "
                 "parameter below 1 has its mode at 0 or 1 or none at all); use method='mean' "
                 "or raise the concentration."
             )

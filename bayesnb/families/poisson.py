@@ -75,9 +75,9 @@ class Poisson(Family):
         return x
 
     def prior(self, schema: Schema) -> GammaPrior:
-        f = len(schema.columns)
-        return GammaPrior(broadcast_hyper(self.shape, f, "shape", "Poisson", columns=schema.columns),
-                          broadcast_hyper(self.rate, f, "rate", "Poisson", columns=schema.columns))
+        f, cols = len(schema.columns), schema.columns
+        return GammaPrior(broadcast_hyper(self.shape, f, "shape", "Poisson", columns=cols),
+                          broadcast_hyper(self.rate, f, "rate", "Poisson", columns=cols))
 
     def check_prior(self, prior: GammaPrior, schema: Schema, method: str) -> None:
         if method == "map" and np.any(prior.shape < 1):
