@@ -28,7 +28,7 @@ from ._data import (
 )
 from .families import Family, Schema
 
-METHODS = ("ml", "map", "mean", "bayes")
+METHODS = ("ml", "map", "mean", "bayes", "mcmc")
 
 #: rows x classes x columns elements held at once by the exact (Student-t, Dirichlet-multinomial,
 #: negative binomial) scorers, which cannot be written as a matmul
@@ -62,7 +62,8 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         i.e. Laplace/Lidstone smoothing with pseudo-count ``alpha`` (scikit-learn's ``alpha``).
         ``"bayes"``: the exact posterior predictive p(c | x, data), the parameters integrated out
         (Beta-Bernoulli, Dirichlet-categorical, Dirichlet-multinomial, Student-t, negative
-        binomial). MAP under concentration ``alpha + 1`` equals the posterior mean under
+        binomial). ``"mcmc"``: the same predictive averaged over NUTS draws of the parameters
+        (``draws_``, ``mcmc_summary()``, ``to_arviz()``). MAP under concentration ``alpha + 1`` equals the posterior mean under
         ``alpha``: Laplace's add-one rule is the mean under ``alpha=1`` and the MAP under
         ``alpha=2``.
     class_alpha : float or array-like of shape (n_classes,), default=1.0
@@ -71,6 +72,11 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         evidence.
     class_prior : array-like of shape (n_classes,) or mapping {label: probability}, optional
         Fixed class probabilities, used as given by every method (overrides ``class_alpha``).
+    num_warmup, num_samples, num_chains, seed, chain_method, progress_bar
+        NUTS settings for ``method="mcmc"`` (NumPyro's ``MCMC``; ``chain_method`` one of
+        "sequential", "parallel", "vectorized"). ``"mcmc"`` draws from the posterior of the
+        NumPyro model by NUTS; prediction averages over the draws. On a conjugate model it
+        converges to ``"bayes"``; it is the method for priors without a closed form.
 
     Attributes
     ----------
@@ -91,11 +97,19 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
     x64 on by itself. Class probabilities leave the kernels as float64 NumPy arrays.
     """
 
-    def __init__(self, features=None, *, method="mean", class_alpha=1.0, class_prior=None):
+    def __init__(self, features=None, *, method="mean", class_alpha=1.0, class_prior=None,
+                 num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
+                 chain_method="sequential", progress_bar=True):
         self.features = features
         self.method = method
         self.class_alpha = class_alpha
         self.class_prior = class_prior
+        self.num_warmup = num_warmup
+        self.num_samples = num_samples
+        self.num_chains = num_chains
+        self.seed = seed
+        self.chain_method = chain_method
+        self.progress_bar = progress_bar
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y, sample_weight=None):
@@ -155,7 +169,8 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
                 blocks.append(block._replace(stats=block.family.merge_stats(block.stats, new)))
             self.class_count_ = self.class_count_ + counts
         self.blocks_ = blocks
-        self.__dict__.pop("_state", None)
+        for attr in ("_state", "draws_", "sample_stats_", "_draws_key"):
+            self.__dict__.pop(attr, None)
         self._prediction_state()  # surface undefined estimates (MAP, ML) at fit time
         return self
 
@@ -204,6 +219,11 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         if cached is not None and (cached[0] == key or cached[0] == "tables"):
             return cached[1]
         method = self.method
+        if method == "mcmc":
+            self._ensure_draws()
+            state = ("mcmc", None, None, None)
+            self._state = (key, state)
+            return state
         log_prior = class_log_prior(self.class_count_, self.class_alpha,
                                     self._class_prior_array(), method)
         tables = []
@@ -219,6 +239,25 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
                  jnp.asarray(log_prior), tuple(tables))
         self._state = (key, state)
         return state
+
+    def _mcmc_settings(self):
+        return dict(num_warmup=self.num_warmup, num_samples=self.num_samples,
+                    num_chains=self.num_chains, seed=self.seed, chain_method=self.chain_method,
+                    progress_bar=self.progress_bar)
+
+    def _ensure_draws(self):
+        """Run NUTS (once per fit and settings) and warn if the diagnostics look bad."""
+        from .inference import check_convergence, run_nuts
+
+        key = (tuple(sorted(self._mcmc_settings().items())), _freeze(self.class_alpha),
+               _freeze(self.class_prior))
+        if self.__dict__.get("_draws_key") == key:
+            return
+        if any(b.stats is None for b in self.blocks_):
+            raise ValueError("method='mcmc' needs data; this model was built from tables.")
+        self.draws_, self.sample_stats_ = run_nuts(self, **self._mcmc_settings())
+        self._draws_key = key
+        check_convergence(self.mcmc_summary(), self.sample_stats_)
 
     def _class_prior_array(self):
         if self.class_prior is None or not isinstance(self.class_prior, dict):
@@ -246,6 +285,11 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
 
     def _scores(self, X) -> tuple[np.ndarray, list]:
         families, exact, log_prior, tables = self._prediction_state()
+        if families == "mcmc":
+            from .inference import predict_from_draws
+
+            xs, _ = self._encoded_blocks(X)
+            return predict_from_draws(self, X, self.draws_)["log_joint"], xs
         xs, n = self._encoded_blocks(X)
         if n == 0:
             return np.zeros((0, len(self.classes_))), xs
@@ -315,6 +359,65 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         if per_block:
             return pd.Series(parts, name="log_evidence")
         return float(sum(parts.values()))
+
+    def sample_posterior(self, num_draws=1000, seed=0, num_chains=1, *, prior=False) -> dict:
+        """I.i.d. draws from the exact conjugate posterior (or the prior), in the same format as
+        the NUTS draws ``draws_``: ``{site: array (chains, draws, ...)}``."""
+        from .inference import exact_draws
+
+        check_is_fitted(self, "blocks_")
+        return exact_draws(self, num_draws, seed, num_chains, prior=prior)
+
+    def predict_uncertainty(self, X, *, interval=0.9, draws=None, num_draws=1000, seed=0):
+        """Posterior predictive classification with its uncertainty, from draws.
+
+        Uses ``draws`` if given, else the NUTS draws under ``method="mcmc"``, else
+        ``num_draws`` exact conjugate draws. Returns a dict of arrays: ``proba`` (n, K) the
+        predictive p(c | x, data); ``lower``/``upper`` (n, K) the central ``interval`` of
+        p(c | x, theta) over the posterior; ``entropy`` (n,) of the predictive; and
+        ``mutual_info`` (n,) between the label and the parameters (epistemic uncertainty).
+        One jit-compiled function vmapped over draws, batched over rows.
+        """
+        from .inference import predict_from_draws
+
+        check_is_fitted(self, "blocks_")
+        if draws is None:
+            if self.method == "mcmc":
+                self._prediction_state()
+                draws = self.draws_
+            else:
+                draws = self.sample_posterior(num_draws, seed)
+        result = predict_from_draws(self, X, draws, interval=interval)
+        result.pop("log_joint")
+        return result
+
+    def mcmc_summary(self):
+        """ArviZ summary of the NUTS draws: mean, sd, HDI, MCSE, ESS (bulk, tail), r-hat."""
+        from .inference import diagnostics
+
+        if "draws_" not in self.__dict__:
+            raise ValueError("no MCMC draws: fit with method='mcmc' first.")
+        return diagnostics(self, self.draws_, self.sample_stats_)
+
+    def to_arviz(self, draws=None, *, prior_draws: int | None = 500, seed=0):
+        """Export draws to ArviZ (``InferenceData`` with arviz 0.x, ``DataTree`` with 1.x).
+
+        ``draws`` defaults to the NUTS draws (``method="mcmc"``) or else 1000 exact conjugate
+        draws; groups: posterior, sample_stats (NUTS), prior (``prior_draws`` i.i.d. draws from
+        the prior), observed_data; dims and coords name classes, columns and levels."""
+        from .inference import to_inference_data
+
+        check_is_fitted(self, "blocks_")
+        sample_stats = None
+        if draws is None:
+            if self.method == "mcmc":
+                self._prediction_state()
+                draws, sample_stats = self.draws_, self.sample_stats_
+            else:
+                draws = self.sample_posterior(1000, seed)
+        prior = (self.sample_posterior(prior_draws, seed + 1, prior=True)
+                 if prior_draws else None)
+        return to_inference_data(self, draws, sample_stats, prior)
 
     @property
     def posterior_(self) -> list:

@@ -170,6 +170,23 @@ class Family:
         raise NotImplementedError
 
     @staticmethod
+    def stats_log_likelihood(sample: dict, stats: NamedTuple) -> jax.Array:
+        """log p(X_block | y, theta) from the sufficient statistics alone (constants included),
+        so NUTS scores K x F numbers per step instead of every row."""
+        raise NotImplementedError
+
+    @staticmethod
+    def sample_posterior(rng: np.random.Generator, posterior: NamedTuple, n: int) -> dict:
+        """``n`` i.i.d. draws from the conjugate posterior, keyed like ``sample_params``, each
+        with a leading draw axis (NumPy's gamma sampler: 25-50x faster than JAX's on CPU)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def params_from_sample(sample: dict, posterior: NamedTuple) -> NamedTuple:
+        """The plug-in table ``log_likelihood`` reads, for one draw of the parameters."""
+        raise NotImplementedError
+
+    @staticmethod
     def posterior_distributions(posterior: NamedTuple) -> dict:
         """The conjugate posterior as NumPyro distributions, keyed like ``sample_params``'s
         result (the sample site is ``f"{site}.{key}"``)."""
@@ -257,6 +274,12 @@ def first_bad(mask: np.ndarray, schema: Schema, x: np.ndarray, problem: str) -> 
         j = int(np.nonzero(mask.any(axis=0))[0][0])
         i = int(np.nonzero(mask[:, j])[0][0])
         raise ValueError(f"column {schema.columns[j]!r}: {problem}, got {x[i, j]!r} (row {i}).")
+
+
+def dirichlet_draws(rng: np.random.Generator, alpha: np.ndarray, n: int) -> np.ndarray:
+    """``n`` Dirichlet draws for every row of ``alpha`` (..., V), by normalised gammas."""
+    g = rng.standard_gamma(np.broadcast_to(alpha, (n,) + np.shape(alpha)))
+    return g / g.sum(axis=-1, keepdims=True)
 
 
 def log_matmul(x: jax.Array, log_table: jax.Array) -> jax.Array:

@@ -29,7 +29,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 import pandas as pd
-from jax.scipy.special import gammaln
+from jax.scipy.special import gammaln, xlog1py, xlogy
 
 from ._base import Family, Schema, broadcast_hyper, first_bad, log_matmul, numeric_block
 
@@ -163,6 +163,22 @@ class Bernoulli(Family):
             with numpyro.plate(f"{site}_feature", x.shape[1], dim=-1):
                 numpyro.sample(f"{site}.x", dist.Bernoulli(params["theta"][y]).mask(observed),
                                obs=jnp.where(observed, x, 0))
+
+    @staticmethod
+    def stats_log_likelihood(sample, stats: BernoulliStats) -> jax.Array:
+        theta = sample["theta"]
+        return jnp.sum(xlogy(stats.ones, theta) + xlog1py(stats.count - stats.ones, -theta))
+
+    @staticmethod
+    def sample_posterior(rng, posterior: BetaPrior, n: int) -> dict:
+        a = np.asarray(posterior.alpha, dtype=np.float64)
+        b = np.asarray(posterior.beta, dtype=np.float64)
+        return {"theta": rng.beta(a, b, size=(n,) + a.shape)}
+
+    @staticmethod
+    def params_from_sample(sample, posterior) -> BernoulliParams:
+        theta = sample["theta"]
+        return BernoulliParams(jnp.log(theta), jnp.log1p(-theta))
 
     @staticmethod
     def posterior_distributions(posterior: BetaPrior) -> dict:

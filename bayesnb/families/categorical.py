@@ -40,9 +40,9 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 import pandas as pd
-from jax.scipy.special import gammaln
+from jax.scipy.special import gammaln, xlogy
 
-from ._base import Family, Schema, broadcast_hyper
+from ._base import Family, Schema, broadcast_hyper, dirichlet_draws
 
 
 class DirichletPrior(NamedTuple):
@@ -265,6 +265,29 @@ class Categorical(Family):
                 observed = codes[:, j] >= 0
                 numpyro.sample(f"{site}.{j}.x", dist.Categorical(probs[y]).mask(observed),
                                obs=jnp.where(observed, codes[:, j], 0))
+
+    @staticmethod
+    def _flat(sample: dict, n_columns: int):
+        return jnp.concatenate([sample[f"{j}.probs"] for j in range(n_columns)], axis=-1)
+
+    @staticmethod
+    def stats_log_likelihood(sample, stats: CategoricalStats) -> jax.Array:
+        n_columns = sum(1 for k in sample if k.endswith(".probs"))
+        return jnp.sum(xlogy(stats.counts, Categorical._flat(sample, n_columns)))
+
+    @staticmethod
+    def sample_posterior(rng, posterior: DirichletPrior, n: int) -> dict:
+        alpha = np.asarray(posterior.alpha, dtype=np.float64)
+        parts = np.split(alpha, np.asarray(posterior.offset)[1:], axis=-1)
+        return {f"{j}.probs": dirichlet_draws(rng, a, n) for j, a in enumerate(parts)}
+
+    @staticmethod
+    def params_from_sample(sample, posterior: DirichletPrior) -> CategoricalParams:
+        log_prob = jnp.log(Categorical._flat(sample, posterior.offset.shape[0]))
+        # a value unseen in training has no parameter in a draw: it gets the exact predictive
+        totals = Categorical._column_totals(posterior.alpha, posterior)
+        log_unseen = jnp.log(posterior.unseen) - jnp.log(totals[:, posterior.offset])
+        return CategoricalParams(log_prob, posterior.offset, log_unseen)
 
     @staticmethod
     def posterior_distributions(posterior: DirichletPrior) -> dict:

@@ -257,6 +257,32 @@ class Gaussian(Family):
                                obs=jnp.where(observed, x, 0.0))
 
     @staticmethod
+    def stats_log_likelihood(sample, stats: GaussianStats) -> jax.Array:
+        precision = jnp.broadcast_to(sample["precision"], stats.mean.shape)
+        squares = stats.m2 + stats.count * (stats.mean - sample["mean"]) ** 2
+        return jnp.sum(0.5 * stats.count * (jnp.log(precision) - LOG_2PI)
+                       - 0.5 * precision * squares)
+
+    @staticmethod
+    def sample_posterior(rng, posterior: NormalGammaPrior, n: int) -> dict:
+        shape, rate = (np.asarray(a, dtype=np.float64) for a in (posterior.shape, posterior.rate))
+        if bool(posterior.pooled):
+            shape, rate = shape[0], rate[0]
+        precision = rng.standard_gamma(np.broadcast_to(shape, (n,) + shape.shape)) / rate
+        loc = np.asarray(posterior.loc, dtype=np.float64)
+        kappa = np.asarray(posterior.kappa, dtype=np.float64)
+        scale = 1.0 / np.sqrt(kappa * np.broadcast_to(precision[:, None] if bool(
+            posterior.pooled) else precision, (n,) + loc.shape))
+        return {"mean": loc + scale * rng.standard_normal((n,) + loc.shape),
+                "precision": precision}
+
+    @staticmethod
+    def params_from_sample(sample, posterior) -> GaussianParams:
+        mean = sample["mean"]
+        precision = jnp.broadcast_to(sample["precision"], mean.shape)
+        return GaussianParams(mean, precision, jnp.mean(mean, axis=0))
+
+    @staticmethod
     def posterior_log_density(posterior: NormalGammaPrior, params: dict) -> jax.Array:
         shape, rate = posterior.shape, posterior.rate
         if bool(posterior.pooled):

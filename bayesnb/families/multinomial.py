@@ -42,7 +42,15 @@ import numpyro.distributions as dist
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 
-from ._base import Family, Schema, broadcast_hyper, first_bad, log_matmul, numeric_block
+from ._base import (
+    Family,
+    Schema,
+    broadcast_hyper,
+    dirichlet_draws,
+    first_bad,
+    log_matmul,
+    numeric_block,
+)
 
 
 class MultinomialDirichletPrior(NamedTuple):
@@ -183,6 +191,18 @@ class Multinomial(Family):
         log_lik = jnp.sum(xlogy(x0, params["probs"][y]), axis=-1) + Multinomial.log_normalizer(x0)
         with numpyro.plate("row", x.shape[0], dim=-1):
             numpyro.factor(f"{site}.x", log_lik)
+
+    @staticmethod
+    def stats_log_likelihood(sample, stats: MultinomialStats) -> jax.Array:
+        return jnp.sum(xlogy(stats.counts, sample["probs"])) + stats.log_coef
+
+    @staticmethod
+    def sample_posterior(rng, posterior, n: int) -> dict:
+        return {"probs": dirichlet_draws(rng, np.asarray(posterior.alpha, np.float64), n)}
+
+    @staticmethod
+    def params_from_sample(sample, posterior) -> MultinomialParams:
+        return MultinomialParams(jnp.log(sample["probs"]))
 
     @staticmethod
     def posterior_distributions(posterior) -> dict:

@@ -27,7 +27,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 import pandas as pd
-from jax.scipy.special import gammaln
+from jax.scipy.special import gammaln, xlogy
 
 from ._base import Family, Schema, broadcast_hyper, first_bad, log_matmul, numeric_block
 
@@ -164,6 +164,21 @@ class Poisson(Family):
             with numpyro.plate(f"{site}_feature", x.shape[1], dim=-1):
                 numpyro.sample(f"{site}.x", dist.Poisson(params["rate"][y]).mask(observed),
                                obs=jnp.where(observed, x, 0))
+
+    @staticmethod
+    def stats_log_likelihood(sample, stats: PoissonStats) -> jax.Array:
+        rate = sample["rate"]
+        return jnp.sum(xlogy(stats.total, rate) - stats.count * rate) - stats.log_factorial
+
+    @staticmethod
+    def sample_posterior(rng, posterior: GammaPrior, n: int) -> dict:
+        shape = np.asarray(posterior.shape, dtype=np.float64)
+        rate = np.asarray(posterior.rate, dtype=np.float64)
+        return {"rate": rng.standard_gamma(np.broadcast_to(shape, (n,) + shape.shape)) / rate}
+
+    @staticmethod
+    def params_from_sample(sample, posterior) -> PoissonParams:
+        return PoissonParams(jnp.log(sample["rate"]), sample["rate"])
 
     @staticmethod
     def posterior_distributions(posterior: GammaPrior) -> dict:

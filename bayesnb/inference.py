@@ -1,0 +1,275 @@
+"""Posterior draws: NUTS over the NumPyro model, the exact conjugate sampler, and prediction,
+diagnostics and ArviZ export from draws.
+
+Draws are dictionaries ``{site: array of shape (chains, draws, ...)}`` with the sites of the
+NumPyro program (``bayesnb.model``): ``class_probs`` and ``"{block}.{parameter}"``. MCMC and the
+exact i.i.d. sampler produce the same format, so they can be laid side by side.
+
+NUTS scores the sufficient statistics (``stats_log_likelihood``), not the rows: the likelihood
+of the whole training set is a function of the per-class statistics, so one gradient costs
+O(classes x columns) whatever the number of rows (8.5x cheaper than per-row scoring in our
+measurements, ``shared/MEASUREMENTS.md``). It runs in float64 (scoped with
+``jax.enable_x64``): in float32 NUTS diverges on Dirichlet posteriors with thousands of
+parameters.
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+from jax.scipy.special import xlogy
+
+from ._classes import _concentration, _fixed
+from .model import block_sites
+
+#: rows x draws x (classes + columns) elements held at once by the predictive over draws
+_DRAWS_BUDGET = 1 << 25
+
+
+def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_count):
+    """The Naive Bayes posterior written on sufficient statistics: same sample sites and the
+    same log density (up to nothing: constants included) as ``model.naive_bayes_model``."""
+    n_classes = class_count.shape[0]
+    if class_prior is None:
+        pi = numpyro.sample("class_probs", dist.Dirichlet(class_alpha))
+        numpyro.factor("y", jnp.sum(xlogy(class_count, pi)))
+    for family, prior, site, st in zip(families, priors, sites, stats, strict=True):
+        params = family.sample_params(prior, n_classes, site)
+        numpyro.factor(f"{site}.x", family.stats_log_likelihood(params, st))
+
+
+def _class_setup(clf):
+    class_prior = clf._class_prior_array()
+    if class_prior is not None:
+        return None, _fixed(class_prior, len(clf.classes_))
+    gamma = _concentration(clf.class_alpha, len(clf.classes_))
+    if np.any(gamma <= 0):
+        raise ValueError("posterior draws need class_alpha > 0 (a proper Dirichlet prior) or a "
+                         "fixed class_prior.")
+    return gamma, None
+
+
+def run_nuts(clf, *, num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
+             chain_method="sequential", progress_bar=True, target_accept_prob=0.8):
+    """NUTS draws for a fitted ``NaiveBayes``: ``(draws, sample_stats)``."""
+    from numpyro.infer import MCMC, NUTS
+
+    class_alpha, class_prior = _class_setup(clf)
+    with jax.enable_x64(True):
+        f64 = partial(jax.tree_util.tree_map, lambda a: jnp.asarray(a, dtype=jnp.float64))
+        kwargs = dict(
+            families=tuple(type(b.family) for b in clf.blocks_),
+            priors=tuple(_priors_f64(b.prior) for b in clf.blocks_),
+            sites=tuple(block_sites(clf)),
+            stats=tuple(f64(b.stats) for b in clf.blocks_),
+            class_alpha=None if class_alpha is None else jnp.asarray(class_alpha),
+            class_prior=None if class_prior is None else jnp.asarray(class_prior),
+            class_count=jnp.asarray(clf.class_count_, dtype=jnp.float64),
+        )
+        mcmc = MCMC(NUTS(stats_model, target_accept_prob=target_accept_prob),
+                    num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                    chain_method=chain_method, progress_bar=progress_bar)
+        mcmc.run(jax.random.PRNGKey(seed), extra_fields=("diverging", "num_steps"), **kwargs)
+        draws = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
+        extra = mcmc.get_extra_fields(group_by_chain=True)
+    sample_stats = {"diverging": np.asarray(extra["diverging"]),
+                    "n_steps": np.asarray(extra["num_steps"])}
+    return draws, sample_stats
+
+
+def _priors_f64(prior):
+    return type(prior)(*(np.asarray(a, dtype=np.float64) if np.asarray(a).dtype.kind == "f"
+                         else np.asarray(a) for a in prior))
+
+
+def exact_draws(clf, num_draws=1000, seed=0, num_chains=1, *, prior=False):
+    """I.i.d. draws from the exact conjugate posterior (or, with ``prior=True``, the prior),
+    in the MCMC draw format ``{site: (chains, draws, ...)}``."""
+    rng = np.random.default_rng(seed)
+    class_alpha, class_prior = _class_setup(clf)
+    n = num_draws * num_chains
+    k = len(clf.classes_)
+    draws = {}
+    if class_prior is None:
+        gamma = np.asarray(class_alpha) + (0.0 if prior else clf.class_count_)
+        g = rng.standard_gamma(np.broadcast_to(gamma, (n, k)))
+        draws["class_probs"] = g / g.sum(axis=1, keepdims=True)
+    for block, site in zip(clf.blocks_, block_sites(clf), strict=True):
+        family = type(block.family)
+        source = _prior_per_class(family, block, k) if prior else family.posterior(
+            block.prior, block.stats)
+        for key, value in family.sample_posterior(rng, source, n).items():
+            draws[f"{site}.{key}"] = value
+    return {s: v.reshape((num_chains, num_draws) + v.shape[1:]) for s, v in draws.items()}
+
+
+def _prior_per_class(family, block, k):
+    """The prior as a posterior of zero data (statistics of no rows)."""
+    empty = jax.tree_util.tree_map(lambda a: jnp.zeros_like(a), block.stats)
+    return family.posterior(block.prior, empty)
+
+
+def _block_draws(draws, site):
+    prefix = f"{site}."
+    return {k[len(prefix):]: v for k, v in draws.items() if k.startswith(prefix)}
+
+
+@partial(jax.jit, static_argnums=(0, 1))
+def _draw_probabilities(families, interval, class_log_prior, tables, xs):
+    """One vmap over draws of the plug-in scores, reduced per row.
+
+    Returns the Monte Carlo posterior predictive log p(x, c | data) (up to a class-free
+    constant: the log of the draw-averaged joint), the central ``interval`` of p(c | x, theta)
+    over draws, and the mutual information between the label and the parameters,
+    H[E p(c | x, theta)] - E H[p(c | x, theta)] (epistemic uncertainty).
+    """
+
+    def one_draw(lp, tabs):
+        return lp + sum(f.log_likelihood(t, x) for f, t, x in zip(families, tabs, xs,
+                                                                   strict=True))
+
+    s = jax.vmap(one_draw)(class_log_prior, tables)  # (S, n, K)
+    log_joint = jax.nn.logsumexp(s, axis=0) - jnp.log(s.shape[0])
+    log_p = jax.nn.log_softmax(s, axis=-1)
+    p = jnp.exp(log_p)
+    mean = p.mean(axis=0)
+    entropy = -jnp.sum(jnp.where(mean > 0, mean * jnp.log(mean), 0.0), axis=-1)
+    expected = -jnp.mean(jnp.sum(jnp.where(p > 0, p * log_p, 0.0), axis=-1), axis=0)
+    lo, hi = (1.0 - interval) / 2, (1.0 + interval) / 2
+    bounds = jnp.quantile(p, jnp.array([lo, hi]), axis=0)
+    return log_joint, bounds[0], bounds[1], entropy - expected
+
+
+def predict_from_draws(clf, X, draws, *, interval=0.9):
+    """Posterior predictive classification from draws (see ``NaiveBayes.
+    predict_uncertainty``). Rows are processed in batches so memory stays bounded.
+
+    ``proba`` is p(c | x, data) = E[p(x, c | theta)] / E[p(x | theta)], the Monte Carlo form of
+    the exact predictive (it converges to ``method="bayes"`` on a conjugate model);
+    ``lower``/``upper`` bound p(c | x, theta) over draws."""
+    from ._kernels import bucket, pad_rows
+
+    families = tuple(type(b.family) for b in clf.blocks_)
+    sites = block_sites(clf)
+    flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in draws.items()}
+    n_draws = next(iter(flat.values())).shape[0]
+    _, class_prior = _class_setup(clf)
+    if class_prior is None:
+        class_lp = np.log(flat["class_probs"])
+    else:
+        class_lp = np.broadcast_to(np.log(class_prior), (n_draws, len(clf.classes_)))
+    posteriors = clf.posterior_
+    tables = tuple(
+        jax.vmap(lambda s, f=f, post=post: f.params_from_sample(s, post))(
+            jax.tree_util.tree_map(jnp.asarray, _block_draws(flat, site)))
+        for f, site, post in zip(families, sites, posteriors, strict=True))
+    xs, n = clf._encoded_blocks(X)
+    width = sum(x.shape[1] for x in xs) + len(clf.classes_)
+    rows = max(8, _DRAWS_BUDGET // max(1, n_draws * width))
+    out = []
+    for start in range(0, n, rows):
+        chunk = [x[start:start + rows] for x in xs]
+        m = chunk[0].shape[0]
+        padded = tuple(pad_rows(c, bucket(m)) for c in chunk)
+        res = _draw_probabilities(families, float(interval), jnp.asarray(class_lp), tables,
+                                  padded)
+        out.append(tuple(np.asarray(r, dtype=np.float64)[:m] for r in res))
+    log_joint, lo, hi, mi = (np.concatenate(parts) for parts in zip(*out, strict=True))
+    from scipy.special import logsumexp
+
+    log_proba = log_joint - logsumexp(log_joint, axis=1, keepdims=True)
+    proba = np.exp(log_proba)
+    entropy = -np.sum(np.where(proba > 0, proba * log_proba, 0.0), axis=1)
+    return {"log_joint": log_joint, "proba": proba, "lower": lo, "upper": hi,
+            "entropy": entropy, "mutual_info": np.maximum(mi, 0.0)}
+
+
+# ---------------------------------------------------------------------- ArviZ and diagnostics
+def _arviz():
+    """ArviZ, imported on first use (it costs 2 s); its refactoring notice is not ours."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz
+
+    return arviz
+
+
+def dims_and_coords(clf):
+    """Named dims for every site: class labels, column names, category levels."""
+    coords = {"class": list(clf.classes_)}
+    dims = {"class_probs": ["class"]}
+    for block, site in zip(clf.blocks_, block_sites(clf), strict=True):
+        cols = [str(c) for c in block.schema.columns]
+        name = block.family.name
+        if name == "categorical":
+            for j, (col, levels) in enumerate(zip(cols, block.schema.levels, strict=True)):
+                coords[f"{col}_level"] = list(levels)
+                dims[f"{site}.{j}.probs"] = ["class", f"{col}_level"]
+            continue
+        coords[f"{site}_feature"] = cols
+        for key in {"bernoulli": ["theta"], "multinomial": ["probs"], "poisson": ["rate"],
+                    "gaussian": ["mean", "precision"]}[name]:
+            dims[f"{site}.{key}"] = ["class", f"{site}_feature"]
+        if name == "gaussian" and bool(block.prior.pooled):
+            dims[f"{site}.precision"] = [f"{site}_feature"]
+    return dims, coords
+
+
+def to_inference_data(clf, draws, sample_stats=None, prior_draws=None):
+    """ArviZ data for ``draws``: ``InferenceData`` with arviz 0.x (Python 3.11), an
+    ``xarray.DataTree`` with arviz 1.x; groups posterior, sample_stats, prior and
+    observed_data (the class counts), with named dims and coords."""
+    az = _arviz()
+
+    dims, coords = dims_and_coords(clf)
+    observed = {"class_count": np.asarray(clf.class_count_)}
+    dims = {**dims, "class_count": ["class"]}
+    kwargs = dict(posterior=draws, observed_data=observed, coords=coords, dims=dims)
+    if sample_stats is not None:
+        kwargs["sample_stats"] = sample_stats
+    if prior_draws is not None:
+        kwargs["prior"] = prior_draws
+    return az.from_dict(**kwargs)
+
+
+def diagnostics(clf, draws, sample_stats=None):
+    """ArviZ summary (mean, sd, HDI, MCSE, ESS bulk/tail, r-hat) of every parameter."""
+    az = _arviz()
+
+    idata = to_inference_data(clf, draws, sample_stats)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # r-hat of a single chain: NaN
+        return az.summary(idata)
+
+
+def check_convergence(summary, sample_stats, *, r_hat_max=1.01, ess_min=400):
+    """Warn, naming the worst parameters, when r-hat, ESS or divergences look bad."""
+    problems = []
+    r_hat = summary["r_hat"].dropna()
+    if len(r_hat) and r_hat.max() > r_hat_max:
+        worst = r_hat.sort_values(ascending=False).head(3)
+        problems.append(f"r-hat up to {worst.iloc[0]:.3f} > {r_hat_max} "
+                        f"({', '.join(worst.index)})")
+    ess = summary[["ess_bulk", "ess_tail"]].min(axis=1)
+    if ess.min() < ess_min:
+        worst = ess.sort_values().head(3)
+        problems.append(f"ESS as low as {worst.iloc[0]:.0f} < {ess_min} "
+                        f"({', '.join(worst.index)})")
+    n_div = int(np.sum(sample_stats["diverging"])) if sample_stats else 0
+    if n_div:
+        problems.append(f"{n_div} divergent transitions")
+    if problems:
+        warnings.warn("MCMC may not have converged: " + "; ".join(problems) + ". Run longer "
+                      "(num_warmup, num_samples), more chains, or compare with method='bayes'.",
+                      ConvergenceWarning, stacklevel=3)
+    return problems
+
+
+class ConvergenceWarning(UserWarning):
+    """MCMC diagnostics (r-hat, ESS, divergences) crossed their thresholds."""
