@@ -70,7 +70,7 @@ def run_nuts(clf, *, num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
             stats=tuple(f64(b.stats) for b in clf.blocks_),
             class_alpha=None if class_alpha is None else jnp.asarray(class_alpha),
             class_prior=None if class_prior is None else jnp.asarray(class_prior),
-            class_count=jnp.asarray(clf.class_count_, dtype=jnp.float64),
+            class_count=jnp.asarray(np.array(clf.class_count_, copy=True)),
         )
         mcmc = MCMC(NUTS(stats_model, target_accept_prob=target_accept_prob),
                     num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
@@ -84,8 +84,10 @@ def run_nuts(clf, *, num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
 
 
 def _priors_f64(prior):
-    return type(prior)(*(np.asarray(a, dtype=np.float64) if np.asarray(a).dtype.kind == "f"
-                         else np.asarray(a) for a in prior))
+    # copies: JAX caches the device buffer of a NumPy array it has seen, and a buffer made
+    # under x64 must not be reused by the fitted model's float32 computations afterwards
+    return type(prior)(*(np.array(a, dtype=np.float64 if np.asarray(a).dtype.kind == "f"
+                                  else None, copy=True) for a in prior))
 
 
 def exact_draws(clf, num_draws=1000, seed=0, num_chains=1, *, prior=False):
@@ -245,7 +247,7 @@ def diagnostics(clf, draws, sample_stats=None):
     idata = to_inference_data(clf, draws, sample_stats)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # r-hat of a single chain: NaN
-        return az.summary(idata)
+        return az.summary(idata, round_to="none")
 
 
 def check_convergence(summary, sample_stats, *, r_hat_max=1.01, ess_min=400):

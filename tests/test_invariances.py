@@ -35,7 +35,7 @@ Y = np.arange(N) % K  # eight rows per class
 CAT_LEVELS = [("a", "b", "c"), ("p", "q")]
 EXTRA_LEVELS = ("x", "y")
 
-SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None,
+SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow])
 seeds = st.integers(0, 2**32 - 1)

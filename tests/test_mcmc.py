@@ -1,0 +1,188 @@
+"""MCMC against the closed forms, the draws' predictive against exact Bayes, and ArviZ.
+
+The conjugate posterior gives every parameter's exact mean and sd (moments of the Beta,
+Dirichlet, Gamma and Normal-Gamma distributions, computed here with scipy.stats); NUTS on the
+NumPyro model must reproduce them within Monte Carlo error.
+"""
+
+import warnings
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import bayesnb as bnb
+from bayesnb.inference import ConvergenceWarning
+from bayesnb.model import block_sites
+
+matplotlib.use("Agg")
+
+
+def mixed_data(seed=0, n=150):
+    rng = np.random.default_rng(seed)
+    y = rng.choice(["a", "b"], n)
+    k = (y == "b").astype(int)
+    X = pd.DataFrame({
+        "flag": rng.random(n) < 0.3 + 0.4 * k,
+        "colour": rng.choice(["red", "green", "blue"], n),
+        "size": rng.normal(2.0 * k, 1.0 + k),
+        "visits": rng.poisson(1 + 2 * k).astype(float),
+        "w0": rng.poisson(2 + k), "w1": rng.poisson(1 + 2 * k), "w2": rng.poisson(1, n),
+    })
+    bag = bnb.Multinomial()
+    features = {"visits": bnb.Poisson(), "size": bnb.Gaussian(kappa=0.1, rate=1.0),
+                "w0": bag, "w1": bag, "w2": bag}
+    return X, y, features
+
+
+def closed_form_moments(clf):
+    """{site: (mean, sd)} of every parameter under the exact conjugate posterior."""
+    out = {}
+    gamma = 1.0 + clf.class_count_
+    d = stats.dirichlet(gamma)
+    out["class_probs"] = (d.mean(), np.sqrt(d.var()))
+    for block, site, post in zip(clf.blocks_, block_sites(clf), clf.posterior_, strict=True):
+        post = type(post)(*(np.asarray(a, dtype=np.float64) for a in post))
+        name = block.family.name
+        if name == "bernoulli":
+            b = stats.beta(np.asarray(post.alpha), np.asarray(post.beta))
+            out[f"{site}.theta"] = (b.mean(), b.std())
+        elif name == "poisson":
+            g = stats.gamma(np.asarray(post.shape), scale=1.0 / np.asarray(post.rate))
+            out[f"{site}.rate"] = (g.mean(), g.std())
+        elif name == "multinomial":
+            a = np.asarray(post.alpha)
+            mean = a / a.sum(axis=1, keepdims=True)
+            out[f"{site}.probs"] = (mean, np.sqrt(mean * (1 - mean) / (a.sum(1, keepdims=True)
+                                                                       + 1)))
+        elif name == "categorical":
+            a = np.asarray(post.alpha)
+            for j, part in enumerate(np.split(a, np.asarray(post.offset)[1:], axis=1)):
+                mean = part / part.sum(axis=1, keepdims=True)
+                out[f"{site}.{j}.probs"] = (mean, np.sqrt(mean * (1 - mean) /
+                                                          (part.sum(1, keepdims=True) + 1)))
+        elif name == "gaussian":
+            a, b = np.asarray(post.shape), np.asarray(post.rate)
+            kappa, loc = np.asarray(post.kappa), np.asarray(post.loc)
+            g = stats.gamma(a, scale=1.0 / b)
+            out[f"{site}.precision"] = (g.mean(), g.std())
+            # the marginal of the mean is Student-t with 2a dof, scale sqrt(b / (a kappa))
+            t = stats.t(2 * a, loc=loc, scale=np.sqrt(b / (a * kappa)))
+            out[f"{site}.mean"] = (t.mean(), t.std())
+    return out
+
+
+@pytest.fixture(scope="module")
+def mcmc_fit():
+    X, y, features = mixed_data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = bnb.NaiveBayes(features, method="mcmc", num_warmup=500, num_samples=1000,
+                             num_chains=2, seed=1, progress_bar=False).fit(X, y)
+    return X, y, features, clf
+
+
+def test_mcmc_agrees_with_the_closed_form(mcmc_fit):
+    X, y, features, clf = mcmc_fit
+    summary = clf.mcmc_summary()
+    assert summary["r_hat"].max() < 1.01
+    assert int(clf.sample_stats_["diverging"].sum()) == 0
+    moments = closed_form_moments(clf)
+    assert set(moments) == set(clf.draws_)
+    checked = 0
+    for site, (mean, sd) in moments.items():
+        draws = clf.draws_[site].reshape((-1,) + clf.draws_[site].shape[2:])
+        rows = summary[summary.index.str.startswith(site + "[") | (summary.index == site)]
+        mcse = rows["mcse_mean"].to_numpy().reshape(np.shape(mean))
+        np.testing.assert_array_less(np.abs(draws.mean(axis=0) - mean), 4 * mcse + 1e-12,
+                                     err_msg=site)
+        np.testing.assert_allclose(draws.std(axis=0), sd, rtol=0.10, err_msg=site)
+        checked += np.size(mean)
+    assert checked == 22  # 2 class + 2 Bernoulli + 6 categorical + 4 Gaussian + 2 Poisson + 6 words
+
+
+def test_mcmc_predictive_agrees_with_exact_bayes(mcmc_fit):
+    X, y, features, clf = mcmc_fit
+    rng = np.random.default_rng(5)
+    X_new, _, _ = mixed_data(seed=7, n=60)
+    X_new.loc[rng.random(60) < 0.2, "size"] = np.nan
+    exact = bnb.NaiveBayes(features, method="bayes").fit(X, y)
+    np.testing.assert_allclose(clf.predict_proba(X_new), exact.predict_proba(X_new), atol=0.02)
+    assert (clf.predict(X_new) == exact.predict(X_new)).mean() > 0.95
+
+
+def test_exact_sampler_matches_the_closed_form(x64):
+    X, y, features = mixed_data()
+    clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
+    draws = clf.sample_posterior(20000, seed=3)
+    for site, (mean, sd) in closed_form_moments(clf).items():
+        d = draws[site][0]
+        np.testing.assert_allclose(d.mean(axis=0), mean, atol=5 * np.max(sd) / np.sqrt(20000)
+                                   + 1e-12, err_msg=site)
+        np.testing.assert_allclose(d.std(axis=0), sd, rtol=0.05, err_msg=site)
+    # and its predictive over draws converges to the exact predictive
+    u = clf.predict_uncertainty(X.head(20), draws=draws)
+    np.testing.assert_allclose(u["proba"], clf.predict_proba(X.head(20)), atol=0.01)
+
+
+def test_predict_uncertainty_shapes_and_ranges(mcmc_fit, monkeypatch):
+    X, y, features, clf = mcmc_fit
+    u = clf.predict_uncertainty(X.head(25), interval=0.8)
+    assert u["proba"].shape == u["lower"].shape == u["upper"].shape == (25, 2)
+    assert np.all(u["lower"] <= u["upper"])
+    np.testing.assert_allclose(u["proba"].sum(axis=1), 1.0)
+    assert np.all(u["mutual_info"] >= 0) and np.all(u["mutual_info"] <= u["entropy"] + 1e-9)
+    assert np.all(u["entropy"] <= np.log(2) + 1e-12)
+    # batching over rows (bounded memory) does not change the answer
+    import bayesnb.inference as inference
+
+    monkeypatch.setattr(inference, "_DRAWS_BUDGET", 2000 * 10)
+    small = clf.predict_uncertainty(X.head(25), interval=0.8)
+    for key in u:  # float32 kernels: a different batch shape reorders XLA's reductions
+        np.testing.assert_allclose(small[key], u[key], rtol=1e-4, atol=1e-6)
+
+
+def test_arviz_export_has_named_dims_and_plots(mcmc_fit, tmp_path):
+    import arviz as az
+    import matplotlib.pyplot as plt
+
+    X, y, features, clf = mcmc_fit
+    idata = clf.to_arviz()
+    for group in ("posterior", "sample_stats", "prior", "observed_data"):
+        assert hasattr(idata, group), group
+    post = idata.posterior
+    assert list(post["class"].values) == ["a", "b"]
+    assert list(post["categorical.0.probs"].dims) == ["chain", "draw", "class", "colour_level"]
+    assert list(post["colour_level"].values) == ["blue", "green", "red"]
+    assert list(post["multinomial_feature"].values) == ["w0", "w1", "w2"]
+    assert post["gaussian.mean"].sizes == {"chain": 2, "draw": 1000, "class": 2,
+                                           "gaussian_feature": 1}
+    summary = az.summary(idata, var_names=["class_probs", "bernoulli.theta"])
+    assert "class_probs[a]" in summary.index and "bernoulli.theta[b, flag]" in summary.index
+    for plot in (lambda: az.plot_posterior(idata, var_names=["class_probs"]),
+                 lambda: az.plot_forest(idata, var_names=["poisson.rate"]),
+                 lambda: az.plot_trace(idata, var_names=["gaussian.mean"])):
+        plot()
+        path = tmp_path / "plot.png"
+        plt.gcf().savefig(path)
+        plt.close("all")
+        assert path.stat().st_size > 1000
+    # the exact sampler lays beside MCMC in one forest plot
+    exact = bnb.NaiveBayes(features, method="bayes").fit(X, y).to_arviz(prior_draws=None)
+    az.plot_forest([idata, exact], model_names=["NUTS", "exact"], var_names=["class_probs"])
+    plt.close("all")
+
+
+def test_short_chains_warn_and_name_the_worst_parameters():
+    X, y, features = mixed_data(n=60)
+    with pytest.warns(ConvergenceWarning, match=r"ESS as low as .*\(.*\["):
+        bnb.NaiveBayes(features, method="mcmc", num_warmup=20, num_samples=30,
+                       progress_bar=False).fit(X, y)
+
+
+def test_mcmc_refuses_improper_class_prior():
+    X, y, features = mixed_data(n=40)
+    with pytest.raises(ValueError, match="class_alpha > 0"):
+        bnb.NaiveBayes(features, method="mcmc", class_alpha=0.0, progress_bar=False).fit(X, y)
