@@ -63,9 +63,9 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         ``"bayes"``: the exact posterior predictive p(c | x, data), the parameters integrated out
         (Beta-Bernoulli, Dirichlet-categorical, Dirichlet-multinomial, Student-t, negative
         binomial). ``"mcmc"``: the same predictive averaged over NUTS draws of the parameters
-        (``draws_``, ``mcmc_summary()``, ``to_arviz()``). MAP under concentration ``alpha + 1`` equals the posterior mean under
-        ``alpha``: Laplace's add-one rule is the mean under ``alpha=1`` and the MAP under
-        ``alpha=2``.
+        (``draws_``, ``mcmc_summary()``, ``to_arviz()``). MAP under concentration
+        ``alpha + 1`` equals the posterior mean under ``alpha``: Laplace's add-one rule is the
+        mean under ``alpha=1`` and the MAP under ``alpha=2``.
     class_alpha : float or array-like of shape (n_classes,), default=1.0
         Dirichlet prior on the class proportions. ``0`` uses the plain class frequencies under
         every method (scikit-learn's and e1071's behaviour), at the price of an undefined
