@@ -116,12 +116,17 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         """Fit from scratch: one pass that accumulates per-class sufficient statistics."""
         for attr in ("classes_", "blocks_", "class_count_", "_state"):
             self.__dict__.pop(attr, None)
-        return self.partial_fit(X, y, classes=None, sample_weight=sample_weight)
+        self.partial_fit(X, y, classes=None, sample_weight=sample_weight)
+        self._prediction_state()  # surface undefined estimates (ML, MAP) and run NUTS now
+        return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Conjugate update with a new chunk: the statistics of all chunks are summed (Gaussian
         moments merged exactly), so any chunking gives the batch fit. ``classes`` declares every
-        label up front (needed on the first call if a chunk may miss a class)."""
+        label up front (needed on the first call if a chunk may miss a class). Estimates that
+        the data so far leave undefined (ML for a class not seen yet) are reported when the
+        model is used to predict, not while it is still learning; NUTS (``method="mcmc"``)
+        likewise runs at the first prediction after an update."""
         self._check_method()
         table = as_table(X)
         if table.n_rows == 0:
@@ -171,7 +176,6 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         self.blocks_ = blocks
         for attr in ("_state", "draws_", "sample_stats_", "_draws_key"):
             self.__dict__.pop(attr, None)
-        self._prediction_state()  # surface undefined estimates (MAP, ML) at fit time
         return self
 
     def _check_method(self):
@@ -489,15 +493,19 @@ def _check_defined(params, block: FittedBlock, classes, method: str):
         leaf = np.asarray(leaf)
         if leaf.ndim != 2 or leaf.shape[0] != len(classes):
             continue
-        bad = np.isnan(leaf) | (leaf == np.inf)
-        if name == "precision":
-            bad |= leaf <= 0
+        undefined = np.isnan(leaf)
+        degenerate = (leaf == np.inf) | ((leaf <= 0) if name == "precision" else False)
+        bad = undefined | degenerate
         if not bad.any():
             continue
         k, j = map(int, np.argwhere(bad)[0])
         col = columns[int(segment[j])] if segment is not None else columns[j]
-        reason = ("zero variance (every value of the class equal, or a single value)"
-                  if name == "precision" and method == "ml" else "no defined estimate")
+        if undefined[k, j]:
+            reason = "no observed value in this class, so the estimate is 0/0"
+        elif name == "precision" and method == "ml":
+            reason = "zero variance (every value of the class equal, or a single value)"
+        else:
+            reason = "no defined estimate (the posterior mode is at the boundary)"
         raise ValueError(
             f"column {col!r}, class {classes[k]!r}: {reason} under method={method!r} "
             f"({block.family.name} {name}). The data give no information there; use "

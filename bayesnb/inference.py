@@ -244,10 +244,18 @@ def diagnostics(clf, draws, sample_stats=None):
     """ArviZ summary (mean, sd, HDI, MCSE, ESS bulk/tail, r-hat) of every parameter."""
     az = _arviz()
 
+    import logging
+
     idata = to_inference_data(clf, draws, sample_stats)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # r-hat of a single chain: NaN
-        return az.summary(idata, round_to="none")
+    logger = logging.getLogger("arviz")
+    level = logger.level
+    logger.setLevel(logging.ERROR)  # "shape validation failed" for one chain: r-hat is NaN
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return az.summary(idata, round_to="none")
+    finally:
+        logger.setLevel(level)
 
 
 def check_convergence(summary, sample_stats, *, r_hat_max=1.01, ess_min=400):

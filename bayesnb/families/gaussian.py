@@ -158,7 +158,8 @@ class Gaussian(Family):
         if method == "ml":
             var_k = stats.m2 / stats.count
             var_pooled = stats.m2.sum(axis=0) / stats.count.sum(axis=0)
-            mean = stats.mean
+            # a class with no observed value has no ML mean (0/0), pooled variance or not
+            mean = jnp.where(stats.count > 0, stats.mean, jnp.nan)
             precision = 1.0 / jnp.where(prior.pooled, var_pooled, var_k)
         else:
             post = Gaussian.posterior(prior, stats)

@@ -1,0 +1,897 @@
+"""bayesnb against scikit-learn on the shapes of issue 6, side by side in one process.
+
+Every row times one operation of one case: our steady-state median (the first call, which
+compiles, is a warm-up and is reported on its own), scikit-learn's median on the same array in
+the same process, the ratio ours / scikit-learn and the target. The calls alternate (ours,
+scikit-learn, scikit-learn, ours, ...) so drifting machine load hits both sides alike. Read the
+ratios, not the absolute times: on a shared 2-vCPU machine the same script moves by 0.4x-1.7x
+between runs (see /work/shared/MEASUREMENTS.md).
+
+A fast wrong answer cannot pass: a row is "met" only if the argmax of our ``predict_proba``
+equals scikit-learn's on at least 99.9% of rows (for ``method="bayes"``: a float64 SciPy
+reference of the Dirichlet-multinomial predictive on a sample of rows).
+
+Usage::
+
+    python benchmarks/run.py                       # full run, about 8-10 minutes
+    python benchmarks/run.py --quick               # small shapes, a few seconds of work
+    python benchmarks/run.py --only gaussian --only coldstart --repeats 5
+    python benchmarks/run.py --dtype float32       # one dtype policy only
+    python benchmarks/run.py --profile --only multinomial   # where the time goes, by stage
+    python benchmarks/run.py --json results.json   # also write the rows as JSON
+
+Cases (``--only``): multinomial, bernoulli, gaussian, categorical, bayes, coldstart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+CASES = ("multinomial", "bernoulli", "gaussian", "categorical", "bayes", "coldstart")
+DTYPES = ("float32", "float64")
+#: ours / scikit-learn must be at most this (issue 6)
+TARGET = {"float32": 0.5, "float64": 1.0}
+COLDSTART_TARGET_S = 3.0
+AGREE_MIN = 0.999
+
+#: (rows, columns, classes[, levels]) per case; "bayes" is the number of rows scored exactly
+FULL = {"multinomial": (200_000, 1_000, 20), "bernoulli": (200_000, 1_000, 10),
+        "gaussian": (1_000_000, 50, 10), "categorical": (1_000_000, 20, 5, 5),
+        "bayes": 10_000, "bayes_check": 300, "coldstart_runs": 3, "repeats": 3}
+QUICK = {"multinomial": (5_000, 300, 20), "bernoulli": (5_000, 300, 10),
+         "gaussian": (20_000, 50, 10), "categorical": (20_000, 20, 5, 5),
+         "bayes": 500, "bayes_check": 200, "coldstart_runs": 1, "repeats": 1}
+
+
+# ---------------------------------------------------------------------------------- machinery
+class Memory:
+    """Peak resident memory of one call: the kernel's high-water mark is reset before the call
+    (``/proc/self/clear_refs``), so the peak is that call's, not the process's history."""
+
+    def __init__(self):
+        self.resettable = False
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            self.resettable = self._status("VmHWM") is not None
+        except OSError:
+            pass
+
+    @staticmethod
+    def _status(key: str) -> int | None:
+        try:
+            with open("/proc/self/status") as f:
+                for line in f:
+                    if line.startswith(key + ":"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            return None
+        return None
+
+    def start(self) -> int:
+        if self.resettable:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+        return self._status("VmRSS") or 0
+
+    def peak_since(self, base: int) -> float:
+        """Extra bytes above the resident size at ``start`` (NaN where unmeasurable)."""
+        if not self.resettable:
+            return float("nan")
+        return float(max((self._status("VmHWM") or 0) - base, 0))
+
+
+class CompileClock:
+    """Seconds JAX spends tracing, lowering and compiling (``jax.monitoring`` events)."""
+
+    def __init__(self):
+        import jax.monitoring
+
+        self.total = 0.0
+        jax.monitoring.register_event_duration_secs_listener(self._listen)
+
+    def _listen(self, name, duration, **_):
+        if name.startswith("/jax/core/compile/"):
+            self.total += duration
+
+
+MEMORY: Memory | None = None
+CLOCK: CompileClock | None = None
+
+
+def sync(out):
+    """Wait for JAX's asynchronous dispatch so the clock sees the whole computation."""
+    import jax
+
+    leaves = out
+    if hasattr(out, "blocks_"):
+        leaves = [b.stats for b in out.blocks_]
+    with contextlib.suppress(Exception):
+        jax.block_until_ready(leaves)
+    return out
+
+
+@dataclass
+class Call:
+    seconds: float
+    peak_bytes: float
+    compile_s: float
+    out: object = field(repr=False, default=None)
+
+
+def call(fn: Callable) -> Call:
+    gc.collect()
+    base = MEMORY.start()
+    c0 = CLOCK.total
+    t0 = time.perf_counter()
+    out = sync(fn())
+    dt = time.perf_counter() - t0
+    return Call(dt, MEMORY.peak_since(base), CLOCK.total - c0, out)
+
+
+@dataclass
+class Pair:
+    """First calls and steady-state medians of ours and a reference, measured alternately."""
+
+    ours_first: Call
+    ref_first: Call
+    ours: list
+    ref: list
+
+    @property
+    def ours_s(self):
+        return statistics.median(c.seconds for c in self.ours)
+
+    @property
+    def ref_s(self):
+        return statistics.median(c.seconds for c in self.ref)
+
+    @property
+    def ours_peak(self):
+        return statistics.median(c.peak_bytes for c in self.ours)
+
+    @property
+    def ref_peak(self):
+        return statistics.median(c.peak_bytes for c in self.ref)
+
+    @property
+    def steady_compile_s(self):
+        return sum(c.compile_s for c in self.ours)
+
+    @property
+    def ours_out(self):
+        return self.ours[-1].out
+
+    @property
+    def ref_out(self):
+        return self.ref[-1].out
+
+
+def pair(ours: Callable, ref: Callable, repeats: int) -> Pair:
+    first_o = call(ours)
+    first_r = call(ref)
+    o, r = [], []
+    for i in range(repeats):
+        if i % 2 == 0:
+            o.append(call(ours))
+            r.append(call(ref))
+        else:
+            r.append(call(ref))
+            o.append(call(ours))
+    # keep only the outputs of the last calls alive
+    for c in o[:-1] + r[:-1] + [first_o, first_r]:
+        c.out = None
+    return Pair(first_o, first_r, o, r)
+
+
+@dataclass
+class Row:
+    case: str
+    dtype: str
+    op: str
+    ours_s: float
+    ref_s: float
+    ref_name: str  # what the reference is ("sklearn", "our mean", ...)
+    target: float | None  # max ratio; None: no target (information only)
+    agree: float | None  # fraction of rows with the reference's argmax
+    max_abs_dp: float | None  # largest |p_ours - p_ref| over rows and classes
+    first_s: float
+    compile_s: float
+    ours_peak_mb: float
+    ref_peak_mb: float
+    input_mb: float
+    steady_compile_s: float = 0.0
+    note: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return self.ours_s / self.ref_s if self.ref_s > 0 else float("nan")
+
+    @property
+    def status(self) -> str:
+        if self.agree is not None and self.agree < AGREE_MIN:
+            return "WRONG"
+        if self.target is None:
+            return "n/a"
+        return "met" if self.ratio <= self.target else "missed"
+
+
+def row_from(pair_: Pair, case, dtype, op, ref_name, target, agree, dp, input_bytes, note=""):
+    return Row(case, dtype, op, pair_.ours_s, pair_.ref_s, ref_name, target, agree, dp,
+               pair_.ours_first.seconds, pair_.ours_first.compile_s, pair_.ours_peak / 2**20,
+               pair_.ref_peak / 2**20, input_bytes / 2**20, pair_.steady_compile_s, note)
+
+
+def agreement(p, q) -> tuple[float, float]:
+    p, q = np.asarray(p), np.asarray(q)
+    return float(np.mean(p.argmax(axis=1) == q.argmax(axis=1))), float(np.max(np.abs(p - q)))
+
+
+@contextlib.contextmanager
+def policy(dtype: str):
+    """float32: JAX's default; float64: ``with jax.enable_x64(True)`` around fit and predict."""
+    import jax
+
+    if dtype == "float64":
+        with jax.enable_x64(True):
+            yield
+    else:
+        yield
+
+
+# ---------------------------------------------------------------------------------- data
+def make_multinomial(n, v, k, doc_len=100, seed=0):
+    """Bag-of-words counts: ``doc_len`` words per row drawn from a per-class Dirichlet(0.5)
+    word distribution (about 9% of the entries are non-zero, counts up to ~10)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    cdf = np.cumsum(rng.dirichlet(np.full(v, 0.5), size=k), axis=1)
+    cdf[:, -1] = 1.0
+    x = np.empty((n, v), dtype=np.float32)
+    for s in range(0, n, 20_000):
+        yy = y[s:s + 20_000]
+        m = len(yy)
+        u = rng.random((m, doc_len))
+        idx = np.empty((m, doc_len), dtype=np.int64)
+        for c in range(k):
+            rows = yy == c
+            idx[rows] = np.searchsorted(cdf[c], u[rows])
+        flat = (np.arange(m)[:, None] * v + idx).ravel()
+        x[s:s + m] = np.bincount(flat, minlength=m * v).reshape(m, v)
+    return x, y
+
+
+def make_bernoulli(n, v, k, seed=1):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    p = rng.uniform(0.05, 0.95, (k, v)).astype(np.float32)
+    x = np.empty((n, v), dtype=np.float32)
+    for s in range(0, n, 20_000):
+        yy = y[s:s + 20_000]
+        x[s:s + len(yy)] = rng.random((len(yy), v), dtype=np.float32) < p[yy]
+    return x, y
+
+
+def make_gaussian(n, f, k, seed=2):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    mu = rng.normal(0.0, 1.0, (k, f))
+    sd = rng.uniform(0.5, 2.0, (k, f))
+    x = np.empty((n, f), dtype=np.float64)
+    for s in range(0, n, 100_000):
+        yy = y[s:s + 100_000]
+        x[s:s + len(yy)] = mu[yy] + sd[yy] * rng.standard_normal((len(yy), f))
+    return x, y
+
+
+def make_categorical(n, f, k, levels, seed=3):
+    """Integer codes 0..levels-1 (int64, as a user's label-encoded table would be)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    cdf = np.cumsum(rng.dirichlet(np.ones(levels), size=(k, f)), axis=-1)  # (k, f, L)
+    x = np.empty((n, f), dtype=np.int64)
+    for s in range(0, n, 100_000):
+        yy = y[s:s + 100_000]
+        u = rng.random((len(yy), f, 1))
+        x[s:s + len(yy)] = np.minimum((u > cdf[yy]).sum(axis=-1), levels - 1)
+    return x, y
+
+
+# ---------------------------------------------------------------------------------- cases
+def discrete_case(name, X, y, make_ours, make_ref, dtype, repeats) -> list[Row]:
+    """fit and predict_proba, ours against the reference estimator, on the same array."""
+    with policy(dtype):
+        ours, ref = make_ours(), make_ref()
+        fit = pair(lambda: ours.fit(X, y), lambda: ref.fit(X, y), repeats)
+        proba = pair(lambda: ours.predict_proba(X), lambda: ref.predict_proba(X), repeats)
+        agree, dp = agreement(proba.ours_out, proba.ref_out)
+    shape = "x".join(str(s) for s in X.shape)
+    return [row_from(fit, name, dtype, "fit", "sklearn", TARGET[dtype], agree, dp, X.nbytes,
+                     f"{shape} {X.dtype}"),
+            row_from(proba, name, dtype, "predict_proba", "sklearn", TARGET[dtype], agree, dp,
+                     X.nbytes, f"{shape} {X.dtype}")]
+
+
+def dirichlet_multinomial_reference(X, y, rows, n_classes):
+    """float64 SciPy log p(c | x, data) under Dirichlet(1) word priors and class frequencies."""
+    from scipy.special import gammaln, logsumexp
+
+    X64 = np.asarray(X, dtype=np.float64)
+    counts = np.zeros((n_classes, X.shape[1]))
+    for c in range(n_classes):
+        counts[c] = X64[y == c].sum(axis=0)
+    a = counts + 1.0
+    freq = np.bincount(y, minlength=n_classes) / len(y)
+    xs = X64[:rows]
+    n = xs.sum(axis=1, keepdims=True)
+    score = (np.log(freq) + gammaln(a.sum(axis=1)) - gammaln(a.sum(axis=1) + n)
+             + (gammaln(a[None] + xs[:, None]) - gammaln(a)[None]).sum(axis=-1))
+    return np.exp(score - logsumexp(score, axis=1, keepdims=True))
+
+
+def run_multinomial(shape, dtype, repeats, do_mean, do_bayes, bayes_rows, check_rows, data):
+    from sklearn.naive_bayes import MultinomialNB
+
+    import bayesnb as bnb
+
+    X, y = data
+    if dtype == "float64":
+        X = X.astype(np.float64)
+    rows = []
+    if do_mean:
+        rows += discrete_case(
+            "multinomial", X, y,
+            lambda: bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="mean", class_alpha=0),
+            lambda: MultinomialNB(alpha=1.0), dtype, repeats)
+    if do_bayes:
+        k = shape[2]
+        with policy(dtype):
+            bayes = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="bayes", class_alpha=0)
+            mean = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="mean", class_alpha=0)
+            fit = pair(lambda: bayes.fit(X, y), lambda: mean.fit(X, y), max(1, repeats - 1))
+            Xs = X[:bayes_rows]
+            proba = pair(lambda: bayes.predict_proba(Xs), lambda: mean.predict_proba(Xs),
+                         repeats)
+        ref = dirichlet_multinomial_reference(X, y, check_rows, k)
+        agree, dp = agreement(proba.ours_out[:check_rows], ref)
+        note = f"{bayes_rows} rows; checked vs float64 SciPy on {check_rows}"
+        rows += [row_from(fit, "multinomial bayes", dtype, "fit", "our mean", None, None, None,
+                          X.nbytes, "ratio to our method='mean' fit"),
+                 row_from(proba, "multinomial bayes", dtype,
+                          f"predict_proba ({bayes_rows:,} rows)", "our mean", None, agree, dp,
+                          Xs.nbytes, note)]
+    return rows
+
+
+def run_bernoulli(shape, dtype, repeats, data):
+    from sklearn.naive_bayes import BernoulliNB
+
+    import bayesnb as bnb
+
+    X, y = data
+    if dtype == "float64":
+        X = X.astype(np.float64)
+    return discrete_case(
+        "bernoulli", X, y,
+        lambda: bnb.NaiveBayes(bnb.Bernoulli(alpha=1.0, beta=1.0), method="mean",
+                               class_alpha=0),
+        lambda: BernoulliNB(alpha=1.0), dtype, repeats)
+
+
+def run_gaussian(shape, dtype, repeats, data):
+    from sklearn.naive_bayes import GaussianNB
+
+    import bayesnb as bnb
+
+    X, y = data
+    X = X.astype(np.float32) if dtype == "float32" else X
+    return discrete_case(
+        "gaussian", X, y,
+        lambda: bnb.NaiveBayes(bnb.Gaussian(), method="ml", class_alpha=0),
+        lambda: GaussianNB(var_smoothing=0.0), dtype, repeats)
+
+
+def run_categorical(shape, dtype, repeats, data):
+    from sklearn.naive_bayes import CategoricalNB
+
+    import bayesnb as bnb
+
+    X, y = data
+    return discrete_case(
+        "categorical", X, y,
+        lambda: bnb.NaiveBayes(bnb.Categorical(alpha=1.0), method="mean", class_alpha=0),
+        lambda: CategoricalNB(alpha=1.0), dtype, repeats)
+
+
+COLD_OURS = """
+import json, time
+t0 = time.perf_counter()
+import pandas as pd
+import bayesnb as bnb
+from bayesnb.datasets import load_playtennis
+t1 = time.perf_counter()
+X, y = load_playtennis()
+t2 = time.perf_counter()
+clf = bnb.NaiveBayes(method="ml").fit(X, y)
+t3 = time.perf_counter()
+q = pd.DataFrame([["Sunny", "Cool", "High", "Strong"]], columns=X.columns)
+label = clf.predict(q)[0]
+joint = clf.predict_joint_log_proba(q)
+t4 = time.perf_counter()
+print(json.dumps({"label": str(label), "import": t1 - t0, "load": t2 - t1, "fit": t3 - t2,
+                  "predict": t4 - t3}))
+"""
+
+COLD_SKLEARN = """
+import json, time
+t0 = time.perf_counter()
+import pandas as pd
+from sklearn.naive_bayes import CategoricalNB
+from sklearn.preprocessing import OrdinalEncoder
+from bayesnb.datasets import load_playtennis
+t1 = time.perf_counter()
+X, y = load_playtennis()
+t2 = time.perf_counter()
+enc = OrdinalEncoder().fit(X)
+clf = CategoricalNB(alpha=1e-10, force_alpha=True).fit(enc.transform(X), y)
+t3 = time.perf_counter()
+q = pd.DataFrame([["Sunny", "Cool", "High", "Strong"]], columns=X.columns)
+label = clf.predict(enc.transform(q))[0]
+t4 = time.perf_counter()
+print(json.dumps({"label": str(label), "import": t1 - t0, "load": t2 - t1, "fit": t3 - t2,
+                  "predict": t4 - t3}))
+"""
+
+
+def cold(code: str) -> tuple[float, dict]:
+    env = dict(os.environ)
+    env.pop("JAX_ENABLE_X64", None)
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=False)
+    wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise RuntimeError(f"cold-start subprocess failed:\n{out.stderr[-2000:]}")
+    return wall, json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_coldstart(runs: int, with_sklearn: bool = True) -> tuple[list[Row], dict]:
+    ours, refs, phases = [], [], []
+    for _ in range(runs):
+        w, ph = cold(COLD_OURS)
+        ours.append(w)
+        phases.append(ph)
+        refs.append(cold(COLD_SKLEARN)[0] if with_sklearn else float("nan"))
+    labels = {p["label"] for p in phases}
+    right = labels == {"No"}  # seed 003: x' = (Sunny, Cool, High, Strong) is a "No" day
+    med = {k: statistics.median(p[k] for p in phases) for k in ("import", "load", "fit",
+                                                                "predict")}
+    row = Row("coldstart", "float32", "python -c: import+fit+predict PlayTennis",
+              statistics.median(ours), statistics.median(refs), "sklearn", None,
+              1.0 if right else 0.0, None, ours[0], float("nan"), float("nan"), float("nan"),
+              float("nan"), note=f"target < {COLDSTART_TARGET_S:g} s wall")
+    return [row], med
+
+
+# ---------------------------------------------------------------------------------- output
+def fmt_s(s: float) -> str:
+    if s != s:  # NaN
+        return "-"
+    return f"{s * 1e3:,.0f} ms" if s < 10 else f"{s:,.1f} s"
+
+
+def fmt_mb(b: float) -> str:
+    return "-" if b != b else f"{b:,.0f}"
+
+
+def table(rows: list[Row]) -> str:
+    head = ["case", "dtype", "op", "ours", "reference", "ratio", "target", "status",
+            "first call (compile)", "peak MB ours / ref", "X MB", "argmax agree", "max |dp|"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        if r.case == "coldstart":
+            ratio = "-" if r.ratio != r.ratio else f"{r.ratio:.2f}x"
+            target = f"< {COLDSTART_TARGET_S:g} s"
+            status = ("WRONG" if r.agree == 0 else
+                      "met" if r.ours_s < COLDSTART_TARGET_S else "missed")
+            first = fmt_s(r.first_s)
+        else:
+            ratio = f"{r.ratio:.2f}x"
+            target = "-" if r.target is None else f"<= {r.target:g}x"
+            status = r.status
+            first = f"{fmt_s(r.first_s)} ({fmt_s(r.compile_s)})"
+            if r.steady_compile_s > 0.001:
+                first += f" RETRACED {fmt_s(r.steady_compile_s)}"
+        peak = "-" if r.ours_peak_mb != r.ours_peak_mb else \
+            f"{fmt_mb(r.ours_peak_mb)} / {fmt_mb(r.ref_peak_mb)}"
+        agree = "-" if r.agree is None else f"{100 * r.agree:.3f}%"
+        dp = "-" if r.max_abs_dp is None else f"{r.max_abs_dp:.1e}"
+        lines.append("| " + " | ".join([
+            r.case, r.dtype, r.op, fmt_s(r.ours_s), f"{fmt_s(r.ref_s)} ({r.ref_name})", ratio,
+            target, status, first, peak, fmt_mb(r.input_mb), agree, dp]) + " |")
+    return "\n".join(lines)
+
+
+def machine() -> dict:
+    import jax
+    import numpyro
+    import pandas
+    import scipy
+    import sklearn
+
+    model = "unknown"
+    with contextlib.suppress(OSError):
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    rev = "unknown"
+    with contextlib.suppress(Exception):
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        head = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=False).stdout.strip()
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "bayesnb"],
+                               capture_output=True, text=True, check=False).stdout.strip()
+        rev = head + (" + uncommitted changes in bayesnb/" if dirty else "")
+    return {"nproc": os.cpu_count(), "cpu": model, "python": platform.python_version(),
+            "jax": jax.__version__, "numpyro": numpyro.__version__,
+            "sklearn": sklearn.__version__, "numpy": np.__version__, "scipy": scipy.__version__,
+            "pandas": pandas.__version__, "bayesnb commit": rev,
+            "peak RSS": "per call (clear_refs)" if MEMORY.resettable else "unavailable"}
+
+
+# ---------------------------------------------------------------------------------- profile
+def _med(fn, repeats):
+    out, ts = None, []
+    for _ in range(repeats):
+        gc.collect()
+        t0 = time.perf_counter()
+        out = sync(fn())
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts), out
+
+
+def aligned_empty(shape, dtype, align=64):
+    """An uninitialised array whose data start on a 64-byte boundary: ``jax.device_put`` then
+    shares the memory instead of copying it (CPU backend)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    buf = np.empty(nbytes + align, dtype=np.uint8)
+    off = (-buf.ctypes.data) % align
+    return buf[off:off + nbytes].view(dtype).reshape(shape)
+
+
+def floors(name, X, y, k):
+    """Lower bounds: the bare XLA kernel on an array already on the JAX device, plus host-side
+    alternatives, per case. Returns {label: callable}."""
+    import jax
+    import jax.numpy as jnp
+
+    ft = jnp.result_type(float)
+    codes = jnp.asarray(y, dtype=jnp.int32)
+    onehot = jax.nn.one_hot(codes, k, dtype=ft)
+    out = {}
+    if name in ("multinomial", "bernoulli", "gaussian"):
+        xd = jax.device_put(np.asarray(X, dtype=ft))
+        w = jnp.asarray(np.random.default_rng(0).normal(size=(k, X.shape[1])), dtype=ft)
+        b = jnp.zeros(k, ft)
+        count = jax.jit(lambda x, r: r.T @ x)
+        lin = jax.jit(lambda x, w, b: x @ w.T + b)
+        out["XLA floor: resp.T @ X on device (fit)"] = lambda: count(xd, onehot)
+        out["XLA floor: X @ W.T + b on device (predict)"] = lambda: lin(xd, w, b)
+        if name == "gaussian":
+            sq = jax.jit(lambda x, r: (r.T @ x, r.T @ (x * x)))
+            quad = jax.jit(lambda x, w, b: (-0.5 * (x * x)) @ w.T + x @ w.T + b)
+            out["XLA floor: resp.T @ [X, X*X] (Gaussian fit)"] = lambda: sq(xd, onehot)
+            out["XLA floor: two matmuls (Gaussian predict)"] = lambda: quad(xd, w, b)
+        xn = np.asarray(X)
+        out["numpy: copy X into a 64-byte aligned buffer"] = \
+            lambda: np.copyto(aligned_empty(xn.shape, ft), xn, casting="unsafe")
+        xa = aligned_empty(xn.shape, ft)
+        np.copyto(xa, xn, casting="unsafe")
+        out["jax.device_put(aligned numpy) [zero-copy]"] = lambda: jax.device_put(xa)
+        out["jax.device_put(user's numpy, unaligned)"] = lambda: jax.device_put(xn)
+        out["numpy: one-pass checks x.min(), x.max(), isnan(x.sum())"] = \
+            lambda: (xn.min(), xn.max(), np.isnan(xn.sum()))
+    if name == "multinomial":
+        from scipy.special import gammaln
+
+        xn = np.asarray(X)
+        out["numpy: log_coef from entries > 1 only (gammaln)"] = \
+            lambda: gammaln(xn[xn > 1] + 1.0).sum()
+    if name == "categorical":
+        f = X.shape[1]
+        levels = int(X.max()) + 1
+        xd = jax.device_put(np.asarray(X, dtype=np.int32))
+        logp = jnp.asarray(np.random.default_rng(0).normal(size=(k, f * levels)), dtype=ft)
+        offs = jnp.arange(f, dtype=jnp.int32) * levels
+
+        def gather(x, t):
+            return jnp.take(t.T, x + offs, axis=0).sum(axis=1)
+
+        def onehot_mm(x, t):
+            return jax.nn.one_hot(x + offs, f * levels, dtype=t.dtype).sum(axis=1) @ t.T
+
+        g, m = jax.jit(gather), jax.jit(onehot_mm)
+        out["XLA floor: gather + sum (predict)"] = lambda: g(xd, logp)
+        out["XLA floor: one-hot (n, F*L) @ table.T (predict)"] = lambda: m(xd, logp)
+        xn = np.asarray(X)
+        yn = np.asarray(y)
+        out["numpy floor: bincount on (class, column, level) (fit)"] = lambda: np.bincount(
+            ((yn[:, None] * f + np.arange(f)) * levels + xn).ravel(), minlength=k * f * levels)
+        out["numpy: np.unique per column (learn levels)"] = \
+            lambda: [np.unique(xn[:, j]) for j in range(f)]
+        lv = np.arange(levels)
+        out["numpy: searchsorted codes per column (encode)"] = \
+            lambda: [np.searchsorted(lv, xn[:, j]) for j in range(f)]
+        out["numpy: X.astype(object) (what encode does first)"] = lambda: xn.astype(object)
+    return out
+
+
+def profile_case(name, X, y, family, method, k, dtype, repeats) -> list[tuple[str, float]]:
+    """Stage-by-stage times of our fit and predict_proba, through the library's internals as of
+    this commit (a stage whose internals moved reports 'n/a')."""
+    import jax
+    import jax.numpy as jnp
+
+    import bayesnb as bnb
+    from bayesnb import _data, _kernels, estimator
+
+    res: list[tuple[str, float]] = []
+    env: dict = {}
+
+    def stage(label, fn):
+        try:
+            t, out = _med(fn, repeats)
+        except Exception as err:  # internals changed under us
+            res.append((f"{label}  [n/a: {type(err).__name__}: {str(err)[:60]}]", float("nan")))
+            return None
+        res.append((label, t))
+        return out
+
+    with policy(dtype):
+        clf = bnb.NaiveBayes(family, method=method, class_alpha=0)
+        clf.fit(X, y)
+        clf.predict_proba(X)  # warm every kernel
+        t, _ = _med(lambda: clf.fit(X, y), repeats)
+        res.append(("FIT total (measured)", t))
+        table = stage("  as_table(X)", lambda: _data.as_table(X))
+        enc = stage("  encode_labels(y)", lambda: _data.encode_labels(y, len(y)))
+        if enc is not None:
+            env["codes"] = enc[1]
+            ft = jnp.result_type(float)
+            env["resp"] = stage("  resp = one_hot(codes) * weight (JAX)", lambda: jax.nn.one_hot(
+                env["codes"], k, dtype=ft) * jnp.asarray(np.ones(len(y)))[:, None])
+        spec = _data.resolve_features(clf.features, table)[0] if table is not None else None
+        raw = stage("  Table.block: column selection X[:, list(positions)]",
+                    lambda: table.block(spec.columns, spec.positions)) if spec else None
+        if raw is not None:
+            schema = stage("  family.learn_schema", lambda: spec.family.learn_schema(
+                raw, spec.columns))
+            xe = stage("  family.encode (validate, convert)", lambda: spec.family.encode(
+                raw, schema)) if schema is not None else None
+            if xe is not None and "resp" in env:
+                levels = estimator._levels(schema)
+                fam_t = type(spec.family)
+                stage(f"  suff_stats as called (numpy {xe.dtype} in: transfer + kernel)",
+                      lambda: _kernels.suff_stats(fam_t, xe, env["resp"], levels))
+                xd = stage("    of which jax.device_put(encoded X)", lambda: jax.device_put(xe))
+                if xd is not None:
+                    stage("    of which suff_stats kernel on device input",
+                          lambda: _kernels.suff_stats(fam_t, xd, env["resp"], levels))
+        stage("  _prediction_state (estimates, checks)",
+              lambda: (clf.__dict__.pop("_state", None), clf._prediction_state()))
+
+        t, _ = _med(lambda: clf.predict_proba(X), repeats)
+        res.append(("PREDICT_PROBA total (measured)", t))
+        blocks = stage("  _encoded_blocks (as_table, block, encode)",
+                       lambda: clf._encoded_blocks(X))
+        state = clf._prediction_state()
+        if blocks is not None:
+            xs, n = blocks
+            size = _kernels.bucket(n)
+            padded = stage(f"  bucket + pad_rows ({n} -> {size} rows)",
+                           lambda: tuple(_kernels.pad_rows(x, size) for x in xs))
+            if padded is not None:
+                fams, exact, log_prior, tables = state
+                s = stage(f"  scores as called (numpy {padded[0].dtype} in: transfer + kernel)",
+                          lambda: _kernels.scores(fams, exact, log_prior, tables, padded))
+                pd_ = stage("    of which jax.device_put(padded X)",
+                            lambda: tuple(jax.device_put(p) for p in padded))
+                if pd_ is not None:
+                    stage("    of which scores kernel on device input",
+                          lambda: _kernels.scores(fams, exact, log_prior, tables, pd_))
+                if s is not None:
+                    sc = stage("  np.asarray(scores, float64)[:n] (device -> host)",
+                               lambda: np.asarray(s, dtype=np.float64)[:n])
+                    if sc is not None:
+                        stage("  host: logsumexp normaliser (scipy) + checks",
+                              lambda: clf._normaliser(sc))
+                        norm = clf._normaliser(sc)
+                        stage("  host: np.exp(scores - norm)", lambda: np.exp(sc - norm))
+        for label, fn in floors(name, X, y, k).items():
+            stage("FLOOR " + label, fn)
+    return res
+
+
+def profile_coldstart(runs: int) -> list[tuple[str, float]]:
+    res = []
+    for label, code in [("python -c pass", "pass"), ("import numpy", "import numpy"),
+                        ("import pandas", "import pandas"), ("import jax", "import jax"),
+                        ("import jax, numpyro", "import jax, numpyro, numpyro.distributions"),
+                        ("import sklearn.base", "import sklearn.base"),
+                        ("import bayesnb", "import bayesnb")]:
+        ts = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            ts.append(time.perf_counter() - t0)
+        res.append((f"subprocess: {label}", statistics.median(ts)))
+    phases = [cold(COLD_OURS)[1] for _ in range(runs)]
+    for k in ("import", "load", "fit", "predict"):
+        res.append((f"PlayTennis script phase: {k}", statistics.median(p[k] for p in phases)))
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import bayesnb"],
+                         capture_output=True, text=True, check=True).stderr
+    cum: dict[str, int] = {}
+    for line in out.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            cum.setdefault(parts[2].strip(), int(parts[1]))
+    for mod in ("bayesnb", "bayesnb.estimator", "bayesnb.families", "bayesnb.coursework",
+                "bayesnb.persistence", "jax", "numpyro", "numpyro.distributions", "pandas",
+                "scipy.stats", "sklearn.base", "arviz"):
+        if mod in cum:
+            res.append((f"-X importtime cumulative (first import): {mod}", cum[mod] / 1e6))
+    return res
+
+
+# ---------------------------------------------------------------------------------- main
+def main(argv=None) -> int:
+    global MEMORY, CLOCK
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small shapes (smoke run)")
+    parser.add_argument("--only", action="append", choices=CASES, metavar="NAME",
+                        help=f"run only this case (repeatable): {', '.join(CASES)}")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="steady-state calls per side after the warm-up call "
+                             "(default 3 full, 2 quick)")
+    parser.add_argument("--dtype", choices=(*DTYPES, "both"), default="both",
+                        help="dtype policy: float32 (JAX default), float64 (enable_x64)")
+    parser.add_argument("--profile", action="store_true",
+                        help="stage-by-stage breakdown of our fit/predict instead of the table")
+    parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
+    args = parser.parse_args(argv)
+
+    t_start = time.perf_counter()
+    cfg = QUICK if args.quick else FULL
+    repeats = args.repeats or cfg["repeats"]
+    only = set(args.only or CASES)
+    dtypes = DTYPES if args.dtype == "both" else (args.dtype,)
+
+    MEMORY = Memory()
+    CLOCK = CompileClock()
+    info = machine()
+    print("# bayesnb benchmarks" + (" (--quick)" if args.quick else ""))
+    print("; ".join(f"{k}: {v}" for k, v in info.items()), flush=True)
+    print(f"repeats: {repeats} steady calls per side after one warm-up call; "
+          f"dtype policies: {', '.join(dtypes)}\n", flush=True)
+
+    if args.profile:
+        return run_profile(args, cfg, only, dtypes, repeats)
+
+    rows: list[Row] = []
+    extra: dict = {}
+
+    def progress(msg):
+        print(f"[{time.perf_counter() - t_start:6.1f} s] {msg}", file=sys.stderr, flush=True)
+
+    if only & {"multinomial", "bayes"}:
+        shape = cfg["multinomial"]
+        progress(f"multinomial data {shape}")
+        data = make_multinomial(*shape)
+        for dt in dtypes:
+            progress(f"multinomial {dt}")
+            rows += run_multinomial(shape, dt, repeats, "multinomial" in only, "bayes" in only,
+                                    cfg["bayes"], cfg["bayes_check"], data)
+        del data
+    if "bernoulli" in only:
+        shape = cfg["bernoulli"]
+        progress(f"bernoulli data {shape}")
+        data = make_bernoulli(*shape)
+        for dt in dtypes:
+            progress(f"bernoulli {dt}")
+            rows += run_bernoulli(shape, dt, repeats, data)
+        del data
+    if "gaussian" in only:
+        shape = cfg["gaussian"]
+        progress(f"gaussian data {shape}")
+        data = make_gaussian(*shape)
+        for dt in dtypes:
+            progress(f"gaussian {dt}")
+            rows += run_gaussian(shape, dt, repeats, data)
+        del data
+    if "categorical" in only:
+        shape = cfg["categorical"]
+        progress(f"categorical data {shape}")
+        data = make_categorical(*shape)
+        for dt in dtypes:
+            progress(f"categorical {dt}")
+            rows += run_categorical(shape, dt, repeats, data)
+        del data
+    if "coldstart" in only:
+        progress("cold start")
+        cs_rows, extra["coldstart_phases_s"] = run_coldstart(cfg["coldstart_runs"],
+                                                             with_sklearn=not args.quick)
+        rows += cs_rows
+
+    print(table(rows))
+    notes = dict.fromkeys(f"{r.case} {r.dtype}: {r.note}" for r in rows if r.note)
+    if notes:
+        print("\n" + "\n".join(f"- {n}" for n in notes))
+    if "coldstart_phases_s" in extra:
+        ph = extra["coldstart_phases_s"]
+        print("\ncold start phases inside the subprocess (median): " +
+              ", ".join(f"{k} {fmt_s(v)}" for k, v in ph.items()))
+    print("\nours: steady-state median (compile excluded). first call: the warm-up call's wall "
+          "time, (of which JAX trace+lower+compile). peak MB: extra resident memory during one "
+          "steady call. status: met if ratio <= target and argmax agreement >= 99.9%.")
+    total = time.perf_counter() - t_start
+    print(f"total wall time: {total:.0f} s")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": info, "quick": args.quick, "repeats": repeats,
+                       "rows": [asdict(r) | {"ratio": r.ratio, "status": r.status}
+                                for r in rows], **extra}, f, indent=1)
+    return 0
+
+
+def run_profile(args, cfg, only, dtypes, repeats) -> int:
+    import bayesnb as bnb
+
+    specs = {
+        "multinomial": (make_multinomial, lambda: bnb.Multinomial(alpha=1.0), "mean"),
+        "bernoulli": (make_bernoulli, lambda: bnb.Bernoulli(alpha=1.0, beta=1.0), "mean"),
+        "gaussian": (make_gaussian, lambda: bnb.Gaussian(), "ml"),
+        "categorical": (make_categorical, lambda: bnb.Categorical(alpha=1.0), "mean"),
+    }
+    for name, (make, family, method) in specs.items():
+        if name not in only:
+            continue
+        shape = cfg[name]
+        X, y = make(*shape)
+        for dt in dtypes:
+            Xd = X
+            if name == "gaussian" and dt == "float32":
+                Xd = X.astype(np.float32)
+            elif name in ("multinomial", "bernoulli") and dt == "float64":
+                Xd = X.astype(np.float64)
+            res = profile_case(name, Xd, y, family(), method, shape[2], dt, repeats)
+            print(f"## {name} {dt}: X {Xd.shape} {Xd.dtype} ({Xd.nbytes / 2**20:,.0f} MB)")
+            for label, t in res:
+                print(f"  {fmt_s(t):>10}  {label}")
+            print(flush=True)
+            del Xd
+    if "coldstart" in only:
+        print("## cold start")
+        for label, t in profile_coldstart(cfg["coldstart_runs"]):
+            print(f"  {fmt_s(t):>10}  {label}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
