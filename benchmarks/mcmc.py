@@ -1,7 +1,7 @@
 """NUTS effective samples per second next to the exact conjugate sampler's draws per second.
 
-    python benchmarks/mcmc.py            # Bernoulli 2 x 20, Multinomial 4 x 500; 2 chains x (1000 + 1000)
-    python benchmarks/mcmc.py --quick    # small settings, a few seconds
+    python benchmarks/mcmc.py          # Bernoulli 2 x 20, Multinomial 4 x 500; 2 x (1000 + 1000)
+    python benchmarks/mcmc.py --quick  # small settings, a few seconds
 
 Both samplers draw from the same posterior (the conjugate one), in one process. NUTS runs on the
 sufficient-statistic model in float64 (bayesnb.inference). ESS is ArviZ's minimum bulk ESS
