@@ -7,7 +7,7 @@
 __version__ = "0.1.0"
 
 from .coursework import from_tables  # noqa: E402
-from .estimator import METHODS, NaiveBayes  # noqa: E402
+from .estimator import METHODS, NaiveBayes, merge  # noqa: E402
 from .families import (  # noqa: E402
     REGISTRY,
     Bernoulli,
@@ -32,5 +32,6 @@ __all__ = [
     "Poisson",
     "from_tables",
     "load",
+    "merge",
     "save",
 ]

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from . import _kernels
@@ -249,12 +249,15 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
                     num_chains=self.num_chains, seed=self.seed, chain_method=self.chain_method,
                     progress_bar=self.progress_bar)
 
+    def _draws_cache_key(self):
+        return (tuple(sorted(self._mcmc_settings().items())), _freeze(self.class_alpha),
+                _freeze(self.class_prior))
+
     def _ensure_draws(self):
         """Run NUTS (once per fit and settings) and warn if the diagnostics look bad."""
         from .inference import check_convergence, run_nuts
 
-        key = (tuple(sorted(self._mcmc_settings().items())), _freeze(self.class_alpha),
-               _freeze(self.class_prior))
+        key = self._draws_cache_key()
         if self.__dict__.get("_draws_key") == key:
             return
         if any(b.stats is None for b in self.blocks_):
@@ -510,3 +513,50 @@ def _check_defined(params, block: FittedBlock, classes, method: str):
             f"column {col!r}, class {classes[k]!r}: {reason} under method={method!r} "
             f"({block.family.name} {name}). The data give no information there; use "
             f"method='mean' or 'bayes' (the prior fills the gap).")
+
+
+def merge(*models: NaiveBayes) -> NaiveBayes:
+    """One model from several fits of the same specification on different data: the
+    sufficient statistics add up (Gaussian moments merge exactly), so merging fits of the
+    parts equals one fit of the union.
+
+    The models must share classes, columns, families with equal hyperparameters and category
+    levels (declare ``categories=`` and ``partial_fit(..., classes=)`` when parts may miss some).
+    The result takes the first model's settings (method, class prior, MCMC options).
+    """
+    if not models:
+        raise ValueError("merge needs at least one model.")
+    for m in models:
+        check_is_fitted(m, "blocks_")
+        if any(b.stats is None for b in m.blocks_):
+            raise ValueError("a model built from stated tables has no statistics to merge.")
+    first = models[0]
+    for i, m in enumerate(models[1:], start=1):
+        if not np.array_equal(m.classes_, first.classes_):
+            raise ValueError(f"model {i} has classes {list(m.classes_)}, model 0 has "
+                             f"{list(first.classes_)}; declare classes= in partial_fit.")
+        if len(m.blocks_) != len(first.blocks_) or tuple(m._columns) != tuple(first._columns):
+            raise ValueError(f"model {i} has other columns or blocks than model 0.")
+        for a, b in zip(first.blocks_, m.blocks_, strict=True):
+            if type(a.family) is not type(b.family) or a.family != b.family:
+                raise ValueError(f"columns {list(a.schema.columns)}: model {i} uses "
+                                 f"{b.family!r}, model 0 {a.family!r}.")
+            if a.schema != b.schema:
+                raise ValueError(f"columns {list(a.schema.columns)}: the category levels differ "
+                                 f"between model 0 and model {i}; declare them with "
+                                 f"Categorical(categories=...).")
+    merged = clone(first)
+    merged.classes_ = first.classes_
+    merged.n_features_in_ = first.n_features_in_
+    merged._columns = first._columns
+    if hasattr(first, "feature_names_in_"):
+        merged.feature_names_in_ = first.feature_names_in_
+    merged.class_count_ = sum(m.class_count_ for m in models)
+    blocks = []
+    for parts in zip(*(m.blocks_ for m in models), strict=True):
+        stats = parts[0].stats
+        for p in parts[1:]:
+            stats = type(p.family).merge_stats(stats, p.stats)
+        blocks.append(parts[0]._replace(stats=stats))
+    merged.blocks_ = blocks
+    return merged

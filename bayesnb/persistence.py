@@ -5,8 +5,9 @@ A model file (``.bnb``) is a zip archive holding
 * ``manifest.json``: ``{"format": "bayesnb-model", "format_version": 1, ...}``, the estimator's
   settings, the classes, the columns, and per block the family name, its hyperparameters, its
   schema (columns, category levels) and the names of its arrays;
-* one ``.npy`` file per array (prior hyperparameters, sufficient statistics, class counts, or the
-  stated tables of a model built with ``from_tables``), read with ``allow_pickle=False``.
+* one ``.npy`` file per array (prior hyperparameters, sufficient statistics, class counts, the
+  NUTS draws and sample statistics of an MCMC fit, or the stated tables of a model built with
+  ``from_tables``), read with ``allow_pickle=False``.
 
 Nothing in a file is executed or unpickled at load: families are looked up by name in
 ``bayesnb.families.REGISTRY``, and every array is checked against the shape its family expects.
@@ -79,6 +80,11 @@ def save(model: NaiveBayes, path) -> Path:
     class_prior = model.class_prior
     if isinstance(class_prior, dict):
         class_prior = [float(class_prior[c]) for c in model.classes_]
+    draws = {}
+    if "draws_" in model.__dict__:
+        draws = {"posterior": {site: put(f"draws/{site}", v) for site, v in model.draws_.items()},
+                 "sample_stats": {k: put(f"sample_stats/{k}", v)
+                                  for k, v in model.sample_stats_.items()}}
     manifest = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -94,6 +100,8 @@ def save(model: NaiveBayes, path) -> Path:
         "named_columns": hasattr(model, "feature_names_in_"),
         "class_count": put("class_count", model.class_count_),
         "blocks": blocks,
+        "mcmc": {k: _json_value(v, k) for k, v in model._mcmc_settings().items()},
+        "draws": draws,
     }
     path = Path(path)
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
@@ -222,7 +230,8 @@ def _build(manifest, arrays, path) -> NaiveBayes:
     model = NaiveBayes(features=features, method=manifest["method"],
                        class_alpha=_from_json(manifest["class_alpha"]),
                        class_prior=None if class_prior is None else dict(
-                           zip(classes.tolist(), class_prior.tolist(), strict=True)))
+                           zip(classes.tolist(), class_prior.tolist(), strict=True)),
+                       **manifest.get("mcmc", {}))
     model.classes_ = classes
     model.class_count_ = get(manifest["class_count"])
     if model.class_count_.shape != (n_classes,):
@@ -233,6 +242,11 @@ def _build(manifest, arrays, path) -> NaiveBayes:
     model.n_features_in_ = len(model._columns)
     if manifest["named_columns"]:
         model.feature_names_in_ = np.asarray(model._columns, dtype=object)
+    draws = manifest.get("draws") or {}
+    if draws:
+        model.draws_ = {site: get(a) for site, a in draws["posterior"].items()}
+        model.sample_stats_ = {k: get(a) for k, a in draws["sample_stats"].items()}
+        model._draws_key = model._draws_cache_key()
     if tables_kind:
         with np.errstate(divide="ignore"):
             log_prior = jnp.asarray(np.log(class_prior))

@@ -187,3 +187,35 @@ def test_every_shipped_model_has_predictions():
     assert len(files) >= 5
     for f in files:
         assert (MODELS / f"{f.stem}.predictions.csv").exists()
+
+
+def test_mcmc_draws_are_saved_and_not_rerun(tmp_path, monkeypatch):
+    import bayesnb.inference as inference
+
+    X, y = datasets.load_playtennis()
+    clf = bnb.NaiveBayes(method="mcmc", num_warmup=50, num_samples=100, progress_bar=False)
+    with pytest.warns(inference.ConvergenceWarning):  # deliberately short chains
+        clf.fit(X, y)
+    loaded = bnb.load(bnb.save(clf, tmp_path / "mcmc.bnb"))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("NUTS ran again after loading")
+
+    monkeypatch.setattr(inference, "run_nuts", refuse)
+    for site, draws in clf.draws_.items():
+        np.testing.assert_array_equal(loaded.draws_[site], draws)
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    assert loaded.get_params()["num_samples"] == 100
+
+
+def test_merged_fits_equal_one_fit(x64):
+    df, y, features = mixed_data()
+    halves = [bnb.NaiveBayes(features, method="bayes").partial_fit(
+        df.iloc[s], y[s], classes=["a", "b", "c"]) for s in (slice(0, 50), slice(50, None))]
+    whole = bnb.NaiveBayes(features, method="bayes").fit(df, y)
+    merged = bnb.merge(*halves)
+    np.testing.assert_allclose(merged.predict_proba(df), whole.predict_proba(df), rtol=1e-12)
+    assert merged.log_evidence() == pytest.approx(whole.log_evidence(), rel=1e-12)
+    other = bnb.NaiveBayes(method="bayes").fit(df, y)
+    with pytest.raises(ValueError, match="columns"):
+        bnb.merge(whole, other)
