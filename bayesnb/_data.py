@@ -24,17 +24,25 @@ from .families import Bernoulli, Categorical, Family, Gaussian
 
 
 class Table(NamedTuple):
-    """A 2-D input with column labels; ``frame`` is set when the input was a DataFrame."""
+    """A 2-D input with column labels; ``frame`` is set when the input was a DataFrame,
+    ``sparse`` (CSR) when it was a ``scipy.sparse`` matrix or array."""
 
     columns: tuple
     frame: pd.DataFrame | None
     array: np.ndarray | None
+    sparse: Any = None
 
     @property
     def n_rows(self) -> int:
+        if self.sparse is not None:
+            return self.sparse.shape[0]
         return len(self.frame) if self.frame is not None else self.array.shape[0]
 
     def block(self, columns: tuple, positions: tuple) -> np.ndarray:
+        if self.sparse is not None:
+            if list(positions) == list(range(self.sparse.shape[1])):
+                return self.sparse
+            return self.sparse[:, list(positions)]
         if self.frame is not None:
             sub = self.frame.iloc[:, list(positions)]
             return sub.astype(object).to_numpy() if _any_object(sub) else sub.to_numpy()
@@ -58,8 +66,14 @@ def as_table(X: Any) -> Table:
     if isinstance(X, pd.Series):
         raise ValueError("X must be 2-D (rows x columns); got a pandas Series. "
                          "Use X.to_frame() for a single column.")
-    if hasattr(X, "tocsr") or hasattr(X, "todense"):
-        raise TypeError("sparse matrices are not supported yet; pass a dense array.")
+    from scipy import sparse
+
+    if sparse.issparse(X):
+        if X.ndim != 2 or X.shape[1] == 0:
+            raise ValueError(f"0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+        if X.dtype.kind not in "biuf":
+            raise TypeError(f"sparse X has unsupported dtype {X.dtype}; expected numbers.")
+        return Table(tuple(range(X.shape[1])), None, None, sparse.csr_matrix(X))
     try:
         arr = np.asarray(X)
     except ValueError as err:  # ragged nested lists
@@ -141,6 +155,8 @@ def infer_family(table: Table, position: int) -> Family:
         if pd.api.types.is_numeric_dtype(dtype):
             return Gaussian()
         return Categorical()
+    if table.sparse is not None:
+        return Gaussian()  # refused for sparse input by resolve_features
     kind = table.array.dtype.kind
     if kind == "b":
         return Bernoulli()
@@ -158,7 +174,20 @@ def resolve_features(features: Any, table: Table) -> list[BlockSpec]:
     columns = table.columns
     position = {c: i for i, c in enumerate(columns)}
     if isinstance(features, Family):
-        return [BlockSpec(features, columns, tuple(range(len(columns))))]
+        specs = [BlockSpec(features, columns, tuple(range(len(columns))))]
+    else:
+        specs = _resolve_mapping(features, table, columns, position)
+    if table.sparse is not None:
+        unfit = [s for s in specs if not s.family.supports_sparse]
+        if unfit:
+            raise TypeError(
+                f"columns {list(unfit[0].columns)[:5]}: {type(unfit[0].family).__name__} does "
+                f"not take sparse input; sparse matrices work with features=Multinomial(), "
+                f"Bernoulli() or Poisson() (or densify X).")
+    return specs
+
+
+def _resolve_mapping(features, table: Table, columns: tuple, position: dict) -> list[BlockSpec]:
     if features is not None and not isinstance(features, Mapping):
         raise TypeError("features must be None, a family such as bnb.Gaussian(), or a mapping "
                         f"{{column: family}}; got {type(features).__name__}.")

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
@@ -151,9 +152,18 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             raise ValueError(f"X has {table.n_rows} rows but y has {codes.shape[0]} labels.")
         weight = self._check_weight(sample_weight, table.n_rows)
         n_classes = len(self.classes_)
-        resp = jax.nn.one_hot(codes, n_classes, dtype=jnp.result_type(float)) * \
-            jnp.asarray(weight)[:, None]
+        if table.sparse is not None:  # SciPy products on the host, float64
+            resp = np.eye(n_classes)[codes] * weight[:, None]
+        else:
+            resp = jax.nn.one_hot(codes, n_classes, dtype=jnp.result_type(float)) * \
+                jnp.asarray(weight)[:, None]
         counts = np.bincount(codes, weights=weight, minlength=n_classes)
+
+        def block_stats(family, x, schema):
+            if table.sparse is not None:
+                stats = family.sparse_suff_stats(x, resp)
+                return jax.tree_util.tree_map(jnp.asarray, stats)
+            return _kernels.suff_stats(type(family), x, resp, _levels(schema))
 
         if first:
             blocks = []
@@ -162,15 +172,17 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
                 schema = spec.family.learn_schema(raw, spec.columns)
                 x = spec.family.encode(raw, schema)
                 prior = spec.family.prior(schema)
-                stats = _kernels.suff_stats(type(spec.family), x, resp, _levels(schema))
+                stats = block_stats(spec.family, x, schema)
                 blocks.append(FittedBlock(spec.family, schema, spec.positions, prior, stats))
             self.class_count_ = counts
         else:
             blocks = []
             for block in self.blocks_:
                 raw = table.block(block.schema.columns, block.positions)
+                if table.sparse is not None and not block.family.supports_sparse:
+                    raise TypeError(f"{block.family!r} does not take sparse input.")
                 x = block.family.encode(raw, block.schema)
-                new = _kernels.suff_stats(type(block.family), x, resp, _levels(block.schema))
+                new = block_stats(block.family, x, block.schema)
                 blocks.append(block._replace(stats=block.family.merge_stats(block.stats, new)))
             self.class_count_ = self.class_count_ + counts
         self.blocks_ = blocks
@@ -296,8 +308,20 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             from .inference import predict_from_draws
 
             xs, _ = self._encoded_blocks(X)
+            if any(sparse.issparse(x) for x in xs):
+                raise TypeError("method='mcmc' predicts from dense input; densify X or use "
+                                "method='bayes' (the exact predictive) with sparse input.")
             return predict_from_draws(self, X, self.draws_)["log_joint"], xs
         xs, n = self._encoded_blocks(X)
+        if any(sparse.issparse(x) for x in xs):
+            scores = np.asarray(log_prior, dtype=np.float64)[None, :]
+            for block, table, x in zip(self.blocks_, tables, xs, strict=True):
+                family = type(block.family)
+                if not sparse.issparse(x):
+                    raise TypeError("mixing sparse and dense blocks is not supported.")
+                scores = scores + (family.sparse_log_predictive(table, x) if exact
+                                   else family.sparse_log_likelihood(table, x))
+            return scores, xs
         if n == 0:
             return np.zeros((0, len(self.classes_))), xs
         width = sum(x.shape[1] for x in xs) * len(self.classes_)
@@ -315,7 +339,8 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         """log p(x, c = k) for every row and class, normalising constants included (the
         "proportional posterior" of the seeds, e.g. PlayTennis' 0.0053 and 0.0206)."""
         scores, xs = self._scores(X)
-        normalizer = sum(np.asarray(type(b.family).log_normalizer(jnp.asarray(x)),
+        normalizer = sum(type(b.family).sparse_log_normalizer(x) if sparse.issparse(x) else
+                         np.asarray(type(b.family).log_normalizer(jnp.asarray(x)),
                                     dtype=np.float64)
                          for b, x in zip(self.blocks_, xs, strict=True))
         return scores + np.reshape(normalizer, (-1, 1))

@@ -52,6 +52,8 @@ class Family:
     #: True when the block's columns form one random vector (Multinomial), so a block cannot be
     #: split column by column.
     joint_columns: ClassVar[bool] = False
+    #: True when the family takes ``scipy.sparse`` input through the ``sparse_*`` methods
+    supports_sparse: ClassVar[bool] = False
     #: names of the hyperparameters, in ``__init__`` order (for repr, get_params, persistence)
     _hyper: ClassVar[tuple[str, ...]] = ()
     #: the NamedTuple types of the statistics and plug-in parameters (persistence rebuilds them)

@@ -31,6 +31,7 @@ import numpyro.distributions as dist
 import pandas as pd
 from jax.scipy.special import gammaln, xlog1py, xlogy
 
+from . import _sparse
 from ._base import Family, Schema, broadcast_hyper, first_bad, log_matmul, numeric_block
 
 
@@ -60,6 +61,7 @@ class Bernoulli(Family):
     """
 
     name = "bernoulli"
+    supports_sparse = True
     stats_type = BernoulliStats
     params_type = BernoulliParams
     _hyper = ("alpha", "beta")
@@ -69,6 +71,8 @@ class Bernoulli(Family):
         self.beta = beta
 
     def encode(self, values, schema: Schema, *, unseen: str = "error") -> np.ndarray:
+        if _sparse.sparse.issparse(values):
+            return _sparse.check_sparse(values, schema, "Bernoulli", binary=True)
         x = numeric_block(values, schema, "Bernoulli")
         first_bad(~np.isnan(x) & (x != 0) & (x != 1), schema, x,
                   "Bernoulli needs values in {0, 1} (or booleans)")
@@ -148,6 +152,35 @@ class Bernoulli(Family):
             raise ValueError("Bernoulli tables must hold probabilities in [0, 1].")
         with np.errstate(divide="ignore"):
             return BernoulliParams(jnp.asarray(np.log(p)), jnp.asarray(np.log1p(-p)))
+
+    # ------------------------------------------------------------------ scipy.sparse input
+    @staticmethod
+    def sparse_suff_stats(X, resp) -> BernoulliStats:
+        count = np.broadcast_to(resp.sum(axis=0)[:, None], (resp.shape[1], X.shape[1]))
+        return BernoulliStats(np.array(count), _sparse.class_totals(X, resp))
+
+    @staticmethod
+    def sparse_log_likelihood(params: BernoulliParams, X) -> np.ndarray:
+        log_p = np.asarray(params.log_p, dtype=np.float64)
+        log1m_p = np.asarray(params.log1m_p, dtype=np.float64)
+        # sum_j log(1 - p_j) over all columns, then swap in log p_j for the ones
+        zero_part = np.where(np.isfinite(log1m_p), log1m_p, 0.0)
+        out = _sparse.log_matmul(X, log_p) - np.asarray(X @ zero_part.T) + zero_part.sum(axis=1)
+        never_zero = ~np.isfinite(log1m_p)  # p = 1: a zero in that column is impossible
+        if never_zero.any():
+            ones_there = np.asarray(X @ never_zero.astype(np.float64).T)
+            out = np.where(ones_there < never_zero.sum(axis=1), -np.inf, out)
+        return out
+
+    @staticmethod
+    def sparse_log_predictive(posterior: BetaPrior, X) -> np.ndarray:
+        a, b = (np.asarray(v, dtype=np.float64) for v in posterior)
+        return Bernoulli.sparse_log_likelihood(
+            BernoulliParams(np.log(a) - np.log(a + b), np.log(b) - np.log(a + b)), X)
+
+    @staticmethod
+    def sparse_log_normalizer(X) -> np.ndarray:
+        return np.zeros(X.shape[0])
 
     @staticmethod
     def sample_params(prior: BetaPrior, n_classes: int, site: str) -> BernoulliParams:

@@ -41,7 +41,9 @@ import numpyro
 import numpyro.distributions as dist
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
+from scipy.special import gammaln as np_gammaln
 
+from . import _sparse
 from ._base import (
     Family,
     Schema,
@@ -77,6 +79,7 @@ class Multinomial(Family):
     """
 
     name = "multinomial"
+    supports_sparse = True
     stats_type = MultinomialStats
     params_type = MultinomialParams
     joint_columns = True
@@ -86,6 +89,8 @@ class Multinomial(Family):
         self.alpha = alpha
 
     def encode(self, values, schema: Schema, *, unseen: str = "error") -> np.ndarray:
+        if _sparse.sparse.issparse(values):
+            return _sparse.check_sparse(values, schema, "Multinomial")
         x = numeric_block(values, schema, "Multinomial")
         first_bad(x < 0, schema, x, "Multinomial needs non-negative counts")
         return x
@@ -177,6 +182,29 @@ class Multinomial(Family):
                              "non-negative and sum to 1 over the block's columns.")
         with np.errstate(divide="ignore"):
             return MultinomialParams(jnp.asarray(np.log(p)))
+
+    # ------------------------------------------------------------------ scipy.sparse input
+    @staticmethod
+    def sparse_suff_stats(X, resp) -> MultinomialStats:
+        return MultinomialStats(_sparse.class_totals(X, resp),
+                                resp.sum(axis=1) @ Multinomial.sparse_log_normalizer(X))
+
+    @staticmethod
+    def sparse_log_likelihood(params: MultinomialParams, X) -> np.ndarray:
+        return _sparse.log_matmul(X, np.asarray(params.log_prob, dtype=np.float64))
+
+    @staticmethod
+    def sparse_log_predictive(posterior, X) -> np.ndarray:
+        a = np.asarray(posterior.alpha, dtype=np.float64)  # (K, V)
+        a_total = a.sum(axis=1)
+        n = _sparse.row_sums(X)[:, None]
+        return (np_gammaln(a_total) - np_gammaln(a_total + n)
+                + _sparse.per_nonzero(X, lambda cols, x: np_gammaln(a[:, cols] + x)
+                                      - np_gammaln(a[:, cols])))
+
+    @staticmethod
+    def sparse_log_normalizer(X) -> np.ndarray:
+        return np_gammaln(_sparse.row_sums(X) + 1.0) - _sparse.row_log_factorials(X)
 
     @staticmethod
     def sample_params(prior, n_classes: int, site: str):

@@ -28,7 +28,9 @@ import numpyro
 import numpyro.distributions as dist
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
+from scipy.special import gammaln as np_gammaln
 
+from . import _sparse
 from ._base import Family, Schema, broadcast_hyper, first_bad, log_matmul, numeric_block
 
 
@@ -60,6 +62,7 @@ class Poisson(Family):
     """
 
     name = "poisson"
+    supports_sparse = True
     stats_type = PoissonStats
     params_type = PoissonParams
     _hyper = ("shape", "rate")
@@ -69,6 +72,8 @@ class Poisson(Family):
         self.rate = rate
 
     def encode(self, values, schema: Schema, *, unseen: str = "error") -> np.ndarray:
+        if _sparse.sparse.issparse(values):
+            return _sparse.check_sparse(values, schema, "Poisson", integer=True)
         x = numeric_block(values, schema, "Poisson")
         first_bad(x < 0, schema, x, "Poisson needs non-negative counts")
         first_bad(~np.isnan(x) & (x != np.floor(x)), schema, x, "Poisson needs integer counts")
@@ -149,6 +154,32 @@ class Poisson(Family):
             raise ValueError("Poisson rates must be non-negative.")
         with np.errstate(divide="ignore"):
             return PoissonParams(jnp.asarray(np.log(rate)), jnp.asarray(rate))
+
+    # ------------------------------------------------------------------ scipy.sparse input
+    @staticmethod
+    def sparse_suff_stats(X, resp) -> PoissonStats:
+        count = np.broadcast_to(resp.sum(axis=0)[:, None], (resp.shape[1], X.shape[1]))
+        return PoissonStats(np.array(count), _sparse.class_totals(X, resp),
+                            resp.sum(axis=1) @ _sparse.row_log_factorials(X))
+
+    @staticmethod
+    def sparse_log_likelihood(params: PoissonParams, X) -> np.ndarray:
+        rate = np.asarray(params.rate, dtype=np.float64)
+        return _sparse.log_matmul(X, np.asarray(params.log_rate, np.float64)) - rate.sum(axis=1)
+
+    @staticmethod
+    def sparse_log_predictive(posterior: GammaPrior, X) -> np.ndarray:
+        a, b = (np.asarray(v, dtype=np.float64) for v in posterior)
+        # a zero count has NB pmf (b / (b + 1))^a: sum it over all columns, then correct the
+        # non-zeros by their Gamma-function and log1p terms
+        base = np.sum(a * np.log(b / (b + 1.0)), axis=1)
+        return base + _sparse.per_nonzero(
+            X, lambda cols, x: np_gammaln(x + a[:, cols]) - np_gammaln(a[:, cols])
+            - x * np.log1p(b[:, cols]))
+
+    @staticmethod
+    def sparse_log_normalizer(X) -> np.ndarray:
+        return -_sparse.row_log_factorials(X)
 
     @staticmethod
     def sample_params(prior: GammaPrior, n_classes: int, site: str):

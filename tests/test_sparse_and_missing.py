@@ -1,0 +1,129 @@
+"""scipy.sparse input equals dense input; a missing feature equals the model without it."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import sparse
+from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer
+from sklearn.naive_bayes import MultinomialNB
+from sklearn.pipeline import make_pipeline
+
+import bayesnb as bnb
+
+SPARSE_FAMILIES = {"multinomial": lambda: bnb.Multinomial(alpha=1.5),
+                   "poisson": lambda: bnb.Poisson(shape=2.0, rate=0.5),
+                   "bernoulli": lambda: bnb.Bernoulli(alpha=1.5, beta=2.0)}
+
+
+def counts(seed=0, n=200, v=60, k=3):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    X = rng.poisson(0.2 + 1.5 * (np.arange(v) % k == y[:, None]), (n, v)).astype(float)
+    return X, y
+
+
+@pytest.mark.parametrize("name", sorted(SPARSE_FAMILIES))
+@pytest.mark.parametrize("method", ["ml", "map", "mean", "bayes"])
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_sparse_equals_dense(name, method, fmt, x64):
+    X, y = counts()
+    if name == "bernoulli":
+        X = (X > 0).astype(float)
+    Xs = sparse.csr_matrix(X).asformat(fmt)
+    w = np.random.default_rng(1).integers(1, 4, len(y)).astype(float)
+    dense = bnb.NaiveBayes(SPARSE_FAMILIES[name](), method=method).fit(X, y, sample_weight=w)
+    sp = bnb.NaiveBayes(SPARSE_FAMILIES[name](), method=method).fit(Xs, y, sample_weight=w)
+    X_new, _ = counts(seed=2, n=50)
+    if name == "bernoulli":
+        X_new = (X_new > 0).astype(float)
+    a = dense.predict_joint_log_proba(X_new)
+    b = sp.predict_joint_log_proba(sparse.csr_matrix(X_new))
+    np.testing.assert_array_equal(np.isfinite(a), np.isfinite(b))
+    np.testing.assert_allclose(np.where(np.isfinite(a), a, 0), np.where(np.isfinite(b), b, 0),
+                               rtol=1e-10, atol=1e-9)
+    if method != "ml" or name == "multinomial":
+        np.testing.assert_allclose(sp.predict_proba(sparse.csr_matrix(X_new)),
+                                   dense.predict_proba(X_new), rtol=1e-9, atol=1e-12)
+    assert sp.log_evidence() == pytest.approx(dense.log_evidence(), rel=1e-12)
+
+
+def test_sparse_partial_fit_and_refusals():
+    X, y = counts()
+    Xs = sparse.csr_matrix(X)
+    clf = bnb.NaiveBayes(bnb.Multinomial())
+    clf.partial_fit(Xs[:100], y[:100], classes=[0, 1, 2]).partial_fit(Xs[100:], y[100:])
+    whole = bnb.NaiveBayes(bnb.Multinomial()).fit(Xs, y)
+    np.testing.assert_allclose(clf.predict_proba(Xs), whole.predict_proba(Xs), rtol=1e-5)
+    with pytest.raises(TypeError, match="sparse"):
+        bnb.NaiveBayes().fit(Xs, y)  # inferred Gaussian columns
+    bad = Xs.copy()
+    bad.data[3] = -1.0
+    with pytest.raises(ValueError, match=r"column \d+: Multinomial needs non-negative"):
+        bnb.NaiveBayes(bnb.Multinomial()).fit(bad, y)
+    with pytest.raises(ValueError, match="values in"):
+        bnb.NaiveBayes(bnb.Bernoulli()).fit(Xs, y)
+    nan = Xs.copy()
+    nan.data[0] = np.nan
+    with pytest.raises(ValueError, match="missing values"):
+        bnb.NaiveBayes(bnb.Poisson()).fit(nan, y)
+
+
+def test_count_vectorizer_pipeline_matches_scikit_learn(x64):
+    docs = ["the cat sat on the mat", "dogs chase cats", "the stock market fell",
+            "shares and bonds rallied", "a cat and a dog", "markets and stocks",
+            "my dog ate the homework", "investors sold shares"]
+    labels = ["pets", "pets", "money", "money", "pets", "money", "pets", "money"]
+    ours = make_pipeline(CountVectorizer(), bnb.NaiveBayes(bnb.Multinomial(alpha=1.0),
+                                                           class_alpha=0)).fit(docs, labels)
+    theirs = make_pipeline(CountVectorizer(), MultinomialNB(alpha=1.0)).fit(docs, labels)
+    test = ["a dog and a cat", "the market and shares"]
+    np.testing.assert_allclose(ours.predict_proba(test), theirs.predict_proba(test), atol=1e-10)
+    hashed = make_pipeline(HashingVectorizer(n_features=2**12, alternate_sign=False,
+                                             norm=None),
+                           bnb.NaiveBayes(bnb.Multinomial(), method="bayes")).fit(docs, labels)
+    assert list(hashed.predict(test)) == ["pets", "money"]
+
+
+# --------------------------------------------------------------------- missing = marginalised
+def family_data(name, rng, n=120):
+    y = rng.integers(0, 2, n)
+    shift = y[:, None]
+    if name == "bernoulli":
+        return (rng.random((n, 3)) < 0.3 + 0.4 * shift).astype(float), y, bnb.Bernoulli()
+    if name == "categorical":
+        return rng.choice(["u", "v", "w"], (n, 3)).astype(object), y, bnb.Categorical()
+    if name == "gaussian":
+        return rng.normal(shift, 1.0, (n, 3)), y, bnb.Gaussian()
+    if name == "gaussian_pooled":
+        return rng.normal(shift, 1.0, (n, 3)), y, bnb.Gaussian(pooled=True)
+    if name == "poisson":
+        return rng.poisson(1 + shift, (n, 3)).astype(float), y, bnb.Poisson()
+    return rng.poisson(1 + shift * np.array([1, 0, 2]), (n, 3)).astype(float), y, \
+        bnb.Multinomial()
+
+
+@pytest.mark.parametrize("name", ["bernoulli", "categorical", "gaussian", "gaussian_pooled",
+                                  "poisson", "multinomial"])
+@pytest.mark.parametrize("method", ["ml", "map", "mean", "bayes"])
+def test_missing_feature_equals_model_without_that_column(name, method, x64):
+    X, y, family = family_data(name, np.random.default_rng(3))
+    if method == "map" and name == "poisson":
+        family = bnb.Poisson(shape=2.0)
+    if method == "map" and name in ("bernoulli", "categorical", "multinomial"):
+        family = type(family)(alpha=2.0)
+    full = bnb.NaiveBayes(family, method=method).fit(X, y)
+    rows = X[:10].copy()
+    rows[:, 1] = np.nan if rows.dtype != object else None
+    without = bnb.NaiveBayes(family, method=method).fit(np.delete(X, 1, axis=1), y)
+    np.testing.assert_allclose(full.predict_proba(rows),
+                               without.predict_proba(np.delete(rows, 1, axis=1)),
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_titanic_class_only_reproduces_e1071(x64):
+    from bayesnb.datasets import load_titanic
+
+    X, y = load_titanic()
+    clf = bnb.NaiveBayes(method="ml").fit(X, y)
+    p = clf.predict_proba(pd.DataFrame({"Class": ["2nd"], "Sex": [np.nan], "Age": [np.nan]}))
+    np.testing.assert_allclose(p[0], [0.5859649, 0.4140351], atol=5e-8)
