@@ -48,8 +48,12 @@ def _cmd_compare(args) -> int:
 
     X, y = _read_table(args.data, args.target)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    table = compare(X, y, methods=methods, cv=args.cv, random_state=args.seed,
-                    class_alpha=args.class_alpha)
+    features = _parse_families(args.family)
+    if features is None and args.data in datasets.names():
+        features = datasets.default_features(args.data)
+    _check_family_columns(features, X)
+    table = compare(X, y, methods=methods, features=features, cv=args.cv,
+                    random_state=args.seed, class_alpha=args.class_alpha)
     shown = ["accuracy", "log_loss", "brier", "ece", "entropy", "fit_s", "predict_s",
              "zero_prob_rows"]
     with pd.option_context("display.width", 160, "display.max_columns", 20):
@@ -85,14 +89,21 @@ def _parse_families(specs):
     return features or None
 
 
+def _check_family_columns(features, X):
+    if isinstance(features, dict):
+        for col in features:
+            if col not in X.columns:
+                raise ValueError(f"--family names column {col!r}, which is not in the data.")
+
+
 def _cmd_fit(args) -> int:
     from . import NaiveBayes, save
 
     X, y = _read_table(args.data, args.target)
     features = _parse_families(args.family)
-    for col in features or {}:
-        if col not in X.columns:
-            raise ValueError(f"--family names column {col!r}, which is not in the data.")
+    if features is None and args.data in datasets.names():
+        features = datasets.default_features(args.data)
+    _check_family_columns(features, X)
     model = NaiveBayes(features, method=args.method, class_alpha=args.class_alpha).fit(X, y)
     save(model, args.output)
     print(f"fitted {args.method!r} on {len(y)} rows of {args.data}; "
@@ -163,6 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="fold shuffling seed")
     p.add_argument("--class-alpha", type=float, default=1.0,
                    help="Dirichlet prior on class proportions (default: %(default)s)")
+    p.add_argument("--family", action="append", metavar="COLS=FAMILY",
+                   help="declare a family, e.g. visits=poisson or w1,w2,w3=multinomial "
+                   "(repeatable; other columns are inferred from their types)")
     p.add_argument("--csv", help="also write the full table (with spreads) to this CSV file")
     p.set_defaults(run=_cmd_compare)
 

@@ -12,6 +12,8 @@ CASES = {
     "coursework.py": ([], ["0.0053", "0.0206", "0.8076", "0.676965", "0.585965"]),
     "ml_map_bayes.py": (["--train-sizes", "8", "64", "--repeats", "3"], ["bayes", "inf"]),
     "mixed_missing.py": (["--rows", "600"], ["held-out accuracy", "model without income"]),
+    "text_classification.py": ([], ["scikit-learn MultinomialNB", "Dirichlet-multinomial",
+                                    "mutual information"]),
 }
 
 

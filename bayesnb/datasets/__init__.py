@@ -6,6 +6,8 @@ name           rows    what
 playtennis     14      Mitchell's PlayTennis days (seed 003): four categorical columns
 temperature    14      the continuous-temperature variant of PlayTennis (seed 003)
 titanic        2201    R's ``datasets::Titanic`` expanded to one row per person (seed 004)
+topics         600     short synthetic documents of 3 topics (sport, finance, science), drawn
+                       from topic word lists with a fixed seed: a text-like count data set
 =============  ======  =====================================================================
 
 scikit-learn's shipped sets (``iris``, ``wine``, ``breast_cancer``, ``digits``) load through
@@ -53,10 +55,18 @@ def load_titanic() -> tuple[pd.DataFrame, pd.Series]:
     return people.drop(columns="Survived"), people["Survived"]
 
 
+def load_topics() -> tuple[pd.Series, pd.Series]:
+    """600 short documents (``text``) and their topic. Each document mixes its topic's words
+    (55%), common words (35%) and other topics' words (10%), so the classes overlap. Turn
+    the texts into counts with scikit-learn's ``CountVectorizer``."""
+    frame = _read("topics")
+    return frame["text"], frame["topic"]
+
+
 def load(name: str) -> tuple[pd.DataFrame, pd.Series]:
     """``(X, y)`` of a built-in or scikit-learn dataset by name (see :func:`names`)."""
     loaders = {"playtennis": load_playtennis, "temperature": load_temperature,
-               "titanic": load_titanic}
+               "titanic": load_titanic, "topics": _topic_counts}
     if name in loaders:
         return loaders[name]()
     if name in _SKLEARN:
@@ -69,10 +79,31 @@ def load(name: str) -> tuple[pd.DataFrame, pd.Series]:
     raise ValueError(f"unknown dataset {name!r}; choose one of {names()}.")
 
 
+def _topic_counts() -> tuple[pd.DataFrame, pd.Series]:
+    """The topics documents as a word-count DataFrame (one column per word)."""
+    text, topic = load_topics()
+    vocabulary = sorted({w for doc in text for w in doc.split()})
+    index = {w: j for j, w in enumerate(vocabulary)}
+    counts = np.zeros((len(text), len(vocabulary)), dtype=np.int64)
+    for i, doc in enumerate(text):
+        for w in doc.split():
+            counts[i, index[w]] += 1
+    return pd.DataFrame(counts, columns=vocabulary), topic
+
+
+def default_features(name: str):
+    """The family specification a built-in dataset calls for (``None``: infer from dtypes)."""
+    if name == "topics":
+        from ..families import Multinomial
+
+        return Multinomial()
+    return None
+
+
 def names() -> list[str]:
-    """Names :func:`load` accepts."""
-    return ["playtennis", "temperature", "titanic", *_SKLEARN]
+    """Names :func:`load` accepts (``topics`` loads as word counts)."""
+    return ["playtennis", "temperature", "titanic", "topics", *_SKLEARN]
 
 
-__all__ = ["load", "load_playtennis", "load_temperature", "load_titanic", "names",
-           "titanic_counts"]
+__all__ = ["default_features", "load", "load_playtennis", "load_temperature", "load_titanic",
+           "load_topics", "names", "titanic_counts"]
