@@ -9,8 +9,9 @@ on X > 0) and with scikit-learn's MultinomialNB / BernoulliNB on the same matrix
 median times and their ratio. Equality with the dense path is checked on row chunks (a dense
 20,000 x 50,000 float64 matrix would take 8 GB): the dense fit is a partial_fit over dense
 chunks, and dense predictions of each chunk are compared with the sparse ones. Peak memory of
-the sparse fit + predict is measured in a fresh subprocess (ru_maxrss) next to the size of the
-CSR matrix and of the dense equivalent.
+the sparse fit + predict is measured in a fresh subprocess next to the size of the
+CSR matrix, one parameter table and the dense equivalent (tracemalloc's peak of the
+allocations made during fit + predict_proba).
 """
 
 import argparse
@@ -57,14 +58,22 @@ def timed(fn, repeats):
 
 
 def peak_memory_child(rows, cols, nnz):
+    import tracemalloc
+
     import bayesnb as bnb
 
     X, y = make_counts(rows, cols, nnz)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    clf = bnb.NaiveBayes(bnb.Multinomial()).fit(X, y)
+    clf = bnb.NaiveBayes(bnb.Multinomial())
+    clf.fit(X[:100], y[:100])  # compile and import everything first
+    tracemalloc.start()
+    clf.fit(X, y)
     clf.predict_proba(X)
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"peak_rss_mb": after / 1024, "before_fit_mb": before / 1024}))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    x_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    print(json.dumps({"peak_alloc_mb": peak / 2**20, "x_mb": x_bytes / 2**20,
+                      "tables_mb": 20 * cols * 8 / 2**20,
+                      "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
 def main(argv=None):
@@ -134,9 +143,10 @@ def main(argv=None):
                           "--cols", str(args.cols), "--nnz", str(args.nnz)],
                          capture_output=True, text=True, check=True)
     mem = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"peak RSS of a fresh process that builds X, fits and predicts: "
-          f"{mem['peak_rss_mb']:.0f} MiB (of which {mem['before_fit_mb']:.0f} MiB before fit: "
-          f"Python, JAX and X itself)")
+    print(f"peak memory allocated during fit + predict_proba (tracemalloc, fresh process): "
+          f"{mem['peak_alloc_mb']:.0f} MiB, next to X {mem['x_mb']:.0f} MiB and one "
+          f"20 x {args.cols:,} float64 table {mem['tables_mb']:.0f} MiB (the dense X would "
+          f"be {X.shape[0] * X.shape[1] * 8 / 2**20:,.0f} MiB)")
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import DataConversionWarning
 
@@ -359,7 +359,7 @@ def cases(draw, container: str) -> Case:
             block = [names[j] for j in words]
             fam, cf, bf, _ = draw_family(draw, "multinomial", block, X, words, method)
             if draw(st.booleans()):
-                features[block[0] if len(block) == 1 else list(block)] = fam
+                features[tuple(block)] = fam  # a tuple of columns: one block
             else:
                 for c in block:
                     features[c] = fam
@@ -420,7 +420,6 @@ def cases(draw, container: str) -> Case:
         y[draw(st.integers(0, n - 1))] = np.inf
         global_faults.append("infinite label")
     elif y_fault == "mixed" and n >= 2:
-        y = np.array([i % 2 if i % 2 else "a" for i in range(n)], dtype=object)
         y = np.array([1 if i % 2 else "a" for i in range(n)], dtype=object)
         global_faults.append("unsortable labels")
     elif y_fault == "length":
@@ -572,6 +571,8 @@ def check_case(case: Case, data):
     clf = bnb.NaiveBayes(case.features, method=case.method)
     _, err = attempt(lambda: clf.fit(case.X, case.y, sample_weight=case.sample_weight))
     note(f"fit: {err!r}")
+    event("global fault" if case.global_faults else "column fault" if case.column_faults
+          else f"clean, fit {'refused' if err else 'ok'}")
     if case.global_faults:
         assert err is not None, f"fit accepted {case.global_faults}"
         return
@@ -586,7 +587,8 @@ def check_case(case: Case, data):
 
     X = case.X
     n = n_rows_of(X)
-    columns = list(X.columns) if isinstance(X, pd.DataFrame) else list(range(len(X[0])))
+    columns = list(X.columns) if isinstance(X, pd.DataFrame) else \
+        list(range(np.asarray(X).shape[1]))
     f = len(columns)
     strict = case.method in SMOOTH
 
