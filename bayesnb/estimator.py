@@ -423,6 +423,18 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         result.pop("log_joint")
         return result
 
+    def simulate(self, n_rows: int, *, posterior: bool = True, num_draws: int = 1, seed: int = 0,
+                 total_count: int | None = None) -> pd.DataFrame:
+        """Synthetic (X, y) from the posterior (or, with ``posterior=False``, the prior)
+        predictive of the NumPyro model: a DataFrame with this model's columns, category
+        values and labels (column ``"y"``), and a ``"draw"`` column; see
+        :func:`bayesnb.model.simulate`."""
+        from .model import simulate
+
+        check_is_fitted(self, "blocks_")
+        return simulate(self, n_rows, posterior=posterior, num_draws=num_draws, seed=seed,
+                        total_count=total_count)
+
     def mcmc_summary(self):
         """ArviZ summary of the NUTS draws: mean, sd, HDI, MCSE, ESS (bulk, tail), r-hat."""
         from .inference import diagnostics

@@ -37,8 +37,11 @@ def block_sites(clf) -> list[str]:
     return out
 
 
-def naive_bayes_model(families, priors, sites, class_alpha, class_prior, xs, y):
-    """The joint model p(pi, theta, y, X). ``xs`` are the encoded blocks, ``y`` label codes."""
+def naive_bayes_model(families, priors, sites, class_alpha, class_prior, xs, y, n_rows=None,
+                      total_count=None):
+    """The joint model p(pi, theta, y, X). ``xs`` are the encoded blocks, ``y`` label codes;
+    ``y=None`` and ``xs`` of ``None`` make it simulate ``n_rows`` rows (Multinomial blocks
+    then draw documents of ``total_count`` words)."""
     n_classes = len(class_alpha) if class_prior is None else len(class_prior)
     if class_prior is None:
         pi = numpyro.sample("class_probs", dist.Dirichlet(class_alpha))
@@ -46,10 +49,10 @@ def naive_bayes_model(families, priors, sites, class_alpha, class_prior, xs, y):
         pi = class_prior
     params = [family.sample_params(prior, n_classes, site)
               for family, prior, site in zip(families, priors, sites, strict=True)]
-    with numpyro.plate("row", y.shape[0], dim=-1):
-        numpyro.sample("y", dist.Categorical(pi), obs=y)
+    with numpyro.plate("row", n_rows if y is None else y.shape[0], dim=-1):
+        y = numpyro.sample("y", dist.Categorical(pi), obs=y)
     for family, p, x, site in zip(families, params, xs, sites, strict=True):
-        family.observe(p, x, y, site)
+        family.observe(p, x, y, site, total_count=total_count)
 
 
 def model_and_data(clf, X, y):
@@ -77,3 +80,80 @@ def model_and_data(clf, X, y):
         y=jnp.asarray(codes),
     )
     return naive_bayes_model, kwargs
+
+
+def simulate(clf, n_rows: int, *, posterior: bool = True, num_draws: int = 1, seed: int = 0,
+             total_count: int | None = None):
+    """Synthetic (X, y) from the prior or posterior predictive, through the same NumPyro
+    program and ``numpyro.infer.Predictive``.
+
+    Returns a DataFrame of ``num_draws * n_rows`` rows: the model's columns (category values,
+    0/1 for Bernoulli, integer counts), the label column ``"y"`` (class labels) and ``"draw"``.
+    Posterior draws are the NUTS draws under ``method="mcmc"``, else exact conjugate draws.
+    Multinomial rows are documents of ``total_count`` words (default: the mean training
+    document length), since document lengths are not part of the model.
+    """
+    import jax
+    import pandas as pd
+    from numpyro.infer import Predictive
+
+    from .inference import exact_draws
+
+    _, kwargs = model_and_data_for_simulation(clf)
+    if total_count is None:
+        lengths = [float(np.sum(np.asarray(b.stats.counts))) for b in clf.blocks_
+                   if b.family.name == "multinomial" and b.stats is not None]
+        total_count = max(1, int(round(lengths[0] / max(clf.class_count_.sum(), 1.0)))) \
+            if lengths else 1
+    kwargs.update(n_rows=n_rows, total_count=total_count)
+    if posterior:
+        if clf.method == "mcmc":
+            clf._prediction_state()
+            draws = clf.draws_
+        else:
+            draws = exact_draws(clf, num_draws, seed)
+        flat = {k: jnp.asarray(v.reshape((-1,) + v.shape[2:])) for k, v in draws.items()}
+        take = np.random.default_rng(seed).choice(next(iter(flat.values())).shape[0],
+                                                  num_draws, replace=False)
+        flat = {k: v[take] for k, v in flat.items()}
+        predictive = Predictive(naive_bayes_model, posterior_samples=flat)
+    else:
+        predictive = Predictive(naive_bayes_model, num_samples=num_draws)
+    out = predictive(jax.random.PRNGKey(seed), **kwargs)
+    frames = []
+    for d in range(num_draws):
+        columns = {}
+        for block, site in zip(clf.blocks_, block_sites(clf), strict=True):
+            if block.family.name == "categorical":
+                for j, (col, levels) in enumerate(zip(block.schema.columns, block.schema.levels,
+                                                      strict=True)):
+                    codes = np.asarray(out[f"{site}.{j}.x"][d])
+                    columns[col] = np.asarray(levels, dtype=object)[codes]
+                continue
+            values = np.asarray(out[f"{site}.x"][d])
+            if block.family.name != "gaussian":
+                values = values.astype(np.int64)
+            for j, col in enumerate(block.schema.columns):
+                columns[col] = values[:, j]
+        frame = pd.DataFrame({c: columns[c] for c in clf._columns})
+        frame["y"] = clf.classes_[np.asarray(out["y"][d])]
+        frame["draw"] = d
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def model_and_data_for_simulation(clf):
+    """``(model, kwargs)`` with no data: every block and the labels are sampled."""
+    class_prior = clf._class_prior_array()
+    if class_prior is None:
+        gamma = _concentration(clf.class_alpha, len(clf.classes_))
+        if np.any(gamma <= 0):
+            raise ValueError("simulation needs class_alpha > 0 (a proper Dirichlet).")
+        class_alpha, class_prior = jnp.asarray(gamma), None
+    else:
+        class_alpha, class_prior = None, jnp.asarray(_fixed(class_prior, len(clf.classes_)))
+    return naive_bayes_model, dict(
+        families=tuple(type(b.family) for b in clf.blocks_),
+        priors=tuple(b.prior for b in clf.blocks_),
+        sites=tuple(block_sites(clf)), class_alpha=class_alpha, class_prior=class_prior,
+        xs=tuple(None for _ in clf.blocks_), y=None)

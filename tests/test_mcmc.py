@@ -186,3 +186,37 @@ def test_mcmc_refuses_improper_class_prior():
     X, y, features = mixed_data(n=40)
     with pytest.raises(ValueError, match="class_alpha > 0"):
         bnb.NaiveBayes(features, method="mcmc", class_alpha=0.0, progress_bar=False).fit(X, y)
+
+
+def test_prior_and_posterior_predictive_simulation(x64):
+    X, y, features = mixed_data()
+    clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
+    sim = clf.simulate(40, num_draws=3, seed=2)
+    assert sim.shape == (120, X.shape[1] + 2)
+    assert list(sim.columns) == [*X.columns, "y", "draw"]
+    assert set(sim["colour"]) <= {"red", "green", "blue"}
+    assert set(sim["y"]) <= {"a", "b"} and set(sim["draw"]) == {0, 1, 2}
+    assert set(sim["flag"]) <= {0, 1}
+    for col in ("visits", "w0", "w1", "w2"):
+        assert sim[col].dtype.kind == "i" and (sim[col] >= 0).all()
+    assert sim["size"].dtype.kind == "f"
+    # the posterior predictive reproduces the data's class-conditional structure
+    big = clf.simulate(200, num_draws=40, seed=3)  # average over posterior draws
+    for label in ("a", "b"):
+        train, fake = X[y == label], big[big["y"] == label]
+        assert abs(fake["size"].mean() - train["size"].mean()) < 0.25
+        assert abs(fake["visits"].mean() - train["visits"].mean()) < 0.3
+        assert abs(fake["flag"].mean() - train["flag"].mean()) < 0.1
+    assert abs((big["y"] == "b").mean() - (y == "b").mean()) < 0.1
+    # a document length is not modelled: rows have the requested number of words
+    words = clf.simulate(10, total_count=25)[["w0", "w1", "w2"]].sum(axis=1)
+    assert (words == 25).all()
+    prior = clf.simulate(30, posterior=False, num_draws=2)
+    assert prior.shape == (60, X.shape[1] + 2) and set(prior["colour"]) <= {"red", "green",
+                                                                              "blue"}
+
+
+def test_mcmc_simulation_uses_the_nuts_draws(mcmc_fit):
+    X, y, features, clf = mcmc_fit
+    sim = clf.simulate(20, num_draws=4)
+    assert sim.shape == (80, X.shape[1] + 2)

@@ -167,8 +167,10 @@ class Family:
         raise NotImplementedError
 
     @staticmethod
-    def observe(params: NamedTuple, x: jax.Array, y: jax.Array, site: str) -> None:
-        """NumPyro observe statement for the block given labels ``y`` (missing values masked)."""
+    def observe(params: NamedTuple, x: jax.Array, y: jax.Array, site: str, **kw) -> None:
+        """NumPyro observe statement for the block given labels ``y`` (missing values masked).
+        With ``x=None`` the same statement samples the block (prior / posterior predictive
+        simulation with ``numpyro.infer.Predictive``)."""
         raise NotImplementedError
 
     @staticmethod

@@ -190,7 +190,12 @@ class Bernoulli(Family):
         return {"theta": theta}
 
     @staticmethod
-    def observe(params, x, y, site: str) -> None:
+    def observe(params, x, y, site: str, **kw) -> None:
+        if x is None:
+            with numpyro.plate("row", y.shape[0], dim=-2), \
+                    numpyro.plate(f"{site}_feature", params["theta"].shape[-1], dim=-1):
+                numpyro.sample(f"{site}.x", dist.Bernoulli(params["theta"][y]))
+            return
         observed = ~jnp.isnan(x)
         with numpyro.plate("row", x.shape[0], dim=-2):
             with numpyro.plate(f"{site}_feature", x.shape[1], dim=-1):

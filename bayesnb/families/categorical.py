@@ -258,7 +258,12 @@ class Categorical(Family):
         return params
 
     @staticmethod
-    def observe(params, codes, y, site: str) -> None:
+    def observe(params, codes, y, site: str, **kw) -> None:
+        if codes is None:
+            with numpyro.plate("row", y.shape[0], dim=-1):
+                for j in range(sum(1 for k in params if k.endswith(".probs"))):
+                    numpyro.sample(f"{site}.{j}.x", dist.Categorical(params[f"{j}.probs"][y]))
+            return
         with numpyro.plate("row", codes.shape[0], dim=-1):
             for j in range(codes.shape[1]):
                 probs = params[f"{j}.probs"]

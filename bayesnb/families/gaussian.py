@@ -248,9 +248,14 @@ class Gaussian(Family):
         return {"mean": mean, "precision": precision}
 
     @staticmethod
-    def observe(params, x, y, site: str) -> None:
-        observed = ~jnp.isnan(x)
+    def observe(params, x, y, site: str, **kw) -> None:
         scale = 1.0 / jnp.sqrt(params["precision"][y])
+        if x is None:
+            with numpyro.plate("row", y.shape[0], dim=-2), \
+                    numpyro.plate(f"{site}_feature", params["mean"].shape[-1], dim=-1):
+                numpyro.sample(f"{site}.x", dist.Normal(params["mean"][y], scale))
+            return
+        observed = ~jnp.isnan(x)
         with numpyro.plate("row", x.shape[0], dim=-2):
             with numpyro.plate(f"{site}_feature", x.shape[1], dim=-1):
                 numpyro.sample(f"{site}.x",

@@ -213,7 +213,11 @@ class Multinomial(Family):
         return {"probs": probs}
 
     @staticmethod
-    def observe(params, x, y, site: str) -> None:
+    def observe(params, x, y, site: str, total_count=None, **kw) -> None:
+        if x is None:  # simulation: documents of ``total_count`` words (lengths are not modelled)
+            with numpyro.plate("row", y.shape[0], dim=-1):
+                numpyro.sample(f"{site}.x", dist.Multinomial(total_count, params["probs"][y]))
+            return
         # written as its log density so non-integer counts and missing columns are scored
         x0 = jnp.nan_to_num(x, nan=0.0)
         log_lik = jnp.sum(xlogy(x0, params["probs"][y]), axis=-1) + Multinomial.log_normalizer(x0)

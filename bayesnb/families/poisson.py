@@ -189,7 +189,12 @@ class Poisson(Family):
         return {"rate": rate}
 
     @staticmethod
-    def observe(params, x, y, site: str) -> None:
+    def observe(params, x, y, site: str, **kw) -> None:
+        if x is None:
+            with numpyro.plate("row", y.shape[0], dim=-2), \
+                    numpyro.plate(f"{site}_feature", params["rate"].shape[-1], dim=-1):
+                numpyro.sample(f"{site}.x", dist.Poisson(params["rate"][y]))
+            return
         observed = ~jnp.isnan(x)
         with numpyro.plate("row", x.shape[0], dim=-2):
             with numpyro.plate(f"{site}_feature", x.shape[1], dim=-1):
