@@ -114,12 +114,44 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y, sample_weight=None):
-        """Fit from scratch: one pass that accumulates per-class sufficient statistics."""
-        for attr in ("classes_", "blocks_", "class_count_", "_state"):
+        """Fit from scratch: one pass that accumulates per-class sufficient statistics.
+
+        Under ``method="mcmc"`` a missing label (None/NaN in ``y``) makes the row unlabeled:
+        it enters the posterior through the marginal over classes (semi-supervised). The other
+        methods need every label."""
+        for attr in ("classes_", "blocks_", "class_count_", "_state", "_unlabeled"):
             self.__dict__.pop(attr, None)
+        X, y, X_unlabeled = self._split_unlabeled(X, y)
+        if X_unlabeled is not None and sample_weight is not None:
+            raise ValueError("sample_weight with unlabeled rows is not supported.")
         self.partial_fit(X, y, classes=None, sample_weight=sample_weight)
+        if X_unlabeled is not None:
+            self._unlabeled, _ = self._encoded_blocks(X_unlabeled)
+            self.n_unlabeled_ = len(self._unlabeled[0])
         self._prediction_state()  # surface undefined estimates (ML, MAP) and run NUTS now
         return self
+
+    def _split_unlabeled(self, X, y):
+        """Under method="mcmc", rows with a missing label are kept apart (semi-supervised)."""
+        if self.method != "mcmc" or y is None:
+            return X, y, None
+        missing = pd.isna(pd.Series(np.asarray(y, dtype=object).reshape(-1))).to_numpy()
+        if not missing.any():
+            return X, y, None
+        if missing.all():
+            raise ValueError("every label is missing: at least one labeled row per class is "
+                             "needed to name the classes.")
+        table = as_table(X)
+        if table.frame is not None:
+            X_l, X_u = table.frame.iloc[~missing], table.frame.iloc[missing]
+        elif table.sparse is not None:
+            raise TypeError("semi-supervised fitting needs dense X.")
+        else:
+            X_l, X_u = table.array[~missing], table.array[missing]
+        y_l = np.asarray(y, dtype=object).reshape(-1)[~missing]
+        if not isinstance(y, pd.Series) and np.asarray(y).dtype != object:
+            y_l = np.asarray(y).reshape(-1)[~missing]
+        return X_l, y_l, X_u
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Conjugate update with a new chunk: the statistics of all chunks are summed (Gaussian
@@ -274,7 +306,8 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             return
         if any(b.stats is None for b in self.blocks_):
             raise ValueError("method='mcmc' needs data; this model was built from tables.")
-        self.draws_, self.sample_stats_ = run_nuts(self, **self._mcmc_settings())
+        self.draws_, self.sample_stats_ = run_nuts(
+            self, **self._mcmc_settings(), unlabeled=self.__dict__.get("_unlabeled"))
         self._draws_key = key
         check_convergence(self.mcmc_summary(), self.sample_stats_)
 

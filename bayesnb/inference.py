@@ -15,6 +15,8 @@ parameters.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import warnings
 from functools import partial
 
@@ -32,16 +34,31 @@ from .model import block_sites
 _DRAWS_BUDGET = 1 << 25
 
 
-def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_count):
+def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_count,
+                unlabeled=None):
     """The Naive Bayes posterior written on sufficient statistics: same sample sites and the
-    same log density (up to nothing: constants included) as ``model.naive_bayes_model``."""
+    same log density (constants included) as ``model.naive_bayes_model``.
+
+    ``unlabeled`` (encoded blocks of rows whose label is missing) adds the semi-supervised
+    term sum_i log sum_k pi_k p(x_i | theta_k): the label is marginalised, as in the Stan
+    User's Guide's naive Bayes chapter, so unlabeled rows sharpen the posterior too.
+    """
     n_classes = class_count.shape[0]
     if class_prior is None:
         pi = numpyro.sample("class_probs", dist.Dirichlet(class_alpha))
         numpyro.factor("y", jnp.sum(xlogy(class_count, pi)))
+    else:
+        pi = class_prior
+    tables = []
     for family, prior, site, st in zip(families, priors, sites, stats, strict=True):
         params = family.sample_params(prior, n_classes, site)
         numpyro.factor(f"{site}.x", family.stats_log_likelihood(params, st))
+        if unlabeled is not None:
+            tables.append(family.params_from_sample(params, family.posterior(prior, st)))
+    if unlabeled is not None:
+        scores = jnp.log(pi) + sum(f.log_likelihood(t, x) for f, t, x in
+                                   zip(families, tables, unlabeled, strict=True))
+        numpyro.factor("unlabeled", jnp.sum(jax.nn.logsumexp(scores, axis=-1)))
 
 
 def _class_setup(clf):
@@ -56,8 +73,10 @@ def _class_setup(clf):
 
 
 def run_nuts(clf, *, num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
-             chain_method="sequential", progress_bar=True, target_accept_prob=0.8):
-    """NUTS draws for a fitted ``NaiveBayes``: ``(draws, sample_stats)``."""
+             chain_method="sequential", progress_bar=True, target_accept_prob=0.8,
+             unlabeled=None):
+    """NUTS draws for a fitted ``NaiveBayes``: ``(draws, sample_stats)``; ``unlabeled`` are
+    the encoded blocks of unlabeled rows (semi-supervised)."""
     from numpyro.infer import MCMC, NUTS
 
     class_alpha, class_prior = _class_setup(clf)
@@ -71,6 +90,8 @@ def run_nuts(clf, *, num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
             class_alpha=None if class_alpha is None else jnp.asarray(class_alpha),
             class_prior=None if class_prior is None else jnp.asarray(class_prior),
             class_count=jnp.asarray(np.array(clf.class_count_, copy=True)),
+            unlabeled=None if unlabeled is None else tuple(
+                jnp.asarray(np.array(x, copy=True)) for x in unlabeled),
         )
         mcmc = MCMC(NUTS(stats_model, target_accept_prob=target_accept_prob),
                     num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
@@ -193,6 +214,21 @@ def predict_from_draws(clf, X, draws, *, interval=0.9):
 
 
 # ---------------------------------------------------------------------- ArviZ and diagnostics
+@contextlib.contextmanager
+def _quiet_arviz():
+    """ArviZ logs "shape validation failed" for a single chain (r-hat is then undefined,
+    which the summary shows as NaN); keep that out of the user's console."""
+    logger = logging.getLogger("arviz")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            yield
+    finally:
+        logger.setLevel(level)
+
+
 def _arviz():
     """ArviZ, imported on first use (it costs 2 s); its refactoring notice is not ours."""
     with warnings.catch_warnings():
@@ -237,25 +273,17 @@ def to_inference_data(clf, draws, sample_stats=None, prior_draws=None):
         kwargs["sample_stats"] = sample_stats
     if prior_draws is not None:
         kwargs["prior"] = prior_draws
-    return az.from_dict(**kwargs)
+    with _quiet_arviz():
+        return az.from_dict(**kwargs)
 
 
 def diagnostics(clf, draws, sample_stats=None):
     """ArviZ summary (mean, sd, HDI, MCSE, ESS bulk/tail, r-hat) of every parameter."""
     az = _arviz()
 
-    import logging
-
     idata = to_inference_data(clf, draws, sample_stats)
-    logger = logging.getLogger("arviz")
-    level = logger.level
-    logger.setLevel(logging.ERROR)  # "shape validation failed" for one chain: r-hat is NaN
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return az.summary(idata, round_to="none")
-    finally:
-        logger.setLevel(level)
+    with _quiet_arviz():
+        return az.summary(idata, round_to="none")
 
 
 def check_convergence(summary, sample_stats, *, r_hat_max=1.01, ess_min=400):
@@ -277,7 +305,7 @@ def check_convergence(summary, sample_stats, *, r_hat_max=1.01, ess_min=400):
     if problems:
         warnings.warn("MCMC may not have converged: " + "; ".join(problems) + ". Run longer "
                       "(num_warmup, num_samples), more chains, or compare with method='bayes'.",
-                      ConvergenceWarning, stacklevel=3)
+                      ConvergenceWarning, stacklevel=5)
     return problems
 
 

@@ -14,6 +14,8 @@ CASES = {
     "mixed_missing.py": (["--rows", "600"], ["held-out accuracy", "model without income"]),
     "text_classification.py": ([], ["scikit-learn MultinomialNB", "Dirichlet-multinomial",
                                     "mutual information"]),
+    "semi_supervised.py": (["--samples", "300", "--unlabeled", "150"],
+                           ["labeled + unlabeled", "posterior sd"]),
 }
 
 

@@ -220,3 +220,32 @@ def test_mcmc_simulation_uses_the_nuts_draws(mcmc_fit):
     X, y, features, clf = mcmc_fit
     sim = clf.simulate(20, num_draws=4)
     assert sim.shape == (80, X.shape[1] + 2)
+
+
+def test_semi_supervised_unlabeled_rows_sharpen_the_posterior():
+    rng = np.random.default_rng(0)
+
+    def draw(n):
+        labels = rng.integers(0, 2, n)
+        return rng.normal(np.where(labels == 0, -1.0, 1.0)[:, None], 1.0, (n, 2)), labels
+
+    X_l, y_l = draw(8)
+    X_u, _ = draw(300)
+    settings = dict(method="mcmc", num_warmup=300, num_samples=500, progress_bar=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        labeled = bnb.NaiveBayes(bnb.Gaussian(rate=1.0), **settings).fit(X_l, y_l)
+        semi = bnb.NaiveBayes(bnb.Gaussian(rate=1.0), **settings).fit(
+            np.vstack([X_l, X_u]), np.concatenate([y_l.astype(float), np.full(300, np.nan)]))
+    assert semi.n_unlabeled_ == 300
+    means_l = labeled.draws_["gaussian.mean"].reshape(-1, 2, 2)
+    means_s = semi.draws_["gaussian.mean"].reshape(-1, 2, 2)
+    truth = np.array([[-1.0, -1.0], [1.0, 1.0]])
+    # the known answer: unlabeled rows pull the class means to the truth and shrink the sd
+    assert np.all(np.abs(means_s.mean(axis=0) - truth) < 0.3)
+    assert np.all(means_s.std(axis=0) < 0.5 * means_l.std(axis=0))
+    assert np.abs(means_s.mean(axis=0) - truth).mean() < np.abs(means_l.mean(axis=0)
+                                                                 - truth).mean()
+    with pytest.raises(ValueError, match="missing labels"):
+        bnb.NaiveBayes(method="bayes").fit(np.vstack([X_l, X_u[:3]]),
+                                           np.concatenate([y_l, [np.nan] * 3]))
