@@ -218,15 +218,19 @@ def predict_from_draws(clf, X, draws, *, interval=0.9):
 def _quiet_arviz():
     """ArviZ logs "shape validation failed" for a single chain (r-hat is then undefined,
     which the summary shows as NaN); keep that out of the user's console."""
-    logger = logging.getLogger("arviz")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
+    # arviz 0.x logs through its own Logger("arviz") instance, outside logging's tree
+    loggers = {id(lg): lg for lg in (getattr(_arviz(), "_log", None), logging.getLogger("arviz"))
+               if lg is not None}.values()
+    levels = [(lg, lg.level) for lg in loggers]
+    for lg, _ in levels:
+        lg.setLevel(logging.ERROR)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             yield
     finally:
-        logger.setLevel(level)
+        for lg, level in levels:
+            lg.setLevel(level)
 
 
 def _arviz():
