@@ -267,6 +267,8 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         if cached is not None and (cached[0] == key or cached[0] == "tables"):
             return cached[1]
         method = self.method
+        if method != "mcmc":
+            self._check_conjugate(f"method={method!r}")
         if method == "mcmc":
             self._ensure_draws()
             state = ("mcmc", None, None, None)
@@ -287,6 +289,15 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
                  jnp.asarray(log_prior), tuple(tables))
         self._state = (key, state)
         return state
+
+    def _check_conjugate(self, what: str):
+        for b in self.blocks_:
+            hyper = b.family.hyperpriors()
+            if hyper:
+                raise ValueError(
+                    f"columns {list(b.schema.columns)[:5]}: {type(b.family).__name__} has a "
+                    f"hyperprior on {', '.join(hyper)} (a distribution, not a value), which has "
+                    f"no closed form: {what} is unavailable; use method='mcmc'.")
 
     def _mcmc_settings(self):
         return dict(num_warmup=self.num_warmup, num_samples=self.num_samples,
@@ -416,6 +427,7 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         if any(b.stats is None for b in self.blocks_):
             raise ValueError("this model was built from stated tables; it has no data and so "
                              "no evidence.")
+        self._check_conjugate("the closed-form evidence")
         parts = {"class": class_log_evidence(self.class_count_, self.class_alpha,
                                              self._class_prior_array())}
         for b in self.blocks_:
@@ -500,6 +512,7 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
     def posterior_(self) -> list:
         """Conjugate posterior hyperparameters per block (whatever ``method`` is)."""
         check_is_fitted(self, "blocks_")
+        self._check_conjugate("the conjugate posterior")
         return [type(b.family).posterior(b.prior, b.stats) for b in self.blocks_]
 
     @property

@@ -28,14 +28,14 @@ import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 
 from ._classes import _concentration, _fixed
-from .model import block_sites
+from .model import block_sites, sample_block
 
 #: rows x draws x (classes + columns) elements held at once by the predictive over draws
 _DRAWS_BUDGET = 1 << 25
 
 
 def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_count,
-                unlabeled=None):
+                unlabeled=None, hyper=None):
     """The Naive Bayes posterior written on sufficient statistics: same sample sites and the
     same log density (constants included) as ``model.naive_bayes_model``.
 
@@ -50,8 +50,9 @@ def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_
     else:
         pi = class_prior
     tables = []
-    for family, prior, site, st in zip(families, priors, sites, stats, strict=True):
-        params = family.sample_params(prior, n_classes, site)
+    hyper = hyper or (None,) * len(families)
+    for family, prior, site, st, h in zip(families, priors, sites, stats, hyper, strict=True):
+        params, prior = sample_block(family, prior, h, n_classes, site)
         numpyro.factor(f"{site}.x", family.stats_log_likelihood(params, st))
         if unlabeled is not None:
             tables.append(family.params_from_sample(params, family.posterior(prior, st)))
@@ -92,6 +93,7 @@ def run_nuts(clf, *, num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
             class_count=jnp.asarray(np.array(clf.class_count_, copy=True)),
             unlabeled=None if unlabeled is None else tuple(
                 jnp.asarray(np.array(x, copy=True)) for x in unlabeled),
+            hyper=tuple(b.family.hyperpriors() for b in clf.blocks_),
         )
         mcmc = MCMC(NUTS(stats_model, target_accept_prob=target_accept_prob),
                     num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
@@ -114,6 +116,7 @@ def _priors_f64(prior):
 def exact_draws(clf, num_draws=1000, seed=0, num_chains=1, *, prior=False):
     """I.i.d. draws from the exact conjugate posterior (or, with ``prior=True``, the prior),
     in the MCMC draw format ``{site: (chains, draws, ...)}``."""
+    clf._check_conjugate("exact posterior draws")
     rng = np.random.default_rng(seed)
     class_alpha, class_prior = _class_setup(clf)
     n = num_draws * num_chains
@@ -187,7 +190,8 @@ def predict_from_draws(clf, X, draws, *, interval=0.9):
         class_lp = np.log(flat["class_probs"])
     else:
         class_lp = np.broadcast_to(np.log(class_prior), (n_draws, len(clf.classes_)))
-    posteriors = clf.posterior_
+    # only Categorical reads it (the predictive of a value unseen in training)
+    posteriors = [type(b.family).posterior(b.prior, b.stats) for b in clf.blocks_]
     tables = tuple(
         jax.vmap(lambda s, f=f, post=post: f.params_from_sample(s, post))(
             jax.tree_util.tree_map(jnp.asarray, _block_draws(flat, site)))

@@ -37,8 +37,16 @@ def block_sites(clf) -> list[str]:
     return out
 
 
+def sample_block(family, prior, hyper: dict, n_classes: int, site: str):
+    """A block's parameters; hyperparameters given as distributions are sampled first
+    (site ``"{site}.{name}"``): a hierarchical prior, so the data choose the smoothing."""
+    for name, hyperprior in (hyper or {}).items():
+        prior = family.with_hyper(prior, name, numpyro.sample(f"{site}.{name}", hyperprior))
+    return family.sample_params(prior, n_classes, site), prior
+
+
 def naive_bayes_model(families, priors, sites, class_alpha, class_prior, xs, y, n_rows=None,
-                      total_count=None):
+                      total_count=None, hyper=None):
     """The joint model p(pi, theta, y, X). ``xs`` are the encoded blocks, ``y`` label codes;
     ``y=None`` and ``xs`` of ``None`` make it simulate ``n_rows`` rows (Multinomial blocks
     then draw documents of ``total_count`` words)."""
@@ -47,8 +55,9 @@ def naive_bayes_model(families, priors, sites, class_alpha, class_prior, xs, y, 
         pi = numpyro.sample("class_probs", dist.Dirichlet(class_alpha))
     else:
         pi = class_prior
-    params = [family.sample_params(prior, n_classes, site)
-              for family, prior, site in zip(families, priors, sites, strict=True)]
+    hyper = hyper or (None,) * len(families)
+    params = [sample_block(family, prior, h, n_classes, site)[0]
+              for family, prior, site, h in zip(families, priors, sites, hyper, strict=True)]
     with numpyro.plate("row", n_rows if y is None else y.shape[0], dim=-1):
         y = numpyro.sample("y", dist.Categorical(pi), obs=y)
     for family, p, x, site in zip(families, params, xs, sites, strict=True):
@@ -78,6 +87,7 @@ def model_and_data(clf, X, y):
         class_prior=class_prior,
         xs=tuple(jnp.asarray(x) for x in xs),
         y=jnp.asarray(codes),
+        hyper=tuple(b.family.hyperpriors() for b in clf.blocks_),
     )
     return naive_bayes_model, kwargs
 
@@ -156,4 +166,5 @@ def model_and_data_for_simulation(clf):
         families=tuple(type(b.family) for b in clf.blocks_),
         priors=tuple(b.prior for b in clf.blocks_),
         sites=tuple(block_sites(clf)), class_alpha=class_alpha, class_prior=class_prior,
-        xs=tuple(None for _ in clf.blocks_), y=None)
+        xs=tuple(None for _ in clf.blocks_), y=None,
+        hyper=tuple(b.family.hyperpriors() for b in clf.blocks_))

@@ -16,6 +16,7 @@ CASES = {
                                     "mutual information"]),
     "semi_supervised.py": (["--samples", "300", "--unlabeled", "150"],
                            ["labeled + unlabeled", "posterior sd"]),
+    "learned_smoothing.py": (["--samples", "200"], ["learned alpha (MCMC)", "empirical Bayes"]),
 }
 
 

@@ -249,3 +249,34 @@ def test_semi_supervised_unlabeled_rows_sharpen_the_posterior():
     with pytest.raises(ValueError, match="missing labels"):
         bnb.NaiveBayes(method="bayes").fit(np.vstack([X_l, X_u[:3]]),
                                            np.concatenate([y_l, [np.nan] * 3]))
+
+
+def test_learned_smoothing_beats_a_fixed_alpha_on_held_out_data():
+    import numpyro.distributions as dist
+    from sklearn.metrics import log_loss
+
+    rng = np.random.default_rng(0)
+    theta = rng.dirichlet(np.full(60, 0.1), size=2)  # each class uses few words: alpha << 1
+
+    def corpus(n):
+        labels = rng.integers(0, 2, n)
+        return np.stack([rng.multinomial(3, theta[k]) for k in labels]).astype(float), labels
+
+    X, y = corpus(40)
+    X_test, y_test = corpus(3000)
+    fixed = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="bayes").fit(X, y)
+    learned = bnb.NaiveBayes(bnb.Multinomial(alpha=dist.Gamma(1.0, 1.0)), method="mcmc",
+                             num_warmup=300, num_samples=300, progress_bar=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        learned.fit(X, y)
+    alpha = learned.draws_["multinomial.alpha"]
+    assert alpha.mean() < 0.5  # the data ask for much less smoothing than Laplace's 1
+    assert log_loss(y_test, learned.predict_proba(X_test)) < \
+        0.9 * log_loss(y_test, fixed.predict_proba(X_test))
+    # a hyperprior has no closed form: the other methods say so
+    for method in ("mean", "bayes"):
+        with pytest.raises(ValueError, match="hyperprior on alpha"):
+            bnb.NaiveBayes(bnb.Multinomial(alpha=dist.Gamma(1.0, 1.0)), method=method).fit(X, y)
+    with pytest.raises(ValueError, match="hyperprior"):
+        learned.log_evidence()

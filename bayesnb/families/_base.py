@@ -79,6 +79,17 @@ class Family:
     def check_prior(self, prior: NamedTuple, schema: Schema, method: str) -> None:
         """Raise ``ValueError`` if ``method`` is undefined under this prior (MAP, alpha < 1)."""
 
+    def hyperpriors(self) -> dict:
+        """Hyperparameters given as NumPyro distributions (sampled by the model: MCMC only)."""
+        return {k: v for k, v in self.get_params().items() if is_distribution(v)}
+
+    @staticmethod
+    def with_hyper(prior: NamedTuple, name: str, value) -> NamedTuple:
+        """``prior`` with hyperparameter ``name`` set to a sampled (scalar) ``value``."""
+        import jax.numpy as jnp
+
+        return prior._replace(**{name: jnp.broadcast_to(value, np.shape(getattr(prior, name)))})
+
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Hyperparameters as given (scikit-learn's clone and repr use this)."""
         return {k: getattr(self, k) for k in self._hyper}
@@ -103,7 +114,8 @@ class Family:
         if type(other) is not type(self):
             return NotImplemented
         a, b = self.get_params(), other.get_params()
-        return all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)
+        return all(a[k] is b[k] if is_distribution(a[k]) or is_distribution(b[k])
+                   else np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)
 
     __hash__ = object.__hash__  # identity: one instance covering several columns is one block
 
@@ -203,7 +215,15 @@ class Family:
                    for k, d in cls.posterior_distributions(posterior).items())
 
 
+def is_distribution(value: Any) -> bool:
+    from numpyro.distributions import Distribution
+
+    return isinstance(value, Distribution)
+
+
 def _short(v: Any) -> str:
+    if is_distribution(v):
+        return f"{type(v).__name__}(...)"
     a = np.asarray(v)
     return repr(v) if a.ndim == 0 else f"array(shape={a.shape})"
 
@@ -211,7 +231,13 @@ def _short(v: Any) -> str:
 def broadcast_hyper(value: Any, n: int, name: str, family: str, *, positive: bool = True,
                     allow_zero: bool = False, columns: tuple | None = None) -> np.ndarray:
     """A scalar or length-``n`` hyperparameter as a float64 array of shape ``(n,)``; an invalid
-    entry is reported with its column when ``columns`` is given."""
+    entry is reported with its column when ``columns`` is given.
+
+    A NumPyro distribution in place of the value is a hyperprior (learned smoothing, MCMC
+    only): the array then holds the hyperprior's mean as a placeholder, and the model samples
+    the value (``Family.hyperpriors``)."""
+    if is_distribution(value):
+        return np.full(n, float(np.mean(np.asarray(value.mean))))
     a = np.asarray(value, dtype=np.float64)
     if a.ndim == 0:
         a = np.full(n, float(a))

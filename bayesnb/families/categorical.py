@@ -42,7 +42,7 @@ import numpyro.distributions as dist
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 
-from ._base import Family, Schema, broadcast_hyper, dirichlet_draws
+from ._base import Family, Schema, broadcast_hyper, dirichlet_draws, is_distribution
 
 
 class DirichletPrior(NamedTuple):
@@ -136,7 +136,7 @@ class Categorical(Family):
             raise ValueError(f"column {schema.columns[j]!r}: no observed categories.")
         offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         segment = np.repeat(np.arange(len(sizes)), sizes)
-        per_level = (isinstance(self.alpha, list | tuple) and
+        per_level = not is_distribution(self.alpha) and (isinstance(self.alpha, list | tuple) and
                      any(np.ndim(v) == 1 for v in self.alpha)) or np.ndim(self.alpha) == 2
         if per_level:
             if len(self.alpha) != len(sizes):
@@ -151,6 +151,11 @@ class Categorical(Family):
                                     columns=schema.columns)[segment]
         unseen = np.bincount(segment, weights=alpha) / sizes
         return DirichletPrior(alpha, segment.astype(np.int32), offset.astype(np.int32), unseen)
+
+    @staticmethod
+    def with_hyper(prior: DirichletPrior, name: str, value) -> DirichletPrior:
+        ones_l, ones_f = jnp.ones(prior.alpha.shape[-1]), jnp.ones(prior.offset.shape[0])
+        return prior._replace(alpha=value * ones_l, unseen=value * ones_f)
 
     def check_prior(self, prior: DirichletPrior, schema: Schema, method: str) -> None:
         if method == "map" and np.any(prior.alpha < 1):
