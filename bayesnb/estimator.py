@@ -488,12 +488,13 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             raise ValueError("no MCMC draws: fit with method='mcmc' first.")
         return diagnostics(self, self.draws_, self.sample_stats_)
 
-    def to_arviz(self, draws=None, *, prior_draws: int | None = 500, seed=0):
+    def to_arviz(self, draws=None, *, prior_draws: int | None = 500, seed=0, backend=None):
         """Export draws to ArviZ (``InferenceData`` with arviz 0.x, ``DataTree`` with 1.x).
 
         ``draws`` defaults to the NUTS draws (``method="mcmc"``) or else 1000 exact conjugate
         draws; groups: posterior, sample_stats (NUTS), prior (``prior_draws`` i.i.d. draws from
-        the prior), observed_data; dims and coords name classes, columns and levels."""
+        the prior), observed_data; dims and coords name classes, columns and levels.
+        ``backend=arviz_base`` builds an arviz 1.x DataTree on any Python."""
         from .inference import to_inference_data
 
         check_is_fitted(self, "blocks_")
@@ -506,7 +507,7 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
                 draws = self.sample_posterior(1000, seed)
         prior = (self.sample_posterior(prior_draws, seed + 1, prior=True)
                  if prior_draws else None)
-        return to_inference_data(self, draws, sample_stats, prior)
+        return to_inference_data(self, draws, sample_stats, prior, backend=backend)
 
     @property
     def posterior_(self) -> list:

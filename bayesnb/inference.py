@@ -267,22 +267,27 @@ def dims_and_coords(clf):
     return dims, coords
 
 
-def to_inference_data(clf, draws, sample_stats=None, prior_draws=None):
+def to_inference_data(clf, draws, sample_stats=None, prior_draws=None, *, backend=None):
     """ArviZ data for ``draws``: ``InferenceData`` with arviz 0.x (Python 3.11), an
-    ``xarray.DataTree`` with arviz 1.x; groups posterior, sample_stats, prior and
-    observed_data (the class counts), with named dims and coords."""
-    az = _arviz()
+    ``xarray.DataTree`` with arviz 1.x (``arviz_base``); groups posterior, sample_stats, prior
+    and observed_data (the class counts), with named dims and coords.
 
+    ``backend`` is the module whose ``from_dict`` builds it: by default ``arviz``; pass
+    ``arviz_base`` to get a DataTree on Python 3.11 too.
+    """
+    az = backend if backend is not None else _arviz()
     dims, coords = dims_and_coords(clf)
-    observed = {"class_count": np.asarray(clf.class_count_)}
+    groups = {"posterior": draws,
+              "observed_data": {"class_count": np.asarray(clf.class_count_)}}
     dims = {**dims, "class_count": ["class"]}
-    kwargs = dict(posterior=draws, observed_data=observed, coords=coords, dims=dims)
     if sample_stats is not None:
-        kwargs["sample_stats"] = sample_stats
+        groups["sample_stats"] = sample_stats
     if prior_draws is not None:
-        kwargs["prior"] = prior_draws
+        groups["prior"] = prior_draws
     with _quiet_arviz():
-        return az.from_dict(**kwargs)
+        if int(az.__version__.split(".")[0]) >= 1 or az.__name__ == "arviz_base":
+            return az.from_dict(groups, coords=coords, dims=dims)  # arviz 1.x: DataTree
+        return az.from_dict(**groups, coords=coords, dims=dims)
 
 
 def diagnostics(clf, draws, sample_stats=None):

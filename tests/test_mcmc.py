@@ -280,3 +280,14 @@ def test_learned_smoothing_beats_a_fixed_alpha_on_held_out_data():
             bnb.NaiveBayes(bnb.Multinomial(alpha=dist.Gamma(1.0, 1.0)), method=method).fit(X, y)
     with pytest.raises(ValueError, match="hyperprior"):
         learned.log_evidence()
+
+
+def test_arviz_1x_datatree_export_when_arviz_base_is_installed():
+    azb = pytest.importorskip("arviz_base")
+    X, y, features = mixed_data(n=60)
+    clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
+    tree = clf.to_arviz(backend=azb, prior_draws=100)
+    assert {"posterior", "prior", "observed_data"} <= set(tree.children)
+    post = tree["posterior"]
+    assert list(post["class"].values) == ["a", "b"]
+    assert post["categorical.0.probs"].dims == ("chain", "draw", "class", "colour_level")
