@@ -17,6 +17,7 @@ CASES = {
     "semi_supervised.py": (["--samples", "300", "--unlabeled", "150"],
                            ["labeled + unlabeled", "posterior sd"]),
     "learned_smoothing.py": (["--samples", "200"], ["learned alpha (MCMC)", "empirical Bayes"]),
+    "mcmc_arviz.py": (["--samples", "200", "--out", "{tmp}"], ["r_hat", "class_probs.png"]),
 }
 
 
@@ -25,10 +26,13 @@ def test_every_example_is_covered():
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_example_runs(name):
+def test_example_runs(name, tmp_path):
     args, expected = CASES[name]
+    args = [a.format(tmp=tmp_path) for a in args]
     out = subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True,
                          text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     for text in expected:
         assert text in out.stdout, (text, out.stdout)
+    for png in tmp_path.glob("*.png"):  # plots render to real images
+        assert png.stat().st_size > 5000
