@@ -73,6 +73,14 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         evidence.
     class_prior : array-like of shape (n_classes,) or mapping {label: probability}, optional
         Fixed class probabilities, used as given by every method (overrides ``class_alpha``).
+    priors : mapping {site: numpyro distribution}, optional
+        Replace the conjugate prior of parameter sites, e.g.
+        ``{"poisson.rate": dist.LogNormal(0, 1), "bernoulli.theta": dist.Kumaraswamy(2, 5)}``
+        (sites as in ``to_arviz()``/``bayesnb.model``: ``"{family}.{parameter}"``). Any
+        distribution with the parameter's support and event shape; it is expanded over the
+        classes and columns. Non-conjugate, so ``method="mcmc"`` is the only method.
+        Hyperparameters of a family may also be distributions (a hyperprior: learned
+        smoothing), e.g. ``Multinomial(alpha=dist.Gamma(1, 1))``.
     num_warmup, num_samples, num_chains, seed, chain_method, progress_bar
         NUTS settings for ``method="mcmc"`` (NumPyro's ``MCMC``; ``chain_method`` one of
         "sequential", "parallel", "vectorized"). ``"mcmc"`` draws from the posterior of the
@@ -99,9 +107,10 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, features=None, *, method="mean", class_alpha=1.0, class_prior=None,
-                 num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
+                 priors=None, num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
                  chain_method="sequential", progress_bar=True):
         self.features = features
+        self.priors = priors
         self.method = method
         self.class_alpha = class_alpha
         self.class_prior = class_prior
@@ -291,6 +300,9 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         return state
 
     def _check_conjugate(self, what: str):
+        if self.priors:
+            raise ValueError(f"priors={sorted(self.priors)} replace conjugate priors, so there "
+                             f"is no closed form: {what} is unavailable; use method='mcmc'.")
         for b in self.blocks_:
             hyper = b.family.hyperpriors()
             if hyper:
@@ -305,8 +317,9 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
                     progress_bar=self.progress_bar)
 
     def _draws_cache_key(self):
+        priors = tuple(sorted((k, id(v)) for k, v in (self.priors or {}).items()))
         return (tuple(sorted(self._mcmc_settings().items())), _freeze(self.class_alpha),
-                _freeze(self.class_prior))
+                _freeze(self.class_prior), priors)
 
     def _ensure_draws(self):
         """Run NUTS (once per fit and settings) and warn if the diagnostics look bad."""
@@ -317,6 +330,15 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             return
         if any(b.stats is None for b in self.blocks_):
             raise ValueError("method='mcmc' needs data; this model was built from tables.")
+        if self.priors:
+            from .model import block_sites
+
+            sites = {f"{s}.{k}" for b, s in zip(self.blocks_, block_sites(self), strict=True)
+                     for k in _param_keys(b)} | {"class_probs"}
+            unknown = sorted(set(self.priors) - sites)
+            if unknown:
+                raise ValueError(f"priors names {unknown[0]!r}, which is not a parameter "
+                                 f"site of this model (sites: {sorted(sites)}).")
         self.draws_, self.sample_stats_ = run_nuts(
             self, **self._mcmc_settings(), unlabeled=self.__dict__.get("_unlabeled"))
         self._draws_key = key
@@ -556,6 +578,15 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         return tags
+
+
+def _param_keys(block) -> list:
+    """The parameter names a block samples (its NumPyro sites without the block prefix)."""
+    name = block.family.name
+    if name == "categorical":
+        return [f"{j}.probs" for j in range(len(block.schema.columns))]
+    return {"bernoulli": ["theta"], "multinomial": ["probs"], "poisson": ["rate"],
+            "gaussian": ["mean", "precision"]}[name]
 
 
 def _levels(schema: Schema):

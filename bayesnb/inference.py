@@ -28,7 +28,7 @@ import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 
 from ._classes import _concentration, _fixed
-from .model import block_sites, sample_block
+from .model import block_sites, sample_block, with_priors
 
 #: rows x draws x (classes + columns) elements held at once by the predictive over draws
 _DRAWS_BUDGET = 1 << 25
@@ -95,7 +95,8 @@ def run_nuts(clf, *, num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
                 jnp.asarray(np.array(x, copy=True)) for x in unlabeled),
             hyper=tuple(b.family.hyperpriors() for b in clf.blocks_),
         )
-        mcmc = MCMC(NUTS(stats_model, target_accept_prob=target_accept_prob),
+        model = with_priors(stats_model, getattr(clf, "priors", None))
+        mcmc = MCMC(NUTS(model, target_accept_prob=target_accept_prob),
                     num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
                     chain_method=chain_method, progress_bar=progress_bar)
         mcmc.run(jax.random.PRNGKey(seed), extra_fields=("diverging", "num_steps"), **kwargs)

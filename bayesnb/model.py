@@ -126,9 +126,11 @@ def simulate(clf, n_rows: int, *, posterior: bool = True, num_draws: int = 1, se
         take = np.random.default_rng(seed).choice(next(iter(flat.values())).shape[0],
                                                   num_draws, replace=False)
         flat = {k: v[take] for k, v in flat.items()}
-        predictive = Predictive(naive_bayes_model, posterior_samples=flat)
+        predictive = Predictive(with_priors(naive_bayes_model, clf.priors),
+                                posterior_samples=flat)
     else:
-        predictive = Predictive(naive_bayes_model, num_samples=num_draws)
+        predictive = Predictive(with_priors(naive_bayes_model, clf.priors),
+                                num_samples=num_draws)
     out = predictive(jax.random.PRNGKey(seed), **kwargs)
     frames = []
     for d in range(num_draws):
@@ -168,3 +170,36 @@ def model_and_data_for_simulation(clf):
         sites=tuple(block_sites(clf)), class_alpha=class_alpha, class_prior=class_prior,
         xs=tuple(None for _ in clf.blocks_), y=None,
         hyper=tuple(b.family.hyperpriors() for b in clf.blocks_))
+
+
+class ReplacePriors(numpyro.primitives.Messenger):
+    """Swap the prior of named parameter sites for user-given NumPyro distributions.
+
+    A replacement must have the site's support and event shape; its batch shape is expanded
+    over the site's plates (classes, columns), so a scalar ``dist.LogNormal(0, 1)`` becomes an
+    i.i.d. prior on every class x column rate. Non-conjugate: MCMC only.
+    """
+
+    def __init__(self, fn=None, priors=None):
+        self.priors = dict(priors or {})
+        self.seen = set()
+        super().__init__(fn)
+
+    def process_message(self, msg):
+        name = msg["name"]
+        if msg["type"] != "sample" or name not in self.priors or msg["is_observed"]:
+            return
+        old, new = msg["fn"], self.priors[name]
+        if str(new.support) != str(old.support):
+            raise ValueError(f"prior for {name!r}: its support is {new.support}, the "
+                             f"parameter needs {old.support}.")
+        if tuple(new.event_shape) != tuple(old.event_shape):
+            raise ValueError(f"prior for {name!r}: event shape {tuple(new.event_shape)}, the "
+                             f"parameter needs {tuple(old.event_shape)}.")
+        msg["fn"] = new.expand(old.batch_shape) if new.batch_shape != old.batch_shape else new
+        self.seen.add(name)
+
+
+def with_priors(model, priors):
+    """``model`` with the parameter priors replaced (identity when ``priors`` is empty)."""
+    return ReplacePriors(model, priors) if priors else model

@@ -48,6 +48,9 @@ def save(model: NaiveBayes, path) -> Path:
     """Write a fitted ``NaiveBayes`` to ``path`` (conventionally ``*.bnb``)."""
     if not hasattr(model, "blocks_"):
         raise ValueError("only a fitted model can be saved; call fit first.")
+    if getattr(model, "priors", None):
+        raise TypeError("a model with NumPyro prior distributions (priors=...) cannot be saved: "
+                        "a distribution is code, and model files hold data only.")
     arrays: dict[str, np.ndarray] = {}
 
     def put(name, value):

@@ -291,3 +291,43 @@ def test_arviz_1x_datatree_export_when_arviz_base_is_installed():
     post = tree["posterior"]
     assert list(post["class"].values) == ["a", "b"]
     assert post["categorical.0.probs"].dims == ("chain", "draw", "class", "colour_level")
+
+
+def test_non_conjugate_parameter_prior_matches_numerical_integration():
+    import numpyro.distributions as dist
+    from scipy import integrate
+    from scipy.special import expit, logit
+
+    rng = np.random.default_rng(4)
+    y = np.repeat([0, 1], [12, 9])
+    X = (rng.random((21, 2)) < np.where(y[:, None] == 0, 0.2, 0.7)).astype(float)
+    prior = dist.TransformedDistribution(dist.Normal(0.0, 1.5),
+                                         dist.transforms.SigmoidTransform())  # logit-normal
+    clf = bnb.NaiveBayes(bnb.Bernoulli(), method="mcmc", priors={"bernoulli.theta": prior},
+                         num_warmup=500, num_samples=1000, num_chains=2, seed=3,
+                         progress_bar=False).fit(X, y)
+    theta = clf.draws_["bernoulli.theta"].reshape(-1, 2, 2)
+    summary = clf.mcmc_summary()
+    for k in range(2):
+        for j in range(2):
+            ones = X[y == k, j].sum()
+            zeros = (y == k).sum() - ones
+
+            def density(t, ones=ones, zeros=zeros):  # logit-normal prior x likelihood
+                z = logit(t)
+                return np.exp(-z * z / (2 * 1.5**2)) / (t * (1 - t)) * t**ones * (1 - t)**zeros
+
+            norm = integrate.quad(density, 0, 1)[0]
+            mean = integrate.quad(lambda t, d=density: t * d(t), 0, 1)[0] / norm
+            mcse = summary.loc[f"bernoulli.theta[{k}, {j}]", "mcse_mean"]
+            assert abs(theta[:, k, j].mean() - mean) < 4 * mcse
+    assert expit(0) == 0.5
+    with pytest.raises(ValueError, match="no closed form"):
+        bnb.NaiveBayes(bnb.Bernoulli(), method="bayes",
+                       priors={"bernoulli.theta": prior}).fit(X, y)
+    with pytest.raises(ValueError, match="support"):
+        bnb.NaiveBayes(bnb.Bernoulli(), method="mcmc", progress_bar=False,
+                       priors={"bernoulli.theta": dist.Normal(0, 1)}).fit(X, y)
+    with pytest.raises(ValueError, match="not a parameter site"):
+        bnb.NaiveBayes(bnb.Bernoulli(), method="mcmc", progress_bar=False,
+                       priors={"poisson.rate": dist.LogNormal(0, 1)}).fit(X, y)
