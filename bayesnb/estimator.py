@@ -510,13 +510,17 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             raise ValueError("no MCMC draws: fit with method='mcmc' first.")
         return diagnostics(self, self.draws_, self.sample_stats_)
 
-    def to_arviz(self, draws=None, *, prior_draws: int | None = 500, seed=0, backend=None):
+    def to_arviz(self, draws=None, *, prior_draws: int | None = 500, seed=0, backend=None,
+                 predictive_rows: int | None = None):
         """Export draws to ArviZ (``InferenceData`` with arviz 0.x, ``DataTree`` with 1.x).
 
         ``draws`` defaults to the NUTS draws (``method="mcmc"``) or else 1000 exact conjugate
         draws; groups: posterior, sample_stats (NUTS), prior (``prior_draws`` i.i.d. draws from
         the prior), observed_data; dims and coords name classes, columns and levels.
-        ``backend=arviz_base`` builds an arviz 1.x DataTree on any Python."""
+        ``backend=arviz_base`` builds an arviz 1.x DataTree on any Python.
+        ``predictive_rows=n`` adds prior_predictive and posterior_predictive groups: ``n``
+        synthetic rows per draw from the model (encoded: label and category codes; dims
+        ``row`` and the block's columns)."""
         from .inference import to_inference_data
 
         check_is_fitted(self, "blocks_")
@@ -528,8 +532,20 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             else:
                 draws = self.sample_posterior(1000, seed)
         prior = (self.sample_posterior(prior_draws, seed + 1, prior=True)
-                 if prior_draws else None)
-        return to_inference_data(self, draws, sample_stats, prior, backend=backend)
+                 if prior_draws and not self.priors and not any(
+                     b.family.hyperpriors() for b in self.blocks_) else None)
+        predictive = None
+        if predictive_rows:
+            from .model import simulate_sites
+
+            n_draws = min(200, next(iter(draws.values())).shape[1])
+            predictive = {
+                "posterior_predictive": simulate_sites(self, predictive_rows, num_draws=n_draws,
+                                                       seed=seed),
+                "prior_predictive": simulate_sites(self, predictive_rows, posterior=False,
+                                                   num_draws=n_draws, seed=seed)}
+        return to_inference_data(self, draws, sample_stats, prior, backend=backend,
+                                 predictive=predictive)
 
     @property
     def posterior_(self) -> list:

@@ -268,7 +268,8 @@ def dims_and_coords(clf):
     return dims, coords
 
 
-def to_inference_data(clf, draws, sample_stats=None, prior_draws=None, *, backend=None):
+def to_inference_data(clf, draws, sample_stats=None, prior_draws=None, *, backend=None,
+                      predictive=None):
     """ArviZ data for ``draws``: ``InferenceData`` with arviz 0.x (Python 3.11), an
     ``xarray.DataTree`` with arviz 1.x (``arviz_base``); groups posterior, sample_stats, prior
     and observed_data (the class counts), with named dims and coords.
@@ -285,6 +286,15 @@ def to_inference_data(clf, draws, sample_stats=None, prior_draws=None, *, backen
         groups["sample_stats"] = sample_stats
     if prior_draws is not None:
         groups["prior"] = prior_draws
+    for group, sites in (predictive or {}).items():
+        groups[group] = {k: v[None] for k, v in sites.items()}  # one chain
+        for k, v in sites.items():
+            if k == "y":
+                dims["y"] = ["row"]
+            elif v.ndim == 3:
+                dims[k] = ["row", f"{k[:-2]}_feature"]
+            else:
+                dims[k] = ["row"]
     with _quiet_arviz():
         if int(az.__version__.split(".")[0]) >= 1 or az.__name__ == "arviz_base":
             return az.from_dict(groups, coords=coords, dims=dims)  # arviz 1.x: DataTree

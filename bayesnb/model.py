@@ -103,8 +103,36 @@ def simulate(clf, n_rows: int, *, posterior: bool = True, num_draws: int = 1, se
     Multinomial rows are documents of ``total_count`` words (default: the mean training
     document length), since document lengths are not part of the model.
     """
-    import jax
     import pandas as pd
+
+    out = simulate_sites(clf, n_rows, posterior=posterior, num_draws=num_draws, seed=seed,
+                         total_count=total_count)
+    frames = []
+    for d in range(num_draws):
+        columns = {}
+        for block, site in zip(clf.blocks_, block_sites(clf), strict=True):
+            if block.family.name == "categorical":
+                for j, (col, levels) in enumerate(zip(block.schema.columns, block.schema.levels,
+                                                      strict=True)):
+                    codes = np.asarray(out[f"{site}.{j}.x"][d])
+                    columns[col] = np.asarray(levels, dtype=object)[codes]
+                continue
+            values = np.asarray(out[f"{site}.x"][d])
+            if block.family.name != "gaussian":
+                values = values.astype(np.int64)
+            for j, col in enumerate(block.schema.columns):
+                columns[col] = values[:, j]
+        frame = pd.DataFrame({c: columns[c] for c in clf._columns})
+        frame["y"] = clf.classes_[np.asarray(out["y"][d])]
+        frame["draw"] = d
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def simulate_sites(clf, n_rows, *, posterior=True, num_draws=1, seed=0, total_count=None):
+    """The raw simulated sites ``{"y": (draws, n), "{block}.x": (draws, n, F), ...}``
+    (encoded: label and category codes) from ``numpyro.infer.Predictive``."""
+    import jax
     from numpyro.infer import Predictive
 
     from .inference import exact_draws
@@ -132,26 +160,8 @@ def simulate(clf, n_rows: int, *, posterior: bool = True, num_draws: int = 1, se
         predictive = Predictive(with_priors(naive_bayes_model, clf.priors),
                                 num_samples=num_draws)
     out = predictive(jax.random.PRNGKey(seed), **kwargs)
-    frames = []
-    for d in range(num_draws):
-        columns = {}
-        for block, site in zip(clf.blocks_, block_sites(clf), strict=True):
-            if block.family.name == "categorical":
-                for j, (col, levels) in enumerate(zip(block.schema.columns, block.schema.levels,
-                                                      strict=True)):
-                    codes = np.asarray(out[f"{site}.{j}.x"][d])
-                    columns[col] = np.asarray(levels, dtype=object)[codes]
-                continue
-            values = np.asarray(out[f"{site}.x"][d])
-            if block.family.name != "gaussian":
-                values = values.astype(np.int64)
-            for j, col in enumerate(block.schema.columns):
-                columns[col] = values[:, j]
-        frame = pd.DataFrame({c: columns[c] for c in clf._columns})
-        frame["y"] = clf.classes_[np.asarray(out["y"][d])]
-        frame["draw"] = d
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
+    keep = {"y"} | {k for k in out if k.endswith(".x")}
+    return {k: np.asarray(v) for k, v in out.items() if k in keep}
 
 
 def model_and_data_for_simulation(clf):

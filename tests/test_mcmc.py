@@ -331,3 +331,16 @@ def test_non_conjugate_parameter_prior_matches_numerical_integration():
     with pytest.raises(ValueError, match="not a parameter site"):
         bnb.NaiveBayes(bnb.Bernoulli(), method="mcmc", progress_bar=False,
                        priors={"poisson.rate": dist.LogNormal(0, 1)}).fit(X, y)
+
+
+def test_arviz_predictive_groups(x64):
+    X, y, features = mixed_data(n=80)
+    clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
+    idata = clf.to_arviz(predictive_rows=15, prior_draws=50)
+    for group in ("posterior", "prior", "posterior_predictive", "prior_predictive"):
+        assert hasattr(idata, group), group
+    pp = idata.posterior_predictive
+    assert pp["y"].dims == ("chain", "draw", "row") and pp["y"].sizes["row"] == 15
+    assert list(pp["bernoulli.x"].dims) == ["chain", "draw", "row", "bernoulli_feature"]
+    assert list(pp["bernoulli_feature"].values) == ["flag"]
+    assert set(np.unique(pp["categorical.0.x"].values)) <= {0, 1, 2}
