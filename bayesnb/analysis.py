@@ -91,6 +91,23 @@ def decision_function(clf, X) -> np.ndarray:
     return encode_linear(clf, X).to_numpy() @ W.to_numpy().T + b.to_numpy()
 
 
+def log_bayes_factor(model_a, model_b) -> float:
+    """log p(data | A) - log p(data | B) for two specifications fitted on the same data (> 0
+    favours A; by Jeffreys' scale, > 2.3 is strong and > 4.6 decisive evidence).
+
+    Both models must have seen the same rows and classes. Comparing a density (Gaussian) with a
+    mass function (Poisson) on integer data compares a density with a probability; the number
+    is then only meaningful relative to the data's unit of measurement.
+    """
+    for m in (model_a, model_b):
+        if not hasattr(m, "blocks_"):
+            raise ValueError("both models must be fitted.")
+    if not np.array_equal(model_a.classes_, model_b.classes_) or not np.allclose(
+            model_a.class_count_, model_b.class_count_):
+        raise ValueError("the two models were not fitted on the same labels.")
+    return model_a.log_evidence() - model_b.log_evidence()
+
+
 def empirical_bayes(clf, X, y, *, hyperparameter="alpha", bounds=(1e-3, 1e3)):
     """The value of ``hyperparameter`` (shared by every family that has it) that maximises the
     log evidence of ``clf``'s specification on (X, y); returns ``(value, fitted model)``.

@@ -16,6 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from . import datasets
@@ -53,7 +54,8 @@ def _cmd_compare(args) -> int:
         features = datasets.default_features(args.data)
     _check_family_columns(features, X)
     table = compare(X, y, methods=methods, features=features, cv=args.cv,
-                    random_state=args.seed, class_alpha=args.class_alpha)
+                    random_state=args.seed, class_alpha=args.class_alpha,
+                    progress=not args.no_progress)
     shown = ["accuracy", "log_loss", "brier", "ece", "entropy", "fit_s", "predict_s",
              "zero_prob_rows"]
     with pd.option_context("display.width", 160, "display.max_columns", 20):
@@ -69,7 +71,55 @@ def _cmd_compare(args) -> int:
     if args.csv:
         table.to_csv(args.csv)
         print(f"wrote {args.csv}")
+    if args.plots:
+        _write_plots(X, y, methods, features, args)
     return 0
+
+
+def _write_plots(X, y, methods, features, args):
+    """Reliability diagram on a held-out 30% and learning curves, as PNG files."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from sklearn.model_selection import train_test_split
+
+    from . import NaiveBayes
+    from .compare import learning_curves
+    from .plots import learning_curves_plot, reliability_diagram
+
+    out = Path(args.plots)
+    out.mkdir(parents=True, exist_ok=True)
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, stratify=y,
+                                              random_state=args.seed)
+    probas, classes = {}, None
+    for method in methods:
+        try:
+            model = NaiveBayes(features, method=method, class_alpha=args.class_alpha,
+                               progress_bar=False).fit(X_tr, y_tr)
+            probas[method] = np.exp(model.predict_joint_log_proba(X_te) - _lse(
+                model.predict_joint_log_proba(X_te)))
+            classes = model.classes_
+        except ValueError as err:
+            print(f"{method}: left out of the reliability diagram: {err}")
+    fig = reliability_diagram(y_te, {k: np.nan_to_num(v) for k, v in probas.items()}, classes)
+    fig.savefig(out / "reliability.png", bbox_inches="tight")
+    n = len(y_tr)
+    sizes = sorted({s for s in (10, 20, 40, 80, 160, 320, n) if s <= n})
+    curves = learning_curves(X, y, methods=[m for m in methods if m != "mcmc"],
+                             train_sizes=sizes, repeats=3, features=features,
+                             random_state=args.seed, class_alpha=args.class_alpha,
+                             progress=not args.no_progress)
+    learning_curves_plot(curves).savefig(out / "learning_curves.png", bbox_inches="tight")
+    plt.close("all")
+    print(f"wrote {out / 'reliability.png'} and {out / 'learning_curves.png'}")
+
+
+def _lse(scores):
+    from scipy.special import logsumexp
+
+    with np.errstate(invalid="ignore"):
+        return logsumexp(scores, axis=1, keepdims=True)
 
 
 def _parse_families(specs):
@@ -178,6 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="declare a family, e.g. visits=poisson or w1,w2,w3=multinomial "
                    "(repeatable; other columns are inferred from their types)")
     p.add_argument("--csv", help="also write the full table (with spreads) to this CSV file")
+    p.add_argument("--plots", metavar="DIR", help="also write a reliability diagram and "
+                   "learning curves (PNG, needs matplotlib) to this folder")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(run=_cmd_compare)
 
     p = sub.add_parser("fit", help="fit a model and save it",

@@ -61,7 +61,7 @@ def classification_metrics(log_joint: np.ndarray, true_codes: np.ndarray,
 
 def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, features=None,
             models: Mapping[str, NaiveBayes] | None = None, cv: int = 5, split=None,
-            random_state: int = 0, **params) -> pd.DataFrame:
+            random_state: int = 0, progress: bool = False, **params) -> pd.DataFrame:
     """Fit and score every method (or named model) on the same folds.
 
     Parameters
@@ -74,6 +74,8 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
         Stratified K-fold with shuffling (``random_state``).
     split : (train_index, test_index), optional
         One given split instead of cross-validation.
+    progress : bool, default=False
+        Show a progress bar (tqdm) over models x folds.
 
     Returns
     -------
@@ -101,9 +103,11 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
         return frame.iloc[idx] if frame is not None else np.asarray(X)[idx]
 
     rows = []
+    bar = _progress(len(candidates) * len(folds), progress, "compare")
     for name, template in candidates.items():
         per_fold, error = [], ""
         for train, test in folds:
+            bar.update(1)
             model = clone(template)
             try:
                 start = time.perf_counter()
@@ -136,6 +140,73 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
             row["zero_prob_rows"] = int(folds_df["zero_prob_rows"].sum())
             row["error"] = ""
         rows.append(row)
+    bar.close()
     table = pd.DataFrame(rows).set_index("model")
     ordered = [c for m in METRICS for c in (m, f"{m}_sd")] + ["zero_prob_rows", "error"]
     return table.reindex(columns=ordered)
+
+
+def _progress(total: int, enabled: bool, desc: str):
+    from tqdm.auto import tqdm  # a NumPyro dependency
+
+    return tqdm(total=total, desc=desc, disable=not enabled, leave=False)
+
+
+def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *,
+                    train_sizes=(10, 20, 40, 80, 160), repeats: int = 5, test_size=0.3,
+                    features=None, random_state: int = 0, progress: bool = False,
+                    **params) -> pd.DataFrame:
+    """The comparison metrics against training-set size, where small-data differences between
+    ML, MAP and Bayes show.
+
+    One stratified test split (``test_size``) is held out; for each size, ``repeats`` random
+    training subsets of that size are drawn from the rest. Returns a tidy DataFrame with
+    columns ``n_train, method, metric, mean, sd, undefined`` (``undefined``: repeats where the
+    method could not be fitted, e.g. an ML variance from a single row).
+    """
+    from sklearn.model_selection import train_test_split
+
+    y_arr = np.asarray(y)
+    index = np.arange(len(y_arr))
+    pool, test = train_test_split(index, test_size=test_size, stratify=y_arr,
+                                  random_state=random_state)
+    rng = np.random.default_rng(random_state)
+    frame = X if isinstance(X, pd.DataFrame) else None
+
+    def take(idx):
+        return frame.iloc[idx] if frame is not None else np.asarray(X)[idx]
+
+    methods = list(methods)
+    records = []
+    bar = _progress(len(train_sizes) * repeats * len(methods), progress, "learning curves")
+    for n in train_sizes:
+        if n > len(pool):
+            raise ValueError(f"train size {n} exceeds the {len(pool)} rows left after the "
+                             f"test split.")
+        for r in range(repeats):
+            train = rng.choice(pool, size=n, replace=False)
+            for method in methods:
+                bar.update(1)
+                model = NaiveBayes(features, method=method, **params)
+                try:
+                    model.fit(take(train), y_arr[train])
+                    log_joint = model.predict_joint_log_proba(take(test))
+                except ValueError:
+                    records.append({"n_train": n, "method": method, "repeat": r,
+                                    "undefined": 1})
+                    continue
+                known = np.isin(y_arr[test], model.classes_)
+                codes = np.searchsorted(model.classes_, y_arr[test][known])
+                m = classification_metrics(log_joint[known], codes)
+                records.append({"n_train": n, "method": method, "repeat": r, "undefined": 0,
+                                **{k: m[k] for k in ("accuracy", "log_loss", "brier", "ece",
+                                                     "entropy")}})
+    bar.close()
+    raw = pd.DataFrame(records)
+    metrics = ["accuracy", "log_loss", "brier", "ece", "entropy"]
+    long = raw.melt(id_vars=["n_train", "method", "repeat", "undefined"], value_vars=metrics,
+                    var_name="metric")
+    with np.errstate(invalid="ignore"):
+        out = long.groupby(["n_train", "method", "metric"], sort=True).agg(
+            mean=("value", "mean"), sd=("value", "std"), undefined=("undefined", "sum"))
+    return out.reset_index()

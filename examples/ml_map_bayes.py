@@ -61,11 +61,43 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train-sizes", type=int, nargs="+", default=[8, 16, 32, 128])
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--plots", metavar="DIR", help="write a reliability diagram and "
+                        "learning curves (PNG) to this folder")
     args = parser.parse_args(argv)
     table = run(args.train_sizes, args.repeats)
     with pd.option_context("display.width", 120):
         print("median log loss is inf when ML gave a test row's class probability 0")
         print(table.round(4))
+    if args.plots:
+        write_plots(args.plots, args.train_sizes, args.repeats)
+
+
+def write_plots(folder, train_sizes, repeats):
+    """Reliability of each method trained on the smallest size, and learning curves."""
+    from pathlib import Path
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from bayesnb.compare import learning_curves
+    from bayesnb.plots import learning_curves_plot, reliability_diagram
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(1)
+    X, y = simulate(rng, 3000)
+    spec = {"colour": bnb.Categorical(categories=[list("abcd")]), "visits": bnb.Poisson()}
+    X_small, y_small = simulate(rng, max(train_sizes[0], 16))
+    probas = {}
+    for method in ("mean", "bayes"):
+        clf = bnb.NaiveBayes(spec, method=method).fit(X_small, y_small)
+        probas[method] = clf.predict_proba(X)
+    reliability_diagram(y, probas, clf.classes_).savefig(out / "reliability.png",
+                                                         bbox_inches="tight")
+    curves = learning_curves(X, y, train_sizes=train_sizes, repeats=repeats, features=spec,
+                             test_size=0.5)
+    learning_curves_plot(curves).savefig(out / "learning_curves.png", bbox_inches="tight")
+    print(f"wrote {out / 'reliability.png'} and {out / 'learning_curves.png'}")
 
 
 if __name__ == "__main__":

@@ -54,6 +54,13 @@ def test_compare_on_a_csv_file(titanic_csv, tmp_path):
     assert table.loc[["ml", "map", "mean", "bayes"], "accuracy"].between(0.7, 0.85).all()
 
 
+def test_compare_writes_plots(tmp_path):
+    out = run("compare", "titanic", "--cv", "3", "--plots", tmp_path / "plots", "--no-progress")
+    assert out.returncode == 0, out.stderr
+    for name in ("reliability.png", "learning_curves.png"):
+        assert (tmp_path / "plots" / name).stat().st_size > 5000
+
+
 def test_compare_builtin_dataset_reports_infinite_ml_log_loss():
     out = run("compare", "playtennis", "--cv", "3")
     assert out.returncode == 0, out.stderr

@@ -10,7 +10,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 CASES = {
     "coursework.py": ([], ["0.0053", "0.0206", "0.8076", "0.676965", "0.585965"]),
-    "ml_map_bayes.py": (["--train-sizes", "8", "64", "--repeats", "3"], ["bayes", "inf"]),
+    "ml_map_bayes.py": (["--train-sizes", "8", "64", "--repeats", "3", "--plots", "{tmp}"],
+                        ["bayes", "inf", "learning_curves.png"]),
     "mixed_missing.py": (["--rows", "600"], ["held-out accuracy", "model without income"]),
     "text_classification.py": ([], ["scikit-learn MultinomialNB", "Dirichlet-multinomial",
                                     "mutual information"]),
