@@ -173,6 +173,14 @@ def _cmd_predict(args) -> int:
     out = pd.DataFrame({"prediction": model.classes_[proba.argmax(axis=1)]}, index=X.index)
     for k, label in enumerate(model.classes_):
         out[f"p_{label}"] = proba[:, k]
+    if args.interval:
+        # credible intervals of p(class | x, theta) over the posterior of the parameters
+        u = model.predict_uncertainty(X, interval=args.interval, num_draws=args.draws)
+        for k, label in enumerate(model.classes_):
+            out[f"lower_{label}"] = u["lower"][:, k]
+            out[f"upper_{label}"] = u["upper"][:, k]
+        out["entropy"] = u["entropy"]
+        out["mutual_info"] = u["mutual_info"]
     if args.output:
         out.to_csv(args.output, index=False)
         print(f"wrote {len(out)} predictions to {args.output}")
@@ -251,6 +259,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="a model file written by 'bayesnb fit'")
     p.add_argument("data", help="a CSV/Parquet file (or built-in dataset) with the columns")
     p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
+    p.add_argument("--interval", type=float, default=0.9,
+                   help="credible interval of each class probability over the posterior "
+                   "(default: %(default)s; 0 to leave out)")
+    p.add_argument("--draws", type=int, default=1000,
+                   help="exact posterior draws for the intervals (MCMC models use theirs)")
     p.set_defaults(run=_cmd_predict)
 
     p = sub.add_parser("show", help="print a saved model",

@@ -77,7 +77,9 @@ def test_fit_predict_show_round_trip(titanic_csv, tmp_path):
     out = run("predict", model, new, "-o", tmp_path / "pred.csv")
     assert out.returncode == 0, out.stderr
     pred = pd.read_csv(tmp_path / "pred.csv")
-    assert list(pred.columns) == ["prediction", "p_No", "p_Yes"]
+    assert list(pred.columns) == ["prediction", "p_No", "p_Yes", "lower_No", "upper_No",
+                                  "lower_Yes", "upper_Yes", "entropy", "mutual_info"]
+    assert (pred["lower_Yes"] <= pred["upper_Yes"]).all()
     # e1071's posterior for a 2nd-class passenger (Downie notes), Sex and Age missing
     np.testing.assert_allclose(pred.loc[0, ["p_No", "p_Yes"]], [0.5859649, 0.4140351],
                                atol=2e-7)
@@ -173,3 +175,25 @@ def test_compare_table_equals_direct_scikit_learn_computation(x64):
         assert table.loc[method, "accuracy_sd"] == pytest.approx(np.std(acc, ddof=1), rel=1e-9)
     assert folds is not None
     assert set(table.columns) >= {"brier", "ece", "entropy", "fit_s", "predict_s", "error"}
+
+
+def test_compare_on_a_scikit_learn_dataset_including_mcmc(x64):
+    import warnings
+
+    from bayesnb.inference import ConvergenceWarning
+
+    X, y = datasets.load("iris")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # deliberately short chains
+        table = compare(X, y, methods=("ml", "map", "mean", "bayes", "mcmc"), cv=3,
+                        features=bnb.Gaussian(), num_warmup=150, num_samples=150,
+                        progress_bar=False)
+    assert list(table.index) == ["ml", "map", "mean", "bayes", "mcmc"]
+    assert (table["error"] == "").all()
+    for method in ("ml", "bayes"):
+        accuracies = []
+        for train, test in StratifiedKFold(3, shuffle=True, random_state=0).split(X, y):
+            clf = bnb.NaiveBayes(bnb.Gaussian(), method=method).fit(X.iloc[train], y.iloc[train])
+            accuracies.append(accuracy_score(y.iloc[test], clf.predict(X.iloc[test])))
+        assert table.loc[method, "accuracy"] == pytest.approx(np.mean(accuracies))
+    assert abs(table.loc["mcmc", "accuracy"] - table.loc["bayes", "accuracy"]) < 0.05
