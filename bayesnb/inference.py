@@ -27,8 +27,7 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 
-from ._classes import _concentration, _fixed
-from .model import block_sites, sample_block, with_priors
+from .model import block_sites, class_setup, sample_block, with_priors
 
 #: rows x draws x (classes + columns) elements held at once by the predictive over draws
 _DRAWS_BUDGET = 1 << 25
@@ -62,17 +61,6 @@ def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_
         numpyro.factor("unlabeled", jnp.sum(jax.nn.logsumexp(scores, axis=-1)))
 
 
-def _class_setup(clf):
-    class_prior = clf._class_prior_array()
-    if class_prior is not None:
-        return None, _fixed(class_prior, len(clf.classes_))
-    gamma = _concentration(clf.class_alpha, len(clf.classes_))
-    if np.any(gamma <= 0):
-        raise ValueError("posterior draws need class_alpha > 0 (a proper Dirichlet prior) or a "
-                         "fixed class_prior.")
-    return gamma, None
-
-
 def run_nuts(clf, *, num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
              chain_method="sequential", progress_bar=True, target_accept_prob=0.8,
              unlabeled=None):
@@ -80,7 +68,7 @@ def run_nuts(clf, *, num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
     the encoded blocks of unlabeled rows (semi-supervised)."""
     from numpyro.infer import MCMC, NUTS
 
-    class_alpha, class_prior = _class_setup(clf)
+    class_alpha, class_prior = class_setup(clf)
     with jax.enable_x64(True):
         f64 = partial(jax.tree_util.tree_map, lambda a: jnp.asarray(a, dtype=jnp.float64))
         kwargs = dict(
@@ -119,7 +107,7 @@ def exact_draws(clf, num_draws=1000, seed=0, num_chains=1, *, prior=False):
     in the MCMC draw format ``{site: (chains, draws, ...)}``."""
     clf._check_conjugate("exact posterior draws")
     rng = np.random.default_rng(seed)
-    class_alpha, class_prior = _class_setup(clf)
+    class_alpha, class_prior = class_setup(clf)
     n = num_draws * num_chains
     k = len(clf.classes_)
     draws = {}
@@ -186,7 +174,7 @@ def predict_from_draws(clf, X, draws, *, interval=0.9):
     sites = block_sites(clf)
     flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in draws.items()}
     n_draws = next(iter(flat.values())).shape[0]
-    _, class_prior = _class_setup(clf)
+    _, class_prior = class_setup(clf)
     if class_prior is None:
         class_lp = np.log(flat["class_probs"])
     else:

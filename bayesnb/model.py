@@ -70,26 +70,23 @@ def model_and_data(clf, X, y):
     from ._data import labels_to_codes
 
     xs, _ = clf._encoded_blocks(X)
-    codes = labels_to_codes(y, clf.classes_)
-    class_prior = clf._class_prior_array()
-    if class_prior is None:
-        gamma = _concentration(clf.class_alpha, len(clf.classes_))
-        if np.any(gamma <= 0):
-            raise ValueError("the generative model needs class_alpha > 0 (a proper Dirichlet).")
-        class_alpha, class_prior = jnp.asarray(gamma), None
-    else:
-        class_alpha, class_prior = None, jnp.asarray(_fixed(class_prior, len(clf.classes_)))
-    kwargs = dict(
-        families=tuple(type(b.family) for b in clf.blocks_),
-        priors=tuple(b.prior for b in clf.blocks_),
-        sites=tuple(block_sites(clf)),
-        class_alpha=class_alpha,
-        class_prior=class_prior,
-        xs=tuple(jnp.asarray(x) for x in xs),
-        y=jnp.asarray(codes),
-        hyper=tuple(b.family.hyperpriors() for b in clf.blocks_),
-    )
+    _, kwargs = model_and_data_for_simulation(clf)
+    kwargs.update(xs=tuple(jnp.asarray(x) for x in xs),
+                  y=jnp.asarray(labels_to_codes(y, clf.classes_)))
     return naive_bayes_model, kwargs
+
+
+def class_setup(clf):
+    """``(class_alpha, class_prior)``: the Dirichlet concentration (or None) and the fixed
+    class probabilities (or None), checked to define a proper generative model."""
+    class_prior = clf._class_prior_array()
+    if class_prior is not None:
+        return None, _fixed(class_prior, len(clf.classes_))
+    gamma = _concentration(clf.class_alpha, len(clf.classes_))
+    if np.any(gamma <= 0):
+        raise ValueError("the generative model (posterior draws, MCMC, simulation) needs "
+                         "class_alpha > 0 (a proper Dirichlet prior) or a fixed class_prior.")
+    return gamma, None
 
 
 def simulate(clf, n_rows: int, *, posterior: bool = True, num_draws: int = 1, seed: int = 0,
@@ -166,14 +163,7 @@ def simulate_sites(clf, n_rows, *, posterior=True, num_draws=1, seed=0, total_co
 
 def model_and_data_for_simulation(clf):
     """``(model, kwargs)`` with no data: every block and the labels are sampled."""
-    class_prior = clf._class_prior_array()
-    if class_prior is None:
-        gamma = _concentration(clf.class_alpha, len(clf.classes_))
-        if np.any(gamma <= 0):
-            raise ValueError("simulation needs class_alpha > 0 (a proper Dirichlet).")
-        class_alpha, class_prior = jnp.asarray(gamma), None
-    else:
-        class_alpha, class_prior = None, jnp.asarray(_fixed(class_prior, len(clf.classes_)))
+    class_alpha, class_prior = (None if a is None else jnp.asarray(a) for a in class_setup(clf))
     return naive_bayes_model, dict(
         families=tuple(type(b.family) for b in clf.blocks_),
         priors=tuple(b.prior for b in clf.blocks_),
