@@ -59,6 +59,9 @@ def as_table(X: Any) -> Table:
     if isinstance(X, pd.DataFrame):
         if X.shape[1] == 0:
             raise ValueError(f"0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+        complex_cols = [c for c, t in X.dtypes.items() if pd.api.types.is_complex_dtype(t)]
+        if complex_cols:
+            raise ValueError(f"column {complex_cols[0]!r}: Complex data not supported.")
         if X.columns.has_duplicates:
             dup = X.columns[X.columns.duplicated()][0]
             raise ValueError(f"column {dup!r} appears more than once in X.")
@@ -76,6 +79,8 @@ def as_table(X: Any) -> Table:
         return Table(tuple(range(X.shape[1])), None, None, sparse.csr_matrix(X))
     try:
         arr = np.asarray(X)
+        if arr.dtype.kind in "US" and not isinstance(X, np.ndarray):
+            arr = np.array(X, dtype=object)  # a NaN among strings stays a missing value
     except ValueError as err:  # ragged nested lists
         raise ValueError(f"X could not be read as a 2-D table: {err}") from None
     if arr.dtype.kind == "c":
@@ -98,6 +103,8 @@ def encode_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted unique labels and the integer code of every row."""
     if y is None:
         raise ValueError("NaiveBayes requires y to be passed, but the target y is None.")
+    if isinstance(y, list | tuple):  # keep NaN a NaN: NumPy would turn ["x", nan] into strings
+        y = np.array(y, dtype=object) if any(isinstance(v, str) for v in y) else np.asarray(y)
     y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.Index) else y)
     if y.ndim == 2 and y.shape[1] == 1:
         import warnings
@@ -117,6 +124,15 @@ def encode_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     if missing.any():
         raise ValueError(f"y has {int(missing.sum())} missing labels (first at row "
                          f"{int(np.argmax(missing))}); labels must be observed.")
+    if y.dtype == object:
+        numbers = np.array([isinstance(v, float | np.floating) for v in y])
+        if numbers.any():
+            floats = np.array([float(v) for v in y[numbers]])
+            if not np.all(np.isfinite(floats)):
+                raise ValueError("y has non-finite labels.")
+            if np.any(floats != np.round(floats)):
+                raise ValueError("Unknown label type: continuous. y holds non-integer numbers; "
+                                 "Naive Bayes needs class labels.")
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("y has non-finite labels.")
     if y.dtype.kind == "f" and np.any(y != np.round(y)):

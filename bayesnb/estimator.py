@@ -262,6 +262,11 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             raise ValueError(f"sample_weight must have shape ({n_rows},), got {w.shape}.")
         if not np.all(np.isfinite(w)) or np.any(w < 0):
             raise ValueError("sample_weight must be finite and non-negative.")
+        from .families._base import FLOAT32_SAFE, float64_mode
+
+        if not float64_mode() and np.any(w > FLOAT32_SAFE):
+            raise ValueError(f"sample_weight has values above {FLOAT32_SAFE:g}, too large for "
+                             "float32 (the default dtype); rescale or enable JAX's x64 mode.")
         if n_rows and not np.any(w > 0):
             raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
         return w
@@ -640,8 +645,9 @@ def _check_defined(params, block: FittedBlock, classes, method: str):
             reason = "zero variance (every value of the class equal, or a single value)"
         else:
             reason = "no defined estimate (the posterior mode is at the boundary)"
+        label = classes[k].item() if isinstance(classes[k], np.generic) else classes[k]
         raise ValueError(
-            f"column {col!r}, class {classes[k]!r}: {reason} under method={method!r} "
+            f"column {col!r}, class {label!r}: {reason} under method={method!r} "
             f"({block.family.name} {name}). The data give no information there; use "
             f"method='mean' or 'bayes' (the prior fills the gap).")
 

@@ -222,10 +222,13 @@ def is_distribution(value: Any) -> bool:
 
 
 def _short(v: Any) -> str:
+    import reprlib
+
     if is_distribution(v):
         return f"{type(v).__name__}(...)"
-    a = np.asarray(v)
-    return repr(v) if a.ndim == 0 else f"array(shape={a.shape})"
+    if isinstance(v, np.ndarray) and v.ndim > 0:
+        return f"array(shape={v.shape})"
+    return reprlib.repr(v)
 
 
 def broadcast_hyper(value: Any, n: int, name: str, family: str, *, positive: bool = True,
@@ -246,14 +249,15 @@ def broadcast_hyper(value: Any, n: int, name: str, family: str, *, positive: boo
             f"{family}: {name} must be a scalar or have shape ({n},) (one value per column), "
             f"got shape {a.shape}."
         )
-    bad = ~np.isfinite(a)
+    bad = ~np.isfinite(a) | ((np.abs(a) > FLOAT32_SAFE) & (not float64_mode()))
     if positive:
         bad |= (a < 0) if allow_zero else (a <= 0)
     if np.any(bad):
         j = int(np.argmax(bad))
         where = f"column {columns[j]!r}: " if columns is not None and len(columns) == n else ""
-        need = "finite" + ("" if not positive else
-                           " and non-negative" if allow_zero else " and positive")
+        need = ("finite (within float32 range: enable x64 for larger)" if np.isfinite(a[j])
+                else "finite") + ("" if not positive else
+                                  " and non-negative" if allow_zero else " and positive")
         raise ValueError(f"{where}{family}: {name} must be {need}, got {a[j]!r}.")
     return a
 
@@ -286,7 +290,32 @@ def numeric_block(values: np.ndarray, schema: Schema, family: str) -> np.ndarray
             f"column {schema.columns[j]!r}: infinite value ({x[inf.any(axis=1), j][0]}) "
             f"is not allowed; use NaN for a missing value."
         )
+    check_float32_range(x, schema.columns, family)
     return x
+
+
+#: largest magnitude whose square (Gaussian sums of squares) still fits in float32
+FLOAT32_SAFE = 1e18
+
+
+def float64_mode() -> bool:
+    import jax.numpy as jnp
+
+    return jnp.result_type(float) == jnp.float64
+
+
+def check_float32_range(x: np.ndarray, columns, family: str, limit: float = FLOAT32_SAFE):
+    """In float32 mode, refuse values whose squares would overflow, naming the column."""
+    if float64_mode():
+        return
+    with np.errstate(invalid="ignore"):
+        big = np.abs(x) > limit
+    if big.any():
+        j = int(np.nonzero(big.any(axis=0))[0][0])
+        raise ValueError(
+            f"column {columns[j]!r}: {family} value {x[big[:, j], j][0]:.3g} is too large for "
+            f"float32, the default dtype (limit {limit:g}); rescale the column or enable JAX's "
+            f"x64 mode (JAX_ENABLE_X64=1).")
 
 
 def _first_non_numeric(col: np.ndarray) -> Any:

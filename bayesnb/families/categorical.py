@@ -91,6 +91,10 @@ class Categorical(Family):
 
     # ------------------------------------------------------------------ host side
     def learn_schema(self, values: np.ndarray, columns: tuple) -> Schema:
+        if self.categories is not None and len(self.categories) != len(columns):
+            raise ValueError(
+                f"Categorical: categories has {len(self.categories)} entries for the "
+                f"{len(columns)} columns {list(columns)[:5]}; give one list of levels per column.")
         levels = []
         for j, col in enumerate(columns):
             if self.categories is not None:

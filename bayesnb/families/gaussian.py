@@ -170,7 +170,8 @@ class Gaussian(Family):
                 n_classes = stats.count.shape[0]
                 extra = jnp.where(prior.pooled, n_classes / 2.0 - 1.0, -0.5)
                 precision = (post.shape + extra) / post.rate
-        weights = stats.count / jnp.maximum(stats.count.sum(axis=0), 1e-300)
+        total = stats.count.sum(axis=0)
+        weights = stats.count / jnp.where(total > 0, total, 1.0)  # 1e-300 underflows in f32
         center = jnp.sum(weights * jnp.where(jnp.isfinite(mean), mean, 0.0), axis=0)
         return GaussianParams(mean, precision, center)
 
