@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import gc
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -50,10 +52,12 @@ AGREE_MIN = 0.999
 #: (rows, columns, classes[, levels]) per case; "bayes" is the number of rows scored exactly
 FULL = {"multinomial": (200_000, 1_000, 20), "bernoulli": (200_000, 1_000, 10),
         "gaussian": (1_000_000, 50, 10), "categorical": (1_000_000, 20, 5, 5),
-        "bayes": 10_000, "bayes_check": 300, "coldstart_runs": 3, "repeats": 3}
+        "bayes": 5_000, "bayes_check": 300, "coldstart_runs": 3, "repeats": 3,
+        "repeats_big": 2}
 QUICK = {"multinomial": (5_000, 300, 20), "bernoulli": (5_000, 300, 10),
          "gaussian": (20_000, 50, 10), "categorical": (20_000, 20, 5, 5),
-         "bayes": 500, "bayes_check": 200, "coldstart_runs": 1, "repeats": 1}
+         "bayes": 500, "bayes_check": 200, "coldstart_runs": 1, "repeats": 1,
+         "repeats_big": 1}
 
 
 # ---------------------------------------------------------------------------------- machinery
@@ -129,6 +133,7 @@ class Call:
     seconds: float
     peak_bytes: float
     compile_s: float
+    sys_s: float  # kernel time (page faults on fresh memory, mostly)
     out: object = field(repr=False, default=None)
 
 
@@ -136,10 +141,12 @@ def call(fn: Callable) -> Call:
     gc.collect()
     base = MEMORY.start()
     c0 = CLOCK.total
+    r0 = resource.getrusage(resource.RUSAGE_SELF).ru_stime
     t0 = time.perf_counter()
     out = sync(fn())
     dt = time.perf_counter() - t0
-    return Call(dt, MEMORY.peak_since(base), CLOCK.total - c0, out)
+    sys_s = resource.getrusage(resource.RUSAGE_SELF).ru_stime - r0
+    return Call(dt, MEMORY.peak_since(base), CLOCK.total - c0, sys_s, out)
 
 
 @dataclass
@@ -166,6 +173,14 @@ class Pair:
     @property
     def ref_peak(self):
         return statistics.median(c.peak_bytes for c in self.ref)
+
+    @property
+    def ours_sys(self):
+        return statistics.median(c.sys_s for c in self.ours)
+
+    @property
+    def ref_sys(self):
+        return statistics.median(c.sys_s for c in self.ref)
 
     @property
     def steady_compile_s(self):
@@ -213,6 +228,8 @@ class Row:
     ours_peak_mb: float
     ref_peak_mb: float
     input_mb: float
+    ours_sys_s: float = float("nan")
+    ref_sys_s: float = float("nan")
     steady_compile_s: float = 0.0
     note: str = ""
 
@@ -232,7 +249,8 @@ class Row:
 def row_from(pair_: Pair, case, dtype, op, ref_name, target, agree, dp, input_bytes, note=""):
     return Row(case, dtype, op, pair_.ours_s, pair_.ref_s, ref_name, target, agree, dp,
                pair_.ours_first.seconds, pair_.ours_first.compile_s, pair_.ours_peak / 2**20,
-               pair_.ref_peak / 2**20, input_bytes / 2**20, pair_.steady_compile_s, note)
+               pair_.ref_peak / 2**20, input_bytes / 2**20, pair_.ours_sys, pair_.ref_sys,
+               pair_.steady_compile_s, note)
 
 
 def agreement(p, q) -> tuple[float, float]:
@@ -359,20 +377,20 @@ def run_multinomial(shape, dtype, repeats, do_mean, do_bayes, bayes_rows, check_
     if do_bayes:
         k = shape[2]
         with policy(dtype):
+            # fit is the same pass for every method (only the tables made from the statistics
+            # differ), so fit once and score the same statistics both ways
             bayes = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="bayes", class_alpha=0)
-            mean = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="mean", class_alpha=0)
-            fit = pair(lambda: bayes.fit(X, y), lambda: mean.fit(X, y), max(1, repeats - 1))
+            bayes.fit(X, y)
+            mean = copy.deepcopy(bayes).set_params(method="mean")
             Xs = X[:bayes_rows]
             proba = pair(lambda: bayes.predict_proba(Xs), lambda: mean.predict_proba(Xs),
                          repeats)
         ref = dirichlet_multinomial_reference(X, y, check_rows, k)
         agree, dp = agreement(proba.ours_out[:check_rows], ref)
-        note = f"{bayes_rows} rows; checked vs float64 SciPy on {check_rows}"
-        rows += [row_from(fit, "multinomial bayes", dtype, "fit", "our mean", None, None, None,
-                          X.nbytes, "ratio to our method='mean' fit"),
-                 row_from(proba, "multinomial bayes", dtype,
-                          f"predict_proba ({bayes_rows:,} rows)", "our mean", None, agree, dp,
-                          Xs.nbytes, note)]
+        rows.append(row_from(proba, "multinomial bayes", dtype,
+                             f"predict_proba ({bayes_rows:,} rows)", "our mean", None, agree,
+                             dp, Xs.nbytes, f"fit as method='mean'; argmax agreement and max "
+                             f"|dp| against a float64 SciPy reference on {check_rows} rows"))
     return rows
 
 
@@ -499,7 +517,8 @@ def fmt_mb(b: float) -> str:
 
 def table(rows: list[Row]) -> str:
     head = ["case", "dtype", "op", "ours", "reference", "ratio", "target", "status",
-            "first call (compile)", "peak MB ours / ref", "X MB", "argmax agree", "max |dp|"]
+            "first call (compile)", "peak MB ours / ref", "sys s ours / ref", "X MB",
+            "argmax agree", "max |dp|"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         if r.case == "coldstart":
@@ -517,11 +536,13 @@ def table(rows: list[Row]) -> str:
                 first += f" RETRACED {fmt_s(r.steady_compile_s)}"
         peak = "-" if r.ours_peak_mb != r.ours_peak_mb else \
             f"{fmt_mb(r.ours_peak_mb)} / {fmt_mb(r.ref_peak_mb)}"
+        sys_t = "-" if r.ours_sys_s != r.ours_sys_s else \
+            f"{r.ours_sys_s:.2f} / {r.ref_sys_s:.2f}"
         agree = "-" if r.agree is None else f"{100 * r.agree:.3f}%"
         dp = "-" if r.max_abs_dp is None else f"{r.max_abs_dp:.1e}"
         lines.append("| " + " | ".join([
             r.case, r.dtype, r.op, fmt_s(r.ours_s), f"{fmt_s(r.ref_s)} ({r.ref_name})", ratio,
-            target, status, first, peak, fmt_mb(r.input_mb), agree, dp]) + " |")
+            target, status, first, peak, sys_t, fmt_mb(r.input_mb), agree, dp]) + " |")
     return "\n".join(lines)
 
 
@@ -575,74 +596,176 @@ def aligned_empty(shape, dtype, align=64):
     return buf[off:off + nbytes].view(dtype).reshape(shape)
 
 
-def floors(name, X, y, k):
-    """Lower bounds: the bare XLA kernel on an array already on the JAX device, plus host-side
-    alternatives, per case. Returns {label: callable}."""
+def chunk_rows(row_bytes: int) -> int:
+    """Rows per streamed chunk: about 8 MB of input (stays in cache), a power of two."""
+    c = max(1, (8 << 20) // max(row_bytes, 1))
+    return int(min(16384, max(1024, 1 << (c.bit_length() - 1))))
+
+
+def stream(X, dtype, kernel, consts=(), y=None, n_out=None):
+    """The design the prototypes test: rows go through ONE reused 64-byte-aligned buffer of
+    ``chunk_rows`` rows in the kernel dtype (converted while copying), which ``jax`` reads
+    without a copy; one compiled shape, no padding of the whole array, no fresh n x F memory.
+    With ``y``: sums the kernel's per-chunk statistics (fit). Otherwise: writes the kernel's
+    (chunk, n_out) output into a float64 result (predict)."""
+    import jax
+
+    n, f = X.shape
+    c = chunk_rows(f * np.dtype(dtype).itemsize)
+    buf = aligned_empty((c, f), dtype)
+    codes = np.empty(c, dtype=np.int32)
+    out = np.empty((n, n_out)) if y is None else None
+    acc = None
+    for s in range(0, n, c):
+        m = min(c, n - s)
+        np.copyto(buf[:m], X[s:s + m], casting="unsafe")
+        if m < c:
+            buf[m:] = 0
+        if y is None:
+            out[s:s + m] = np.asarray(kernel(buf, *consts))[:m]
+        else:
+            codes[:m] = y[s:s + m]
+            codes[m:] = -1  # one_hot(-1) is a zero row: padding rows count for nothing
+            r = jax.block_until_ready(kernel(buf, codes, *consts))  # buf is reused next
+            acc = r if acc is None else jax.tree_util.tree_map(lambda u, v: u + v, acc, r)
+    return out if y is None else acc
+
+
+def prototypes(name, X, y, k, ref):
+    """Streamed prototypes of fit and predict_proba for one case (plain JAX, tables taken from
+    the fitted scikit-learn ``ref`` so the output can be checked), and host-side alternatives.
+    Returns {label: callable}; a predict prototype's last output is checked against ``ref``."""
     import jax
     import jax.numpy as jnp
 
     ft = jnp.result_type(float)
-    codes = jnp.asarray(y, dtype=jnp.int32)
-    onehot = jax.nn.one_hot(codes, k, dtype=ft)
+    X = np.asarray(X)
+    f = X.shape[1]
     out = {}
-    if name in ("multinomial", "bernoulli", "gaussian"):
-        xd = jax.device_put(np.asarray(X, dtype=ft))
-        w = jnp.asarray(np.random.default_rng(0).normal(size=(k, X.shape[1])), dtype=ft)
-        b = jnp.zeros(k, ft)
-        count = jax.jit(lambda x, r: r.T @ x)
-        lin = jax.jit(lambda x, w, b: x @ w.T + b)
-        out["XLA floor: resp.T @ X on device (fit)"] = lambda: count(xd, onehot)
-        out["XLA floor: X @ W.T + b on device (predict)"] = lambda: lin(xd, w, b)
-        if name == "gaussian":
-            sq = jax.jit(lambda x, r: (r.T @ x, r.T @ (x * x)))
-            quad = jax.jit(lambda x, w, b: (-0.5 * (x * x)) @ w.T + x @ w.T + b)
-            out["XLA floor: resp.T @ [X, X*X] (Gaussian fit)"] = lambda: sq(xd, onehot)
-            out["XLA floor: two matmuls (Gaussian predict)"] = lambda: quad(xd, w, b)
-        xn = np.asarray(X)
-        out["numpy: copy X into a 64-byte aligned buffer"] = \
-            lambda: np.copyto(aligned_empty(xn.shape, ft), xn, casting="unsafe")
-        xa = aligned_empty(xn.shape, ft)
-        np.copyto(xa, xn, casting="unsafe")
-        out["jax.device_put(aligned numpy) [zero-copy]"] = lambda: jax.device_put(xa)
-        out["jax.device_put(user's numpy, unaligned)"] = lambda: jax.device_put(xn)
-        out["numpy: one-pass checks x.min(), x.max(), isnan(x.sum())"] = \
-            lambda: (xn.min(), xn.max(), np.isnan(xn.sum()))
-    if name == "multinomial":
-        from scipy.special import gammaln
 
-        xn = np.asarray(X)
-        out["numpy: log_coef from entries > 1 only (gammaln)"] = \
-            lambda: gammaln(xn[xn > 1] + 1.0).sum()
-    if name == "categorical":
-        f = X.shape[1]
+    def softmax(s):
+        return jnp.exp(jax.nn.log_softmax(s, axis=1))
+
+    if name in ("multinomial", "bernoulli"):
+        if name == "multinomial":
+            w, b = ref.feature_log_prob_, ref.class_log_prior_
+        else:  # x log p + (1 - x) log(1 - p) = x (log p - log(1 - p)) + sum log(1 - p)
+            lp, l1p = ref.feature_log_prob_, np.log1p(-np.exp(ref.feature_log_prob_))
+            w, b = lp - l1p, l1p.sum(axis=1) + ref.class_log_prior_
+        w, b = jnp.asarray(w, ft), jnp.asarray(b, ft)
+        pk = jax.jit(lambda x, w, b: softmax(x @ w.T + b))
+        fk = jax.jit(lambda x, c: (jax.nn.one_hot(c, k, dtype=x.dtype).T @ x, jnp.min(x),
+                                   jnp.sum(x)))
+        out["PROTOTYPE streamed predict_proba (matmul + log_softmax in the kernel)"] = \
+            lambda: stream(X, ft, pk, (w, b), n_out=k)
+        out["PROTOTYPE streamed fit (counts + min/sum checks)"] = lambda: stream(X, ft, fk, y=y)
+        if name == "multinomial":
+            from scipy.special import gammaln
+
+            lut = jnp.asarray(gammaln(np.arange(257.0) + 1.0), ft)
+            fk2 = jax.jit(lambda x, c: (
+                jax.nn.one_hot(c, k, dtype=x.dtype).T @ x, jnp.min(x), jnp.sum(x),
+                jnp.sum(jnp.take(lut, jnp.clip(x, 0, 256).astype(jnp.int32)))))
+            out["PROTOTYPE streamed fit + log_coef by a log-factorial lookup table"] = \
+                lambda: stream(X, ft, fk2, y=y)
+            xn = X
+            out["host: log_coef = sum gammaln(x + 1) over entries > 1 only (numpy)"] = \
+                lambda: gammaln(xn[xn > 1] + 1.0).sum()
+    elif name == "gaussian":
+        lam = jnp.asarray(1.0 / ref.var_, ft)
+        mu = jnp.asarray(ref.theta_, ft)
+        c0 = jnp.asarray(np.log(ref.class_prior_) - 0.5 * np.sum(
+            np.log(2 * np.pi * ref.var_) + ref.theta_ ** 2 / ref.var_, axis=1), ft)
+        pk = jax.jit(lambda x, lam, mu, c0: softmax(
+            -0.5 * (x * x) @ lam.T + x @ (lam * mu).T + c0))
+        center = jnp.asarray(X[:1000].mean(axis=0), ft)
+
+        def fit_chunk(x, c, center):
+            r = jax.nn.one_hot(c, k, dtype=x.dtype)
+            d = x - center
+            return r.sum(axis=0), r.T @ d, r.T @ (d * d)
+
+        fk = jax.jit(fit_chunk)
+        out["PROTOTYPE streamed predict_proba (2 matmuls + log_softmax in the kernel)"] = \
+            lambda: stream(X, ft, pk, (lam, mu, c0), n_out=k)
+        out["PROTOTYPE streamed fit (centred sums per class)"] = \
+            lambda: stream(X, ft, fk, (center,), y=y)
+    elif name == "categorical":
         levels = int(X.max()) + 1
-        xd = jax.device_put(np.asarray(X, dtype=np.int32))
-        logp = jnp.asarray(np.random.default_rng(0).normal(size=(k, f * levels)), dtype=ft)
-        offs = jnp.arange(f, dtype=jnp.int32) * levels
+        lv = jnp.arange(levels, dtype=jnp.int32)
+        tab = jnp.asarray(np.concatenate(ref.feature_log_prob_, axis=1), ft)  # (K, F*L)
+        prior = jnp.asarray(ref.class_log_prior_, ft)
 
-        def gather(x, t):
-            return jnp.take(t.T, x + offs, axis=0).sum(axis=1)
+        def onehot(x):
+            return (x[:, :, None] == lv).reshape(x.shape[0], f * levels).astype(ft)
 
-        def onehot_mm(x, t):
-            return jax.nn.one_hot(x + offs, f * levels, dtype=t.dtype).sum(axis=1) @ t.T
+        pk = jax.jit(lambda x, t, p: softmax(onehot(x) @ t.T + p))
+        fk = jax.jit(lambda x, c: jax.nn.one_hot(c, k, dtype=ft).T @ onehot(x))
+        out["PROTOTYPE streamed predict_proba (level one-hot @ table + log_softmax)"] = \
+            lambda: stream(X, np.int32, pk, (tab, prior), n_out=k)
+        out["PROTOTYPE streamed fit (class one-hot.T @ level one-hot)"] = \
+            lambda: stream(X, np.int32, fk, y=y)
+        out["host: levels by np.unique per column (what learn_schema could do)"] = \
+            lambda: [np.unique(X[:, j]) for j in range(f)]
+        out["host: levels by np.bincount per column (small non-negative ints)"] = \
+            lambda: [np.flatnonzero(np.bincount(X[:, j])) for j in range(f)]
+        out["host: codes by np.searchsorted per column (what encode could do)"] = \
+            lambda: [np.searchsorted(np.arange(levels), X[:, j]) for j in range(f)]
+        out["host: X.astype(object) (the first step of Categorical.encode)"] = \
+            lambda: X.astype(object)
 
-        g, m = jax.jit(gather), jax.jit(onehot_mm)
-        out["XLA floor: gather + sum (predict)"] = lambda: g(xd, logp)
-        out["XLA floor: one-hot (n, F*L) @ table.T (predict)"] = lambda: m(xd, logp)
-        xn = np.asarray(X)
-        yn = np.asarray(y)
-        out["numpy floor: bincount on (class, column, level) (fit)"] = lambda: np.bincount(
-            ((yn[:, None] * f + np.arange(f)) * levels + xn).ravel(), minlength=k * f * levels)
-        out["numpy: np.unique per column (learn levels)"] = \
-            lambda: [np.unique(xn[:, j]) for j in range(f)]
-        lv = np.arange(levels)
-        out["numpy: searchsorted codes per column (encode)"] = \
-            lambda: [np.searchsorted(lv, xn[:, j]) for j in range(f)]
-        out["numpy: X.astype(object) (what encode does first)"] = lambda: xn.astype(object)
+    if X.dtype.kind == "f":
+        out["host: checks by reductions x.min(), x.max(), isnan(x.sum())"] = \
+            lambda: (X.min(), X.max(), np.isnan(X.sum()))
+        xa = aligned_empty(X.shape, ft)
+        out["host: copy X into a NEW 64-byte-aligned array (fresh pages)"] = \
+            lambda: np.copyto(aligned_empty(X.shape, ft), X, casting="unsafe")
+        out["host: copy X into an EXISTING aligned array (pages already mapped)"] = \
+            lambda: np.copyto(xa, X, casting="unsafe")
+        out["jax.device_put(aligned array in the kernel dtype): zero-copy"] = \
+            lambda: jax.device_put(xa)
+        out["jax.device_put(X as given): XLA copies (and converts)"] = lambda: jax.device_put(X)
+    scores = np.random.default_rng(0).normal(size=(X.shape[0], k)) * 50
+    out["host: scipy.special.logsumexp on an (n, K) float64 array"] = \
+        lambda: __import__("scipy.special").special.logsumexp(scores, axis=1, keepdims=True)
+
+    def lse(a):
+        m = a.max(axis=1, keepdims=True)
+        return np.log(np.exp(a - m).sum(axis=1, keepdims=True)) + m
+
+    out["host: max-shifted numpy logsumexp on the same array"] = lambda: lse(scores)
     return out
 
 
-def profile_case(name, X, y, family, method, k, dtype, repeats) -> list[tuple[str, float]]:
+def exact_bayes_prototype(X, y, k, rows):
+    """Dirichlet-multinomial predictive for integer counts as matmuls:
+    sum_v lgamma(a_kv + x_v) - lgamma(a_kv) = sum_{c=1..max x} [x >= c] @ log(a + c - 1).T."""
+    import jax
+    import jax.numpy as jnp
+    from jax.scipy.special import gammaln
+
+    ft = jnp.result_type(float)
+    counts = np.zeros((k, X.shape[1]))
+    for c in range(k):
+        counts[c] = X[y == c].sum(axis=0)
+    a = jnp.asarray(counts + 1.0, ft)
+    lp = jnp.asarray(np.log(np.bincount(y, minlength=k) / len(y)), ft)
+
+    @jax.jit
+    def kernel(x, a, lp, m):
+        def body(c, acc):
+            return acc + (x >= c).astype(x.dtype) @ jnp.log(a + (c - 1)).T
+        per = jax.lax.fori_loop(1, m + 1, body, jnp.zeros((x.shape[0], a.shape[0]), x.dtype))
+        a0, n = a.sum(axis=1), x.sum(axis=1, keepdims=True)
+        return jnp.exp(jax.nn.log_softmax(lp + gammaln(a0) - gammaln(a0 + n) + per, axis=1))
+
+    xs = np.asarray(X[:rows], dtype=ft)
+    m = int(xs.max())
+    return lambda: np.asarray(kernel(xs, a, lp, m), dtype=np.float64)
+
+
+def profile_case(name, X, y, family, method, k, dtype, repeats,
+                 make_ref) -> list[tuple[str, float]]:
     """Stage-by-stage times of our fit and predict_proba, through the library's internals as of
     this commit (a stage whose internals moved reports 'n/a')."""
     import jax
@@ -656,6 +779,8 @@ def profile_case(name, X, y, family, method, k, dtype, repeats) -> list[tuple[st
 
     def stage(label, fn):
         try:
+            if label.startswith("PROTOTYPE"):
+                sync(fn())  # compile first: prototypes are timed in steady state like ours
             t, out = _med(fn, repeats)
         except Exception as err:  # internals changed under us
             res.append((f"{label}  [n/a: {type(err).__name__}: {str(err)[:60]}]", float("nan")))
@@ -723,8 +848,31 @@ def profile_case(name, X, y, family, method, k, dtype, repeats) -> list[tuple[st
                               lambda: clf._normaliser(sc))
                         norm = clf._normaliser(sc)
                         stage("  host: np.exp(scores - norm)", lambda: np.exp(sc - norm))
-        for label, fn in floors(name, X, y, k).items():
-            stage("FLOOR " + label, fn)
+        ref = make_ref()
+        t_fit, _ = _med(lambda: ref.fit(X, y), repeats)
+        t_pp, q = _med(lambda: ref.predict_proba(X), repeats)
+        res.append(("SKLEARN fit, same process", t_fit))
+        res.append(("SKLEARN predict_proba, same process", t_pp))
+        for label, fn in prototypes(name, X, y, k, ref).items():
+            out = stage(label, fn)
+            if label.startswith("PROTOTYPE") and "predict" in label and out is not None:
+                res[-1] = (res[-1][0] + f"  [argmax agrees with sklearn on "
+                           f"{100 * np.mean(out.argmax(1) == q.argmax(1)):.3f}%]", res[-1][1])
+        if name == "multinomial":
+            rows = min(5_000, len(y))
+            Xs = X[:rows]
+            clf.set_params(method="bayes")
+            clf.predict_proba(Xs)
+            stage(f"method='bayes' predict_proba, first {rows} rows (library)",
+                  lambda: clf.predict_proba(Xs))
+            proto = exact_bayes_prototype(X, y, k, rows)
+            proto()
+            p = stage(f"PROTOTYPE exact Bayes as [X >= c] matmuls, first {rows} rows", proto)
+            if p is not None:
+                refp = dirichlet_multinomial_reference(X, y, min(300, rows), k)
+                agree, dp = agreement(p[:len(refp)], refp)
+                res[-1] = (res[-1][0] + f"  [vs float64 SciPy: argmax {100 * agree:.1f}%, "
+                           f"max |dp| {dp:.1e}]", res[-1][1])
     return res
 
 
@@ -769,7 +917,7 @@ def main(argv=None) -> int:
                         help=f"run only this case (repeatable): {', '.join(CASES)}")
     parser.add_argument("--repeats", type=int, default=None,
                         help="steady-state calls per side after the warm-up call "
-                             "(default 3 full, 2 quick)")
+                             "(default: 3, and 2 for the 200,000 x 1,000 cases; quick: 1)")
     parser.add_argument("--dtype", choices=(*DTYPES, "both"), default="both",
                         help="dtype policy: float32 (JAX default), float64 (enable_x64)")
     parser.add_argument("--profile", action="store_true",
@@ -780,6 +928,8 @@ def main(argv=None) -> int:
     t_start = time.perf_counter()
     cfg = QUICK if args.quick else FULL
     repeats = args.repeats or cfg["repeats"]
+    # the 200,000 x 1,000 cases take seconds per call: fewer repeats keep the run near 8 min
+    repeats_big = args.repeats or cfg["repeats_big"]
     only = set(args.only or CASES)
     dtypes = DTYPES if args.dtype == "both" else (args.dtype,)
 
@@ -788,7 +938,8 @@ def main(argv=None) -> int:
     info = machine()
     print("# bayesnb benchmarks" + (" (--quick)" if args.quick else ""))
     print("; ".join(f"{k}: {v}" for k, v in info.items()), flush=True)
-    print(f"repeats: {repeats} steady calls per side after one warm-up call; "
+    print(f"repeats: {repeats} steady calls per side after one warm-up call "
+          f"({repeats_big} for multinomial and bernoulli); "
           f"dtype policies: {', '.join(dtypes)}\n", flush=True)
 
     if args.profile:
@@ -806,7 +957,7 @@ def main(argv=None) -> int:
         data = make_multinomial(*shape)
         for dt in dtypes:
             progress(f"multinomial {dt}")
-            rows += run_multinomial(shape, dt, repeats, "multinomial" in only, "bayes" in only,
+            rows += run_multinomial(shape, dt, repeats_big, "multinomial" in only, "bayes" in only,
                                     cfg["bayes"], cfg["bayes_check"], data)
         del data
     if "bernoulli" in only:
@@ -815,7 +966,7 @@ def main(argv=None) -> int:
         data = make_bernoulli(*shape)
         for dt in dtypes:
             progress(f"bernoulli {dt}")
-            rows += run_bernoulli(shape, dt, repeats, data)
+            rows += run_bernoulli(shape, dt, repeats_big, data)
         del data
     if "gaussian" in only:
         shape = cfg["gaussian"]
@@ -861,15 +1012,21 @@ def main(argv=None) -> int:
 
 
 def run_profile(args, cfg, only, dtypes, repeats) -> int:
+    from sklearn.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
+
     import bayesnb as bnb
 
     specs = {
-        "multinomial": (make_multinomial, lambda: bnb.Multinomial(alpha=1.0), "mean"),
-        "bernoulli": (make_bernoulli, lambda: bnb.Bernoulli(alpha=1.0, beta=1.0), "mean"),
-        "gaussian": (make_gaussian, lambda: bnb.Gaussian(), "ml"),
-        "categorical": (make_categorical, lambda: bnb.Categorical(alpha=1.0), "mean"),
+        "multinomial": (make_multinomial, lambda: bnb.Multinomial(alpha=1.0), "mean",
+                        lambda: MultinomialNB(alpha=1.0)),
+        "bernoulli": (make_bernoulli, lambda: bnb.Bernoulli(alpha=1.0, beta=1.0), "mean",
+                      lambda: BernoulliNB(alpha=1.0)),
+        "gaussian": (make_gaussian, lambda: bnb.Gaussian(), "ml",
+                     lambda: GaussianNB(var_smoothing=0.0)),
+        "categorical": (make_categorical, lambda: bnb.Categorical(alpha=1.0), "mean",
+                        lambda: CategoricalNB(alpha=1.0)),
     }
-    for name, (make, family, method) in specs.items():
+    for name, (make, family, method, make_ref) in specs.items():
         if name not in only:
             continue
         shape = cfg[name]
@@ -880,7 +1037,7 @@ def run_profile(args, cfg, only, dtypes, repeats) -> int:
                 Xd = X.astype(np.float32)
             elif name in ("multinomial", "bernoulli") and dt == "float64":
                 Xd = X.astype(np.float64)
-            res = profile_case(name, Xd, y, family(), method, shape[2], dt, repeats)
+            res = profile_case(name, Xd, y, family(), method, shape[2], dt, repeats, make_ref)
             print(f"## {name} {dt}: X {Xd.shape} {Xd.dtype} ({Xd.nbytes / 2**20:,.0f} MB)")
             for label, t in res:
                 print(f"  {fmt_s(t):>10}  {label}")
