@@ -378,11 +378,12 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         if families == "mcmc":
             from .inference import predict_from_draws
 
-            xs, _ = self._encoded_blocks(X)
-            if any(sparse.issparse(x) for x in xs):
+            encoded = self._encoded_blocks(X)
+            if any(sparse.issparse(x) for x in encoded[0]):
                 raise TypeError("method='mcmc' predicts from dense input; densify X or use "
                                 "method='bayes' (the exact predictive) with sparse input.")
-            return predict_from_draws(self, X, self.draws_)["log_joint"], xs
+            return predict_from_draws(self, X, self.draws_, encoded=encoded)["log_joint"], \
+                encoded[0]
         xs, n = self._encoded_blocks(X)
         if any(sparse.issparse(x) for x in xs):
             scores = np.asarray(log_prior, dtype=np.float64)[None, :]

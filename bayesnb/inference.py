@@ -161,7 +161,7 @@ def _draw_probabilities(families, interval, class_log_prior, tables, xs):
     return log_joint, bounds[0], bounds[1], entropy - expected
 
 
-def predict_from_draws(clf, X, draws, *, interval=0.9):
+def predict_from_draws(clf, X, draws, *, interval=0.9, encoded=None):
     """Posterior predictive classification from draws (see ``NaiveBayes.
     predict_uncertainty``). Rows are processed in batches so memory stays bounded.
 
@@ -185,7 +185,7 @@ def predict_from_draws(clf, X, draws, *, interval=0.9):
         jax.vmap(lambda s, f=f, post=post: f.params_from_sample(s, post))(
             jax.tree_util.tree_map(jnp.asarray, _block_draws(flat, site)))
         for f, site, post in zip(families, sites, posteriors, strict=True))
-    xs, n = clf._encoded_blocks(X)
+    xs, n = encoded if encoded is not None else clf._encoded_blocks(X)
     width = sum(x.shape[1] for x in xs) + len(clf.classes_)
     rows = max(8, _DRAWS_BUDGET // max(1, n_draws * width))
     out = []
