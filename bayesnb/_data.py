@@ -46,6 +46,8 @@ class Table(NamedTuple):
         if self.frame is not None:
             sub = self.frame.iloc[:, list(positions)]
             return sub.astype(object).to_numpy() if _any_object(sub) else sub.to_numpy()
+        if list(positions) == list(range(self.array.shape[1])):
+            return self.array  # the whole table: no copy (encode validates without mutating)
         return self.array[:, list(positions)]
 
 

@@ -28,16 +28,9 @@ def _read_table(source: str, target: str | None):
         if target is not None and target != y.name:
             raise ValueError(f"dataset {source!r} has target {y.name!r}, not {target!r}.")
         return X, y
-    path = Path(source)
-    if not path.exists():
-        raise ValueError(f"{source!r} is neither a file nor a built-in dataset "
-                         f"({', '.join(datasets.names())}).")
+    frame, _ = _read_features(source)
     if target is None:
         raise ValueError("--target is required with a data file.")
-    try:
-        frame = pd.read_parquet(path) if path.suffix in (".parquet", ".pq") else pd.read_csv(path)
-    except Exception as err:  # noqa: BLE001 - any reader failure is a bad file for the user
-        raise ValueError(f"could not read {source!r}: {err}") from None
     if target not in frame.columns:
         raise ValueError(f"column {target!r} is not in {source!r} "
                          f"(columns: {', '.join(map(str, frame.columns))}).")
@@ -190,12 +183,15 @@ def _cmd_predict(args) -> int:
 
 
 def _read_features(source):
+    """A CSV or Parquet file as a DataFrame; bad paths and unreadable files are one-line
+    errors."""
     path = Path(source)
     if not path.exists():
-        raise ValueError(f"{source!r} is neither a file nor a built-in dataset.")
+        raise ValueError(f"{source!r} is neither a file nor a built-in dataset "
+                         f"({', '.join(datasets.names())}).")
     try:
         frame = pd.read_parquet(path) if path.suffix in (".parquet", ".pq") else pd.read_csv(path)
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:  # noqa: BLE001 - any reader failure is a bad file for the user
         raise ValueError(f"could not read {source!r}: {err}") from None
     return frame, None
 
