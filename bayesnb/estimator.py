@@ -15,7 +15,6 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
@@ -193,38 +192,39 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             raise ValueError(f"X has {table.n_rows} rows but y has {codes.shape[0]} labels.")
         weight = self._check_weight(sample_weight, table.n_rows)
         n_classes = len(self.classes_)
+        counts = np.bincount(codes, weights=weight, minlength=n_classes)
+        if first:
+            specs = [(spec.family, spec.columns, spec.positions, None)
+                     for spec in resolve_features(self.features, table)]
+        else:
+            specs = [(b.family, b.schema.columns, b.positions, b.schema) for b in self.blocks_]
+        families, raws, schemas = [], [], []
+        for family, columns, positions, schema in specs:
+            if table.sparse is not None and not family.supports_sparse:
+                raise TypeError(f"{family!r} does not take sparse input.")
+            raw = table.block(columns, positions)
+            families.append(family)
+            raws.append(raw)
+            schemas.append(schema or family.learn_schema(raw, columns))
         if table.sparse is not None:  # SciPy products on the host, float64
             resp = np.eye(n_classes)[codes] * weight[:, None]
+            new_stats = [jax.tree_util.tree_map(
+                jnp.asarray, family.sparse_suff_stats(family.encode(raw, schema), resp))
+                for family, raw, schema in zip(families, raws, schemas, strict=True)]
         else:
-            resp = jax.nn.one_hot(codes, n_classes, dtype=jnp.result_type(float)) * \
-                jnp.asarray(weight)[:, None]
-        counts = np.bincount(codes, weights=weight, minlength=n_classes)
-
-        def block_stats(family, x, schema):
-            if table.sparse is not None:
-                stats = family.sparse_suff_stats(x, resp)
-                return jax.tree_util.tree_map(jnp.asarray, stats)
-            return _kernels.suff_stats(type(family), x, resp, _levels(schema))
-
+            encoders = [_chunk_encoder(family, raw, schema, "error")
+                        for family, raw, schema in zip(families, raws, schemas, strict=True)]
+            new_stats = _kernels.stream_suff_stats(
+                tuple(type(f) for f in families), tuple(_levels(s) for s in schemas),
+                n_classes, encoders, _row_bytes(raws), codes, weight)
         if first:
-            blocks = []
-            for spec in resolve_features(self.features, table):
-                raw = table.block(spec.columns, spec.positions)
-                schema = spec.family.learn_schema(raw, spec.columns)
-                x = spec.family.encode(raw, schema)
-                prior = spec.family.prior(schema)
-                stats = block_stats(spec.family, x, schema)
-                blocks.append(FittedBlock(spec.family, schema, spec.positions, prior, stats))
+            blocks = [FittedBlock(family, schema, positions, family.prior(schema), stats)
+                      for (family, _, positions, _), schema, stats
+                      in zip(specs, schemas, new_stats, strict=True)]
             self.class_count_ = counts
         else:
-            blocks = []
-            for block in self.blocks_:
-                raw = table.block(block.schema.columns, block.positions)
-                if table.sparse is not None and not block.family.supports_sparse:
-                    raise TypeError(f"{block.family!r} does not take sparse input.")
-                x = block.family.encode(raw, block.schema)
-                new = block_stats(block.family, x, block.schema)
-                blocks.append(block._replace(stats=block.family.merge_stats(block.stats, new)))
+            blocks = [block._replace(stats=block.family.merge_stats(block.stats, stats))
+                      for block, stats in zip(self.blocks_, new_stats, strict=True)]
             self.class_count_ = self.class_count_ + counts
         self.blocks_ = blocks
         for attr in ("_state", "draws_", "sample_stats_", "_draws_key"):
@@ -358,7 +358,9 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         return np.array([self.class_prior[c] for c in self.classes_], dtype=np.float64)
 
     # ------------------------------------------------------------------ prediction
-    def _encoded_blocks(self, X):
+    def _raw_blocks(self, X):
+        """Every block's raw values in ``X`` (columns matched by name for a DataFrame), and
+        what an unseen category means under this model."""
         table = as_table(X)
         self._check_columns(table)
         if table.frame is not None and hasattr(self, "feature_names_in_"):
@@ -369,11 +371,19 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         tables_model = self.__dict__.get("_state", (None,))[0] == "tables"
         unseen = ("stated tables" if tables_model else "method='ml'" if self.method == "ml"
                   else "smooth")
-        xs = [b.family.encode(table.block(b.schema.columns, pos), b.schema, unseen=unseen)
-              for b, pos in zip(self.blocks_, positions, strict=True)]
-        return xs, table.n_rows
+        raws = [table.block(b.schema.columns, pos)
+                for b, pos in zip(self.blocks_, positions, strict=True)]
+        return raws, unseen, table.n_rows
 
-    def _scores(self, X) -> tuple[np.ndarray, list]:
+    def _encoded_blocks(self, X):
+        raws, unseen, n = self._raw_blocks(X)
+        xs = [b.family.encode(raw, b.schema, unseen=unseen)
+              for b, raw in zip(self.blocks_, raws, strict=True)]
+        return xs, n
+
+    def _scores(self, X, output: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(n, K)`` scores (see ``_kernels.scores`` for ``output``) and the per-row log
+        normaliser of the class scores."""
         families, exact, log_prior, tables = self._prediction_state()
         if families == "mcmc":
             from .inference import predict_from_draws
@@ -382,10 +392,14 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             if any(sparse.issparse(x) for x in encoded[0]):
                 raise TypeError("method='mcmc' predicts from dense input; densify X or use "
                                 "method='bayes' (the exact predictive) with sparse input.")
-            return predict_from_draws(self, X, self.draws_, encoded=encoded)["log_joint"], \
-                encoded[0]
-        xs, n = self._encoded_blocks(X)
-        if any(sparse.issparse(x) for x in xs):
+            joint = predict_from_draws(self, X, self.draws_, encoded=encoded)["log_joint"]
+            if output == "joint":
+                joint = joint + self._log_normalizer(encoded[0])
+            return _normalised(joint, output)
+        raws, unseen, n = self._raw_blocks(X)
+        if any(sparse.issparse(raw) for raw in raws):
+            xs = [b.family.encode(raw, b.schema, unseen=unseen)
+                  for b, raw in zip(self.blocks_, raws, strict=True)]
             scores = np.asarray(log_prior, dtype=np.float64)[None, :]
             for block, table, x in zip(self.blocks_, tables, xs, strict=True):
                 family = type(block.family)
@@ -393,38 +407,41 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
                     raise TypeError("mixing sparse and dense blocks is not supported.")
                 scores = scores + (family.sparse_log_predictive(table, x) if exact
                                    else family.sparse_log_likelihood(table, x))
-            return scores, xs
+            if output == "joint":
+                scores = scores + self._log_normalizer(xs)
+            return _normalised(scores, output)
+        n_classes = len(self.classes_)
         if n == 0:
-            return np.zeros((0, len(self.classes_))), xs
-        width = sum(x.shape[1] for x in xs) * len(self.classes_)
-        rows = n if not exact else max(256, _EXACT_BUDGET // max(width, 1))
-        out = []
-        for start in range(0, n, rows):
-            chunk = [x[start:start + rows] for x in xs]
-            size = _kernels.bucket(chunk[0].shape[0])
-            padded = tuple(_kernels.pad_rows(c, size) for c in chunk)
-            s = _kernels.scores(families, exact, log_prior, tables, padded)
-            out.append(np.asarray(s, dtype=np.float64)[: chunk[0].shape[0]])
-        return np.concatenate(out), xs
+            return np.zeros((0, n_classes)), np.zeros(0)
+        encoders = [_chunk_encoder(b.family, raw, b.schema, unseen)
+                    for b, raw in zip(self.blocks_, raws, strict=True)]
+        width = sum(raw.shape[1] for raw in raws) * n_classes
+        max_rows = max(256, _EXACT_BUDGET // max(width, 1)) if exact else None
+        levels = tuple(_levels(b.schema) for b in self.blocks_)
+        return _kernels.stream_scores(families, levels, exact, output, log_prior, tables,
+                                      encoders, n, _row_bytes(raws), n_classes,
+                                      max_rows=max_rows)
+
+    def _log_normalizer(self, xs) -> np.ndarray:
+        """``(n, 1)``: the class-free constants the class scores leave out."""
+        total = sum(type(b.family).sparse_log_normalizer(x) if sparse.issparse(x) else
+                    np.asarray(type(b.family).log_normalizer(jnp.asarray(x)), dtype=np.float64)
+                    for b, x in zip(self.blocks_, xs, strict=True))
+        return np.reshape(total, (-1, 1))
 
     def predict_joint_log_proba(self, X) -> np.ndarray:
         """log p(x, c = k) for every row and class, normalising constants included (the
         "proportional posterior" of the seeds, e.g. PlayTennis' 0.0053 and 0.0206)."""
-        scores, xs = self._scores(X)
-        normalizer = sum(type(b.family).sparse_log_normalizer(x) if sparse.issparse(x) else
-                         np.asarray(type(b.family).log_normalizer(jnp.asarray(x)),
-                                    dtype=np.float64)
-                         for b, x in zip(self.blocks_, xs, strict=True))
-        return scores + np.reshape(normalizer, (-1, 1))
+        return self._scores(X, "joint")[0]
 
     def predict_log_proba(self, X) -> np.ndarray:
         """log p(c = k | x): plug-in or, under ``method="bayes"``, exact posterior predictive."""
-        scores, _ = self._scores(X)
-        return scores - self._normaliser(scores)
+        log_proba, norm = self._scores(X, "log_proba")
+        self._check_defined(norm)
+        return log_proba
 
-    def _normaliser(self, scores):
-        norm = logsumexp(scores, axis=1, keepdims=True)
-        impossible = ~np.isfinite(norm[:, 0])
+    def _check_defined(self, norm):
+        impossible = ~np.isfinite(norm)
         if np.any(impossible):
             i = int(np.argmax(impossible))
             raise ValueError(
@@ -432,16 +449,17 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
                 f"({int(impossible.sum())} such rows), so p(class | x) is undefined; a value "
                 f"never seen in training meets an unsmoothed estimate. Use method='mean', "
                 f"'map' or 'bayes'.")
-        return norm
 
     def predict_proba(self, X) -> np.ndarray:
         """p(c = k | x) for every row and class; rows sum to 1."""
-        return np.exp(self.predict_log_proba(X))
+        proba, norm = self._scores(X, "proba")
+        self._check_defined(norm)
+        return proba
 
     def predict(self, X) -> np.ndarray:
         """The class with the highest posterior probability (ties: the first in ``classes_``)."""
-        scores, _ = self._scores(X)
-        self._normaliser(scores)  # an undefined posterior has no most probable class
+        scores, norm = self._scores(X, "scores")
+        self._check_defined(norm)  # an undefined posterior has no most probable class
         return self.classes_[np.argmax(scores, axis=1)]
 
     # ------------------------------------------------------------------ Bayesian quantities
@@ -609,6 +627,39 @@ def _param_keys(block) -> list:
         return [f"{j}.probs" for j in range(len(block.schema.columns))]
     return {"bernoulli": ["theta"], "multinomial": ["probs"], "poisson": ["rate"],
             "gaussian": ["mean", "precision"]}[name]
+
+
+def _chunk_encoder(family, raw, schema: Schema, unseen: str):
+    """``encode(start, stop)``: rows ``start:stop`` of a block in the kernels' dtype. A value
+    rejected in a later chunk is reported by encoding the whole block, so the error names the
+    row of the block, not of the chunk."""
+    dtype = jnp.result_type(float)
+
+    def encode(start, stop):
+        try:
+            return family.encode(raw[start:stop], schema, unseen=unseen, dtype=dtype)
+        except (TypeError, ValueError):
+            if start > 0:
+                family.encode(raw, schema, unseen=unseen)
+            raise
+
+    return encode
+
+
+def _row_bytes(raws) -> int:
+    """Bytes of one encoded row over every block (the kernels read 4 or 8 byte numbers)."""
+    return sum(raw.shape[1] for raw in raws) * np.dtype(jnp.result_type(float)).itemsize
+
+
+def _normalised(scores: np.ndarray, output: str) -> tuple[np.ndarray, np.ndarray]:
+    """Host-side counterpart of ``_kernels.scores`` (sparse and MCMC paths)."""
+    top = np.max(scores, axis=1, keepdims=True)
+    shifted = scores - np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        norm = np.log(np.sum(np.exp(shifted), axis=1)) + top[:, 0]
+    if output in ("scores", "joint"):
+        return scores, norm
+    return _kernels.finish(np.exp(shifted) if output == "proba" else shifted, output), norm
 
 
 def _levels(schema: Schema):

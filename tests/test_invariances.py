@@ -274,7 +274,10 @@ def test_no_retrace_within_a_bucket(request, name, method, x64_mode):
     X = make_data(name, 0)
     clf = fit(name, method, X)
     Xt = make_data(name, 1, n=30, y=np.arange(30) % K)
-    clf.predict_proba(Xt[:9])  # bucket 16: compiles at most once
+    # bucket 16: each output (probabilities, log-probabilities, joint) compiles at most once
+    clf.predict_proba(Xt[:9])
+    clf.predict(Xt[:9])
+    clf.predict_joint_log_proba(Xt[:9])
     before = _kernels.TRACES["scores"]
     for rows in (13, 16, 10):  # same width, same bucket
         clf.predict_proba(Xt[:rows])
@@ -286,3 +289,24 @@ def test_no_retrace_within_a_bucket(request, name, method, x64_mode):
     clf2 = fit(name, method, make_data(name, 2))
     clf2.predict_proba(Xt[:12])
     assert _kernels.TRACES["scores"] == before
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_no_retrace_of_the_fit_kernels(x64, name):
+    """Fitting streams rows through one compiled statistics kernel per chunk shape: another
+    fit or update with a batch of the same width and bucket does not trace again, and a batch
+    of several chunks reuses the same two kernels (first chunk, then accumulate)."""
+    X = make_data(name, 0)
+    fit(name, "mean", X[:13], y=Y[:13]).partial_fit(X[:13], Y[:13])
+    before = dict(_kernels.TRACES)
+    fit(name, "mean", X[:10], y=Y[:10]).partial_fit(X[:16], Y[:16])  # bucket 16 again
+    assert _kernels.TRACES == before
+    big, labels = np.concatenate([X] * 40)[:900], np.resize(Y, 900)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_kernels, "CHUNK_BYTES", 256 * 8)  # 256-row chunks: 4 per batch
+        many = fit(name, "mean", big, y=labels)
+        traced = dict(_kernels.TRACES)
+        many.partial_fit(big[::-1], labels[::-1])
+        assert _kernels.TRACES == traced
+    one = fit(name, "mean", np.concatenate([big, big]), y=np.concatenate([labels, labels]))
+    assert_same_predictions(many, one, X, rtol=1e-9)

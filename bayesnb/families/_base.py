@@ -26,6 +26,7 @@ contract); ``log_normalizer`` returns that constant, so the two together give th
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar, NamedTuple
 
 import jax
@@ -61,11 +62,14 @@ class Family:
     params_type: ClassVar[type]
 
     # ------------------------------------------------------------------ host side
-    def encode(self, values: np.ndarray, schema: Schema, *, unseen: str = "error") -> np.ndarray:
+    def encode(self, values: np.ndarray, schema: Schema, *, unseen: str = "error",
+               dtype=None) -> np.ndarray:
         """Validate one block of raw values and return the numeric array the kernels read.
 
         ``unseen`` says what a value outside the fitted levels means (categorical families):
-        ``"error"`` (at fit, and under ML) or ``"smooth"`` (give it the prior's probability)."""
+        ``"error"`` (at fit, and under ML) or ``"smooth"`` (give it the prior's probability).
+        ``dtype`` is the float type of the result (the kernels' dtype; float64 if None);
+        families that encode to integer codes ignore it."""
         raise NotImplementedError
 
     def learn_schema(self, values: np.ndarray, columns: tuple) -> Schema:
@@ -142,12 +146,15 @@ class Family:
         raise NotImplementedError
 
     @staticmethod
-    def log_likelihood(params: NamedTuple, x: jax.Array) -> jax.Array:
-        """``(n, K)`` plug-in log p(x_i | c = k, params), up to a class-free per-row constant."""
+    def log_likelihood(params: NamedTuple, x: jax.Array, n_levels=None) -> jax.Array:
+        """``(n, K)`` plug-in log p(x_i | c = k, params), up to a class-free per-row constant.
+
+        ``n_levels`` is the static per-column level count (categorical families; as in
+        ``suff_stats``): with it a kernel can unroll over columns instead of gathering."""
         raise NotImplementedError
 
     @staticmethod
-    def log_predictive(posterior: NamedTuple, x: jax.Array) -> jax.Array:
+    def log_predictive(posterior: NamedTuple, x: jax.Array, n_levels=None) -> jax.Array:
         """``(n, K)`` exact log posterior predictive log p(x_i | c = k, data), up to a
         class-free per-row constant."""
         raise NotImplementedError
@@ -262,7 +269,55 @@ def broadcast_hyper(value: Any, n: int, name: str, family: str, *, positive: boo
     return a
 
 
-def numeric_block(values: np.ndarray, schema: Schema, family: str) -> np.ndarray:
+def numeric_block(values: np.ndarray, schema: Schema, family: str, dtype=None, *,
+                  nonnegative: bool = False, binary: bool = False,
+                  integer: bool = False) -> np.ndarray:
+    """A block as floats with NaN for missing, in ``dtype`` (default float64), validated.
+
+    Rejects non-numbers, +-inf, values beyond float32's safe range (in float32 mode) and,
+    when asked, negative, non-binary or non-integer values, naming the column and row.
+    A numeric array is checked with a few reductions (min, max) and converted in one copy at
+    most; only a failing block is searched value by value for the error message."""
+    values = np.asarray(values)
+    if (values.dtype.kind in "biuf" and values.ndim == 2 and values.size
+            and _passes(values, nonnegative, binary, integer)):
+        return values.astype(np.float64 if dtype is None else dtype, copy=False)
+    x = _float64_block(values, schema, family)
+    if nonnegative:
+        first_bad(x < 0, schema, x, f"{family} needs non-negative counts")
+    if binary:
+        first_bad(~np.isnan(x) & (x != 0) & (x != 1), schema, x,
+                  f"{family} needs values in {{0, 1}} (or booleans)")
+    if integer:
+        first_bad(~np.isnan(x) & (x != np.floor(x)), schema, x, f"{family} needs integer counts")
+    return x if dtype is None else x.astype(dtype)
+
+
+def _passes(x: np.ndarray, nonnegative: bool, binary: bool, integer: bool) -> bool:
+    """True when a numeric block certainly passes every check (NaN allowed as missing)."""
+    lo, hi = x.min(), x.max()
+    if x.dtype.kind == "f" and (np.isnan(lo) or np.isnan(hi)):  # missing values: skip them
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN block
+            lo, hi = np.nanmin(x), np.nanmax(x)
+        if np.isnan(lo):
+            return True
+    lo, hi = float(lo), float(hi)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return False
+    if not float64_mode() and max(-lo, hi) > FLOAT32_SAFE:
+        return False
+    if (nonnegative or binary) and lo < 0:
+        return False
+    if binary and (hi > 1 or (x.dtype.kind == "f" and np.any((x > 0) & (x < 1)))):
+        return False
+    if integer and x.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            return not np.any(x - np.floor(x) > 0)  # NaN compares False: missing is allowed
+    return True
+
+
+def _float64_block(values: np.ndarray, schema: Schema, family: str) -> np.ndarray:
     """Float64 copy of a block with NaN for missing; rejects +-inf and non-numbers by column."""
     values = np.asarray(values)
     if values.dtype == object:  # None / pd.NA / NaT from a DataFrame mean "missing"

@@ -32,7 +32,7 @@ import pandas as pd
 from jax.scipy.special import gammaln, xlog1py, xlogy
 
 from . import _sparse
-from ._base import Family, Schema, broadcast_hyper, first_bad, log_matmul, numeric_block
+from ._base import Family, Schema, broadcast_hyper, log_matmul, numeric_block
 
 
 class BetaPrior(NamedTuple):
@@ -70,13 +70,11 @@ class Bernoulli(Family):
         self.alpha = alpha
         self.beta = beta
 
-    def encode(self, values, schema: Schema, *, unseen: str = "error") -> np.ndarray:
+    def encode(self, values, schema: Schema, *, unseen: str = "error",
+               dtype=None) -> np.ndarray:
         if _sparse.sparse.issparse(values):
             return _sparse.check_sparse(values, schema, "Bernoulli", binary=True)
-        x = numeric_block(values, schema, "Bernoulli")
-        first_bad(~np.isnan(x) & (x != 0) & (x != 1), schema, x,
-                  "Bernoulli needs values in {0, 1} (or booleans)")
-        return x
+        return numeric_block(values, schema, "Bernoulli", dtype, binary=True)
 
     def prior(self, schema: Schema) -> BetaPrior:
         f, cols = len(schema.columns), schema.columns
@@ -119,15 +117,22 @@ class Bernoulli(Family):
         return BetaPrior(prior.alpha + stats.ones, prior.beta + stats.count - stats.ones)
 
     @staticmethod
-    def log_likelihood(params: BernoulliParams, x) -> jax.Array:
+    def log_likelihood(params: BernoulliParams, x, n_levels=None) -> jax.Array:
         observed = ~jnp.isnan(x)
         x0 = jnp.where(observed, x, 0).astype(params.log_p.dtype)
-        # x log p + (1 - x) log(1 - p) over the observed entries, as two matmuls
-        return (log_matmul(x0, params.log_p)
-                + log_matmul(observed.astype(x0.dtype) - x0, params.log1m_p))
+
+        def general(_):  # x log p + (1 - x) log(1 - p) over the observed entries
+            return (log_matmul(x0, params.log_p)
+                    + log_matmul(observed.astype(x0.dtype) - x0, params.log1m_p))
+
+        def complete(_):  # nothing missing, no zero probability: one matmul
+            return x0 @ (params.log_p - params.log1m_p).T + jnp.sum(params.log1m_p, axis=1)
+
+        finite = jnp.all(jnp.isfinite(params.log_p)) & jnp.all(jnp.isfinite(params.log1m_p))
+        return jax.lax.cond(finite & jnp.all(observed), complete, general, None)
 
     @staticmethod
-    def log_predictive(posterior: BetaPrior, x) -> jax.Array:
+    def log_predictive(posterior: BetaPrior, x, n_levels=None) -> jax.Array:
         total = posterior.alpha + posterior.beta
         params = BernoulliParams(jnp.log(posterior.alpha) - jnp.log(total),
                                  jnp.log(posterior.beta) - jnp.log(total))

@@ -42,7 +42,80 @@ import numpyro.distributions as dist
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 
-from ._base import Family, Schema, broadcast_hyper, dirichlet_draws, is_distribution
+from ._base import Family, Schema, broadcast_hyper, dirichlet_draws, is_distribution, log_matmul
+
+
+def _one_hot(codes, n_levels: tuple, dtype) -> jax.Array:
+    """``(n, L)`` indicator of each row's level in the flat layout (missing and unseen values,
+    codes -1 and -2, match nothing)."""
+    segment = np.repeat(np.arange(len(n_levels)), n_levels)
+    within = np.concatenate([np.arange(v) for v in n_levels])
+    return (codes[:, segment] == within).astype(dtype)
+
+
+def _integer_levels(levels: tuple, boolean: bool) -> list | None:
+    """The levels as Python ints when all are integers (booleans for a boolean column)."""
+    def fits(v):
+        is_bool = isinstance(v, bool | np.bool_)
+        return is_bool if boolean else isinstance(v, int | np.integer) and not is_bool
+    if not all(fits(v) for v in levels):
+        return None
+    return [int(v) for v in levels]
+
+
+#: widest integer range handled by a lookup table rather than by hashing object values
+_LOOKUP_SPAN = 1 << 16
+
+
+def _distinct_integers(values: np.ndarray) -> list | None:
+    """Sorted distinct values of each column of an integer or boolean block, by counting
+    (no object conversion); None when the block is not integer-valued or too wide."""
+    values = np.asarray(values)
+    if values.ndim != 2 or values.dtype.kind not in "iub" or values.dtype == np.uint64 \
+            or values.size == 0:
+        return None
+    lo, hi = int(values.min()), int(values.max())
+    span = hi - lo + 1
+    if span > _LOOKUP_SPAN:
+        return None
+    n_cols = values.shape[1]
+    base = (np.arange(n_cols) * span)[None, :]
+    seen = np.zeros(n_cols * span, dtype=bool)
+    for start in range(0, values.shape[0], 1 << 16):  # bounded temporaries
+        chunk = values[start:start + (1 << 16)].astype(np.int64) - lo + base
+        seen |= np.bincount(chunk.ravel(), minlength=n_cols * span) > 0
+    present = seen.reshape(n_cols, span)
+    cast = bool if values.dtype.kind == "b" else int
+    return [tuple(cast(v + lo) for v in np.flatnonzero(row)) for row in present]
+
+
+def _integer_codes(values: np.ndarray, levels: tuple) -> np.ndarray | None:
+    """Codes of an integer or boolean block through one lookup table (UNSEEN outside the
+    levels); None when the block or the levels are not small integers."""
+    if values.ndim != 2 or values.dtype.kind not in "iub" or values.dtype == np.uint64 \
+            or values.size == 0:
+        return None
+    ints = [_integer_levels(lv, values.dtype.kind == "b") for lv in levels]
+    if any(lv is None or not lv for lv in ints):
+        return None
+    lo = min(min(lv) for lv in ints)
+    span = max(max(lv) for lv in ints) - lo + 1
+    if span > _LOOKUP_SPAN:
+        return None
+    sizes = np.array([len(lv) for lv in ints])
+    v_lo, v_hi = int(values.min()), int(values.max())
+    if lo == 0 and all(lv == list(range(len(lv))) for lv in ints) and v_lo >= 0 \
+            and np.all(values.max(axis=0) < sizes):
+        return values.astype(np.int32)  # already label-encoded: the codes are the values
+    table = np.full(len(ints) * span, UNSEEN, dtype=np.int32)
+    for j, lv in enumerate(ints):
+        table[j * span + np.asarray(lv) - lo] = np.arange(len(lv))
+    rel = values.astype(np.int64) - lo
+    base = (np.arange(len(ints)) * span)[None, :]
+    if v_lo >= lo and v_hi - lo < span:
+        return np.take(table, rel + base)
+    inside = (rel >= 0) & (rel < span)
+    return np.where(inside, np.take(table, np.where(inside, rel, 0) + base), UNSEEN)
 
 
 class DirichletPrior(NamedTuple):
@@ -96,7 +169,11 @@ class Categorical(Family):
                 f"Categorical: categories has {len(self.categories)} entries for the "
                 f"{len(columns)} columns {list(columns)[:5]}; give one list of levels per column.")
         levels = []
+        seen_integers = None if self.categories is not None else _distinct_integers(values)
         for j, col in enumerate(columns):
+            if seen_integers is not None:
+                levels.append(seen_integers[j])
+                continue
             if self.categories is not None:
                 declared = tuple(self.categories[j])
                 if len(set(declared)) != len(declared):
@@ -114,7 +191,11 @@ class Categorical(Family):
                 f"{len(columns)} columns.")
         return Schema(columns=tuple(columns), levels=tuple(levels))
 
-    def encode(self, values, schema: Schema, *, unseen: str = "error") -> np.ndarray:
+    def encode(self, values, schema: Schema, *, unseen: str = "error",
+               dtype=None) -> np.ndarray:
+        codes = _integer_codes(np.asarray(values), schema.levels)
+        if codes is not None and (unseen == "smooth" or not np.any(codes == UNSEEN)):
+            return codes
         values = np.asarray(values, dtype=object)
         codes = np.full(values.shape, -1, dtype=np.int32)
         for j, (col, levels) in enumerate(zip(schema.columns, schema.levels, strict=True)):
@@ -172,9 +253,7 @@ class Categorical(Family):
     # ------------------------------------------------------------------ numeric side
     @staticmethod
     def suff_stats(codes, resp, n_levels=None) -> CategoricalStats:
-        blocks = [resp.T @ jax.nn.one_hot(codes[:, j], v, dtype=resp.dtype)
-                  for j, v in enumerate(n_levels)]
-        return CategoricalStats(jnp.concatenate(blocks, axis=1))
+        return CategoricalStats(resp.T @ _one_hot(codes, n_levels, resp.dtype))
 
     @staticmethod
     def _column_totals(values, prior: DirichletPrior):
@@ -201,7 +280,12 @@ class Categorical(Family):
                               prior.unseen)
 
     @staticmethod
-    def log_likelihood(params: CategoricalParams, codes) -> jax.Array:
+    def log_likelihood(params: CategoricalParams, codes, n_levels=None) -> jax.Array:
+        if n_levels is not None:
+            # one comparison one-hot (n, L) and one matmul: on CPU 5-10x faster than a gather
+            dtype = params.log_prob.dtype
+            return (log_matmul(_one_hot(codes, n_levels, dtype), params.log_prob)
+                    + log_matmul((codes == UNSEEN).astype(dtype), params.log_unseen))
         observed = codes >= 0
         flat = jnp.where(observed, codes + params.offset, 0)
         picked = params.log_prob[:, flat]  # (K, n, F)
@@ -209,12 +293,12 @@ class Categorical(Family):
         return jnp.sum(jnp.where(codes != -1, picked, 0.0), axis=-1).T
 
     @staticmethod
-    def log_predictive(posterior: DirichletPrior, codes) -> jax.Array:
+    def log_predictive(posterior: DirichletPrior, codes, n_levels=None) -> jax.Array:
         totals = Categorical._column_totals(posterior.alpha, posterior)
         log_prob = jnp.log(posterior.alpha) - jnp.log(totals)
         log_unseen = jnp.log(posterior.unseen) - jnp.log(totals[:, posterior.offset])
         return Categorical.log_likelihood(
-            CategoricalParams(log_prob, posterior.offset, log_unseen), codes)
+            CategoricalParams(log_prob, posterior.offset, log_unseen), codes, n_levels)
 
     @staticmethod
     def log_evidence(prior: DirichletPrior, stats: CategoricalStats) -> jax.Array:

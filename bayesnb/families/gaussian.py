@@ -95,8 +95,9 @@ class Gaussian(Family):
         self.rate = rate
         self.pooled = pooled
 
-    def encode(self, values, schema: Schema, *, unseen: str = "error") -> np.ndarray:
-        return numeric_block(values, schema, "Gaussian")
+    def encode(self, values, schema: Schema, *, unseen: str = "error",
+               dtype=None) -> np.ndarray:
+        return numeric_block(values, schema, "Gaussian", dtype)
 
     def prior(self, schema: Schema) -> NormalGammaPrior:
         f = len(schema.columns)
@@ -113,9 +114,11 @@ class Gaussian(Family):
     def suff_stats(x, resp, n_levels=None) -> GaussianStats:
         observed = ~jnp.isnan(x)
         obs = observed.astype(resp.dtype)
-        # shift by a per-column centre first so float32 sums of squares do not cancel
-        center = jnp.nanmean(jnp.where(observed, x, jnp.nan), axis=0)
-        center = jnp.where(jnp.isnan(center), 0.0, center)
+        # shift by a per-column centre first so float32 sums of squares do not cancel; rows of
+        # zero weight (padding) stay out of it
+        used = observed & (jnp.sum(resp, axis=1) > 0)[:, None]
+        n_used = jnp.sum(used, axis=0)
+        center = jnp.sum(jnp.where(used, x, 0.0), axis=0) / jnp.maximum(n_used, 1)
         dev = jnp.where(observed, x - center, 0.0).astype(resp.dtype)
         count = resp.T @ obs
         safe = jnp.where(count > 0, count, 1.0)
@@ -176,7 +179,7 @@ class Gaussian(Family):
         return GaussianParams(mean, precision, center)
 
     @staticmethod
-    def log_likelihood(params: GaussianParams, x) -> jax.Array:
+    def log_likelihood(params: GaussianParams, x, n_levels=None) -> jax.Array:
         observed = ~jnp.isnan(x)
         obs = observed.astype(params.mean.dtype)
         xc = jnp.where(observed, x - params.center, 0.0).astype(params.mean.dtype)
@@ -187,7 +190,7 @@ class Gaussian(Family):
                 + obs @ (0.5 * jnp.log(lam) - 0.5 * lam * mc * mc).T)
 
     @staticmethod
-    def log_predictive(posterior: NormalGammaPrior, x) -> jax.Array:
+    def log_predictive(posterior: NormalGammaPrior, x, n_levels=None) -> jax.Array:
         a, b, kappa, loc = posterior.shape, posterior.rate, posterior.kappa, posterior.loc
         dof = 2.0 * a
         scale2 = b * (kappa + 1.0) / (a * kappa)

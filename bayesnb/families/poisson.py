@@ -31,7 +31,7 @@ from jax.scipy.special import gammaln, xlogy
 from scipy.special import gammaln as np_gammaln
 
 from . import _sparse
-from ._base import Family, Schema, broadcast_hyper, first_bad, log_matmul, numeric_block
+from ._base import Family, Schema, broadcast_hyper, log_matmul, numeric_block
 
 
 class GammaPrior(NamedTuple):
@@ -71,13 +71,11 @@ class Poisson(Family):
         self.shape = shape
         self.rate = rate
 
-    def encode(self, values, schema: Schema, *, unseen: str = "error") -> np.ndarray:
+    def encode(self, values, schema: Schema, *, unseen: str = "error",
+               dtype=None) -> np.ndarray:
         if _sparse.sparse.issparse(values):
             return _sparse.check_sparse(values, schema, "Poisson", integer=True)
-        x = numeric_block(values, schema, "Poisson")
-        first_bad(x < 0, schema, x, "Poisson needs non-negative counts")
-        first_bad(~np.isnan(x) & (x != np.floor(x)), schema, x, "Poisson needs integer counts")
-        return x
+        return numeric_block(values, schema, "Poisson", dtype, nonnegative=True, integer=True)
 
     def prior(self, schema: Schema) -> GammaPrior:
         f, cols = len(schema.columns), schema.columns
@@ -114,13 +112,13 @@ class Poisson(Family):
         return GammaPrior(prior.shape + stats.total, prior.rate + stats.count)
 
     @staticmethod
-    def log_likelihood(params: PoissonParams, x) -> jax.Array:
+    def log_likelihood(params: PoissonParams, x, n_levels=None) -> jax.Array:
         observed = ~jnp.isnan(x)
         x0 = jnp.where(observed, x, 0).astype(params.rate.dtype)
         return log_matmul(x0, params.log_rate) - observed.astype(x0.dtype) @ params.rate.T
 
     @staticmethod
-    def log_predictive(posterior: GammaPrior, x) -> jax.Array:
+    def log_predictive(posterior: GammaPrior, x, n_levels=None) -> jax.Array:
         a, b = posterior.shape, posterior.rate  # (K, F)
         observed = ~jnp.isnan(x)
         x0 = jnp.where(observed, x, 0).astype(a.dtype)[:, None, :]  # (n, 1, F)
