@@ -18,10 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from .families._base import FLOAT32_SAFE
 
 #: trace counter per kernel, read by the no-retrace tests
 TRACES = {"suff_stats": 0, "accumulate": 0, "scores": 0}
@@ -51,24 +54,64 @@ def _one_hot(codes, weights, n_classes, dtype):
     return jax.nn.one_hot(codes, n_classes, dtype=dtype) * weights[:, None].astype(dtype)
 
 
+def invalid_values(family, x) -> jax.Array:
+    """True when a chunk of raw numbers holds a value ``family`` rejects.
+
+    Checked in the kernel, where the chunk is read anyway, with three reductions (min, max and
+    the largest fractional part) instead of passes on the host; a hit sends the host to the
+    family's ``encode``, which names the column and row. NaN is a missing value, never
+    invalid. In float32 the squares must not overflow either (``FLOAT32_SAFE``)."""
+    checks = family.value_checks
+    if checks is None:
+        return jnp.zeros((), dtype=bool)
+    integral = bool(checks.get("integer") or checks.get("binary"))
+
+    def bounds(v):
+        frac = jnp.max(v - jnp.floor(v)) if integral else jnp.zeros((), v.dtype)
+        return jnp.min(v), jnp.max(v), frac
+
+    def bounds_of_observed(v):  # only with missing values: NaN would hide the rest
+        missing = jnp.isnan(v)
+        frac = (jnp.max(jnp.where(missing, 0.0, v - jnp.floor(v))) if integral
+                else jnp.zeros((), v.dtype))
+        return (jnp.min(jnp.where(missing, jnp.inf, v)),
+                jnp.max(jnp.where(missing, -jnp.inf, v)), frac)
+
+    lo, hi, frac = bounds(x)
+    # XLA:CPU's min and max may skip or return NaN: either way a NaN result is redone masked
+    lo, hi, frac = jax.lax.cond(jnp.isnan(lo) | jnp.isnan(hi) | jnp.isnan(frac),
+                                bounds_of_observed, lambda v: (lo, hi, frac), x)
+    limit = FLOAT32_SAFE if x.dtype == jnp.float32 else jnp.finfo(x.dtype).max
+    bad = (lo < -limit) | (hi > limit) | (frac > 0)  # +-inf, overflow, fractions
+    if checks.get("nonnegative") or checks.get("binary"):
+        bad |= lo < 0
+    if checks.get("binary"):
+        bad |= hi > 1
+    return bad
+
+
 def _block_stats(families, levels, n_classes, xs, codes, weights):
     resp = _one_hot(codes, weights, n_classes, jnp.result_type(float))
-    return tuple(f.suff_stats(x, resp, lv) for f, lv, x in zip(families, levels, xs, strict=True))
+    stats = tuple(f.suff_stats(x, resp, lv)
+                  for f, lv, x in zip(families, levels, xs, strict=True))
+    return stats, tuple(invalid_values(f, x) for f, x in zip(families, xs, strict=True))
 
 
 @partial(jax.jit, static_argnums=(0, 1, 2))
 def suff_stats(families, levels, n_classes, xs, codes, weights):
-    """Per-class sufficient statistics of one chunk, for every block."""
+    """Per-class sufficient statistics of one chunk for every block, and per block whether
+    the chunk holds an invalid value (see :func:`invalid_values`)."""
     TRACES["suff_stats"] += 1
     return _block_stats(families, levels, n_classes, xs, codes, weights)
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2), donate_argnums=(3,))
-def accumulate(families, levels, n_classes, stats, xs, codes, weights):
+@partial(jax.jit, static_argnums=(0, 1, 2))
+def accumulate(families, levels, n_classes, stats, invalid, xs, codes, weights):
     """``stats`` merged with the statistics of one more chunk (each family's exact merge)."""
     TRACES["accumulate"] += 1
-    new = _block_stats(families, levels, n_classes, xs, codes, weights)
-    return tuple(f.merge_stats(a, b) for f, a, b in zip(families, stats, new, strict=True))
+    new, bad = _block_stats(families, levels, n_classes, xs, codes, weights)
+    merged = tuple(f.merge_stats(a, b) for f, a, b in zip(families, stats, new, strict=True))
+    return merged, tuple(u | v for u, v in zip(invalid, bad, strict=True))
 
 
 @partial(jax.jit, static_argnums=(0, 1, 2, 3))
@@ -90,10 +133,11 @@ def scores(families, levels, exact, output, class_log_prior, tables, xs):
     shifted = out - jnp.where(jnp.isfinite(top), top, 0.0)
     weight = jnp.exp(shifted)
     norm = jnp.log(jnp.sum(weight, axis=1)) + top[:, 0]
+    bad = tuple(invalid_values(f, x) for f, x in zip(families, xs, strict=True))
     if output == "joint":
         constant = sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))
-        return out + constant[:, None], norm
-    return {"scores": out, "log_proba": shifted, "proba": weight}[output], norm
+        return out + constant[:, None], norm, bad
+    return {"scores": out, "log_proba": shifted, "proba": weight}[output], norm, bad
 
 
 def finish(values: np.ndarray, output: str) -> np.ndarray:
@@ -118,50 +162,108 @@ def pad_rows(x: np.ndarray, rows: int) -> np.ndarray:
     return out
 
 
-def stream_chunks(n_rows: int, rows: int, encoders: Sequence[Callable]):
-    """Yield ``(start, stop, xs)``: every block encoded for rows ``start:stop``, padded to
-    ``rows`` rows. ``encoders[b](start, stop)`` returns block ``b``'s encoded rows."""
-    for start in range(0, n_rows, rows):
-        stop = min(start + rows, n_rows)
-        yield start, stop, tuple(pad_rows(enc(start, stop), rows) for enc in encoders)
+class Source(NamedTuple):
+    """One block as the streaming driver reads it.
+
+    ``read(start, stop)`` returns rows ``start:stop``: the raw numbers when the kernel checks
+    them (``invalid_values``), else the block already encoded by its family. ``dtype`` is what
+    the kernel reads; ``report()`` raises the family's error for an invalid value (it encodes
+    the whole block on the host: only ever run on failure)."""
+
+    read: Callable[[int, int], np.ndarray]
+    width: int
+    dtype: np.dtype
+    report: Callable[[], None]
 
 
-def stream_suff_stats(families, levels, n_classes, encoders, row_bytes, codes, weights):
+def aligned_empty(shape: tuple, dtype, align: int = 64) -> np.ndarray:
+    """An uninitialised array whose data starts on an ``align``-byte boundary: XLA:CPU reads
+    such a NumPy array in place, while an unaligned one is copied on every call."""
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(size + align, dtype=np.uint8)
+    start = (-raw.ctypes.data) % align
+    return raw[start:start + size].view(dtype).reshape(shape)
+
+
+class _Staging:
+    """Two aligned buffers per block that chunks are copied (and converted) into in turn.
+
+    A chunk stays in cache from this copy to the kernel. Buffer ``i % 2`` is refilled for
+    chunk ``i`` only after the caller has waited for chunk ``i - 2``'s kernel."""
+
+    def __init__(self, sources: Sequence[Source], rows: int):
+        self.sources, self.rows = sources, rows
+        self.buffers = [[aligned_empty((rows, s.width), s.dtype) for _ in range(2)]
+                        for s in sources]
+
+    def fill(self, i: int, start: int, stop: int) -> tuple:
+        m = stop - start
+        out = []
+        for source, pair in zip(self.sources, self.buffers, strict=True):
+            buf = pair[i % 2]
+            with np.errstate(over="ignore", invalid="ignore"):  # the kernel flags inf
+                np.copyto(buf[:m], source.read(start, stop), casting="unsafe")
+            if m < self.rows:
+                buf[m:] = 0
+            out.append(buf)
+        return tuple(out)
+
+
+def _report(sources: Sequence[Source], flags) -> None:
+    for source, flag in zip(sources, flags, strict=True):
+        if bool(flag):
+            source.report()
+            raise ValueError("invalid value in the input (not located).")
+
+
+def stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     """Sufficient statistics of all rows, accumulated chunk by chunk on the device."""
     n = codes.shape[0]
-    rows = chunk_rows(n, row_bytes)
+    rows = chunk_rows(n, sum(s.width * s.dtype.itemsize for s in sources))
     dtype = np.dtype(jnp.result_type(float))
-    stats = None
-    for start, stop, xs in stream_chunks(n, rows, encoders):
+    staging = _Staging(sources, rows)
+    stats, flags, done = None, None, []
+    for i, start in enumerate(range(0, n, rows)):
+        stop = min(start + rows, n)
+        if i >= 2:
+            jax.block_until_ready(done[i - 2])  # its buffers are refilled now
+        xs = staging.fill(i, start, stop)
         c = pad_rows(codes[start:stop].astype(np.int32, copy=False), rows)
         w = pad_rows(np.asarray(weights[start:stop], dtype=dtype), rows)
         if stats is None:
-            stats = suff_stats(families, levels, n_classes, xs, c, w)
+            stats, flags = suff_stats(families, levels, n_classes, xs, c, w)
         else:
-            stats = accumulate(families, levels, n_classes, stats, xs, c, w)
+            stats, flags = accumulate(families, levels, n_classes, stats, flags, xs, c, w)
+        done.append(flags)
+    _report(sources, flags)
     return stats
 
 
-def stream_scores(families, levels, exact, output, class_log_prior, tables, encoders, n_rows,
-                  row_bytes, n_classes, max_rows=None):
+def stream_scores(families, levels, exact, output, class_log_prior, tables, sources, n_rows,
+                  n_classes, max_rows=None):
     """``(n, K)`` float64 scores and the ``(n,)`` log normaliser, chunk by chunk."""
-    rows = chunk_rows(n_rows, row_bytes)
+    rows = chunk_rows(n_rows, sum(s.width * s.dtype.itemsize for s in sources))
     if max_rows is not None:
         rows = min(rows, chunk_rows(n_rows, 1, budget=max_rows))
     out = np.empty((n_rows, n_classes), dtype=np.float64)
     norm = np.empty(n_rows, dtype=np.float64)
+    staging = _Staging(sources, rows)
     pending = None
-    for start, stop, xs in stream_chunks(n_rows, rows, encoders):
+    for i, start in enumerate(range(0, n_rows, rows)):
+        stop = min(start + rows, n_rows)
+        xs = staging.fill(i, start, stop)  # chunk i - 2 was stored (and so waited for)
         result = scores(families, levels, exact, output, class_log_prior, tables, xs)
         if pending is not None:  # finish the previous chunk while this one computes
-            _store(out, norm, output, *pending)
+            _store(out, norm, output, sources, *pending)
         pending = (start, stop, result)
     if pending is not None:
-        _store(out, norm, output, *pending)
+        _store(out, norm, output, sources, *pending)
     return out, norm
 
 
-def _store(out, norm, output, start, stop, result):
-    s, z = result
+def _store(out, norm, output, sources, start, stop, result):
+    s, z, bad = result
+    _report(sources, bad)
     out[start:stop] = finish(np.asarray(s)[: stop - start], output)
     norm[start:stop] = np.asarray(z)[: stop - start]

@@ -212,11 +212,11 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
                 jnp.asarray, family.sparse_suff_stats(family.encode(raw, schema), resp))
                 for family, raw, schema in zip(families, raws, schemas, strict=True)]
         else:
-            encoders = [_chunk_encoder(family, raw, schema, "error")
-                        for family, raw, schema in zip(families, raws, schemas, strict=True)]
+            sources = [_source(family, raw, schema, "error")
+                       for family, raw, schema in zip(families, raws, schemas, strict=True)]
             new_stats = _kernels.stream_suff_stats(
                 tuple(type(f) for f in families), tuple(_levels(s) for s in schemas),
-                n_classes, encoders, _row_bytes(raws), codes, weight)
+                n_classes, sources, codes, weight)
         if first:
             blocks = [FittedBlock(family, schema, positions, family.prior(schema), stats)
                       for (family, _, positions, _), schema, stats
@@ -413,14 +413,13 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         n_classes = len(self.classes_)
         if n == 0:
             return np.zeros((0, n_classes)), np.zeros(0)
-        encoders = [_chunk_encoder(b.family, raw, b.schema, unseen)
-                    for b, raw in zip(self.blocks_, raws, strict=True)]
+        sources = [_source(b.family, raw, b.schema, unseen)
+                   for b, raw in zip(self.blocks_, raws, strict=True)]
         width = sum(raw.shape[1] for raw in raws) * n_classes
         max_rows = max(256, _EXACT_BUDGET // max(width, 1)) if exact else None
         levels = tuple(_levels(b.schema) for b in self.blocks_)
         return _kernels.stream_scores(families, levels, exact, output, log_prior, tables,
-                                      encoders, n, _row_bytes(raws), n_classes,
-                                      max_rows=max_rows)
+                                      sources, n, n_classes, max_rows=max_rows)
 
     def _log_normalizer(self, xs) -> np.ndarray:
         """``(n, 1)``: the class-free constants the class scores leave out."""
@@ -629,26 +628,29 @@ def _param_keys(block) -> list:
             "gaussian": ["mean", "precision"]}[name]
 
 
-def _chunk_encoder(family, raw, schema: Schema, unseen: str):
-    """``encode(start, stop)``: rows ``start:stop`` of a block in the kernels' dtype. A value
-    rejected in a later chunk is reported by encoding the whole block, so the error names the
-    row of the block, not of the chunk."""
-    dtype = jnp.result_type(float)
+def _source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:
+    """How the streaming kernels read one block. Raw numbers go straight to the kernel, which
+    checks them itself; anything else (strings, objects, categorical values) is validated and
+    encoded on the host chunk by chunk."""
+    dtype = np.dtype(jnp.result_type(float))
+
+    def report():  # encoding the whole block names the column and row of the bad value
+        family.encode(raw, schema, unseen=unseen)
+
+    if family.value_checks is not None and isinstance(raw, np.ndarray) and raw.ndim == 2 \
+            and raw.dtype.kind in "biuf":
+        return _kernels.Source(lambda start, stop: raw[start:stop], raw.shape[1], dtype, report)
 
     def encode(start, stop):
         try:
             return family.encode(raw[start:stop], schema, unseen=unseen, dtype=dtype)
         except (TypeError, ValueError):
-            if start > 0:
-                family.encode(raw, schema, unseen=unseen)
+            if start > 0:  # report the row of the block, not of the chunk
+                report()
             raise
 
-    return encode
-
-
-def _row_bytes(raws) -> int:
-    """Bytes of one encoded row over every block (the kernels read 4 or 8 byte numbers)."""
-    return sum(raw.shape[1] for raw in raws) * np.dtype(jnp.result_type(float)).itemsize
+    kernel_dtype = np.dtype(np.int32) if family.integer_codes else dtype
+    return _kernels.Source(encode, raw.shape[1], kernel_dtype, report)
 
 
 def _normalised(scores: np.ndarray, output: str) -> tuple[np.ndarray, np.ndarray]:

@@ -55,6 +55,12 @@ class Family:
     joint_columns: ClassVar[bool] = False
     #: True when the family takes ``scipy.sparse`` input through the ``sparse_*`` methods
     supports_sparse: ClassVar[bool] = False
+    #: for a family of numeric values, the checks ``encode`` applies (keys ``nonnegative``,
+    #: ``binary``, ``integer``), so the kernels can run them on raw numbers instead of the
+    #: host (``_kernels.invalid_values``); None when values must be encoded on the host
+    value_checks: ClassVar[dict | None] = None
+    #: True when ``encode`` returns integer codes rather than floats
+    integer_codes: ClassVar[bool] = False
     #: names of the hyperparameters, in ``__init__`` order (for repr, get_params, persistence)
     _hyper: ClassVar[tuple[str, ...]] = ()
     #: the NamedTuple types of the statistics and plug-in parameters (persistence rebuilds them)
@@ -388,6 +394,14 @@ def first_bad(mask: np.ndarray, schema: Schema, x: np.ndarray, problem: str) -> 
         j = int(np.nonzero(mask.any(axis=0))[0][0])
         i = int(np.nonzero(mask[:, j])[0][0])
         raise ValueError(f"column {schema.columns[j]!r}: {problem}, got {x[i, j]!r} (row {i}).")
+
+
+def has_missing(x: jax.Array) -> jax.Array:
+    """Whether a block holds a NaN, from one sum (the cheapest reduction; an inf also gives
+    NaN there, which only sends a chunk the kernels reject anyway down the masked path)."""
+    import jax.numpy as jnp
+
+    return jnp.isnan(jnp.sum(x))
 
 
 def dirichlet_draws(rng: np.random.Generator, alpha: np.ndarray, n: int) -> np.ndarray:

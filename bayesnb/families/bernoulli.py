@@ -62,6 +62,7 @@ class Bernoulli(Family):
 
     name = "bernoulli"
     supports_sparse = True
+    value_checks = {"binary": True}
     stats_type = BernoulliStats
     params_type = BernoulliParams
     _hyper = ("alpha", "beta")

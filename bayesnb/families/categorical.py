@@ -154,6 +154,7 @@ class Categorical(Family):
     """
 
     name = "categorical"
+    integer_codes = True
     stats_type = CategoricalStats
     params_type = CategoricalParams
     _hyper = ("alpha", "categories")

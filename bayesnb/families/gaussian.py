@@ -84,6 +84,7 @@ class Gaussian(Family):
     """
 
     name = "gaussian"
+    value_checks = {}
     stats_type = GaussianStats
     params_type = GaussianParams
     _hyper = ("loc", "kappa", "shape", "rate", "pooled")

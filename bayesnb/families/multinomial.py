@@ -49,6 +49,7 @@ from ._base import (
     Schema,
     broadcast_hyper,
     dirichlet_draws,
+    has_missing,
     log_matmul,
     numeric_block,
 )
@@ -62,10 +63,13 @@ def log_factorial_sum(x: jax.Array) -> jax.Array:
 
     Integer counts below 256 are looked up in a table (3-4x faster than ``gammaln`` on every
     entry, which dominated the Multinomial fit); any other value takes ``gammaln``."""
-    small = jnp.all((x == jnp.round(x)) & (x < _LOG_FACTORIAL.shape[0]))
+    # the same reductions as the kernels' value checks, which XLA then computes once
+    small = (jnp.max(x) < _LOG_FACTORIAL.shape[0]) & (jnp.max(x - jnp.floor(x)) == 0)
 
     def lookup(x):
-        return jnp.sum(jnp.asarray(_LOG_FACTORIAL, x.dtype)[x.astype(jnp.int32)], axis=1)
+        # mode="clip": no out-of-bounds fill (the indices are in range here), half the cost
+        table = jnp.asarray(_LOG_FACTORIAL, x.dtype)
+        return jnp.sum(jnp.take(table, x.astype(jnp.int32), mode="clip"), axis=1)
 
     return jax.lax.cond(small, lookup, lambda x: jnp.sum(gammaln(x + 1.0), axis=1), x)
 
@@ -95,6 +99,7 @@ class Multinomial(Family):
 
     name = "multinomial"
     supports_sparse = True
+    value_checks = {"nonnegative": True}
     stats_type = MultinomialStats
     params_type = MultinomialParams
     joint_columns = True
@@ -123,9 +128,13 @@ class Multinomial(Family):
 
     @staticmethod
     def suff_stats(x, resp, n_levels=None) -> MultinomialStats:
-        x0 = jnp.nan_to_num(x, nan=0.0).astype(resp.dtype)
-        coef = Multinomial.log_normalizer(x0)
-        return MultinomialStats(resp.T @ x0, jnp.sum(resp, axis=1) @ coef)
+        def stats(x):
+            x = x.astype(resp.dtype)
+            coef = Multinomial.log_normalizer(x)
+            return MultinomialStats(resp.T @ x, jnp.sum(resp, axis=1) @ coef)
+
+        return jax.lax.cond(has_missing(x), lambda x: stats(jnp.nan_to_num(x, nan=0.0)),
+                            stats, x)
 
     @staticmethod
     def merge_stats(a: MultinomialStats, b: MultinomialStats) -> MultinomialStats:
@@ -143,17 +152,16 @@ class Multinomial(Family):
 
     @staticmethod
     def log_likelihood(params: MultinomialParams, x, n_levels=None) -> jax.Array:
-        x0 = jnp.nan_to_num(x, nan=0.0).astype(params.log_prob.dtype)
-        observed = (~jnp.isnan(x)).astype(x0.dtype)
+        def complete(x):
+            return log_matmul(x.astype(params.log_prob.dtype), params.log_prob)
 
-        def renormalised(t):
-            # a row with missing columns is a multinomial over its observed columns
-            return xlogy(x0.sum(axis=1, keepdims=True), observed @ jnp.exp(t).T)
+        def missing(x):  # a row with missing columns is a multinomial over its observed ones
+            x0 = jnp.nan_to_num(x, nan=0.0).astype(params.log_prob.dtype)
+            observed = (~jnp.isnan(x)).astype(x0.dtype)
+            mass = xlogy(x0.sum(axis=1, keepdims=True), observed @ jnp.exp(params.log_prob).T)
+            return log_matmul(x0, params.log_prob) - mass
 
-        mass = jax.lax.cond(jnp.all(observed > 0),
-                            lambda t: jnp.zeros((x0.shape[0], t.shape[0]), t.dtype),
-                            renormalised, params.log_prob)
-        return log_matmul(x0, params.log_prob) - mass
+        return jax.lax.cond(has_missing(x), missing, complete, x)
 
     @staticmethod
     def log_predictive(posterior: MultinomialDirichletPrior, x, n_levels=None) -> jax.Array:
@@ -171,7 +179,7 @@ class Multinomial(Family):
 
     @staticmethod
     def log_normalizer(x) -> jax.Array:
-        x0 = jnp.nan_to_num(x, nan=0.0)
+        x0 = jnp.nan_to_num(x, nan=0.0)  # a missing count counts as 0 (no-op when complete)
         return gammaln(x0.sum(axis=1) + 1.0) - log_factorial_sum(x0)
 
     @staticmethod

@@ -63,6 +63,7 @@ class Poisson(Family):
 
     name = "poisson"
     supports_sparse = True
+    value_checks = {"nonnegative": True, "integer": True}
     stats_type = PoissonStats
     params_type = PoissonParams
     _hyper = ("shape", "rate")
