@@ -135,7 +135,7 @@ def _log_factorial_table() -> np.ndarray:
     return gammaln(np.arange(_TABLE_MAX + 1, dtype=np.float64) + 1.0)
 
 
-def _log_factorials(values: np.ndarray) -> np.ndarray:
+def log_factorials(values: np.ndarray) -> np.ndarray:
     """``log Γ(x + 1)`` of a block of values; integer counts are read from a table."""
     if values.size and values.max() <= _TABLE_MAX:
         codes = values.astype(np.uint16)
@@ -157,10 +157,10 @@ def weighted_log_factorials(X, weight: np.ndarray) -> float:
     if data.size == 0:
         return 0.0
     if weight.min() == weight.max():  # one weight (the unweighted fit): a plain sum
-        return float(weight[0] * sum(_log_factorials(data[b]).sum() for b in _blocks(data.size)))
+        return float(weight[0] * sum(log_factorials(data[b]).sum() for b in _blocks(data.size)))
     values = np.empty_like(data)
     for b in _blocks(data.size):
-        values[b] = _log_factorials(data[b])
+        values[b] = log_factorials(data[b])
     return float(values @ _row_of_each_value(X, weight))
 
 
@@ -171,7 +171,7 @@ def row_log_factorials(X) -> np.ndarray:
     rows = _row_of_each_value(X, np.arange(X.shape[0]))
     values = np.empty_like(X.data)
     for b in _blocks(values.size):
-        values[b] = _log_factorials(X.data[b])
+        values[b] = log_factorials(X.data[b])
     return np.bincount(rows, weights=values, minlength=X.shape[0])
 
 

@@ -189,7 +189,7 @@ class Multinomial(Family):
         # resp: an (n, K) array or _sparse.Labels; log_coef as the weighted sum of the rows'
         # log n_i! minus that of the values' log x! (not per row: the weights are linear)
         w = _sparse.row_weights(resp)
-        log_coef = (w @ np_gammaln(_sparse.row_sums(X) + 1.0)
+        log_coef = (w @ _sparse.log_factorials(_sparse.row_sums(X))
                     - _sparse.weighted_log_factorials(X, w))
         return MultinomialStats(_sparse.class_totals(X, resp), np.float64(log_coef))
 
@@ -208,7 +208,7 @@ class Multinomial(Family):
 
     @staticmethod
     def sparse_log_normalizer(X) -> np.ndarray:
-        return np_gammaln(_sparse.row_sums(X) + 1.0) - _sparse.row_log_factorials(X)
+        return _sparse.log_factorials(_sparse.row_sums(X)) - _sparse.row_log_factorials(X)
 
     @staticmethod
     def sample_params(prior, n_classes: int, site: str):
