@@ -126,7 +126,12 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
 
         Under ``method="mcmc"`` a missing label (None/NaN in ``y``) makes the row unlabeled:
         it enters the posterior through the marginal over classes (semi-supervised). The other
-        methods need every label."""
+        methods need every label. A Dask array or DataFrame is fitted by a Dask reduction of
+        sufficient statistics (:func:`bayesnb.dask.fit`), equal to the in-memory fit."""
+        if _is_dask(X):
+            from .dask import fit as dask_fit
+
+            return dask_fit(self, X, y, sample_weight=sample_weight)
         for attr in ("classes_", "blocks_", "class_count_", "_state", "_unlabeled"):
             self.__dict__.pop(attr, None)
         X, y, X_unlabeled = self._split_unlabeled(X, y)
@@ -206,8 +211,10 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             families.append(family)
             raws.append(raw)
             schemas.append(schema or family.learn_schema(raw, columns))
-        if table.sparse is not None:  # SciPy products on the host, float64
-            resp = np.eye(n_classes)[codes] * weight[:, None]
+        if table.sparse is not None:  # SciPy on the host, float64; resp stays codes + weights
+            from .families._sparse import Labels
+
+            resp = Labels(codes, weight, n_classes)
             new_stats = [jax.tree_util.tree_map(
                 jnp.asarray, family.sparse_suff_stats(family.encode(raw, schema), resp))
                 for family, raw, schema in zip(families, raws, schemas, strict=True)]
@@ -400,13 +407,15 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         if any(sparse.issparse(raw) for raw in raws):
             xs = [b.family.encode(raw, b.schema, unseen=unseen)
                   for b, raw in zip(self.blocks_, raws, strict=True)]
-            scores = np.asarray(log_prior, dtype=np.float64)[None, :]
+            scores = np.asarray(log_prior, dtype=np.float64)
             for block, table, x in zip(self.blocks_, tables, xs, strict=True):
                 family = type(block.family)
                 if not sparse.issparse(x):
                     raise TypeError("mixing sparse and dense blocks is not supported.")
-                scores = scores + (family.sparse_log_predictive(table, x) if exact
-                                   else family.sparse_log_likelihood(table, x))
+                block_scores = (family.sparse_log_predictive(table, x) if exact
+                                else family.sparse_log_likelihood(table, x))
+                block_scores += scores  # in place: the (n, K) products are fresh arrays
+                scores = block_scores
             if output == "joint":
                 scores = scores + self._log_normalizer(xs)
             return _normalised(scores, output)
@@ -435,6 +444,10 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
 
     def predict_log_proba(self, X) -> np.ndarray:
         """log p(c = k | x): plug-in or, under ``method="bayes"``, exact posterior predictive."""
+        if _is_dask(X):  # partition by partition, a Dask collection back
+            from .dask import predict as dask_predict
+
+            return dask_predict(self, X, "predict_log_proba")
         log_proba, norm = self._scores(X, "log_proba")
         self._check_defined(norm)
         return log_proba
@@ -451,12 +464,20 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X) -> np.ndarray:
         """p(c = k | x) for every row and class; rows sum to 1."""
+        if _is_dask(X):  # partition by partition, a Dask collection back
+            from .dask import predict as dask_predict
+
+            return dask_predict(self, X, "predict_proba")
         proba, norm = self._scores(X, "proba")
         self._check_defined(norm)
         return proba
 
     def predict(self, X) -> np.ndarray:
         """The class with the highest posterior probability (ties: the first in ``classes_``)."""
+        if _is_dask(X):  # partition by partition, a Dask collection back
+            from .dask import predict as dask_predict
+
+            return dask_predict(self, X, "predict")
         scores, norm = self._scores(X, "scores")
         self._check_defined(norm)  # an undefined posterior has no most probable class
         return self.classes_[np.argmax(scores, axis=1)]
@@ -619,6 +640,17 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         return tags
 
 
+def _is_dask(X) -> bool:
+    """A Dask collection? Dask is optional and is not imported unless already loaded."""
+    import sys
+
+    if "dask" not in sys.modules:
+        return False
+    from dask import is_dask_collection
+
+    return is_dask_collection(X)
+
+
 def _param_keys(block) -> list:
     """The parameter names a block samples (its NumPyro sites without the block prefix)."""
     name = block.family.name
@@ -655,13 +687,27 @@ def _source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:
 
 def _normalised(scores: np.ndarray, output: str) -> tuple[np.ndarray, np.ndarray]:
     """Host-side counterpart of ``_kernels.scores`` (sparse and MCMC paths)."""
-    top = np.max(scores, axis=1, keepdims=True)
-    shifted = scores - np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore"):
-        norm = np.log(np.sum(np.exp(shifted), axis=1)) + top[:, 0]
+    norm = _logsumexp_rows(scores)[:, 0]
     if output in ("scores", "joint"):
         return scores, norm
+    top = np.max(scores, axis=1, keepdims=True) if scores.size else scores[:, :1]
+    shifted = scores - np.where(np.isfinite(top), top, 0.0)
     return _kernels.finish(np.exp(shifted) if output == "proba" else shifted, output), norm
+
+
+def _logsumexp_rows(scores) -> np.ndarray:
+    """``log sum_k exp(scores[:, k])`` as an ``(n, 1)`` column, shifted by the row maximum.
+
+    Equal to ``scipy.special.logsumexp(scores, axis=1, keepdims=True)`` (a row of -inf gives
+    -inf, a NaN gives NaN) at a fraction of its cost on tall, narrow score matrices.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.size == 0:
+        return np.full((scores.shape[0], 1), -np.inf)
+    top = scores.max(axis=1, keepdims=True)
+    shift = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.log(np.exp(scores - shift).sum(axis=1, keepdims=True)) + shift
 
 
 def _levels(schema: Schema):

@@ -162,20 +162,29 @@ class Bernoulli(Family):
     # ------------------------------------------------------------------ scipy.sparse input
     @staticmethod
     def sparse_suff_stats(X, resp) -> BernoulliStats:
-        count = np.broadcast_to(resp.sum(axis=0)[:, None], (resp.shape[1], X.shape[1]))
-        return BernoulliStats(np.array(count), _sparse.class_totals(X, resp))
+        # resp: an (n, K) array or _sparse.Labels; sparse input has no missing values, so every
+        # column is observed in every row
+        count = np.repeat(_sparse.class_weights(resp)[:, None], X.shape[1], axis=1)
+        return BernoulliStats(count, _sparse.class_totals(X, resp))
 
     @staticmethod
     def sparse_log_likelihood(params: BernoulliParams, X) -> np.ndarray:
         log_p = np.asarray(params.log_p, dtype=np.float64)
         log1m_p = np.asarray(params.log1m_p, dtype=np.float64)
-        # sum_j log(1 - p_j) over all columns, then swap in log p_j for the ones
-        zero_part = np.where(np.isfinite(log1m_p), log1m_p, 0.0)
-        out = _sparse.log_matmul(X, log_p) - np.asarray(X @ zero_part.T) + zero_part.sum(axis=1)
-        never_zero = ~np.isfinite(log1m_p)  # p = 1: a zero in that column is impossible
-        if never_zero.any():
-            ones_there = np.asarray(X @ never_zero.astype(np.float64).T)
-            out = np.where(ones_there < never_zero.sum(axis=1), -np.inf, out)
+        # sum_j log(1 - p_j) over all columns, and for the ones log p_j - log(1 - p_j): one
+        # product. p = 0 or 1 (ML) give -inf, which 0 * inf must not reach: they are zeroed in
+        # the product and a one (p = 0) or a zero (p = 1) there is set to -inf afterwards
+        finite_p, finite_q = np.isfinite(log_p), np.isfinite(log1m_p)
+        one, zero = np.where(finite_p, log_p, 0.0), np.where(finite_q, log1m_p, 0.0)
+        out = X @ np.ascontiguousarray((one - zero).T)
+        out += zero.sum(axis=1)
+        if not finite_p.all():  # p = 0: a one in that column is impossible
+            hits = X @ np.ascontiguousarray((~finite_p).T, dtype=np.float64)
+            out[hits > 0] = -np.inf
+        if not finite_q.all():  # p = 1: a zero in that column is impossible
+            never_zero = (~finite_q).astype(np.float64)
+            ones_there = X @ np.ascontiguousarray(never_zero.T)
+            out[ones_there < never_zero.sum(axis=1)] = -np.inf
         return out
 
     @staticmethod

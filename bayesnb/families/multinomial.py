@@ -208,8 +208,12 @@ class Multinomial(Family):
     # ------------------------------------------------------------------ scipy.sparse input
     @staticmethod
     def sparse_suff_stats(X, resp) -> MultinomialStats:
-        return MultinomialStats(_sparse.class_totals(X, resp),
-                                resp.sum(axis=1) @ Multinomial.sparse_log_normalizer(X))
+        # resp: an (n, K) array or _sparse.Labels; log_coef as the weighted sum of the rows'
+        # log n_i! minus that of the values' log x! (not per row: the weights are linear)
+        w = _sparse.row_weights(resp)
+        log_coef = (w @ _sparse.log_factorials(_sparse.row_sums(X))
+                    - _sparse.weighted_log_factorials(X, w))
+        return MultinomialStats(_sparse.class_totals(X, resp), np.float64(log_coef))
 
     @staticmethod
     def sparse_log_likelihood(params: MultinomialParams, X) -> np.ndarray:
@@ -226,7 +230,7 @@ class Multinomial(Family):
 
     @staticmethod
     def sparse_log_normalizer(X) -> np.ndarray:
-        return np_gammaln(_sparse.row_sums(X) + 1.0) - _sparse.row_log_factorials(X)
+        return _sparse.log_factorials(_sparse.row_sums(X)) - _sparse.row_log_factorials(X)
 
     @staticmethod
     def sample_params(prior, n_classes: int, site: str):

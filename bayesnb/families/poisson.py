@@ -157,9 +157,11 @@ class Poisson(Family):
     # ------------------------------------------------------------------ scipy.sparse input
     @staticmethod
     def sparse_suff_stats(X, resp) -> PoissonStats:
-        count = np.broadcast_to(resp.sum(axis=0)[:, None], (resp.shape[1], X.shape[1]))
-        return PoissonStats(np.array(count), _sparse.class_totals(X, resp),
-                            resp.sum(axis=1) @ _sparse.row_log_factorials(X))
+        # resp: an (n, K) array or _sparse.Labels; every column is observed in every row
+        count = np.repeat(_sparse.class_weights(resp)[:, None], X.shape[1], axis=1)
+        return PoissonStats(count, _sparse.class_totals(X, resp),
+                            np.float64(_sparse.weighted_log_factorials(
+                                X, _sparse.row_weights(resp))))
 
     @staticmethod
     def sparse_log_likelihood(params: PoissonParams, X) -> np.ndarray:

@@ -1,0 +1,281 @@
+"""Dask: fit from Dask arrays and DataFrames as a reduction of sufficient statistics, and predict
+partition by partition. ``NaiveBayes.fit`` / ``predict`` / ``predict_proba`` /
+``predict_log_proba`` come here when given a Dask collection, so the same code runs on a laptop
+(Dask's local schedulers) and on a ``dask.distributed`` cluster (whatever ``Client`` is active).
+
+Fitting is two Dask computations over the partitions (:mod:`bayesnb.outofcore` has the steps):
+
+1. a scan: per partition the distinct labels and the distinct values of every Categorical column
+   whose levels are not declared, combined in partition order by a tree reduction; the driver
+   then sets the model up with exactly the classes and levels an in-memory fit would learn, and
+   zero statistics;
+2. the statistics: per partition ``partial_fit`` of a copy of that model, returned as plain NumPy
+   arrays (class counts and each block's statistics, never a model), merged pairwise by each
+   family's ``merge_stats`` in a tree reduction (``split_every`` at a time) on the workers.
+
+The driver receives one set of statistics, whatever the number of rows. Workers compute in the
+driver's dtype mode (JAX's x64 flag is passed to every task), so a distributed fit equals the
+in-memory fit: counts exactly, Gaussian moments up to rounding. Dask is optional: this module
+imports it only when called, and the estimator looks for Dask input only when Dask is loaded.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from typing import Any
+
+import jax
+import numpy as np
+import pandas as pd
+
+from . import outofcore
+
+PREDICT_METHODS = ("predict", "predict_proba", "predict_log_proba")
+
+
+def is_dask(X: Any) -> bool:
+    """True for a Dask collection (array, DataFrame, Series); never imports Dask itself."""
+    if "dask" not in sys.modules:
+        return False
+    from dask import is_dask_collection
+
+    return is_dask_collection(X)
+
+
+# ---------------------------------------------------------------------- fitting
+def fit(model, X, y, sample_weight=None, *, split_every: int = 8):
+    """Fit ``model`` (in place) on a Dask ``X`` by a Dask reduction of sufficient statistics.
+
+    Parameters
+    ----------
+    model : NaiveBayes
+    X : dask.array.Array of shape (n, F) or dask.dataframe.DataFrame
+        Partitioned along rows (a Dask array is rechunked to one block of columns).
+    y : Dask Series/array with the same partitions, or array-like of length n
+        An in-memory ``y`` is split to ``X``'s partition lengths (computed if unknown).
+    sample_weight : like ``y``, optional
+    split_every : int, default=8
+        Fan-in of the tree reductions.
+
+    Returns
+    -------
+    model : NaiveBayes
+        Fitted with the classes, levels and statistics of ``model.fit(X.compute(),
+        y.compute())``. Rows with a missing label are an error (semi-supervised MCMC fitting
+        needs the rows in memory).
+    """
+    import dask
+
+    if int(split_every) < 2:
+        raise ValueError(f"split_every must be at least 2, got {split_every!r}.")
+    xs, meta = _x_partitions(X)
+    ys = _aligned(y, X, xs, "y")
+    ws = [None] * len(xs) if sample_weight is None else _aligned(sample_weight, X, xs,
+                                                                 "sample_weight")
+    from .families._base import float64_mode
+
+    x64 = float64_mode()
+    lay = outofcore.layout(model.features, meta)
+    summaries = [dask.delayed(_scan_partition)(lay, model.features, x, y_, i, x64)
+                 for i, (x, y_) in enumerate(zip(xs, ys, strict=True))]
+    (summary,) = dask.compute(_tree(summaries, outofcore.combine, split_every))
+    if summary is None:
+        raise ValueError("X has no rows: there is nothing to fit.")
+    template = outofcore.start(model, lay, summary)
+    shipped = dask.delayed(portable(template))
+    families = tuple(type(b.family) for b in template.blocks_)
+    parts = [dask.delayed(_stats_partition)(shipped, x, y_, w, i, x64)
+             for i, (x, y_, w) in enumerate(zip(xs, ys, ws, strict=True))]
+    merge = _Merge(families, x64)
+    (stats,) = dask.compute(_tree(parts, merge, split_every))
+    if stats is None:
+        raise ValueError("X has no rows: there is nothing to fit.")
+    outofcore.finish(model, stats)
+    model._prediction_state()  # as fit: surface undefined estimates, run NUTS
+    return model
+
+
+def _x_partitions(X):
+    """Delayed row blocks of ``X`` and an empty in-memory table of its type and dtypes."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    if isinstance(X, da.Array):
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D (rows x columns), got a Dask array of shape "
+                             f"{X.shape}.")
+        X = X.rechunk({1: -1})
+        meta = X._meta
+        from scipy import sparse
+
+        if sparse.issparse(meta):
+            meta = sparse.csr_matrix((0, X.shape[1]), dtype=X.dtype)
+        else:
+            meta = np.empty((0, X.shape[1]), dtype=X.dtype)
+        return list(X.to_delayed()[:, 0]), meta
+    if isinstance(X, dd.DataFrame):
+        return list(X.to_delayed()), X._meta
+    raise TypeError(f"X is a Dask {type(X).__name__}; NaiveBayes takes a Dask array (rows x "
+                    f"columns) or a Dask DataFrame.")
+
+
+def _aligned(v, X, xs: list, name: str) -> list:
+    """``v`` (labels or weights) as one piece per partition of ``X``."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    if is_dask(v):
+        if isinstance(v, da.Array):
+            if v.ndim != 1:
+                raise ValueError(f"{name} must be 1-D, got a Dask array of shape {v.shape}.")
+            if isinstance(X, da.Array) and not any(np.isnan(c) for c in X.chunks[0]):
+                v = v.rechunk((X.chunks[0],))
+            pieces = list(v.to_delayed())
+        elif isinstance(v, dd.Series | dd.DataFrame):
+            pieces = list(v.to_delayed())
+        else:
+            raise TypeError(f"{name} is a Dask {type(v).__name__}; give a Dask Series or array.")
+        if len(pieces) != len(xs):
+            raise ValueError(f"{name} has {len(pieces)} partitions and X has {len(xs)}; give "
+                             f"both with the same partitions (e.g. columns of one Dask "
+                             f"DataFrame).")
+        return pieces
+    if v is None:
+        raise ValueError(f"NaiveBayes requires {name} to be passed, but it is None.")
+    values = v.to_numpy() if isinstance(v, pd.Series | pd.Index) else np.asarray(v)
+    lengths = _lengths(X)
+    if values.shape[0] != sum(lengths):
+        raise ValueError(f"X has {sum(lengths)} rows but {name} has {values.shape[0]}.")
+    bounds = np.cumsum([0, *lengths])
+    return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _lengths(X) -> list[int]:
+    import dask.array as da
+
+    if isinstance(X, da.Array) and not any(np.isnan(c) for c in X.chunks[0]):
+        return [int(c) for c in X.chunks[0]]
+    import dask
+
+    (lengths,) = dask.compute(X.map_partitions(len) if not isinstance(X, da.Array)
+                              else X.map_blocks(lambda b: np.array([b.shape[0]]), drop_axis=1,
+                                                dtype=int))
+    return [int(n) for n in np.asarray(lengths)]
+
+
+def _tree(parts: list, combine, split_every: int):
+    """Delayed pairwise-in-order reduction of ``parts`` (order kept: first-seen levels)."""
+    import dask
+
+    while len(parts) > 1:
+        parts = [dask.delayed(_reduce_group)(combine, *parts[i:i + split_every])
+                 for i in range(0, len(parts), split_every)]
+    return parts[0] if parts else dask.delayed(None)
+
+
+def _reduce_group(combine, *items):
+    out = None
+    for item in items:
+        out = combine(out, item)
+    return out
+
+
+class _Merge:
+    """The statistics reduction step (a picklable callable: family types and the dtype mode)."""
+
+    def __init__(self, families: tuple, x64: bool):
+        self.families = families
+        self.x64 = x64
+
+    def __call__(self, a, b):
+        with jax.enable_x64(self.x64):
+            return outofcore.merge_chunk_stats(self.families, a, b)
+
+
+def _scan_partition(lay, features, X, y, i: int, x64: bool):
+    where = f"partition {i}"
+    with jax.enable_x64(x64):
+        outofcore.check_layout(lay, features, X, where)
+        try:
+            return outofcore.summarise(lay, X, y)
+        except (ValueError, TypeError) as err:
+            raise type(err)(f"{where}: {err}") from err
+
+
+def _stats_partition(template, X, y, w, i: int, x64: bool):
+    with jax.enable_x64(x64):
+        try:
+            return outofcore.chunk_stats(template, X, y, w)
+        except (ValueError, TypeError) as err:
+            raise type(err)(f"partition {i}: {err}") from err
+
+
+# ---------------------------------------------------------------------- prediction
+def predict(model, X, method: str):
+    """``model.<method>(X)`` for a Dask ``X``, partition by partition, as a Dask collection.
+
+    A Dask array gives a Dask array with the same row chunks: labels ``(n,)`` for ``predict``,
+    ``(n, n_classes)`` probabilities otherwise. A Dask DataFrame gives, with its index, a Series
+    of labels named ``"prediction"`` or a DataFrame with one column per class. Nothing is
+    computed until you call ``.compute()`` (or ``persist``); each partition's result equals
+    the in-memory method's on those rows. The model travels to the workers once, with its
+    statistics as NumPy arrays; workers predict in the driver's dtype mode.
+    """
+    import dask
+    import dask.array as da
+    import dask.dataframe as dd
+
+    if method not in PREDICT_METHODS:
+        raise ValueError(f"method must be one of {PREDICT_METHODS}, got {method!r}.")
+    model._prediction_state()  # errors (undefined estimates) on the driver, before any task
+    from .families._base import float64_mode
+
+    shipped = dask.delayed(portable(model))
+    x64 = float64_mode()
+    classes = model.classes_
+    xs, _ = _x_partitions(X)
+    if isinstance(X, da.Array):
+        X = X.rechunk({1: -1})
+        blocks = []
+        for x, n in zip(xs, X.chunks[0], strict=True):
+            shape = (n,) if method == "predict" else (n, len(classes))
+            dtype = classes.dtype if method == "predict" else np.float64
+            out = dask.delayed(_predict_partition)(shipped, x, method, x64, None)
+            blocks.append(da.from_delayed(out, shape=shape, dtype=dtype))
+        return da.concatenate(blocks, axis=0)
+    if method == "predict":
+        meta = pd.Series(np.empty(0, dtype=classes.dtype), name="prediction",
+                         index=X._meta.index, dtype=classes.dtype)
+    else:
+        meta = pd.DataFrame({c: np.empty(0) for c in classes}, index=X._meta.index,
+                            columns=pd.Index(classes))
+    parts = [dask.delayed(_predict_partition)(shipped, x, method, x64, "frame") for x in xs]
+    return dd.from_delayed(parts, meta=meta, divisions=X.divisions, verify_meta=False)
+
+
+def portable(model):
+    """A shallow copy of a fitted model to send to other processes: statistics, draws and
+    tables as NumPy arrays (which pickle bit-exactly whatever the receiver's JAX dtype mode),
+    no cached prediction state."""
+    out = copy.copy(model)
+    out.__dict__ = dict(model.__dict__)
+    if out.__dict__.get("_state", (None,))[0] != "tables":  # stated tables are the model
+        out.__dict__.pop("_state", None)
+    to_numpy = lambda tree: jax.tree_util.tree_map(np.asarray, tree)  # noqa: E731
+    out.blocks_ = [b._replace(stats=to_numpy(b.stats), prior=to_numpy(b.prior))
+                   for b in model.blocks_]
+    for attr in ("draws_", "sample_stats_", "_unlabeled"):
+        if attr in out.__dict__:
+            out.__dict__[attr] = to_numpy(out.__dict__[attr])
+    return out
+
+
+def _predict_partition(model, X, method: str, x64: bool, kind):
+    with jax.enable_x64(x64):
+        result = getattr(model, method)(X)
+    if kind != "frame":
+        return result
+    if method == "predict":
+        return pd.Series(result, index=X.index, name="prediction", dtype=model.classes_.dtype)
+    return pd.DataFrame(result, index=X.index, columns=pd.Index(model.classes_))

@@ -1,0 +1,418 @@
+"""Fitting from data that do not fit in memory: an iterator of chunks, or a CSV file read in
+chunks, with memory bounded by one chunk. :mod:`bayesnb.dask` runs the same steps over the
+partitions of a Dask collection.
+
+A fit needs only the per-class sufficient statistics of every block of columns, and those add up
+over chunks (``NaiveBayes.partial_fit`` merges them; Gaussian moments exactly by Chan's update),
+so a chunked fit is the batch fit. What chunks cannot decide one at a time is the *schema*: the
+sorted class labels and, for every ``Categorical`` column without declared ``categories=``, its
+levels. Those are learned first, by a cheap pass that keeps only the distinct labels and values
+(``scan``); the model is then set up with exactly the classes and levels an in-memory ``fit`` of
+the whole data would learn (same ordering: sorted, or first-seen where values do not sort), with
+zero statistics (``template``), and every chunk is added to it with ``partial_fit``.
+
+With a re-iterable source (a list, :class:`CSVChunks`, or a callable that returns a fresh
+iterator) ``fit_chunks`` makes the two passes. A one-shot iterator (a generator, a database
+cursor) is read once: classes and levels come from ``classes=`` and ``Categorical(categories=)``
+where declared, else from the first chunk, and a later chunk with a label or level outside them is
+an error naming the chunk, the column and the value (never a silently different model).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Iterator
+from itertools import chain
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import jax
+import numpy as np
+import pandas as pd
+
+from ._data import as_table, encode_labels, labels_to_codes, resolve_features
+from .families import Family
+
+#: fitted attributes a new fit starts without (as ``NaiveBayes.fit`` does)
+_FITTED = ("classes_", "blocks_", "class_count_", "_state", "_unlabeled", "n_unlabeled_",
+           "draws_", "sample_stats_", "_draws_key")
+
+
+class Chunk(NamedTuple):
+    """One piece of the training data: ``X`` (array, DataFrame or sparse matrix), labels ``y``
+    and optional per-row ``sample_weight``."""
+
+    X: Any
+    y: Any
+    sample_weight: Any = None
+
+
+class Layout(NamedTuple):
+    """What the column types say, read from one chunk (or a Dask collection's ``_meta``).
+
+    ``families``: per block, the family type and its columns (a later chunk whose dtypes would
+    give other families is refused). ``level_blocks``: ``(columns, positions)`` of every block
+    whose levels are learned from the data (Categorical without declared ``categories``).
+    ``dtypes``: column -> dtype name, for error messages."""
+
+    families: tuple
+    level_blocks: tuple
+    dtypes: dict
+
+
+class Summary(NamedTuple):
+    """What the scan pass keeps of some chunks: the sorted distinct labels, per level block and
+    column the distinct non-missing values in first-seen order, the row count, and the first row
+    of the first non-empty chunk (with its dtypes; the template is built from it)."""
+
+    labels: np.ndarray
+    levels: tuple
+    n_rows: int
+    head: Any
+
+
+# ---------------------------------------------------------------------- schema
+def layout(features, X) -> Layout:
+    """The block structure ``NaiveBayes(features=features)`` gives to data shaped like ``X``."""
+    table = as_table(X)
+    specs = resolve_features(features, table)
+    level_blocks = tuple((s.columns, s.positions) for s in specs if _learns_levels(s.family))
+    dtypes = ({c: str(t) for c, t in table.frame.dtypes.items()} if table.frame is not None
+              else {})
+    return Layout(tuple((type(s.family), s.columns) for s in specs), level_blocks, dtypes)
+
+
+def _learns_levels(family: Family) -> bool:
+    overrides = type(family).learn_schema is not Family.learn_schema
+    return overrides and getattr(family, "categories", None) is None
+
+
+def check_layout(expected: Layout, features, X, where: str) -> None:
+    """Refuse a chunk whose dtypes would make a column another family than in the first chunk
+    (e.g. a CSV column read as numbers in one chunk and as strings in another)."""
+    got = layout(features, X)
+    if got.families == expected.families:
+        return
+    first = {c: fam for fam, cols in expected.families for c in cols}
+    now = {c: fam for fam, cols in got.families for c in cols}
+    col = next((c for c in first if now.get(c) is not first[c]), None)
+    if col is None:
+        raise ValueError(f"{where}: its columns form other blocks than the first chunk's.")
+    raise ValueError(
+        f"{where}: column {col!r} has dtype {got.dtypes.get(col, '?')} and would be modelled "
+        f"as {getattr(now.get(col), '__name__', None)}, where the first chunk's dtype "
+        f"{expected.dtypes.get(col, '?')} made it {first[col].__name__}; give the column one "
+        f"dtype in every chunk (read_csv_chunks(..., dtype=...)) or declare its family with "
+        f"features=.")
+
+
+def summarise(lay: Layout, X, y) -> Summary | None:
+    """Distinct labels (validated as ``fit`` validates them) and distinct values of the level
+    columns of one chunk; ``None`` for an empty chunk."""
+    table = as_table(X)
+    n = table.n_rows
+    if n == 0:
+        return None
+    labels, _ = encode_labels(y, n)
+    levels = []
+    for columns, positions in lay.level_blocks:
+        values = table.block(columns, positions)  # what learn_schema reads in a batch fit
+        levels.append(tuple(_first_seen(values[:, j]) for j in range(len(columns))))
+    return Summary(labels, tuple(levels), n, _head(X))
+
+
+def combine(a: Summary | None, b: Summary | None) -> Summary | None:
+    """The summary of the chunks of ``a`` followed by those of ``b``."""
+    if a is None or b is None:
+        return a if b is None else b
+    both = np.concatenate([a.labels, b.labels])
+    labels, _ = encode_labels(both, len(both))
+    levels = tuple(tuple(_first_seen(np.concatenate([u, v])) for u, v in zip(ua, ub, strict=True))
+                   for ua, ub in zip(a.levels, b.levels, strict=True))
+    return Summary(labels, levels, a.n_rows + b.n_rows, a.head)
+
+
+def _first_seen(values) -> np.ndarray:
+    return pd.unique(pd.Series(np.asarray(values, dtype=object), dtype=object).dropna())
+
+
+def _head(X):
+    if isinstance(X, pd.DataFrame):
+        return X.iloc[:1].reset_index(drop=True)
+    return X[:1].copy()
+
+
+def start(model, lay: Layout, summary: Summary, classes=None):
+    """Set ``model`` up with the global classes and levels and zero statistics (in place).
+
+    The classes and levels are learned by ``partial_fit`` itself, from synthetic rows that hold
+    every label and every level once in the order ``summary`` saw them, so the schema is what a
+    batch fit of all the data learns; the statistics of those rows are then set to zero
+    (NumPy arrays, so the model travels between processes without JAX-dtype changes)."""
+    labels = summary.labels if classes is None else np.asarray(classes)
+    if classes is not None:
+        declared, _ = encode_labels(labels, len(labels))
+        labels_to_codes(summary.labels, declared)  # a label outside classes= is named here
+    sizes = [len(v) for block in summary.levels for v in block]
+    n = max([len(labels), 1, *sizes])
+    X = _synthetic(summary.head, lay, summary.levels, n)
+    y = labels[np.arange(n) % len(labels)]
+    for attr in _FITTED:
+        model.__dict__.pop(attr, None)
+    model.partial_fit(X, y, classes=labels)
+    model.blocks_ = [b._replace(stats=jax.tree_util.tree_map(_zeros, b.stats))
+                     for b in model.blocks_]
+    model.class_count_ = np.zeros_like(np.asarray(model.class_count_, dtype=np.float64))
+    return model
+
+
+def _zeros(a):
+    a = np.asarray(a)
+    return np.zeros(a.shape, dtype=a.dtype)
+
+
+def _synthetic(head, lay: Layout, levels: tuple, n: int):
+    """``n`` copies of the first row with every level column cycling through its levels."""
+    from scipy import sparse
+
+    if sparse.issparse(head):
+        return sparse.vstack([head] * n, format="csr")
+    if isinstance(head, pd.DataFrame):
+        X = head.iloc[np.zeros(n, dtype=np.intp)].reset_index(drop=True)
+        for (_, positions), block in zip(lay.level_blocks, levels, strict=True):
+            for p, values in zip(positions, block, strict=True):
+                X.isetitem(p, pd.Series(_cycle(values, n, None), dtype=object))
+        return X
+    X = np.repeat(np.asarray(head), n, axis=0)
+    for (_, positions), block in zip(lay.level_blocks, levels, strict=True):
+        for p, values in zip(positions, block, strict=True):
+            X[:, p] = _cycle(values, n, None if X.dtype == object else np.nan)
+    return X
+
+
+def _cycle(values, n: int, missing) -> list:
+    values = list(values)
+    return [values[i % len(values)] for i in range(n)] if values else [missing] * n
+
+
+def chunk_stats(template, X, y, sample_weight=None) -> tuple | None:
+    """Sufficient statistics of one chunk under ``template``'s schema, as plain NumPy arrays:
+    ``(class_count, ((block 0 statistics...), (block 1 ...), ...))``; ``None`` if it is
+    empty. ``template`` (from :func:`start`) is not modified."""
+    if as_table(X).n_rows == 0:
+        return None
+    model = copy.copy(template)
+    model.partial_fit(X, y, sample_weight=sample_weight)
+    return (np.asarray(model.class_count_, dtype=np.float64),
+            tuple(tuple(np.asarray(leaf) for leaf in b.stats) for b in model.blocks_))
+
+
+def merge_chunk_stats(families: tuple, a: tuple | None, b: tuple | None) -> tuple | None:
+    """Statistics of the union of two sets of chunks (each family's ``merge_stats``)."""
+    if a is None or b is None:
+        return a if b is None else b
+    blocks = []
+    for family, sa, sb in zip(families, a[1], b[1], strict=True):
+        merged = family.merge_stats(family.stats_type(*sa), family.stats_type(*sb))
+        blocks.append(tuple(np.asarray(leaf) for leaf in merged))
+    return a[0] + b[0], tuple(blocks)
+
+
+def finish(model, stats: tuple):
+    """Put merged statistics (from :func:`merge_chunk_stats`) into a started model."""
+    import jax.numpy as jnp
+
+    count, blocks = stats
+    model.class_count_ = np.asarray(count, dtype=np.float64)
+    model.blocks_ = [b._replace(stats=type(b.family).stats_type(*(jnp.asarray(a) for a in s)))
+                     for b, s in zip(model.blocks_, blocks, strict=True)]
+    for attr in ("_state", "draws_", "sample_stats_", "_draws_key"):
+        model.__dict__.pop(attr, None)
+    return model
+
+
+# ---------------------------------------------------------------------- iterators of chunks
+def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int | None = None):
+    """Fit ``model`` (a ``NaiveBayes``, in place) from chunks of data, holding one at a time.
+
+    Parameters
+    ----------
+    model : NaiveBayes
+        Its settings are used; any previous fit is discarded (as ``fit`` does).
+    chunks : iterable of (X, y) or (X, y, sample_weight), or a callable returning one
+        A list, :class:`CSVChunks`, or a function returning a fresh iterator is read twice: a
+        scan for the classes and the levels of Categorical columns, then the fit. A one-shot
+        iterator (a generator, a database cursor) is read once: classes and levels come from
+        ``classes=`` and ``Categorical(categories=...)`` where declared, else from the first
+        chunk, and a later chunk with another label or level raises a ``ValueError`` naming
+        it. The scan is skipped when ``classes`` is given and no Categorical column needs its
+        levels learned.
+    classes : array-like, optional
+        Every label, declared up front (as ``partial_fit(classes=)``).
+    progress : bool, default=True
+        A tqdm progress bar over chunks (with the row count) for each pass.
+    total : int, optional
+        The number of chunks, for the bar (taken from ``len(chunks)`` where it has one).
+
+    Returns
+    -------
+    model : NaiveBayes
+        Fitted: its classes, levels and sufficient statistics are those of one ``fit`` on the
+        concatenated chunks (counts exactly; Gaussian moments up to rounding, ~1e-15 relative).
+        As ``fit`` does, undefined estimates (ML, MAP) are reported now and NUTS runs now.
+    """
+    from .compare import _progress
+
+    if total is None and hasattr(chunks, "__len__"):
+        total = len(chunks)
+    iterator, fresh = _open(chunks)
+    first, skipped = None, 0
+    for item in iterator:
+        first = _as_chunk(item, skipped)
+        if as_table(first.X).n_rows:
+            break
+        skipped += 1
+    if first is None:
+        raise ValueError("chunks is empty: there is nothing to fit.")
+    lay = layout(model.features, first.X)
+    if as_table(first.X).n_rows == 0:
+        raise ValueError("every chunk is empty: there is nothing to fit.")
+    two_pass = fresh is not None and (classes is None or bool(lay.level_blocks))
+    summary = None if two_pass else summarise(lay, first.X, first.y)
+    items, first = chain([first], iterator), None  # hold no chunk beyond the current one
+    if two_pass:
+        summary = _scan(lay, model.features, items, skipped, _progress(total, progress, "scan"))
+        stream, offset = fresh(), 0
+    else:
+        stream, offset = items, skipped
+    start(model, lay, summary, classes)
+    one_shot = None if two_pass else (model.classes_, model.blocks_)
+    bar = _progress(total, progress, "fit")
+    rows = 0
+    for i, item in enumerate(stream, start=offset):
+        chunk = _as_chunk(item, i)
+        check_layout(lay, model.features, chunk.X, f"chunk {i}")
+        n = as_table(chunk.X).n_rows
+        if n:
+            if one_shot is not None:
+                _check_known(lay, one_shot, chunk, i)
+            try:
+                model.partial_fit(chunk.X, chunk.y, sample_weight=chunk.sample_weight)
+            except (ValueError, TypeError) as err:
+                raise type(err)(f"chunk {i}: {err}") from err
+        rows += n
+        bar.update(1)
+        bar.set_postfix(rows=rows, refresh=False)
+    bar.close()
+    model._prediction_state()  # as fit: surface undefined estimates, run NUTS
+    return model
+
+
+def _open(chunks) -> tuple[Iterator, Callable[[], Iterator] | None]:
+    """An iterator over ``chunks`` and, when it can be read again, a way to do so."""
+    if callable(chunks) and not isinstance(chunks, Iterable):
+        return iter(chunks()), lambda: iter(chunks())
+    if not isinstance(chunks, Iterable):
+        raise TypeError(f"chunks must be an iterable of (X, y) tuples or a callable returning "
+                        f"one, got {type(chunks).__name__}.")
+    iterator = iter(chunks)
+    if iterator is chunks:
+        return iterator, None
+    return iterator, lambda: iter(chunks)
+
+
+def _as_chunk(item, i: int) -> Chunk:
+    if isinstance(item, tuple) and len(item) in (2, 3):
+        return Chunk(*item)
+    raise TypeError(f"chunk {i}: expected a tuple (X, y) or (X, y, sample_weight), got "
+                    f"{type(item).__name__}.")
+
+
+def _scan(lay, features, items, offset, bar) -> Summary:
+    summary, rows = None, 0
+    for i, item in enumerate(items, start=offset):
+        chunk = _as_chunk(item, i)
+        check_layout(lay, features, chunk.X, f"chunk {i}")
+        try:
+            part = summarise(lay, chunk.X, chunk.y)
+        except (ValueError, TypeError) as err:
+            raise type(err)(f"chunk {i}: {err}") from err
+        summary = combine(summary, part)
+        rows += 0 if part is None else part.n_rows
+        bar.update(1)
+        bar.set_postfix(rows=rows, refresh=False)
+    bar.close()
+    return summary
+
+
+def _check_known(lay: Layout, known, chunk: Chunk, i: int) -> None:
+    """One-shot reading: a label or level the model was not set up with is an error."""
+    classes, blocks = known
+    part = summarise(lay, chunk.X, chunk.y)
+    advice = ("a one-shot iterator is read once, so the classes and levels are the first "
+              "chunk's unless declared; declare them (classes=..., Categorical(categories="
+              "...)) or pass a list or a callable returning a fresh iterator (two passes).")
+    new = [v for v in part.labels if v not in set(classes.tolist())]
+    if new:
+        raise ValueError(f"chunk {i}: label {_plain(new[0])!r} is not one of the classes "
+                         f"{[_plain(c) for c in classes]}; {advice}")
+    schemas = {tuple(b.schema.columns): b.schema for b in blocks}
+    for (columns, _), values in zip(lay.level_blocks, part.levels, strict=True):
+        schema = schemas[tuple(columns)]
+        for col, levels, seen in zip(columns, schema.levels, values, strict=True):
+            index = pd.Index(levels, dtype=object).get_indexer(pd.Index(seen, dtype=object))
+            if np.any(index < 0):
+                raise ValueError(f"chunk {i}: column {col!r}: value "
+                                 f"{_plain(seen[index < 0][0])!r} is not one of its levels "
+                                 f"{[_plain(v) for v in levels]}; {advice}")
+
+
+def _plain(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+# ---------------------------------------------------------------------- files
+class CSVChunks:
+    """A CSV file as a re-iterable source of ``(X, y)`` chunks (``pandas.read_csv`` with
+    ``chunksize``): each iteration opens the file anew, so :func:`fit_chunks` can make its two
+    passes, and memory holds one chunk.
+
+    Parameters
+    ----------
+    path : str or Path
+    target : str
+        The label column; the other columns (or ``usecols``) are ``X``.
+    chunksize : int, default=100_000
+        Rows per chunk.
+    **read_csv_kwargs
+        Passed to ``pandas.read_csv`` (``dtype=``, ``usecols=``, ``sep=``, ...). pandas infers
+        dtypes chunk by chunk; where a column could read differently in different chunks (a
+        string column whose values look numeric in some chunk), give its ``dtype`` so every
+        chunk reads it as one batch ``read_csv`` would. A chunk whose dtypes would change a
+        column's family is refused with an error naming the column.
+    """
+
+    def __init__(self, path, target: str, *, chunksize: int = 100_000, **read_csv_kwargs):
+        if int(chunksize) < 1:
+            raise ValueError(f"chunksize must be a positive number of rows, got {chunksize!r}.")
+        self.path = Path(path)
+        self.target = target
+        self.chunksize = int(chunksize)
+        self.read_csv_kwargs = read_csv_kwargs
+
+    def __iter__(self) -> Iterator[tuple[pd.DataFrame, pd.Series]]:
+        with pd.read_csv(self.path, chunksize=self.chunksize, **self.read_csv_kwargs) as reader:
+            for frame in reader:
+                if self.target not in frame.columns:
+                    raise ValueError(f"{self.path}: no column {self.target!r} (columns: "
+                                     f"{list(frame.columns)[:20]}).")
+                yield frame.drop(columns=self.target), frame[self.target]
+
+    def __repr__(self) -> str:
+        return f"CSVChunks({str(self.path)!r}, target={self.target!r}, chunksize={self.chunksize})"
+
+
+def read_csv_chunks(path, target: str, *, chunksize: int = 100_000, **read_csv_kwargs):
+    """``CSVChunks(path, target, chunksize=..., **read_csv_kwargs)``: a CSV file as chunks for
+    :func:`fit_chunks`, e.g. ``fit_chunks(NaiveBayes(), read_csv_chunks("big.csv", "y"))``."""
+    return CSVChunks(path, target, chunksize=chunksize, **read_csv_kwargs)

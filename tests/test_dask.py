@@ -1,0 +1,130 @@
+"""Dask input: fitting is a Dask reduction of sufficient statistics and equals the in-memory fit,
+on a real ``dask.distributed.LocalCluster`` with worker processes and on the local threaded
+scheduler; prediction maps over partitions and returns Dask collections."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+from test_outofcore import assert_same_fit, mixed_frame, sorted_titanic  # noqa: E402
+
+import bayesnb as bnb  # noqa: E402
+from bayesnb.dask import is_dask  # noqa: E402
+from bayesnb.datasets import load_titanic  # noqa: E402
+from bayesnb.outofcore import chunk_stats, start, summarise  # noqa: E402
+from bayesnb.outofcore import layout as block_layout  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    """Two worker processes, one thread each; closed after the module."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=50) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def titanic_dask(npartitions=6):
+    X, y = sorted_titanic()  # sorted: partitions miss classes of passengers and outcomes
+    frame = dd.from_pandas(X.assign(Survived=y), npartitions=npartitions, sort=False)
+    return X, y, frame[list(X.columns)], frame["Survived"]
+
+
+def test_titanic_on_a_local_cluster_equals_the_in_memory_fit(client, x64):
+    assert len(client.scheduler_info()["workers"]) == 2
+    X, y, dX, dy = titanic_dask()
+    batch = bnb.NaiveBayes(method="bayes").fit(X, y)
+    model = bnb.NaiveBayes(method="bayes").fit(dX, dy)
+    assert_same_fit(model, batch)
+    assert model.blocks_[0].schema.levels == (("1st", "2nd", "3rd", "Crew"), ("Female", "Male"),
+                                              ("Adult", "Child"))
+    assert model.log_evidence() == pytest.approx(batch.log_evidence(), rel=1e-14)
+    proba = model.predict_proba(dX)
+    assert is_dask(proba)
+    got = proba.compute()
+    assert list(got.columns) == list(batch.classes_)
+    np.testing.assert_array_equal(got.to_numpy(), batch.predict_proba(X))
+    np.testing.assert_array_equal(model.predict_log_proba(dX).compute().to_numpy(),
+                                  batch.predict_log_proba(X))
+    labels = model.predict(dX).compute()
+    assert labels.name == "prediction"
+    np.testing.assert_array_equal(labels.to_numpy(dtype=object), batch.predict(X))
+    ml, ml_batch = model.set_params(method="ml"), batch.set_params(method="ml")
+    for col, table in ml_batch.conditional_tables().items():  # e1071's tables
+        pd.testing.assert_frame_equal(ml.conditional_tables()[col], table)
+
+
+def test_mixed_columns_weights_and_missing_values_on_the_cluster(client, x64):
+    X, y, w = mixed_frame(n=1200, seed=5)
+    features = {"visits": bnb.Poisson()}
+    batch = bnb.NaiveBayes(features, method="bayes").fit(X, y, sample_weight=w)
+    with dask.config.set({"dataframe.convert-string": False}):  # keep the object column
+        frame = dd.from_pandas(X.assign(y=y, w=w), npartitions=5, sort=False)
+    model = bnb.NaiveBayes(features, method="bayes").fit(frame[list(X.columns)], frame["y"],
+                                                         sample_weight=frame["w"])
+    assert_same_fit(model, batch, rtol=1e-12)
+    owner = next(b for b in model.blocks_ if "owner" in b.schema.columns)
+    assert list(owner.schema.levels[owner.schema.columns.index("owner")]) == \
+        list(pd.unique(X["owner"]))  # unorderable levels keep their first-seen order
+    np.testing.assert_allclose(model.predict_proba(frame[list(X.columns)]).compute().to_numpy(),
+                               batch.predict_proba(X), rtol=1e-12)
+
+
+def test_dask_arrays_and_in_memory_labels(client, x64):
+    rng = np.random.default_rng(2)
+    counts = rng.poisson(2.0, (3000, 40))
+    y = rng.choice(["ham", "spam", "eggs"], 3000)
+    batch = bnb.NaiveBayes(bnb.Multinomial(), method="bayes").fit(counts, y)
+    dX = da.from_array(counts, chunks=(700, 20))  # column chunks are joined
+    model = bnb.NaiveBayes(bnb.Multinomial(), method="bayes").fit(dX, y)
+    assert_same_fit(model, batch, rtol=1e-14)
+    proba = model.predict_proba(dX)
+    assert isinstance(proba, da.Array) and proba.chunks[0] == (700, 700, 700, 700, 200)
+    np.testing.assert_allclose(proba.compute(), batch.predict_proba(counts), rtol=1e-12)
+    labels = model.predict(dX)
+    assert isinstance(labels, da.Array) and labels.shape == (3000,)
+    np.testing.assert_array_equal(labels.compute(), batch.predict(counts))
+    dy = da.from_array(y, chunks=1000)  # other chunks than X: rechunked to X's rows
+    assert_same_fit(bnb.NaiveBayes(bnb.Multinomial()).fit(dX, dy), batch, rtol=1e-14)
+
+
+def test_errors_from_the_workers_name_partition_column_and_value(client):
+    X, y, dX, dy = titanic_dask(npartitions=4)
+    declared = bnb.Categorical(categories=[["1st", "2nd", "3rd"], ["Female", "Male"],
+                                           ["Adult", "Child"]])
+    with pytest.raises(ValueError, match=r"partition 3: column 'Class': value 'Crew' is not one "
+                                         r"of its categories"):
+        bnb.NaiveBayes(declared).fit(dX, dy)
+    with pytest.raises(ValueError, match="y has 3 partitions and X has 4"):
+        bnb.NaiveBayes().fit(dX, dy.repartition(npartitions=3))
+    with pytest.raises(ValueError, match="X has 2201 rows but y has 5"):
+        bnb.NaiveBayes().fit(dX, y[:5])
+
+
+def test_threaded_scheduler_without_a_cluster(x64):
+    """The same code on a laptop: Dask's threaded scheduler, no cluster (and JAX's x64 mode,
+    thread-local, is carried into every task)."""
+    X, y, dX, dy = titanic_dask(npartitions=3)
+    with dask.config.set(scheduler="threads"):
+        model = bnb.NaiveBayes(method="mean").fit(dX, dy)
+        proba = model.predict_proba(dX).compute()
+    batch = bnb.NaiveBayes(method="mean").fit(X, y)
+    assert_same_fit(model, batch)
+    np.testing.assert_array_equal(proba.to_numpy(), batch.predict_proba(X))
+
+
+def test_partition_statistics_are_plain_numpy(x64):
+    """What travels back from a worker: NumPy arrays of statistics, not a model."""
+    X, y = load_titanic()
+    model = bnb.NaiveBayes()
+    lay = block_layout(model.features, X)
+    start(model, lay, summarise(lay, X, y))
+    count, blocks = chunk_stats(model, X.iloc[:500], y.iloc[:500])
+    assert isinstance(count, np.ndarray)
+    assert all(isinstance(a, np.ndarray) for block in blocks for a in block)
+    assert count.sum() == 500 and all(np.asarray(a).sum() == 0 for a in model.blocks_[0].stats)
