@@ -48,9 +48,10 @@ from ._base import Family, Schema, broadcast_hyper, dirichlet_draws, is_distribu
 def _one_hot(codes, n_levels: tuple, dtype) -> jax.Array:
     """``(n, L)`` indicator of each row's level in the flat layout (missing and unseen values,
     codes -1 and -2, match nothing)."""
-    segment = np.repeat(np.arange(len(n_levels)), n_levels)
-    within = np.concatenate([np.arange(v) for v in n_levels])
-    return (codes[:, segment] == within).astype(dtype)
+    # static column slices compared with constants fuse into one loop (an index array
+    # would be a gather)
+    return jnp.concatenate([(codes[:, j:j + 1] == np.arange(v)).astype(dtype)
+                            for j, v in enumerate(n_levels)], axis=1)
 
 
 def _integer_levels(levels: tuple, boolean: bool) -> list | None:

@@ -46,7 +46,7 @@ import numpyro.distributions as dist
 import pandas as pd
 from jax.scipy.special import gammaln
 
-from ._base import Family, Schema, broadcast_hyper, numeric_block
+from ._base import Family, Schema, broadcast_hyper, has_missing, numeric_block
 
 LOG_2PI = float(np.log(2 * np.pi))
 
@@ -113,6 +113,26 @@ class Gaussian(Family):
     # ------------------------------------------------------------------ numeric side
     @staticmethod
     def suff_stats(x, resp, n_levels=None) -> GaussianStats:
+        return jax.lax.cond(has_missing(x), Gaussian._suff_stats_observed,
+                            Gaussian._suff_stats_complete, x, resp)
+
+    @staticmethod
+    def _suff_stats_complete(x, resp) -> GaussianStats:
+        x = x.astype(resp.dtype)
+        # shift by the centre of the rows of positive weight (padding stays out of it) so
+        # float32 sums of squares do not cancel
+        used = (jnp.sum(resp, axis=1) > 0).astype(resp.dtype)
+        center = (used @ x) / jnp.maximum(jnp.sum(used), 1.0)
+        dev = x - center
+        count = jnp.broadcast_to(jnp.sum(resp, axis=0)[:, None], (resp.shape[1], x.shape[1]))
+        safe = jnp.where(count > 0, count, 1.0)
+        mean_dev = (resp.T @ dev) / safe
+        m2 = resp.T @ (dev * dev) - count * mean_dev**2
+        return GaussianStats(count, jnp.where(count > 0, mean_dev + center, 0.0),
+                             jnp.maximum(m2, 0.0))
+
+    @staticmethod
+    def _suff_stats_observed(x, resp) -> GaussianStats:
         observed = ~jnp.isnan(x)
         obs = observed.astype(resp.dtype)
         # shift by a per-column centre first so float32 sums of squares do not cancel; rows of
@@ -181,14 +201,23 @@ class Gaussian(Family):
 
     @staticmethod
     def log_likelihood(params: GaussianParams, x, n_levels=None) -> jax.Array:
-        observed = ~jnp.isnan(x)
-        obs = observed.astype(params.mean.dtype)
-        xc = jnp.where(observed, x - params.center, 0.0).astype(params.mean.dtype)
         mc = params.mean - params.center
         lam = params.precision
-        # sum_j o_ij [log(lam)/2 - lam (x - mu)^2 / 2] expanded into three matmuls
-        return (-0.5 * (xc * xc) @ lam.T + xc @ (lam * mc).T
-                + obs @ (0.5 * jnp.log(lam) - 0.5 * lam * mc * mc).T)
+        per_column = 0.5 * jnp.log(lam) - 0.5 * lam * mc * mc  # (K, F)
+
+        # sum_j o_ij [log(lam)/2 - lam (x - mu)^2 / 2] expanded into matmuls
+        def complete(x):
+            xc = (x - params.center).astype(params.mean.dtype)
+            return (-0.5 * (xc * xc) @ lam.T + xc @ (lam * mc).T
+                    + jnp.sum(per_column, axis=1))
+
+        def observed_only(x):
+            observed = ~jnp.isnan(x)
+            xc = jnp.where(observed, x - params.center, 0.0).astype(params.mean.dtype)
+            return (-0.5 * (xc * xc) @ lam.T + xc @ (lam * mc).T
+                    + observed.astype(xc.dtype) @ per_column.T)
+
+        return jax.lax.cond(has_missing(x), observed_only, complete, x)
 
     @staticmethod
     def log_predictive(posterior: NormalGammaPrior, x, n_levels=None) -> jax.Array:
