@@ -272,6 +272,9 @@ def portable(model):
 
 
 def _predict_partition(model, X, method: str, x64: bool, kind):
+    # a copy: the prediction state it caches (JAX arrays) must not ride along when Dask moves
+    # the shared model object to another worker, where it would be unpickled outside x64 mode
+    model = copy.copy(model)
     with jax.enable_x64(x64):
         result = getattr(model, method)(X)
     if kind != "frame":

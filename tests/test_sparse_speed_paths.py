@@ -73,9 +73,8 @@ def test_class_totals_sum_duplicate_entries():
 
 
 @pytest.mark.parametrize("kind", ["integer", "large", "fractional", "late fraction"])
-@pytest.mark.parametrize("weighted", [False, True])
-def test_weighted_log_factorials_match_gammaln(kind, weighted):
-    X, y = text_like(seed=1)
+def test_row_totals_match_dense_sums_and_gammaln(kind):
+    X, _ = text_like(seed=1)
     data = X.data
     if kind == "large":
         data[::1000] += 100_000  # past the table: gammaln for those blocks
@@ -83,10 +82,21 @@ def test_weighted_log_factorials_match_gammaln(kind, weighted):
         data *= 0.37
     elif kind == "late fraction":
         data[-1] += 0.5  # one non-integer in the last block only
-    w = np.random.default_rng(4).uniform(0.5, 3, len(y)) if weighted else np.full(len(y), 2.0)
-    per_row = gammaln(X.toarray() + 1).sum(axis=1)
-    assert _sparse.weighted_log_factorials(X, w) == pytest.approx(w @ per_row, rel=1e-13)
-    np.testing.assert_allclose(_sparse.row_log_factorials(X), per_row, rtol=1e-13, atol=1e-12)
+    D = X.toarray()
+    sums, log_fact = _sparse.row_totals(X)
+    np.testing.assert_allclose(sums, D.sum(axis=1), rtol=1e-14)
+    np.testing.assert_allclose(log_fact, gammaln(D + 1).sum(axis=1), rtol=1e-13, atol=1e-12)
+    assert sums[5] == 0 and log_fact[5] == 0  # the empty row
+
+
+def test_row_totals_of_a_row_longer_than_a_block_and_of_no_values():
+    X = sparse.csr_matrix(np.r_[np.zeros((2, 70_000)), np.ones((1, 70_000)) * 3,
+                                np.zeros((1, 70_000))])
+    sums, log_fact = _sparse.row_totals(X)
+    np.testing.assert_allclose(sums, [0, 0, 210_000, 0])
+    np.testing.assert_allclose(log_fact, [0, 0, 70_000 * np.log(6), 0], rtol=1e-13)
+    empty = sparse.csr_matrix((3, 4))
+    assert [t.tolist() for t in _sparse.row_totals(empty)] == [[0, 0, 0], [0, 0, 0]]
 
 
 def test_log_factorials_of_integers_come_out_as_gammaln():
@@ -195,3 +205,28 @@ def test_logsumexp_rows_equals_scipy():
                                   expected[~finite & ~np.isnan(expected)])
     np.testing.assert_allclose(got[finite], expected[finite], rtol=1e-15)
     assert _logsumexp_rows(np.zeros((0, 3))).shape == (0, 1)
+
+
+@pytest.mark.parametrize("family", [bnb.Multinomial, bnb.Bernoulli])
+def test_prepared_tables_follow_refits_and_are_released(family, x64):
+    # the product operands are cached per fitted JAX table: a refit must not reuse stale ones
+    X, y = text_like(seed=8, n=400, v=300, per_row=20)
+    if family is bnb.Bernoulli:
+        X = (X > 0).astype(float)
+    clf = bnb.NaiveBayes(family())
+    for seed in range(3):
+        rows = np.random.default_rng(seed).permutation(len(y))[:250]
+        clf.fit(X[rows], y[rows])
+        clf.predict_proba(X[:5])  # fills the cache for this fit's tables
+        fresh = bnb.NaiveBayes(family()).fit(X[rows].toarray(), y[rows])
+        np.testing.assert_allclose(clf.predict_proba(X), fresh.predict_proba(X.toarray()),
+                                   rtol=1e-9, atol=1e-12)
+    keys = set(_sparse._prepared)
+    tables = clf._prediction_state()[3][0]
+    key = tuple(id(t) for t in tables) if family is bnb.Bernoulli else (id(tables.log_prob),)
+    assert key in keys
+    del clf, tables
+    import gc
+
+    gc.collect()
+    assert key not in _sparse._prepared

@@ -169,22 +169,26 @@ class Bernoulli(Family):
 
     @staticmethod
     def sparse_log_likelihood(params: BernoulliParams, X) -> np.ndarray:
-        log_p = np.asarray(params.log_p, dtype=np.float64)
-        log1m_p = np.asarray(params.log1m_p, dtype=np.float64)
         # sum_j log(1 - p_j) over all columns, and for the ones log p_j - log(1 - p_j): one
         # product. p = 0 or 1 (ML) give -inf, which 0 * inf must not reach: they are zeroed in
         # the product and a one (p = 0) or a zero (p = 1) there is set to -inf afterwards
-        finite_p, finite_q = np.isfinite(log_p), np.isfinite(log1m_p)
-        one, zero = np.where(finite_p, log_p, 0.0), np.where(finite_q, log1m_p, 0.0)
-        out = X @ np.ascontiguousarray((one - zero).T)
-        out += zero.sum(axis=1)
-        if not finite_p.all():  # p = 0: a one in that column is impossible
-            hits = X @ np.ascontiguousarray((~finite_p).T, dtype=np.float64)
-            out[hits > 0] = -np.inf
-        if not finite_q.all():  # p = 1: a zero in that column is impossible
-            never_zero = (~finite_q).astype(np.float64)
-            ones_there = X @ np.ascontiguousarray(never_zero.T)
-            out[ones_there < never_zero.sum(axis=1)] = -np.inf
+        def operands():
+            log_p = np.asarray(params.log_p, dtype=np.float64)
+            log1m_p = np.asarray(params.log1m_p, dtype=np.float64)
+            finite_p, finite_q = np.isfinite(log_p), np.isfinite(log1m_p)
+            one, zero = np.where(finite_p, log_p, 0.0), np.where(finite_q, log1m_p, 0.0)
+            never_one = None if finite_p.all() else np.ascontiguousarray((~finite_p).T, float)
+            never_zero = None if finite_q.all() else np.ascontiguousarray((~finite_q).T, float)
+            return np.ascontiguousarray((one - zero).T), zero.sum(axis=1), never_one, never_zero
+
+        weights, base, never_one, never_zero = _sparse.prepared(
+            (params.log_p, params.log1m_p), operands)
+        out = X @ weights
+        out += base
+        if never_one is not None:  # p = 0: a one in that column is impossible
+            out[(X @ never_one) > 0] = -np.inf
+        if never_zero is not None:  # p = 1: a zero in that column is impossible
+            out[(X @ never_zero) < never_zero.sum(axis=0)] = -np.inf
         return out
 
     @staticmethod

@@ -208,16 +208,13 @@ class Multinomial(Family):
     # ------------------------------------------------------------------ scipy.sparse input
     @staticmethod
     def sparse_suff_stats(X, resp) -> MultinomialStats:
-        # resp: an (n, K) array or _sparse.Labels; log_coef as the weighted sum of the rows'
-        # log n_i! minus that of the values' log x! (not per row: the weights are linear)
-        w = _sparse.row_weights(resp)
-        log_coef = (w @ _sparse.log_factorials(_sparse.row_sums(X))
-                    - _sparse.weighted_log_factorials(X, w))
+        # resp: an (n, K) array or _sparse.Labels
+        log_coef = _sparse.row_weights(resp) @ Multinomial.sparse_log_normalizer(X)
         return MultinomialStats(_sparse.class_totals(X, resp), np.float64(log_coef))
 
     @staticmethod
     def sparse_log_likelihood(params: MultinomialParams, X) -> np.ndarray:
-        return _sparse.log_matmul(X, np.asarray(params.log_prob, dtype=np.float64))
+        return _sparse.log_matmul(X, params.log_prob)
 
     @staticmethod
     def sparse_log_predictive(posterior, X) -> np.ndarray:
@@ -230,7 +227,8 @@ class Multinomial(Family):
 
     @staticmethod
     def sparse_log_normalizer(X) -> np.ndarray:
-        return _sparse.log_factorials(_sparse.row_sums(X)) - _sparse.row_log_factorials(X)
+        sums, log_factorials = _sparse.row_totals(X)
+        return _sparse.log_factorials(sums) - log_factorials
 
     @staticmethod
     def sample_params(prior, n_classes: int, site: str):
