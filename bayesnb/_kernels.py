@@ -114,6 +114,19 @@ def accumulate(families, levels, n_classes, stats, invalid, xs, codes, weights):
     return merged, tuple(u | v for u, v in zip(invalid, bad, strict=True))
 
 
+@partial(jax.jit, static_argnums=(0, 3))
+def estimate(family, prior, stats, method):
+    """A family's plug-in estimates as one compiled function: run op by op, each of its
+    small operations compiles on its own, which was most of a cold start."""
+    return family.estimate(prior, stats, method)
+
+
+@partial(jax.jit, static_argnums=(0,))
+def posterior(family, prior, stats):
+    """A family's conjugate posterior as one compiled function (see :func:`estimate`)."""
+    return family.posterior(prior, stats)
+
+
 @partial(jax.jit, static_argnums=(0, 1, 2, 3))
 def scores(families, levels, exact, output, class_log_prior, tables, xs):
     """Class scores of one chunk and their per-row log normaliser ``logsumexp``.

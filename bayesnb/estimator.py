@@ -299,11 +299,12 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
                                     self._class_prior_array(), method)
         tables = []
         for block in self.blocks_:
+            family = type(block.family)
             if method == "bayes":
-                tables.append(block.family.posterior(block.prior, block.stats))
+                tables.append(_kernels.posterior(family, block.prior, block.stats))
                 continue
             block.family.check_prior(block.prior, block.schema, method)
-            params = block.family.estimate(block.prior, block.stats, method)
+            params = _kernels.estimate(family, block.prior, block.stats, method)
             _check_defined(params, block, self.classes_, method)
             tables.append(params)
         state = (tuple(type(b.family) for b in self.blocks_), method == "bayes",
@@ -427,6 +428,9 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         width = sum(raw.shape[1] for raw in raws) * n_classes
         max_rows = max(256, _EXACT_BUDGET // max(width, 1)) if exact else None
         levels = tuple(_levels(b.schema) for b in self.blocks_)
+        if output == "joint" and all(type(b.family).log_normalizer is Family.log_normalizer
+                                     for b in self.blocks_):
+            output = "scores"  # no class-free constants: the same compiled kernel serves both
         return _kernels.stream_scores(families, levels, exact, output, log_prior, tables,
                                       sources, n, n_classes, max_rows=max_rows)
 

@@ -26,13 +26,11 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import numpyro
-import numpyro.distributions as dist
 import pandas as pd
 from jax.scipy.special import gammaln, xlog1py, xlogy
 
 from . import _sparse
-from ._base import Family, Schema, broadcast_hyper, log_matmul, numeric_block
+from ._base import Family, Schema, broadcast_hyper, dist, log_matmul, numeric_block, numpyro
 
 
 class BetaPrior(NamedTuple):

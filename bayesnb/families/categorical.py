@@ -37,12 +37,19 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import numpyro
-import numpyro.distributions as dist
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 
-from ._base import Family, Schema, broadcast_hyper, dirichlet_draws, is_distribution, log_matmul
+from ._base import (
+    Family,
+    Schema,
+    broadcast_hyper,
+    dirichlet_draws,
+    dist,
+    is_distribution,
+    log_matmul,
+    numpyro,
+)
 
 
 def _one_hot(codes, n_levels: tuple, dtype) -> jax.Array:

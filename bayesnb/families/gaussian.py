@@ -41,12 +41,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import numpyro
-import numpyro.distributions as dist
 import pandas as pd
 from jax.scipy.special import gammaln
 
-from ._base import Family, Schema, broadcast_hyper, has_missing, numeric_block
+from ._base import Family, Schema, broadcast_hyper, dist, has_missing, numeric_block, numpyro
 
 LOG_2PI = float(np.log(2 * np.pi))
 

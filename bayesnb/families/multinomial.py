@@ -37,8 +37,6 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import numpyro
-import numpyro.distributions as dist
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 from scipy.special import gammaln as np_gammaln
@@ -49,9 +47,11 @@ from ._base import (
     Schema,
     broadcast_hyper,
     dirichlet_draws,
+    dist,
     has_missing,
     log_matmul,
     numeric_block,
+    numpyro,
 )
 
 #: log k! for k < 256: a lookup replaces gammaln for the usual small integer counts

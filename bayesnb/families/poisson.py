@@ -24,14 +24,12 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import numpyro
-import numpyro.distributions as dist
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 from scipy.special import gammaln as np_gammaln
 
 from . import _sparse
-from ._base import Family, Schema, broadcast_hyper, log_matmul, numeric_block
+from ._base import Family, Schema, broadcast_hyper, dist, log_matmul, numeric_block, numpyro
 
 
 class GammaPrior(NamedTuple):
