@@ -187,6 +187,8 @@ class Source(NamedTuple):
     width: int
     dtype: np.dtype
     report: Callable[[], None]
+    #: bytes the kernel works through per row (a one-hot block is wider than its codes)
+    row_bytes: int = 0
 
 
 def aligned_empty(shape: tuple, dtype, align: int = 64) -> np.ndarray:
@@ -230,10 +232,14 @@ def _report(sources: Sequence[Source], flags) -> None:
             raise ValueError("invalid value in the input (not located).")
 
 
+def _row_bytes(sources: Sequence[Source]) -> int:
+    return sum(max(s.row_bytes, s.width * s.dtype.itemsize) for s in sources)
+
+
 def stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     """Sufficient statistics of all rows, accumulated chunk by chunk on the device."""
     n = codes.shape[0]
-    rows = chunk_rows(n, sum(s.width * s.dtype.itemsize for s in sources))
+    rows = chunk_rows(n, _row_bytes(sources))
     dtype = np.dtype(jnp.result_type(float))
     staging = _Staging(sources, rows)
     stats, flags, done = None, None, []
@@ -256,7 +262,7 @@ def stream_suff_stats(families, levels, n_classes, sources, codes, weights):
 def stream_scores(families, levels, exact, output, class_log_prior, tables, sources, n_rows,
                   n_classes, max_rows=None):
     """``(n, K)`` float64 scores and the ``(n,)`` log normaliser, chunk by chunk."""
-    rows = chunk_rows(n_rows, sum(s.width * s.dtype.itemsize for s in sources))
+    rows = chunk_rows(n_rows, _row_bytes(sources))
     if max_rows is not None:
         rows = min(rows, chunk_rows(n_rows, 1, budget=max_rows))
     out = np.empty((n_rows, n_classes), dtype=np.float64)

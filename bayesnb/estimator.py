@@ -686,7 +686,9 @@ def _source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:
             raise
 
     kernel_dtype = np.dtype(np.int32) if family.integer_codes else dtype
-    return _kernels.Source(encode, raw.shape[1], kernel_dtype, report)
+    # the kernels expand codes to a one-hot row of every level: size the chunks by that
+    one_hot = sum(len(lv) for lv in schema.levels) * dtype.itemsize
+    return _kernels.Source(encode, raw.shape[1], kernel_dtype, report, one_hot)
 
 
 def _normalised(scores: np.ndarray, output: str) -> tuple[np.ndarray, np.ndarray]:
