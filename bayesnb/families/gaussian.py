@@ -152,7 +152,8 @@ class Gaussian(Family):
         count = a.count + b.count
         safe = jnp.where(count > 0, count, 1.0)
         delta = b.mean - a.mean
-        mean = a.mean + delta * b.count / safe
+        # the weight first: merging into empty statistics gives ``b.mean`` bit for bit
+        mean = a.mean + delta * (b.count / safe)
         m2 = a.m2 + b.m2 + delta**2 * a.count * b.count / safe
         return GaussianStats(count, mean, m2)
 
