@@ -768,14 +768,12 @@ def profile_case(name, X, y, family, method, k, dtype, repeats,
                  make_ref) -> list[tuple[str, float]]:
     """Stage-by-stage times of our fit and predict_proba, through the library's internals as of
     this commit (a stage whose internals moved reports 'n/a')."""
-    import jax
     import jax.numpy as jnp
 
     import bayesnb as bnb
     from bayesnb import _data, _kernels, estimator
 
     res: list[tuple[str, float]] = []
-    env: dict = {}
 
     def stage(label, fn):
         try:
@@ -796,58 +794,37 @@ def profile_case(name, X, y, family, method, k, dtype, repeats,
         res.append(("FIT total (measured)", t))
         table = stage("  as_table(X)", lambda: _data.as_table(X))
         enc = stage("  encode_labels(y)", lambda: _data.encode_labels(y, len(y)))
-        if enc is not None:
-            env["codes"] = enc[1]
-            ft = jnp.result_type(float)
-            env["resp"] = stage("  resp = one_hot(codes) * weight (JAX)", lambda: jax.nn.one_hot(
-                env["codes"], k, dtype=ft) * jnp.asarray(np.ones(len(y)))[:, None])
         spec = _data.resolve_features(clf.features, table)[0] if table is not None else None
-        raw = stage("  Table.block: column selection X[:, list(positions)]",
+        raw = stage("  Table.block (column selection)",
                     lambda: table.block(spec.columns, spec.positions)) if spec else None
-        if raw is not None:
-            schema = stage("  family.learn_schema", lambda: spec.family.learn_schema(
-                raw, spec.columns))
-            xe = stage("  family.encode (validate, convert)", lambda: spec.family.encode(
-                raw, schema)) if schema is not None else None
-            if xe is not None and "resp" in env:
-                levels = estimator._levels(schema)
-                fam_t = type(spec.family)
-                stage(f"  suff_stats as called (numpy {xe.dtype} in: transfer + kernel)",
-                      lambda: _kernels.suff_stats(fam_t, xe, env["resp"], levels))
-                xd = stage("    of which jax.device_put(encoded X)", lambda: jax.device_put(xe))
-                if xd is not None:
-                    stage("    of which suff_stats kernel on device input",
-                          lambda: _kernels.suff_stats(fam_t, xd, env["resp"], levels))
+        schema = stage("  family.learn_schema", lambda: spec.family.learn_schema(
+            raw, spec.columns)) if raw is not None else None
+        if enc is not None and schema is not None:
+            codes, weight = enc[1], np.ones(len(y), dtype=jnp.result_type(float))
+            fams, levels = (type(spec.family),), (estimator._levels(schema),)
+            sources = [estimator._source(spec.family, raw, schema, "error")]
+            stage("  stream_suff_stats (staging copies + kernels, as fit calls it)",
+                  lambda: _kernels.stream_suff_stats(fams, levels, k, sources, codes, weight))
+            streamed_halves(stage, _kernels, sources, len(y), lambda xs, c, w: (
+                _kernels.suff_stats(fams, levels, k, xs, c, w)), codes, weight)
         stage("  _prediction_state (estimates, checks)",
               lambda: (clf.__dict__.pop("_state", None), clf._prediction_state()))
 
         t, _ = _med(lambda: clf.predict_proba(X), repeats)
         res.append(("PREDICT_PROBA total (measured)", t))
-        blocks = stage("  _encoded_blocks (as_table, block, encode)",
-                       lambda: clf._encoded_blocks(X))
-        state = clf._prediction_state()
+        blocks = stage("  _raw_blocks (as_table, column selection, unseen levels)",
+                       lambda: clf._raw_blocks(X))
         if blocks is not None:
-            xs, n = blocks
-            size = _kernels.bucket(n)
-            padded = stage(f"  bucket + pad_rows ({n} -> {size} rows)",
-                           lambda: tuple(_kernels.pad_rows(x, size) for x in xs))
-            if padded is not None:
-                fams, exact, log_prior, tables = state
-                s = stage(f"  scores as called (numpy {padded[0].dtype} in: transfer + kernel)",
-                          lambda: _kernels.scores(fams, exact, log_prior, tables, padded))
-                pd_ = stage("    of which jax.device_put(padded X)",
-                            lambda: tuple(jax.device_put(p) for p in padded))
-                if pd_ is not None:
-                    stage("    of which scores kernel on device input",
-                          lambda: _kernels.scores(fams, exact, log_prior, tables, pd_))
-                if s is not None:
-                    sc = stage("  np.asarray(scores, float64)[:n] (device -> host)",
-                               lambda: np.asarray(s, dtype=np.float64)[:n])
-                    if sc is not None:
-                        stage("  host: logsumexp normaliser (scipy) + checks",
-                              lambda: clf._normaliser(sc))
-                        norm = clf._normaliser(sc)
-                        stage("  host: np.exp(scores - norm)", lambda: np.exp(sc - norm))
+            (raw,), unseen, n = blocks
+            block = clf.blocks_[0]
+            fams, exact, log_prior, tables = clf._prediction_state()
+            levels = (estimator._levels(block.schema),)
+            sources = [estimator._source(block.family, raw, block.schema, unseen)]
+            stage("  stream_scores (staging copies + kernels + float64 finish)",
+                  lambda: _kernels.stream_scores(fams, levels, exact, "proba", log_prior,
+                                                 tables, sources, n, k))
+            streamed_halves(stage, _kernels, sources, n, lambda xs, c, w: _kernels.scores(
+                fams, levels, exact, "proba", log_prior, tables, xs))
         ref = make_ref()
         t_fit, _ = _med(lambda: ref.fit(X, y), repeats)
         t_pp, q = _med(lambda: ref.predict_proba(X), repeats)
@@ -874,6 +851,25 @@ def profile_case(name, X, y, family, method, k, dtype, repeats,
                 res[-1] = (res[-1][0] + f"  [vs float64 SciPy: argmax {100 * agree:.1f}%, "
                            f"max |dp| {dp:.1e}]", res[-1][1])
     return res
+
+
+def streamed_halves(stage, _kernels, sources, n, kernel, codes=None, weight=None):
+    """The two halves of a streamed pass, timed apart: every chunk's staging copy, and the
+    kernel run as many times on one chunk already on the device (cache-warm: a lower bound)."""
+    import jax
+
+    rows = _kernels.chunk_rows(n, _kernels._row_bytes(sources))
+    chunks = range(0, n, rows)
+    staging = _kernels._Staging(sources, rows)
+    stage(f"    of which staging copies ({len(chunks)} chunks of {rows} rows)",
+          lambda: [staging.fill(i, s, min(s + rows, n)) for i, s in enumerate(chunks)])
+    xs = tuple(jax.device_put(x) for x in staging.fill(0, 0, min(rows, n)))
+    c = w = None
+    if codes is not None:
+        c = jax.device_put(_kernels.pad_rows(codes[:rows].astype(np.int32), rows))
+        w = jax.device_put(_kernels.pad_rows(weight[:rows], rows))
+    stage(f"    of which kernel, one device-resident chunk x {len(chunks)}",
+          lambda: [sync(kernel(xs, c, w)) for _ in chunks])
 
 
 def profile_coldstart(runs: int) -> list[tuple[str, float]]:
