@@ -123,11 +123,7 @@ class Gaussian(Family):
         center = (used @ x) / jnp.maximum(jnp.sum(used), 1.0)
         dev = x - center
         count = jnp.broadcast_to(jnp.sum(resp, axis=0)[:, None], (resp.shape[1], x.shape[1]))
-        safe = jnp.where(count > 0, count, 1.0)
-        mean_dev = (resp.T @ dev) / safe
-        m2 = resp.T @ (dev * dev) - count * mean_dev**2
-        return GaussianStats(count, jnp.where(count > 0, mean_dev + center, 0.0),
-                             jnp.maximum(m2, 0.0))
+        return Gaussian._centred_stats(resp, dev, center, count)
 
     @staticmethod
     def _suff_stats_observed(x, resp) -> GaussianStats:
@@ -140,6 +136,12 @@ class Gaussian(Family):
         center = jnp.sum(jnp.where(used, x, 0.0), axis=0) / jnp.maximum(n_used, 1)
         dev = jnp.where(observed, x - center, 0.0).astype(resp.dtype)
         count = resp.T @ obs
+        return Gaussian._centred_stats(resp, dev, center, count)
+
+    @staticmethod
+    def _centred_stats(resp, dev, center, count) -> GaussianStats:
+        """Per-class count, mean and centred sum of squares from deviations ``dev`` about a
+        per-column ``center``: :math:`M_2 = \\sum r d^2 - n \\bar d^2` (shifted data)."""
         safe = jnp.where(count > 0, count, 1.0)
         mean_dev = (resp.T @ dev) / safe
         m2 = resp.T @ (dev * dev) - count * mean_dev**2
