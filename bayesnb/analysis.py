@@ -29,12 +29,15 @@ def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
     (ml, map, mean; Bernoulli and Categorical columns also under bayes, where the predictive is
     the posterior mean).
     """
-    families, exact, log_prior, tables = clf._prediction_state()
-    if families == "mcmc" or (exact and any(b.family.name not in ("bernoulli", "categorical")
-                                            for b in clf.blocks_)):
+    from .scoring import TableScorer
+
+    scorer = clf._scorer()
+    if not isinstance(scorer, TableScorer) or (scorer.exact and any(
+            b.family.name not in ("bernoulli", "categorical") for b in clf.blocks_)):
         raise ValueError("the linear view needs a plug-in method (ml, map, mean).")
-    weights, bias = [], np.asarray(log_prior, dtype=np.float64).copy()
-    for block, table in zip(clf.blocks_, tables, strict=True):
+    exact = scorer.exact
+    weights, bias = [], np.asarray(scorer.log_prior, dtype=np.float64).copy()
+    for block, table in zip(clf.blocks_, scorer.tables, strict=True):
         name = block.family.name
         cols = [str(c) for c in block.schema.columns]
         if exact:  # Bernoulli/Categorical: the predictive is the posterior-mean plug-in
@@ -69,7 +72,9 @@ def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
 def encode_linear(clf, X) -> pd.DataFrame:
     """The design matrix the linear weights apply to: numeric columns as they are (missing
     values as 0, i.e. left out), Categorical columns one-hot over their fitted levels."""
-    xs, n = clf._encoded_blocks(X)
+    from ._blocks import encode_blocks
+
+    xs, n = encode_blocks(clf.fitted_, X, clf._unseen_rule())
     parts = []
     for block, x in zip(clf.blocks_, xs, strict=True):
         if block.family.name == "categorical":
@@ -100,7 +105,7 @@ def log_bayes_factor(model_a, model_b) -> float:
     is then only meaningful relative to the data's unit of measurement.
     """
     for m in (model_a, model_b):
-        if not hasattr(m, "blocks_"):
+        if "fitted_" not in m.__dict__:
             raise ValueError("both models must be fitted.")
     if not np.array_equal(model_a.classes_, model_b.classes_) or not np.allclose(
             model_a.class_count_, model_b.class_count_):

@@ -18,6 +18,7 @@ from scipy.special import logsumexp
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 
+from ._progress import progress_bar
 from .estimator import METHODS as METHODS_ALL
 from .estimator import NaiveBayes
 
@@ -103,7 +104,7 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
         return frame.iloc[idx] if frame is not None else np.asarray(X)[idx]
 
     rows = []
-    bar = _progress(len(candidates) * len(folds), progress, "compare")
+    bar = progress_bar(len(candidates) * len(folds), progress, "compare")
     for name, template in candidates.items():
         per_fold, error = [], ""
         for train, test in folds:
@@ -146,12 +147,6 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
     return table.reindex(columns=ordered)
 
 
-def _progress(total: int, enabled: bool, desc: str):
-    from tqdm.auto import tqdm  # a NumPyro dependency
-
-    return tqdm(total=total, desc=desc, disable=not enabled, leave=False)
-
-
 def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *,
                     train_sizes=(10, 20, 40, 80, 160), repeats: int = 5, test_size=0.3,
                     features=None, random_state: int = 0, progress: bool = False,
@@ -178,7 +173,7 @@ def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"
 
     methods = list(methods)
     records = []
-    bar = _progress(len(train_sizes) * repeats * len(methods), progress, "learning curves")
+    bar = progress_bar(len(train_sizes) * repeats * len(methods), progress, "learning curves")
     for n in train_sizes:
         if n > len(pool):
             raise ValueError(f"train size {n} exceeds the {len(pool)} rows left after the "

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import jax.numpy as jnp
 import numpy as np
 
-from .estimator import FittedBlock, NaiveBayes
+from .estimator import NaiveBayes
 from .families import Bernoulli, Categorical, Gaussian, Poisson, Schema
+from .fitted import FittedBlock, FittedModel
 
 _KINDS = (("categorical", Categorical), ("bernoulli", Bernoulli), ("gaussian", Gaussian),
           ("poisson", Poisson))
@@ -89,15 +89,8 @@ def from_tables(class_prior: Mapping, *, categorical: Mapping | None = None,
         raise ValueError(f"column {missing[0]!r} has no table.")
     clf = NaiveBayes(features={c: b.family for b in blocks for c in b.schema.columns},
                      method="ml", class_prior=dict(zip(classes, prior, strict=True)))
-    clf.classes_ = classes
-    clf.class_count_ = np.zeros(len(classes))
-    clf.blocks_ = blocks
-    clf.n_features_in_ = len(order)
-    clf._columns = tuple(order)
-    if all(isinstance(c, str) for c in order):
-        clf.feature_names_in_ = np.asarray(order, dtype=object)
     with np.errstate(divide="ignore"):
-        log_prior = jnp.asarray(np.log(prior))
-    clf._state = ("tables", (tuple(type(b.family) for b in blocks), False, log_prior,
-                             tuple(tables)))
-    return clf
+        log_prior = np.log(prior)
+    named = all(isinstance(c, str) for c in order)
+    return clf._install(FittedModel(classes, np.zeros(len(classes)), tuple(order), named,
+                                    tuple(blocks), stated=(log_prior, tuple(tables))))

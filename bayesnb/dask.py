@@ -9,7 +9,7 @@ Fitting is two Dask computations over the partitions (:mod:`bayesnb.outofcore` h
    whose levels are not declared, combined in partition order by a tree reduction; the driver
    then sets the model up with exactly the classes and levels an in-memory fit would learn, and
    zero statistics;
-2. the statistics: per partition ``partial_fit`` of a copy of that model, returned as plain NumPy
+2. the statistics: per partition those of the template updated with the partition, as plain NumPy
    arrays (class counts and each block's statistics, never a model), merged pairwise by each
    family's ``merge_stats`` in a tree reduction (``split_every`` at a time) on the workers.
 
@@ -21,7 +21,6 @@ imports it only when called, and the estimator looks for Dask input only when Da
 
 from __future__ import annotations
 
-import copy
 import sys
 from typing import Any
 
@@ -29,7 +28,7 @@ import jax
 import numpy as np
 import pandas as pd
 
-from . import outofcore
+from . import fitted, outofcore
 
 PREDICT_METHODS = ("predict", "predict_proba", "predict_log_proba")
 
@@ -82,18 +81,17 @@ def fit(model, X, y, sample_weight=None, *, split_every: int = 8):
     (summary,) = dask.compute(_tree(summaries, outofcore.combine, split_every))
     if summary is None:
         raise ValueError("X has no rows: there is nothing to fit.")
-    template = outofcore.start(model, lay, summary)
-    shipped = dask.delayed(portable(template))
-    families = tuple(type(b.family) for b in template.blocks_)
+    template = outofcore.start(model.features, lay, summary)
+    shipped = dask.delayed(fitted.to_numpy(template))
+    families = template.families
     parts = [dask.delayed(_stats_partition)(shipped, x, y_, w, i, x64)
              for i, (x, y_, w) in enumerate(zip(xs, ys, ws, strict=True))]
     merge = _Merge(families, x64)
     (stats,) = dask.compute(_tree(parts, merge, split_every))
     if stats is None:
         raise ValueError("X has no rows: there is nothing to fit.")
-    outofcore.finish(model, stats)
-    model._prediction_state()  # as fit: surface undefined estimates, run NUTS
-    return model
+    # as fit: undefined estimates are reported and NUTS runs before the model is installed
+    return model._install(fitted.with_statistics(template, stats))
 
 
 def _x_partitions(X):
@@ -190,7 +188,7 @@ class _Merge:
 
     def __call__(self, a, b):
         with jax.enable_x64(self.x64):
-            return outofcore.merge_chunk_stats(self.families, a, b)
+            return fitted.merge_statistics(self.families, a, b)
 
 
 def _scan_partition(lay, features, X, y, i: int, x64: bool):
@@ -228,7 +226,7 @@ def predict(model, X, method: str):
 
     if method not in PREDICT_METHODS:
         raise ValueError(f"method must be one of {PREDICT_METHODS}, got {method!r}.")
-    model._prediction_state()  # errors (undefined estimates) on the driver, before any task
+    model._scorer()  # errors (undefined estimates) on the driver, before any task
     from .families._base import float64_mode
 
     shipped = dask.delayed(portable(model))
@@ -255,26 +253,19 @@ def predict(model, X, method: str):
 
 
 def portable(model):
-    """A shallow copy of a fitted model to send to other processes: statistics, draws and
-    tables as NumPy arrays (which pickle bit-exactly whatever the receiver's JAX dtype mode),
-    no cached prediction state."""
-    out = copy.copy(model)
-    out.__dict__ = dict(model.__dict__)
-    if out.__dict__.get("_state", (None,))[0] != "tables":  # stated tables are the model
-        out.__dict__.pop("_state", None)
-    to_numpy = lambda tree: jax.tree_util.tree_map(np.asarray, tree)  # noqa: E731
-    out.blocks_ = [b._replace(stats=to_numpy(b.stats), prior=to_numpy(b.prior))
-                   for b in model.blocks_]
-    for attr in ("draws_", "sample_stats_", "_unlabeled"):
-        if attr in out.__dict__:
-            out.__dict__[attr] = to_numpy(out.__dict__[attr])
+    """A copy of a fitted estimator to send to other processes: the fitted value with every
+    array as NumPy (which pickles bit-exactly whatever the receiver's JAX dtype mode), no
+    cached scorer."""
+    state = {k: v for k, v in model.__dict__.items() if k != "_cache"}
+    out = object.__new__(type(model))
+    out.__dict__ = {**state, "fitted_": fitted.to_numpy(model.fitted_)}
     return out
 
 
 def _predict_partition(model, X, method: str, x64: bool, kind):
-    # a copy: the prediction state it caches (JAX arrays) must not ride along when Dask moves
-    # the shared model object to another worker, where it would be unpickled outside x64 mode
-    model = copy.copy(model)
+    # a copy: the scorer it caches (JAX arrays) must not ride along when Dask moves the
+    # shared model object to another worker, where it would be unpickled outside x64 mode
+    model = portable(model)
     with jax.enable_x64(x64):
         result = getattr(model, method)(X)
     if kind != "frame":

@@ -1,48 +1,32 @@
-"""``NaiveBayes``: a thin scikit-learn estimator over the families' pure functions.
+"""``NaiveBayes``: a thin scikit-learn estimator over the fitted value and its scorer.
 
-Fitting is one pass over the data that accumulates per-class sufficient statistics for every
-block of columns; each method (``ml``, ``map``, ``mean``, ``bayes``) is then a function of those
-statistics and the priors, computed on the host (tables are tiny) and handed to the jit-compiled
-scoring kernel.
+The data path: input handling (:mod:`bayesnb._data`) -> per-class sufficient statistics
+(:mod:`bayesnb.fitted`, streamed through :mod:`bayesnb._kernels`) -> the fitted value
+(:class:`bayesnb.fitted.FittedModel`, installed in one assignment) -> a scorer for the method
+(:mod:`bayesnb.scoring`, cached per fitted value and settings) -> probabilities. This module
+holds the scikit-learn surface, the validation of the estimator's own parameters and that
+cache; the NumPyro program (:mod:`bayesnb.model`) and draws (:mod:`bayesnb.inference`) are
+reached through it for ``method="mcmc"`` and the Bayesian reports.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+import copy
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from . import _kernels
-from ._classes import class_log_evidence, class_log_prior
-from ._data import (
-    as_table,
-    encode_labels,
-    labels_to_codes,
-    resolve_features,
-)
-from .families import Family, Schema
+from ._blocks import encode_blocks
+from ._classes import class_log_evidence
+from ._data import as_table
+from .dask import is_dask
+from .fitted import FittedModel, NutsRun, add_chunk, check_conjugate, merge_models, split_unlabeled
+from .model import class_setup
+from .scoring import DrawsScorer, TableScorer, check_rows_defined, table_scorer
 
 METHODS = ("ml", "map", "mean", "bayes", "mcmc")
-
-#: rows x classes x columns elements held at once by the exact (Student-t, Dirichlet-multinomial,
-#: negative binomial) scorers, which cannot be written as a matmul
-_EXACT_BUDGET = 1 << 24
-
-
-class FittedBlock(NamedTuple):
-    """One block of columns after fitting: everything a prediction or a saved model needs."""
-
-    family: Family
-    schema: Schema
-    positions: tuple
-    prior: Any  # the family's prior NamedTuple
-    stats: Any  # per-class sufficient statistics (None for a model built from tables)
 
 
 class NaiveBayes(ClassifierMixin, BaseEstimator):
@@ -92,17 +76,25 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         Sorted unique labels.
     class_count_ : ndarray of shape (n_classes,)
         Weighted number of training rows per class.
-    blocks_ : list of FittedBlock
+    fitted_ : bayesnb.fitted.FittedModel
+        Everything the fit learned, as one immutable value; the attributes below read it.
+    blocks_ : tuple of FittedBlock
         Per block of columns: family, schema (columns, category levels), prior, statistics.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Present when ``X`` was a DataFrame with string column names.
+    draws_, sample_stats_ : dict
+        NUTS draws ``{site: (chains, draws, ...)}`` and their statistics (``method="mcmc"``).
 
     Notes
     -----
     dtype policy: kernels compute in JAX's default float type, float32 unless ``jax_enable_x64``
     is on (``JAX_ENABLE_X64=1`` or ``jax.config.update``), then float64. The library never turns
     x64 on by itself. Class probabilities leave the kernels as float64 NumPy arrays.
+
+    A fit, ``partial_fit``, ``fit_chunks`` or Dask fit builds a new ``fitted_`` aside and
+    installs it in one assignment: on any error the estimator is as before the call, and a
+    prediction in another thread sees the old or the new model, never a mixture.
     """
 
     def __init__(self, features=None, *, method="mean", class_alpha=1.0, class_prior=None,
@@ -127,235 +119,133 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         Under ``method="mcmc"`` a missing label (None/NaN in ``y``) makes the row unlabeled:
         it enters the posterior through the marginal over classes (semi-supervised). The other
         methods need every label. A Dask array or DataFrame is fitted by a Dask reduction of
-        sufficient statistics (:func:`bayesnb.dask.fit`), equal to the in-memory fit."""
-        if _is_dask(X):
+        sufficient statistics (:func:`bayesnb.dask.fit`), equal to the in-memory fit.
+        Undefined estimates (ML, MAP) are reported now, and NUTS runs now."""
+        if is_dask(X):
             from .dask import fit as dask_fit
 
             return dask_fit(self, X, y, sample_weight=sample_weight)
-        for attr in ("classes_", "blocks_", "class_count_", "_state", "_unlabeled"):
-            self.__dict__.pop(attr, None)
-        X, y, X_unlabeled = self._split_unlabeled(X, y)
+        self._check_method()
+        X, y, X_unlabeled = split_unlabeled(X, y) if self.method == "mcmc" else (X, y, None)
         if X_unlabeled is not None and sample_weight is not None:
             raise ValueError("sample_weight with unlabeled rows is not supported.")
-        self.partial_fit(X, y, classes=None, sample_weight=sample_weight)
+        model = add_chunk(None, self.features, as_table(X), y, sample_weight)
         if X_unlabeled is not None:
-            self._unlabeled, _ = self._encoded_blocks(X_unlabeled)
-            self.n_unlabeled_ = len(self._unlabeled[0])
-        self._prediction_state()  # surface undefined estimates (ML, MAP) and run NUTS now
-        return self
-
-    def _split_unlabeled(self, X, y):
-        """Under method="mcmc", rows with a missing label are kept apart (semi-supervised)."""
-        if self.method != "mcmc" or y is None:
-            return X, y, None
-        missing = pd.isna(pd.Series(np.asarray(y, dtype=object).reshape(-1))).to_numpy()
-        if not missing.any():
-            return X, y, None
-        if missing.all():
-            raise ValueError("every label is missing: at least one labeled row per class is "
-                             "needed to name the classes.")
-        table = as_table(X)
-        if table.frame is not None:
-            X_l, X_u = table.frame.iloc[~missing], table.frame.iloc[missing]
-        elif table.sparse is not None:
-            raise TypeError("semi-supervised fitting needs dense X.")
-        else:
-            X_l, X_u = table.array[~missing], table.array[missing]
-        y_l = np.asarray(y, dtype=object).reshape(-1)[~missing]
-        if not isinstance(y, pd.Series) and np.asarray(y).dtype != object:
-            y_l = np.asarray(y).reshape(-1)[~missing]
-        return X_l, y_l, X_u
+            model = model.replace(unlabeled=tuple(encode_blocks(model, X_unlabeled, "smooth")[0]))
+        return self._install(model)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Conjugate update with a new chunk: the statistics of all chunks are summed (Gaussian
-        moments merged exactly), so any chunking gives the batch fit. ``classes`` declares every
-        label up front (needed on the first call if a chunk may miss a class). Estimates that
+        moments merged exactly), so any chunking gives the batch fit. Columns are matched by
+        name for a DataFrame. ``classes`` declares every label up front (needed on the first
+        call if a chunk may miss a class; later it must equal ``classes_``). Estimates that
         the data so far leave undefined (ML for a class not seen yet) are reported when the
         model is used to predict, not while it is still learning; NUTS (``method="mcmc"``)
         likewise runs at the first prediction after an update."""
         self._check_method()
-        table = as_table(X)
-        if table.n_rows == 0:
-            raise ValueError(f"Found array with 0 sample(s) (shape=({table.n_rows}, "
-                             f"{len(table.columns)})) while a minimum of 1 is required.")
-        first = not hasattr(self, "blocks_")
-        if first:
-            if classes is not None:
-                classes = np.asarray(classes)
-                declared, _ = encode_labels(classes, len(classes))
-                if len(declared) != len(classes):
-                    raise ValueError("classes has repeated labels.")
-                self.classes_ = declared
-                codes = labels_to_codes(y, self.classes_)
-            else:
-                self.classes_, codes = encode_labels(y, table.n_rows)
-            self._set_columns(table)
-        else:
-            self._check_columns(table)
-            codes = labels_to_codes(y, self.classes_)
-        if codes.shape[0] != table.n_rows:
-            raise ValueError(f"X has {table.n_rows} rows but y has {codes.shape[0]} labels.")
-        weight = self._check_weight(sample_weight, table.n_rows)
-        n_classes = len(self.classes_)
-        counts = np.bincount(codes, weights=weight, minlength=n_classes)
-        if first:
-            specs = [(spec.family, spec.columns, spec.positions, None)
-                     for spec in resolve_features(self.features, table)]
-        else:
-            specs = [(b.family, b.schema.columns, b.positions, b.schema) for b in self.blocks_]
-        families, raws, schemas = [], [], []
-        for family, columns, positions, schema in specs:
-            if table.sparse is not None and not family.supports_sparse:
-                raise TypeError(f"{family!r} does not take sparse input.")
-            raw = table.block(columns, positions)
-            families.append(family)
-            raws.append(raw)
-            schemas.append(schema or family.learn_schema(raw, columns))
-        if table.sparse is not None:  # SciPy on the host, float64; resp stays codes + weights
-            from .families._sparse import Labels
+        model = add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,
+                          sample_weight, classes)
+        return self._install(model, prepare=False)
 
-            resp = Labels(codes, weight, n_classes)
-            new_stats = [jax.tree_util.tree_map(
-                jnp.asarray, family.sparse_suff_stats(family.encode(raw, schema), resp))
-                for family, raw, schema in zip(families, raws, schemas, strict=True)]
-        else:
-            sources = [_source(family, raw, schema, "error")
-                       for family, raw, schema in zip(families, raws, schemas, strict=True)]
-            new_stats = _kernels.stream_suff_stats(
-                tuple(type(f) for f in families), tuple(_levels(s) for s in schemas),
-                n_classes, sources, codes, weight)
-        if first:
-            blocks = [FittedBlock(family, schema, positions, family.prior(schema), stats)
-                      for (family, _, positions, _), schema, stats
-                      in zip(specs, schemas, new_stats, strict=True)]
-            self.class_count_ = counts
-        else:
-            blocks = [block._replace(stats=block.family.merge_stats(block.stats, stats))
-                      for block, stats in zip(self.blocks_, new_stats, strict=True)]
-            self.class_count_ = self.class_count_ + counts
-        self.blocks_ = blocks
-        for attr in ("_state", "draws_", "sample_stats_", "_draws_key"):
-            self.__dict__.pop(attr, None)
+    def _install(self, model: FittedModel, prepare: bool = True):
+        """Make ``model`` the fitted state, in one assignment. With ``prepare``, its scorer
+        (undefined estimates refused, NUTS run) is built first, on a copy of the estimator,
+        so that an error leaves this estimator untouched."""
+        if prepare:
+            candidate = copy.copy(self)
+            candidate.__dict__ = {**self.__dict__, "fitted_": model}
+            candidate._scorer()
+            self._cache = candidate._cache
+            model = candidate.fitted_
+        self.fitted_ = model
         return self
 
     def _check_method(self):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
 
-    def _set_columns(self, table):
-        self.n_features_in_ = len(table.columns)
-        if table.frame is not None and all(isinstance(c, str) for c in table.columns):
-            self.feature_names_in_ = np.asarray(table.columns, dtype=object)
-        else:
-            self.__dict__.pop("feature_names_in_", None)
-        self._columns = table.columns
+    def __sklearn_is_fitted__(self) -> bool:
+        return "fitted_" in self.__dict__
 
-    def _check_columns(self, table):
-        if table.frame is not None and hasattr(self, "feature_names_in_"):
-            missing = [c for c in self._columns if c not in table.columns]
-            if missing:
-                raise ValueError(f"column {missing[0]!r} seen at fit is missing from X.")
-            return
-        if len(table.columns) != self.n_features_in_:
-            raise ValueError(f"X has {len(table.columns)} features, but NaiveBayes is expecting "
-                             f"{self.n_features_in_} features as input.")
+    # ------------------------------------------------------------------ fitted attributes
+    def _fitted(self) -> FittedModel:
+        check_is_fitted(self)
+        return self.fitted_
 
-    @staticmethod
-    def _check_weight(sample_weight, n_rows):
-        if sample_weight is None:
-            return np.ones(n_rows)
-        w = np.asarray(sample_weight, dtype=np.float64)
-        if w.shape != (n_rows,):
-            raise ValueError(f"sample_weight must have shape ({n_rows},), got {w.shape}.")
-        if not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise ValueError("sample_weight must be finite and non-negative.")
-        from .families._base import FLOAT32_SAFE, float64_mode
+    classes_ = property(lambda self: self._fitted().classes, doc="Sorted unique labels.")
+    class_count_ = property(lambda self: self._fitted().class_count,
+                            doc="Weighted number of training rows per class.")
+    blocks_ = property(lambda self: self._fitted().blocks, doc="The fitted blocks.")
+    n_features_in_ = property(lambda self: len(self._fitted().columns))
 
-        if not float64_mode() and np.any(w > FLOAT32_SAFE):
-            raise ValueError(f"sample_weight has values above {FLOAT32_SAFE:g}, too large for "
-                             "float32 (the default dtype); rescale or enable JAX's x64 mode.")
-        if n_rows and not np.any(w > 0):
-            raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
-        return w
+    @property
+    def feature_names_in_(self) -> np.ndarray:
+        model = self._fitted()
+        if not model.named:
+            raise AttributeError("feature_names_in_: X had no string column names at fit.")
+        return np.asarray(model.columns, dtype=object)
 
-    # ------------------------------------------------------------------ the method's tables
-    def _prediction_state(self):
-        """(families, exact, class log prior, per-block tables) for the current method."""
-        check_is_fitted(self, "blocks_")
+    @property
+    def n_unlabeled_(self) -> int:
+        unlabeled = self._fitted().unlabeled
+        if unlabeled is None:
+            raise AttributeError("n_unlabeled_: the fit had no unlabeled rows.")
+        return len(unlabeled[0])
+
+    def _nuts(self) -> NutsRun:
+        nuts = self._fitted().nuts
+        if nuts is None:
+            raise AttributeError("no MCMC draws: fit with method='mcmc' first.")
+        return nuts
+
+    draws_ = property(lambda self: self._nuts().draws, doc="NUTS draws (method='mcmc').")
+    sample_stats_ = property(lambda self: self._nuts().sample_stats)
+
+    # ------------------------------------------------------------------ the method's scorer
+    def _scorer(self):
+        """The scorer of the fitted value under the current method and class settings, built
+        once (NUTS runs here for ``method="mcmc"``) and cached with the value it scores."""
+        model = self._fitted()
         self._check_method()
         key = (self.method, _freeze(self.class_alpha), _freeze(self.class_prior))
-        cached = self.__dict__.get("_state")
-        if cached is not None and (cached[0] == key or cached[0] == "tables"):
-            return cached[1]
-        method = self.method
-        if method != "mcmc":
-            self._check_conjugate(f"method={method!r}")
-        if method == "mcmc":
-            self._ensure_draws()
-            state = ("mcmc", None, None, None)
-            self._state = (key, state)
-            return state
-        log_prior = class_log_prior(self.class_count_, self.class_alpha,
-                                    self._class_prior_array(), method)
-        tables = []
-        for block in self.blocks_:
-            family = type(block.family)
-            if method == "bayes":
-                tables.append(_kernels.posterior(family, block.prior, block.stats))
-                continue
-            block.family.check_prior(block.prior, block.schema, method)
-            params = _kernels.estimate(family, block.prior, block.stats, method)
-            _check_defined(params, block, self.classes_, method)
-            tables.append(params)
-        state = (tuple(type(b.family) for b in self.blocks_), method == "bayes",
-                 jnp.asarray(log_prior), tuple(tables))
-        self._state = (key, state)
-        return state
+        cache = self.__dict__.get("_cache")
+        if cache is not None and cache[0] is model and (cache[1] == key or model.stated):
+            return cache[2]
+        if self.method == "mcmc" and model.stated is None:
+            model = self._with_nuts(model)
+            scorer = DrawsScorer(model, self._class_setup()[1], model.nuts.draws)
+        else:
+            if self.method == "mcmc":
+                raise ValueError("method='mcmc' needs data; this model was built from tables.")
+            check_conjugate(model, self.priors, f"method={self.method!r}")
+            scorer = table_scorer(model, self.method, self.class_alpha,
+                                  self._class_prior_array())
+        self._cache = (model, key, scorer)
+        self.fitted_ = model  # the same value, with NUTS draws when they were just run
+        return scorer
 
-    def _check_conjugate(self, what: str):
-        if self.priors:
-            raise ValueError(f"priors={sorted(self.priors)} replace conjugate priors, so there "
-                             f"is no closed form: {what} is unavailable; use method='mcmc'.")
-        for b in self.blocks_:
-            hyper = b.family.hyperpriors()
-            if hyper:
-                raise ValueError(
-                    f"columns {list(b.schema.columns)[:5]}: {type(b.family).__name__} has a "
-                    f"hyperprior on {', '.join(hyper)} (a distribution, not a value), which has "
-                    f"no closed form: {what} is unavailable; use method='mcmc'.")
+    def _with_nuts(self, model: FittedModel) -> FittedModel:
+        """``model`` with NUTS draws for the current settings (run unless already there)."""
+        from .inference import check_convergence, diagnostics, run_nuts
 
-    def _mcmc_settings(self):
+        key = self._nuts_key()
+        if model.nuts is not None and model.nuts.key == key:
+            return model
+        draws, stats = run_nuts(model, *self._class_setup(), self.priors,
+                                **self._mcmc_settings())
+        check_convergence(diagnostics(model, draws, stats), stats)
+        return model.replace(nuts=NutsRun(key, draws, stats))
+
+    def _mcmc_settings(self) -> dict:
         return dict(num_warmup=self.num_warmup, num_samples=self.num_samples,
                     num_chains=self.num_chains, seed=self.seed, chain_method=self.chain_method,
                     progress_bar=self.progress_bar)
 
-    def _draws_cache_key(self):
+    def _nuts_key(self) -> tuple:
+        """What NUTS draws depend on besides the data: settings, class prior and priors."""
         priors = tuple(sorted((k, id(v)) for k, v in (self.priors or {}).items()))
         return (tuple(sorted(self._mcmc_settings().items())), _freeze(self.class_alpha),
                 _freeze(self.class_prior), priors)
-
-    def _ensure_draws(self):
-        """Run NUTS (once per fit and settings) and warn if the diagnostics look bad."""
-        from .inference import check_convergence, run_nuts
-
-        key = self._draws_cache_key()
-        if self.__dict__.get("_draws_key") == key:
-            return
-        if any(b.stats is None for b in self.blocks_):
-            raise ValueError("method='mcmc' needs data; this model was built from tables.")
-        if self.priors:
-            from .model import block_sites
-
-            sites = {f"{s}.{k}" for b, s in zip(self.blocks_, block_sites(self), strict=True)
-                     for k in _param_keys(b)} | {"class_probs"}
-            unknown = sorted(set(self.priors) - sites)
-            if unknown:
-                raise ValueError(f"priors names {unknown[0]!r}, which is not a parameter "
-                                 f"site of this model (sites: {sorted(sites)}).")
-        self.draws_, self.sample_stats_ = run_nuts(
-            self, **self._mcmc_settings(), unlabeled=self.__dict__.get("_unlabeled"))
-        self._draws_key = key
-        check_convergence(self.mcmc_summary(), self.sample_stats_)
 
     def _class_prior_array(self):
         if self.class_prior is None or not isinstance(self.class_prior, dict):
@@ -365,126 +255,41 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
             raise ValueError(f"class_prior gives no probability for class {missing[0]!r}.")
         return np.array([self.class_prior[c] for c in self.classes_], dtype=np.float64)
 
+    def _class_setup(self):
+        return class_setup(len(self.classes_), self.class_alpha, self._class_prior_array())
+
+    def _unseen_rule(self) -> str:
+        scorer = self._scorer()
+        return scorer.unseen if isinstance(scorer, TableScorer) else "smooth"
+
     # ------------------------------------------------------------------ prediction
-    def _raw_blocks(self, X):
-        """Every block's raw values in ``X`` (columns matched by name for a DataFrame), and
-        what an unseen category means under this model."""
-        table = as_table(X)
-        self._check_columns(table)
-        if table.frame is not None and hasattr(self, "feature_names_in_"):
-            order = {c: i for i, c in enumerate(table.columns)}
-            positions = [tuple(order[c] for c in b.schema.columns) for b in self.blocks_]
-        else:
-            positions = [b.positions for b in self.blocks_]
-        tables_model = self.__dict__.get("_state", (None,))[0] == "tables"
-        unseen = ("stated tables" if tables_model else "method='ml'" if self.method == "ml"
-                  else "smooth")
-        raws = [table.block(b.schema.columns, pos)
-                for b, pos in zip(self.blocks_, positions, strict=True)]
-        return raws, unseen, table.n_rows
+    def _predict(self, X, output: str, name: str):
+        if is_dask(X):  # partition by partition, a Dask collection back
+            from .dask import predict as dask_predict
 
-    def _encoded_blocks(self, X):
-        raws, unseen, n = self._raw_blocks(X)
-        xs = [b.family.encode(raw, b.schema, unseen=unseen)
-              for b, raw in zip(self.blocks_, raws, strict=True)]
-        return xs, n
-
-    def _scores(self, X, output: str) -> tuple[np.ndarray, np.ndarray]:
-        """``(n, K)`` scores (see ``_kernels.scores`` for ``output``) and the per-row log
-        normaliser of the class scores."""
-        families, exact, log_prior, tables = self._prediction_state()
-        if families == "mcmc":
-            from .inference import predict_from_draws
-
-            encoded = self._encoded_blocks(X)
-            if any(sparse.issparse(x) for x in encoded[0]):
-                raise TypeError("method='mcmc' predicts from dense input; densify X or use "
-                                "method='bayes' (the exact predictive) with sparse input.")
-            joint = predict_from_draws(self, X, self.draws_, encoded=encoded)["log_joint"]
-            if output == "joint":
-                joint = joint + self._log_normalizer(encoded[0])
-            return _normalised(joint, output)
-        raws, unseen, n = self._raw_blocks(X)
-        if any(sparse.issparse(raw) for raw in raws):
-            xs = [b.family.encode(raw, b.schema, unseen=unseen)
-                  for b, raw in zip(self.blocks_, raws, strict=True)]
-            scores = np.asarray(log_prior, dtype=np.float64)
-            for block, table, x in zip(self.blocks_, tables, xs, strict=True):
-                family = type(block.family)
-                if not sparse.issparse(x):
-                    raise TypeError("mixing sparse and dense blocks is not supported.")
-                block_scores = (family.sparse_log_predictive(table, x) if exact
-                                else family.sparse_log_likelihood(table, x))
-                block_scores += scores  # in place: the (n, K) products are fresh arrays
-                scores = block_scores
-            if output == "joint":
-                scores = scores + self._log_normalizer(xs)
-            return _normalised(scores, output)
-        n_classes = len(self.classes_)
-        if n == 0:
-            return np.zeros((0, n_classes)), np.zeros(0)
-        sources = [_source(b.family, raw, b.schema, unseen)
-                   for b, raw in zip(self.blocks_, raws, strict=True)]
-        width = sum(raw.shape[1] for raw in raws) * n_classes
-        max_rows = max(256, _EXACT_BUDGET // max(width, 1)) if exact else None
-        levels = tuple(_levels(b.schema) for b in self.blocks_)
-        if output == "joint" and all(type(b.family).log_normalizer is Family.log_normalizer
-                                     for b in self.blocks_):
-            output = "scores"  # no class-free constants: the same compiled kernel serves both
-        return _kernels.stream_scores(families, levels, exact, output, log_prior, tables,
-                                      sources, n, n_classes, max_rows=max_rows)
-
-    def _log_normalizer(self, xs) -> np.ndarray:
-        """``(n, 1)``: the class-free constants the class scores leave out."""
-        total = sum(type(b.family).sparse_log_normalizer(x) if sparse.issparse(x) else
-                    np.asarray(type(b.family).log_normalizer(jnp.asarray(x)), dtype=np.float64)
-                    for b, x in zip(self.blocks_, xs, strict=True))
-        return np.reshape(total, (-1, 1))
+            return dask_predict(self, X, name)
+        scores, norm = self._scorer().scores(X, output)
+        check_rows_defined(norm, self.method)  # an undefined posterior has no best class
+        return scores
 
     def predict_joint_log_proba(self, X) -> np.ndarray:
         """log p(x, c = k) for every row and class, normalising constants included (the
         "proportional posterior" of the seeds, e.g. PlayTennis' 0.0053 and 0.0206)."""
-        return self._scores(X, "joint")[0]
+        return self._scorer().scores(X, "joint")[0]
 
     def predict_log_proba(self, X) -> np.ndarray:
         """log p(c = k | x): plug-in or, under ``method="bayes"``, exact posterior predictive."""
-        if _is_dask(X):  # partition by partition, a Dask collection back
-            from .dask import predict as dask_predict
-
-            return dask_predict(self, X, "predict_log_proba")
-        log_proba, norm = self._scores(X, "log_proba")
-        self._check_defined(norm)
-        return log_proba
-
-    def _check_defined(self, norm):
-        impossible = ~np.isfinite(norm)
-        if np.any(impossible):
-            i = int(np.argmax(impossible))
-            raise ValueError(
-                f"row {i}: every class has probability zero under method={self.method!r} "
-                f"({int(impossible.sum())} such rows), so p(class | x) is undefined; a value "
-                f"never seen in training meets an unsmoothed estimate. Use method='mean', "
-                f"'map' or 'bayes'.")
+        return self._predict(X, "log_proba", "predict_log_proba")
 
     def predict_proba(self, X) -> np.ndarray:
         """p(c = k | x) for every row and class; rows sum to 1."""
-        if _is_dask(X):  # partition by partition, a Dask collection back
-            from .dask import predict as dask_predict
-
-            return dask_predict(self, X, "predict_proba")
-        proba, norm = self._scores(X, "proba")
-        self._check_defined(norm)
-        return proba
+        return self._predict(X, "proba", "predict_proba")
 
     def predict(self, X) -> np.ndarray:
         """The class with the highest posterior probability (ties: the first in ``classes_``)."""
-        if _is_dask(X):  # partition by partition, a Dask collection back
-            from .dask import predict as dask_predict
-
-            return dask_predict(self, X, "predict")
-        scores, norm = self._scores(X, "scores")
-        self._check_defined(norm)  # an undefined posterior has no most probable class
-        return self.classes_[np.argmax(scores, axis=1)]
+        if is_dask(X):
+            return self._predict(X, "scores", "predict")
+        return self.classes_[np.argmax(self._predict(X, "scores", "predict"), axis=1)]
 
     # ------------------------------------------------------------------ Bayesian quantities
     def log_evidence(self, per_block: bool = False):
@@ -493,14 +298,14 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         With ``per_block=True``, a pandas Series with the class term and each block's term
         log p(X_block | y), which add up to the total.
         """
-        check_is_fitted(self, "blocks_")
-        if any(b.stats is None for b in self.blocks_):
+        model = self._fitted()
+        if model.stated is not None:
             raise ValueError("this model was built from stated tables; it has no data and so "
                              "no evidence.")
-        self._check_conjugate("the closed-form evidence")
-        parts = {"class": class_log_evidence(self.class_count_, self.class_alpha,
+        check_conjugate(model, self.priors, "the closed-form evidence")
+        parts = {"class": class_log_evidence(model.class_count, self.class_alpha,
                                              self._class_prior_array())}
-        for b in self.blocks_:
+        for b in model.blocks:
             name = f"{b.family.name}{list(b.schema.columns)}"
             parts[name] = float(type(b.family).log_evidence(b.prior, b.stats))
         if per_block:
@@ -512,8 +317,16 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         the NUTS draws ``draws_``: ``{site: array (chains, draws, ...)}``."""
         from .inference import exact_draws
 
-        check_is_fitted(self, "blocks_")
-        return exact_draws(self, num_draws, seed, num_chains, prior=prior)
+        model = self._fitted()
+        check_conjugate(model, self.priors, "exact posterior draws")
+        return exact_draws(model, *self._class_setup(), num_draws, seed, num_chains,
+                           prior=prior)
+
+    def _posterior_draws(self, num_draws=1000, seed=0) -> dict:
+        """The NUTS draws under ``method="mcmc"``, else ``num_draws`` exact conjugate draws."""
+        if self.method == "mcmc":
+            return self._scorer().draws
+        return self.sample_posterior(num_draws, seed)
 
     def predict_uncertainty(self, X, *, interval=0.9, draws=None, num_draws=1000, seed=0):
         """Posterior predictive classification with its uncertainty, from draws.
@@ -527,14 +340,10 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         """
         from .inference import predict_from_draws
 
-        check_is_fitted(self, "blocks_")
-        if draws is None:
-            if self.method == "mcmc":
-                self._prediction_state()
-                draws = self.draws_
-            else:
-                draws = self.sample_posterior(num_draws, seed)
-        result = predict_from_draws(self, X, draws, interval=interval)
+        draws = self._posterior_draws(num_draws, seed) if draws is None else draws
+        xs, _ = encode_blocks(self.fitted_, X, self._unseen_rule())
+        result = predict_from_draws(self.blocks_, self._class_setup()[1], draws, xs,
+                                    interval=interval)
         result.pop("log_joint")
         return result
 
@@ -546,7 +355,7 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         :func:`bayesnb.model.simulate`."""
         from .model import simulate
 
-        check_is_fitted(self, "blocks_")
+        self._fitted()
         return simulate(self, n_rows, posterior=posterior, num_draws=num_draws, seed=seed,
                         total_count=total_count)
 
@@ -554,9 +363,8 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         """ArviZ summary of the NUTS draws: mean, sd, HDI, MCSE, ESS (bulk, tail), r-hat."""
         from .inference import diagnostics
 
-        if "draws_" not in self.__dict__:
-            raise ValueError("no MCMC draws: fit with method='mcmc' first.")
-        return diagnostics(self, self.draws_, self.sample_stats_)
+        nuts = self._nuts()
+        return diagnostics(self.fitted_, nuts.draws, nuts.sample_stats)
 
     def to_arviz(self, draws=None, *, prior_draws: int | None = 500, seed=0, backend=None,
                  predictive_rows: int | None = None):
@@ -568,46 +376,43 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         ``backend=arviz_base`` builds an arviz 1.x DataTree on any Python.
         ``predictive_rows=n`` adds prior_predictive and posterior_predictive groups: ``n``
         synthetic rows per draw from the model (encoded: label and category codes; dims
-        ``row`` and the block's columns)."""
+        ``row`` and the block's columns), from up to 200 draws."""
         from .inference import to_inference_data
+        from .model import simulate_sites
 
-        check_is_fitted(self, "blocks_")
+        model = self._fitted()
         sample_stats = None
         if draws is None:
-            if self.method == "mcmc":
-                self._prediction_state()
-                draws, sample_stats = self.draws_, self.sample_stats_
-            else:
-                draws = self.sample_posterior(1000, seed)
+            draws = self._posterior_draws(1000, seed)
+            sample_stats = self.fitted_.nuts.sample_stats if self.method == "mcmc" else None
+        conjugate = not self.priors and not any(b.family.hyperpriors() for b in model.blocks)
         prior = (self.sample_posterior(prior_draws, seed + 1, prior=True)
-                 if prior_draws and not self.priors and not any(
-                     b.family.hyperpriors() for b in self.blocks_) else None)
+                 if prior_draws and conjugate else None)
         predictive = None
         if predictive_rows:
-            from .model import simulate_sites
-
-            n_draws = min(200, next(iter(draws.values())).shape[1])
-            predictive = {
-                "posterior_predictive": simulate_sites(self, predictive_rows, num_draws=n_draws,
-                                                       seed=seed),
-                "prior_predictive": simulate_sites(self, predictive_rows, posterior=False,
-                                                   num_draws=n_draws, seed=seed)}
-        return to_inference_data(self, draws, sample_stats, prior, backend=backend,
+            n = min(200, next(iter(draws.values())).shape[1])
+            predictive = {group: simulate_sites(self, predictive_rows, posterior=posterior,
+                                                num_draws=n, seed=seed)
+                          for group, posterior in (("posterior_predictive", True),
+                                                   ("prior_predictive", False))}
+        return to_inference_data(self.fitted_, draws, sample_stats, prior, backend=backend,
                                  predictive=predictive)
 
     @property
     def posterior_(self) -> list:
         """Conjugate posterior hyperparameters per block (whatever ``method`` is)."""
-        check_is_fitted(self, "blocks_")
-        self._check_conjugate("the conjugate posterior")
-        return [type(b.family).posterior(b.prior, b.stats) for b in self.blocks_]
+        model = self._fitted()
+        check_conjugate(model, self.priors, "the conjugate posterior")
+        return [type(b.family).posterior(b.prior, b.stats) for b in model.blocks]
 
     @property
     def class_prior_(self) -> pd.Series:
         """p(c) used by the current method, indexed by class."""
-        _, _, log_prior, _ = self._prediction_state()
-        return pd.Series(np.exp(np.asarray(log_prior, dtype=np.float64)), index=self.classes_,
-                         name="prior")
+        scorer = self._scorer()
+        if not isinstance(scorer, TableScorer):
+            raise AttributeError("class_prior_ is defined for the closed-form methods.")
+        return pd.Series(np.exp(np.asarray(scorer.log_prior, dtype=np.float64)),
+                         index=self.classes_, name="prior")
 
     def conditional_tables(self) -> dict:
         """Per column, the fitted conditional distribution as a tidy DataFrame (rows: classes),
@@ -615,10 +420,10 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         mean and sd for Gaussian, rate for Poisson, word probabilities for a Multinomial block
         (keyed by the tuple of its columns). Under ``method="bayes"`` the posterior means are
         shown (for Bernoulli and Categorical they are the exact predictive)."""
-        families, exact, _, tables = self._prediction_state()
+        scorer = self._scorer()
         out = {}
-        for b, table in zip(self.blocks_, tables, strict=True):
-            params = type(b.family).estimate(b.prior, b.stats, "mean") if exact else table
+        for b, table in zip(self.blocks_, scorer.tables, strict=True):
+            params = type(b.family).estimate(b.prior, b.stats, "mean") if scorer.exact else table
             tables = type(b.family).describe(params, b.schema, self.classes_)
             out.update({k: v.astype(np.float64) for k, v in tables.items()})
         return out
@@ -644,82 +449,6 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
         return tags
 
 
-def _is_dask(X) -> bool:
-    """A Dask collection? Dask is optional and is not imported unless already loaded."""
-    import sys
-
-    if "dask" not in sys.modules:
-        return False
-    from dask import is_dask_collection
-
-    return is_dask_collection(X)
-
-
-def _param_keys(block) -> list:
-    """The parameter names a block samples (its NumPyro sites without the block prefix)."""
-    name = block.family.name
-    if name == "categorical":
-        return [f"{j}.probs" for j in range(len(block.schema.columns))]
-    return {"bernoulli": ["theta"], "multinomial": ["probs"], "poisson": ["rate"],
-            "gaussian": ["mean", "precision"]}[name]
-
-
-def _source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:
-    """How the streaming kernels read one block. Raw numbers go straight to the kernel, which
-    checks them itself; anything else (strings, objects, categorical values) is validated and
-    encoded on the host chunk by chunk."""
-    dtype = np.dtype(jnp.result_type(float))
-
-    def report():  # encoding the whole block names the column and row of the bad value
-        family.encode(raw, schema, unseen=unseen)
-
-    if family.value_checks is not None and isinstance(raw, np.ndarray) and raw.ndim == 2 \
-            and raw.dtype.kind in "biuf":
-        return _kernels.Source(lambda start, stop: raw[start:stop], raw.shape[1], dtype, report)
-
-    def encode(start, stop):
-        try:
-            return family.encode(raw[start:stop], schema, unseen=unseen, dtype=dtype)
-        except (TypeError, ValueError):
-            if start > 0:  # report the row of the block, not of the chunk
-                report()
-            raise
-
-    kernel_dtype = np.dtype(np.int32) if family.integer_codes else dtype
-    # the kernels expand codes to a one-hot row of every level: size the chunks by that
-    one_hot = sum(len(lv) for lv in schema.levels) * dtype.itemsize
-    return _kernels.Source(encode, raw.shape[1], kernel_dtype, report, one_hot)
-
-
-def _normalised(scores: np.ndarray, output: str) -> tuple[np.ndarray, np.ndarray]:
-    """Host-side counterpart of ``_kernels.scores`` (sparse and MCMC paths)."""
-    norm = _logsumexp_rows(scores)[:, 0]
-    if output in ("scores", "joint"):
-        return scores, norm
-    top = np.max(scores, axis=1, keepdims=True) if scores.size else scores[:, :1]
-    shifted = scores - np.where(np.isfinite(top), top, 0.0)
-    return _kernels.finish(np.exp(shifted) if output == "proba" else shifted, output), norm
-
-
-def _logsumexp_rows(scores) -> np.ndarray:
-    """``log sum_k exp(scores[:, k])`` as an ``(n, 1)`` column, shifted by the row maximum.
-
-    Equal to ``scipy.special.logsumexp(scores, axis=1, keepdims=True)`` (a row of -inf gives
-    -inf, a NaN gives NaN) at a fraction of its cost on tall, narrow score matrices.
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    if scores.size == 0:
-        return np.full((scores.shape[0], 1), -np.inf)
-    top = scores.max(axis=1, keepdims=True)
-    shift = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.log(np.exp(scores - shift).sum(axis=1, keepdims=True)) + shift
-
-
-def _levels(schema: Schema):
-    return tuple(len(lv) for lv in schema.levels) or None
-
-
 def _freeze(value):
     if isinstance(value, dict):
         return tuple(sorted((repr(k), float(v)) for k, v in value.items()))
@@ -727,35 +456,6 @@ def _freeze(value):
         return None
     a = np.asarray(value, dtype=np.float64)
     return a.tobytes() + str(a.shape).encode()
-
-
-def _check_defined(params, block: FittedBlock, classes, method: str):
-    """Raise a ValueError naming the column and class where a plug-in estimate is undefined:
-    0/0 under ML (no observed value), a zero variance, or a non-positive precision."""
-    columns = block.schema.columns
-    segment = getattr(block.prior, "segment", None)
-    for name, leaf in zip(type(params)._fields, params, strict=True):
-        leaf = np.asarray(leaf)
-        if leaf.ndim != 2 or leaf.shape[0] != len(classes):
-            continue
-        undefined = np.isnan(leaf)
-        degenerate = (leaf == np.inf) | ((leaf <= 0) if name == "precision" else False)
-        bad = undefined | degenerate
-        if not bad.any():
-            continue
-        k, j = map(int, np.argwhere(bad)[0])
-        col = columns[int(segment[j])] if segment is not None else columns[j]
-        if undefined[k, j]:
-            reason = "no observed value in this class, so the estimate is 0/0"
-        elif name == "precision" and method == "ml":
-            reason = "zero variance (every value of the class equal, or a single value)"
-        else:
-            reason = "no defined estimate (the posterior mode is at the boundary)"
-        label = classes[k].item() if isinstance(classes[k], np.generic) else classes[k]
-        raise ValueError(
-            f"column {col!r}, class {label!r}: {reason} under method={method!r} "
-            f"({block.family.name} {name}). The data give no information there; use "
-            f"method='mean' or 'bayes' (the prior fills the gap).")
 
 
 def merge(*models: NaiveBayes) -> NaiveBayes:
@@ -769,37 +469,5 @@ def merge(*models: NaiveBayes) -> NaiveBayes:
     """
     if not models:
         raise ValueError("merge needs at least one model.")
-    for m in models:
-        check_is_fitted(m, "blocks_")
-        if any(b.stats is None for b in m.blocks_):
-            raise ValueError("a model built from stated tables has no statistics to merge.")
-    first = models[0]
-    for i, m in enumerate(models[1:], start=1):
-        if not np.array_equal(m.classes_, first.classes_):
-            raise ValueError(f"model {i} has classes {list(m.classes_)}, model 0 has "
-                             f"{list(first.classes_)}; declare classes= in partial_fit.")
-        if len(m.blocks_) != len(first.blocks_) or tuple(m._columns) != tuple(first._columns):
-            raise ValueError(f"model {i} has other columns or blocks than model 0.")
-        for a, b in zip(first.blocks_, m.blocks_, strict=True):
-            if type(a.family) is not type(b.family) or a.family != b.family:
-                raise ValueError(f"columns {list(a.schema.columns)}: model {i} uses "
-                                 f"{b.family!r}, model 0 {a.family!r}.")
-            if a.schema != b.schema:
-                raise ValueError(f"columns {list(a.schema.columns)}: the category levels differ "
-                                 f"between model 0 and model {i}; declare them with "
-                                 f"Categorical(categories=...).")
-    merged = clone(first)
-    merged.classes_ = first.classes_
-    merged.n_features_in_ = first.n_features_in_
-    merged._columns = first._columns
-    if hasattr(first, "feature_names_in_"):
-        merged.feature_names_in_ = first.feature_names_in_
-    merged.class_count_ = sum(m.class_count_ for m in models)
-    blocks = []
-    for parts in zip(*(m.blocks_ for m in models), strict=True):
-        stats = parts[0].stats
-        for p in parts[1:]:
-            stats = type(p.family).merge_stats(stats, p.stats)
-        blocks.append(parts[0]._replace(stats=stats))
-    merged.blocks_ = blocks
-    return merged
+    merged = merge_models([m._fitted() for m in models])
+    return clone(models[0])._install(merged, prepare=False)

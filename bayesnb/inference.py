@@ -27,7 +27,7 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 
-from .model import block_sites, class_setup, sample_block, with_priors
+from .model import block_sites, param_keys, sample_block, with_priors
 
 #: rows x draws x (classes + columns) elements held at once by the predictive over draws
 _DRAWS_BUDGET = 1 << 25
@@ -61,29 +61,31 @@ def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_
         numpyro.factor("unlabeled", jnp.sum(jax.nn.logsumexp(scores, axis=-1)))
 
 
-def run_nuts(clf, *, num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
-             chain_method="sequential", progress_bar=True, target_accept_prob=0.8,
-             unlabeled=None):
-    """NUTS draws for a fitted ``NaiveBayes``: ``(draws, sample_stats)``; ``unlabeled`` are
-    the encoded blocks of unlabeled rows (semi-supervised)."""
+def run_nuts(fitted, class_alpha, class_prior, priors=None, *, num_warmup=1000,
+             num_samples=1000, num_chains=1, seed=0, chain_method="sequential",
+             progress_bar=True, target_accept_prob=0.8):
+    """NUTS draws for a fitted model (``bayesnb.fitted.FittedModel``) under the class setup
+    of :func:`bayesnb.model.class_setup` and optional replacement ``priors``:
+    ``(draws, sample_stats)``. Its unlabeled rows, if any, enter semi-supervised."""
     from numpyro.infer import MCMC, NUTS
 
-    class_alpha, class_prior = class_setup(clf)
+    check_prior_sites(fitted, priors)
+    unlabeled = fitted.unlabeled
     with jax.enable_x64(True):
         f64 = partial(jax.tree_util.tree_map, lambda a: jnp.asarray(a, dtype=jnp.float64))
         kwargs = dict(
-            families=tuple(type(b.family) for b in clf.blocks_),
-            priors=tuple(_priors_f64(b.prior) for b in clf.blocks_),
-            sites=tuple(block_sites(clf)),
-            stats=tuple(f64(b.stats) for b in clf.blocks_),
+            families=fitted.families,
+            priors=tuple(_priors_f64(b.prior) for b in fitted.blocks),
+            sites=tuple(block_sites(fitted.blocks)),
+            stats=tuple(f64(b.stats) for b in fitted.blocks),
             class_alpha=None if class_alpha is None else jnp.asarray(class_alpha),
             class_prior=None if class_prior is None else jnp.asarray(class_prior),
-            class_count=jnp.asarray(np.array(clf.class_count_, copy=True)),
+            class_count=jnp.asarray(np.array(fitted.class_count, copy=True)),
             unlabeled=None if unlabeled is None else tuple(
                 jnp.asarray(np.array(x, copy=True)) for x in unlabeled),
-            hyper=tuple(b.family.hyperpriors() for b in clf.blocks_),
+            hyper=tuple(b.family.hyperpriors() for b in fitted.blocks),
         )
-        model = with_priors(stats_model, getattr(clf, "priors", None))
+        model = with_priors(stats_model, priors)
         mcmc = MCMC(NUTS(model, target_accept_prob=target_accept_prob),
                     num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
                     chain_method=chain_method, progress_bar=progress_bar)
@@ -95,6 +97,18 @@ def run_nuts(clf, *, num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
     return draws, sample_stats
 
 
+def check_prior_sites(fitted, priors) -> None:
+    """Refuse ``priors`` that name a site the model does not sample."""
+    if not priors:
+        return
+    sites = {f"{s}.{k}" for b, s in zip(fitted.blocks, block_sites(fitted.blocks), strict=True)
+             for k in param_keys(b)} | {"class_probs"}
+    unknown = sorted(set(priors) - sites)
+    if unknown:
+        raise ValueError(f"priors names {unknown[0]!r}, which is not a parameter site of this "
+                         f"model (sites: {sorted(sites)}).")
+
+
 def _priors_f64(prior):
     # copies: JAX caches the device buffer of a NumPy array it has seen, and a buffer made
     # under x64 must not be reused by the fitted model's float32 computations afterwards
@@ -102,20 +116,19 @@ def _priors_f64(prior):
                                   else None, copy=True) for a in prior))
 
 
-def exact_draws(clf, num_draws=1000, seed=0, num_chains=1, *, prior=False):
-    """I.i.d. draws from the exact conjugate posterior (or, with ``prior=True``, the prior),
-    in the MCMC draw format ``{site: (chains, draws, ...)}``."""
-    clf._check_conjugate("exact posterior draws")
+def exact_draws(fitted, class_alpha, class_prior, num_draws=1000, seed=0, num_chains=1, *,
+                prior=False):
+    """I.i.d. draws from the exact conjugate posterior (or, with ``prior=True``, the prior)
+    of a fitted model, in the MCMC draw format ``{site: (chains, draws, ...)}``."""
     rng = np.random.default_rng(seed)
-    class_alpha, class_prior = class_setup(clf)
     n = num_draws * num_chains
-    k = len(clf.classes_)
+    k = len(fitted.classes)
     draws = {}
     if class_prior is None:
-        gamma = np.asarray(class_alpha) + (0.0 if prior else clf.class_count_)
+        gamma = np.asarray(class_alpha) + (0.0 if prior else fitted.class_count)
         g = rng.standard_gamma(np.broadcast_to(gamma, (n, k)))
         draws["class_probs"] = g / g.sum(axis=1, keepdims=True)
-    for block, site in zip(clf.blocks_, block_sites(clf), strict=True):
+    for block, site in zip(fitted.blocks, block_sites(fitted.blocks), strict=True):
         family = type(block.family)
         source = _prior_per_class(family, block, k) if prior else family.posterior(
             block.prior, block.stats)
@@ -161,32 +174,33 @@ def _draw_probabilities(families, interval, class_log_prior, tables, xs):
     return log_joint, bounds[0], bounds[1], entropy - expected
 
 
-def predict_from_draws(clf, X, draws, *, interval=0.9, encoded=None):
+def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9):
     """Posterior predictive classification from draws (see ``NaiveBayes.
-    predict_uncertainty``). Rows are processed in batches so memory stays bounded.
+    predict_uncertainty``) of the encoded blocks ``xs`` of some rows; ``class_prior`` the
+    fixed class probabilities, or None when they are drawn (``class_probs``). Rows are
+    processed in batches so memory stays bounded.
 
     ``proba`` is p(c | x, data) = E[p(x, c | theta)] / E[p(x | theta)], the Monte Carlo form of
     the exact predictive (it converges to ``method="bayes"`` on a conjugate model);
     ``lower``/``upper`` bound p(c | x, theta) over draws."""
     from ._kernels import bucket, pad_rows
 
-    families = tuple(type(b.family) for b in clf.blocks_)
-    sites = block_sites(clf)
+    families = tuple(type(b.family) for b in blocks)
+    sites = block_sites(blocks)
     flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in draws.items()}
     n_draws = next(iter(flat.values())).shape[0]
-    _, class_prior = class_setup(clf)
     if class_prior is None:
         class_lp = np.log(flat["class_probs"])
     else:
-        class_lp = np.broadcast_to(np.log(class_prior), (n_draws, len(clf.classes_)))
+        class_lp = np.broadcast_to(np.log(class_prior), (n_draws, len(class_prior)))
     # only Categorical reads it (the predictive of a value unseen in training)
-    posteriors = [type(b.family).posterior(b.prior, b.stats) for b in clf.blocks_]
+    posteriors = [type(b.family).posterior(b.prior, b.stats) for b in blocks]
     tables = tuple(
         jax.vmap(lambda s, f=f, post=post: f.params_from_sample(s, post))(
             jax.tree_util.tree_map(jnp.asarray, _block_draws(flat, site)))
         for f, site, post in zip(families, sites, posteriors, strict=True))
-    xs, n = encoded if encoded is not None else clf._encoded_blocks(X)
-    width = sum(x.shape[1] for x in xs) + len(clf.classes_)
+    n = xs[0].shape[0]
+    width = sum(x.shape[1] for x in xs) + class_lp.shape[1]
     rows = max(8, _DRAWS_BUDGET // max(1, n_draws * width))
     out = []
     for start in range(0, n, rows):
@@ -235,11 +249,11 @@ def _arviz():
     return arviz
 
 
-def dims_and_coords(clf):
+def dims_and_coords(fitted):
     """Named dims for every site: class labels, column names, category levels."""
-    coords = {"class": list(clf.classes_)}
+    coords = {"class": list(fitted.classes)}
     dims = {"class_probs": ["class"]}
-    for block, site in zip(clf.blocks_, block_sites(clf), strict=True):
+    for block, site in zip(fitted.blocks, block_sites(fitted.blocks), strict=True):
         cols = [str(c) for c in block.schema.columns]
         name = block.family.name
         if name == "categorical":
@@ -256,7 +270,7 @@ def dims_and_coords(clf):
     return dims, coords
 
 
-def to_inference_data(clf, draws, sample_stats=None, prior_draws=None, *, backend=None,
+def to_inference_data(fitted, draws, sample_stats=None, prior_draws=None, *, backend=None,
                       predictive=None):
     """ArviZ data for ``draws``: ``InferenceData`` with arviz 0.x (Python 3.11), an
     ``xarray.DataTree`` with arviz 1.x (``arviz_base``); groups posterior, sample_stats, prior
@@ -266,9 +280,9 @@ def to_inference_data(clf, draws, sample_stats=None, prior_draws=None, *, backen
     ``arviz_base`` to get a DataTree on Python 3.11 too.
     """
     az = backend if backend is not None else _arviz()
-    dims, coords = dims_and_coords(clf)
+    dims, coords = dims_and_coords(fitted)
     groups = {"posterior": draws,
-              "observed_data": {"class_count": np.asarray(clf.class_count_)}}
+              "observed_data": {"class_count": np.asarray(fitted.class_count)}}
     dims = {**dims, "class_count": ["class"]}
     if sample_stats is not None:
         groups["sample_stats"] = sample_stats
@@ -289,11 +303,11 @@ def to_inference_data(clf, draws, sample_stats=None, prior_draws=None, *, backen
         return az.from_dict(**groups, coords=coords, dims=dims)
 
 
-def diagnostics(clf, draws, sample_stats=None):
+def diagnostics(fitted, draws, sample_stats=None):
     """ArviZ summary (mean, sd, HDI, MCSE, ESS bulk/tail, r-hat) of every parameter."""
     az = _arviz()
 
-    idata = to_inference_data(clf, draws, sample_stats)
+    idata = to_inference_data(fitted, draws, sample_stats)
     with _quiet_arviz():
         return az.summary(idata, round_to="none")
 

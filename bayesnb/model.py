@@ -26,15 +26,24 @@ import numpyro.distributions as dist
 from ._classes import _concentration, _fixed
 
 
-def block_sites(clf) -> list[str]:
-    """The site prefix of every block of a fitted ``NaiveBayes``."""
-    names = [b.family.name for b in clf.blocks_]
+def block_sites(blocks) -> list[str]:
+    """The site prefix of every fitted block (``NaiveBayes.blocks_``)."""
+    names = [b.family.name for b in blocks]
     count, seen = Counter(names), Counter()
     out = []
     for name in names:
         out.append(name if count[name] == 1 else f"{name}{seen[name]}")
         seen[name] += 1
     return out
+
+
+def param_keys(block) -> list:
+    """The parameter names a block samples (its NumPyro sites without the block prefix)."""
+    name = block.family.name
+    if name == "categorical":
+        return [f"{j}.probs" for j in range(len(block.schema.columns))]
+    return {"bernoulli": ["theta"], "multinomial": ["probs"], "poisson": ["rate"],
+            "gaussian": ["mean", "precision"]}[name]
 
 
 def sample_block(family, prior, hyper: dict, n_classes: int, site: str):
@@ -67,22 +76,22 @@ def naive_bayes_model(families, priors, sites, class_alpha, class_prior, xs, y, 
 def model_and_data(clf, X, y):
     """``(model, kwargs)`` for ``clf``'s specification and the data (X, y), ready for
     ``numpyro.infer`` (``MCMC(NUTS(model)).run(key, **kwargs)``, ``log_density`` ...)."""
+    from ._blocks import encode_blocks
     from ._data import labels_to_codes
 
-    xs, _ = clf._encoded_blocks(X)
+    xs, _ = encode_blocks(clf.fitted_, X, clf._unseen_rule())
     _, kwargs = model_and_data_for_simulation(clf)
     kwargs.update(xs=tuple(jnp.asarray(x) for x in xs),
                   y=jnp.asarray(labels_to_codes(y, clf.classes_)))
     return naive_bayes_model, kwargs
 
 
-def class_setup(clf):
+def class_setup(n_classes: int, class_alpha, class_prior):
     """``(class_alpha, class_prior)``: the Dirichlet concentration (or None) and the fixed
     class probabilities (or None), checked to define a proper generative model."""
-    class_prior = clf._class_prior_array()
     if class_prior is not None:
-        return None, _fixed(class_prior, len(clf.classes_))
-    gamma = _concentration(clf.class_alpha, len(clf.classes_))
+        return None, _fixed(class_prior, n_classes)
+    gamma = _concentration(class_alpha, n_classes)
     if np.any(gamma <= 0):
         raise ValueError("the generative model (posterior draws, MCMC, simulation) needs "
                          "class_alpha > 0 (a proper Dirichlet prior) or a fixed class_prior.")
@@ -107,7 +116,7 @@ def simulate(clf, n_rows: int, *, posterior: bool = True, num_draws: int = 1, se
     frames = []
     for d in range(num_draws):
         columns = {}
-        for block, site in zip(clf.blocks_, block_sites(clf), strict=True):
+        for block, site in zip(clf.blocks_, block_sites(clf.blocks_), strict=True):
             if block.family.name == "categorical":
                 for j, (col, levels) in enumerate(zip(block.schema.columns, block.schema.levels,
                                                       strict=True)):
@@ -119,7 +128,7 @@ def simulate(clf, n_rows: int, *, posterior: bool = True, num_draws: int = 1, se
                 values = values.astype(np.int64)
             for j, col in enumerate(block.schema.columns):
                 columns[col] = values[:, j]
-        frame = pd.DataFrame({c: columns[c] for c in clf._columns})
+        frame = pd.DataFrame({c: columns[c] for c in clf.fitted_.columns})
         frame["y"] = clf.classes_[np.asarray(out["y"][d])]
         frame["draw"] = d
         frames.append(frame)
@@ -132,8 +141,6 @@ def simulate_sites(clf, n_rows, *, posterior=True, num_draws=1, seed=0, total_co
     import jax
     from numpyro.infer import Predictive
 
-    from .inference import exact_draws
-
     _, kwargs = model_and_data_for_simulation(clf)
     if total_count is None:
         lengths = [float(np.sum(np.asarray(b.stats.counts))) for b in clf.blocks_
@@ -142,11 +149,7 @@ def simulate_sites(clf, n_rows, *, posterior=True, num_draws=1, seed=0, total_co
             if lengths else 1
     kwargs.update(n_rows=n_rows, total_count=total_count)
     if posterior:
-        if clf.method == "mcmc":
-            clf._prediction_state()
-            draws = clf.draws_
-        else:
-            draws = exact_draws(clf, num_draws, seed)
+        draws = clf._posterior_draws(num_draws, seed)
         flat = {k: jnp.asarray(v.reshape((-1,) + v.shape[2:])) for k, v in draws.items()}
         take = np.random.default_rng(seed).choice(next(iter(flat.values())).shape[0],
                                                   num_draws, replace=False)
@@ -163,11 +166,12 @@ def simulate_sites(clf, n_rows, *, posterior=True, num_draws=1, seed=0, total_co
 
 def model_and_data_for_simulation(clf):
     """``(model, kwargs)`` with no data: every block and the labels are sampled."""
-    class_alpha, class_prior = (None if a is None else jnp.asarray(a) for a in class_setup(clf))
+    class_alpha, class_prior = (None if a is None else jnp.asarray(a)
+                                for a in clf._class_setup())
     return naive_bayes_model, dict(
         families=tuple(type(b.family) for b in clf.blocks_),
         priors=tuple(b.prior for b in clf.blocks_),
-        sites=tuple(block_sites(clf)), class_alpha=class_alpha, class_prior=class_prior,
+        sites=tuple(block_sites(clf.blocks_)), class_alpha=class_alpha, class_prior=class_prior,
         xs=tuple(None for _ in clf.blocks_), y=None,
         hyper=tuple(b.family.hyperpriors() for b in clf.blocks_))
 

@@ -20,22 +20,18 @@ an error naming the chunk, the column and the value (never a silently different 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import jax
 import numpy as np
 import pandas as pd
 
+from . import fitted
 from ._data import as_table, encode_labels, labels_to_codes, resolve_features
+from ._progress import progress_bar
 from .families import Family
-
-#: fitted attributes a new fit starts without (as ``NaiveBayes.fit`` does)
-_FITTED = ("classes_", "blocks_", "class_count_", "_state", "_unlabeled", "n_unlabeled_",
-           "draws_", "sample_stats_", "_draws_key")
 
 
 class Chunk(NamedTuple):
@@ -142,13 +138,14 @@ def _head(X):
     return X[:1].copy()
 
 
-def start(model, lay: Layout, summary: Summary, classes=None):
-    """Set ``model`` up with the global classes and levels and zero statistics (in place).
+def start(features, lay: Layout, summary: Summary, classes=None) -> fitted.FittedModel:
+    """A fitted value with the global classes and levels and zero statistics: the template
+    every chunk's statistics are computed under.
 
-    The classes and levels are learned by ``partial_fit`` itself, from synthetic rows that hold
-    every label and every level once in the order ``summary`` saw them, so the schema is what a
-    batch fit of all the data learns; the statistics of those rows are then set to zero
-    (NumPy arrays, so the model travels between processes without JAX-dtype changes)."""
+    The classes and levels are learned by a fit of synthetic rows that hold every label and
+    every level once in the order ``summary`` saw them, so the schema is what a batch fit of
+    all the data learns; the statistics of those rows are then set to zero (NumPy arrays, so
+    the template travels between processes without JAX-dtype changes)."""
     labels = summary.labels if classes is None else np.asarray(classes)
     if classes is not None:
         declared, _ = encode_labels(labels, len(labels))
@@ -157,18 +154,8 @@ def start(model, lay: Layout, summary: Summary, classes=None):
     n = max([len(labels), 1, *sizes])
     X = _synthetic(summary.head, lay, summary.levels, n)
     y = labels[np.arange(n) % len(labels)]
-    for attr in _FITTED:
-        model.__dict__.pop(attr, None)
-    model.partial_fit(X, y, classes=labels)
-    model.blocks_ = [b._replace(stats=jax.tree_util.tree_map(_zeros, b.stats))
-                     for b in model.blocks_]
-    model.class_count_ = np.zeros_like(np.asarray(model.class_count_, dtype=np.float64))
-    return model
-
-
-def _zeros(a):
-    a = np.asarray(a)
-    return np.zeros(a.shape, dtype=a.dtype)
+    model = fitted.add_chunk(None, features, as_table(X), y, classes=labels)
+    return fitted.zero_statistics(model)
 
 
 def _synthetic(head, lay: Layout, levels: tuple, n: int):
@@ -195,40 +182,14 @@ def _cycle(values, n: int, missing) -> list:
     return [values[i % len(values)] for i in range(n)] if values else [missing] * n
 
 
-def chunk_stats(template, X, y, sample_weight=None) -> tuple | None:
-    """Sufficient statistics of one chunk under ``template``'s schema, as plain NumPy arrays:
-    ``(class_count, ((block 0 statistics...), (block 1 ...), ...))``; ``None`` if it is
-    empty. ``template`` (from :func:`start`) is not modified."""
-    if as_table(X).n_rows == 0:
+def chunk_stats(template: fitted.FittedModel, X, y, sample_weight=None) -> tuple | None:
+    """Sufficient statistics of one chunk under ``template``'s schema, as plain NumPy arrays
+    (:func:`bayesnb.fitted.statistics`); ``None`` if it is empty."""
+    table = as_table(X)
+    if table.n_rows == 0:
         return None
-    model = copy.copy(template)
-    model.partial_fit(X, y, sample_weight=sample_weight)
-    return (np.asarray(model.class_count_, dtype=np.float64),
-            tuple(tuple(np.asarray(leaf) for leaf in b.stats) for b in model.blocks_))
-
-
-def merge_chunk_stats(families: tuple, a: tuple | None, b: tuple | None) -> tuple | None:
-    """Statistics of the union of two sets of chunks (each family's ``merge_stats``)."""
-    if a is None or b is None:
-        return a if b is None else b
-    blocks = []
-    for family, sa, sb in zip(families, a[1], b[1], strict=True):
-        merged = family.merge_stats(family.stats_type(*sa), family.stats_type(*sb))
-        blocks.append(tuple(np.asarray(leaf) for leaf in merged))
-    return a[0] + b[0], tuple(blocks)
-
-
-def finish(model, stats: tuple):
-    """Put merged statistics (from :func:`merge_chunk_stats`) into a started model."""
-    import jax.numpy as jnp
-
-    count, blocks = stats
-    model.class_count_ = np.asarray(count, dtype=np.float64)
-    model.blocks_ = [b._replace(stats=type(b.family).stats_type(*(jnp.asarray(a) for a in s)))
-                     for b, s in zip(model.blocks_, blocks, strict=True)]
-    for attr in ("_state", "draws_", "sample_stats_", "_draws_key"):
-        model.__dict__.pop(attr, None)
-    return model
+    model = fitted.add_chunk(template, None, table, y, sample_weight)
+    return fitted.statistics(model)
 
 
 # ---------------------------------------------------------------------- iterators of chunks
@@ -261,8 +222,6 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
         concatenated chunks (counts exactly; Gaussian moments up to rounding, ~1e-15 relative).
         As ``fit`` does, undefined estimates (ML, MAP) are reported now and NUTS runs now.
     """
-    from .compare import _progress
-
     if total is None and hasattr(chunks, "__len__"):
         total = len(chunks)
     iterator, fresh = _open(chunks)
@@ -281,13 +240,15 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
     summary = None if two_pass else summarise(lay, first.X, first.y)
     items, first = chain([first], iterator), None  # hold no chunk beyond the current one
     if two_pass:
-        summary = _scan(lay, model.features, items, skipped, _progress(total, progress, "scan"))
+        summary = _scan(lay, model.features, items, skipped, progress_bar(total, progress, "scan"))
         stream, offset = fresh(), 0
     else:
         stream, offset = items, skipped
-    start(model, lay, summary, classes)
-    one_shot = None if two_pass else (model.classes_, model.blocks_)
-    bar = _progress(total, progress, "fit")
+    template = start(model.features, lay, summary, classes)
+    one_shot = None if two_pass else (template.classes, template.blocks)
+    families = template.families
+    stats = None
+    bar = progress_bar(total, progress, "fit")
     rows = 0
     for i, item in enumerate(stream, start=offset):
         chunk = _as_chunk(item, i)
@@ -297,15 +258,18 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
             if one_shot is not None:
                 _check_known(lay, one_shot, chunk, i)
             try:
-                model.partial_fit(chunk.X, chunk.y, sample_weight=chunk.sample_weight)
+                stats = fitted.merge_statistics(
+                    families, stats, chunk_stats(template, chunk.X, chunk.y, chunk.sample_weight))
             except (ValueError, TypeError) as err:
                 raise type(err)(f"chunk {i}: {err}") from err
         rows += n
         bar.update(1)
         bar.set_postfix(rows=rows, refresh=False)
     bar.close()
-    model._prediction_state()  # as fit: surface undefined estimates, run NUTS
-    return model
+    if stats is None:
+        raise ValueError("every chunk is empty: there is nothing to fit.")
+    # as fit: undefined estimates are reported and NUTS runs before the model is installed
+    return model._install(fitted.with_statistics(template, stats))
 
 
 def _open(chunks) -> tuple[Iterator, Callable[[], Iterator] | None]:

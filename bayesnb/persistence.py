@@ -32,8 +32,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import __version__
-from .estimator import FittedBlock, NaiveBayes
+from .estimator import NaiveBayes
 from .families import REGISTRY, Schema
+from .fitted import FittedBlock, FittedModel, NutsRun
 
 FORMAT = "bayesnb-model"
 FORMAT_VERSION = 1
@@ -46,7 +47,7 @@ class ModelFileError(ValueError):
 # ---------------------------------------------------------------------- save
 def save(model: NaiveBayes, path) -> Path:
     """Write a fitted ``NaiveBayes`` to ``path`` (conventionally ``*.bnb``)."""
-    if not hasattr(model, "blocks_"):
+    if "fitted_" not in model.__dict__:
         raise ValueError("only a fitted model can be saved; call fit first.")
     if getattr(model, "priors", None):
         raise TypeError("a model with NumPyro prior distributions (priors=...) cannot be saved: "
@@ -58,9 +59,10 @@ def save(model: NaiveBayes, path) -> Path:
         return name
 
     blocks = []
-    from_tables = model.__dict__.get("_state", (None,))[0] == "tables"
-    tables = model.__dict__["_state"][1][3] if from_tables else None
-    for i, b in enumerate(model.blocks_):
+    fitted = model.fitted_
+    from_tables = fitted.stated is not None
+    tables = fitted.stated[1] if from_tables else None
+    for i, b in enumerate(fitted.blocks):
         entry = {
             "family": b.family.name,
             "hyper": {k: _json_value(v, f"hyperparameter {k}")
@@ -84,10 +86,11 @@ def save(model: NaiveBayes, path) -> Path:
     if isinstance(class_prior, dict):
         class_prior = [float(class_prior[c]) for c in model.classes_]
     draws = {}
-    if "draws_" in model.__dict__:
-        draws = {"posterior": {site: put(f"draws/{site}", v) for site, v in model.draws_.items()},
+    if fitted.nuts is not None:
+        draws = {"posterior": {site: put(f"draws/{site}", v)
+                               for site, v in fitted.nuts.draws.items()},
                  "sample_stats": {k: put(f"sample_stats/{k}", v)
-                                  for k, v in model.sample_stats_.items()}}
+                                  for k, v in fitted.nuts.sample_stats.items()}}
     manifest = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -99,7 +102,7 @@ def save(model: NaiveBayes, path) -> Path:
         "classes": {"dtype": model.classes_.dtype.str if model.classes_.dtype != object
                     else "object",
                     "values": [_json_scalar(c, "class label") for c in model.classes_]},
-        "columns": [_json_scalar(c, "column") for c in model._columns],
+        "columns": [_json_scalar(c, "column") for c in fitted.columns],
         "named_columns": hasattr(model, "feature_names_in_"),
         "class_count": put("class_count", model.class_count_),
         "blocks": blocks,
@@ -235,29 +238,20 @@ def _build(manifest, arrays, path) -> NaiveBayes:
                        class_prior=None if class_prior is None else dict(
                            zip(classes.tolist(), class_prior.tolist(), strict=True)),
                        **manifest.get("mcmc", {}))
-    model.classes_ = classes
-    model.class_count_ = get(manifest["class_count"])
-    if model.class_count_.shape != (n_classes,):
-        raise ModelFileError(f"{path}: class_count has shape {model.class_count_.shape}, "
+    class_count = get(manifest["class_count"])
+    if class_count.shape != (n_classes,):
+        raise ModelFileError(f"{path}: class_count has shape {class_count.shape}, "
                              f"expected ({n_classes},).")
-    model.blocks_ = blocks
-    model._columns = tuple(manifest["columns"])
-    model.n_features_in_ = len(model._columns)
-    if manifest["named_columns"]:
-        model.feature_names_in_ = np.asarray(model._columns, dtype=object)
     draws = manifest.get("draws") or {}
-    if draws:
-        model.draws_ = {site: get(a) for site, a in draws["posterior"].items()}
-        model.sample_stats_ = {k: get(a) for k, a in draws["sample_stats"].items()}
-        model._draws_key = model._draws_cache_key()
+    nuts = NutsRun(model._nuts_key(), {site: get(a) for site, a in draws["posterior"].items()},
+                   {k: get(a) for k, a in draws["sample_stats"].items()}) if draws else None
+    stated = None
     if tables_kind:
         with np.errstate(divide="ignore"):
-            log_prior = jnp.asarray(np.log(class_prior))
-        model._state = ("tables", (tuple(type(b.family) for b in blocks), False, log_prior,
-                                   tuple(tables)))
-    else:
-        model._prediction_state()
-    return model
+            stated = (np.log(class_prior), tuple(tables))
+    return model._install(FittedModel(classes, class_count, tuple(manifest["columns"]),
+                                      bool(manifest["named_columns"]), tuple(blocks),
+                                      stated=stated, nuts=nuts))
 
 
 def _from_json(v):

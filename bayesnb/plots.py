@@ -100,7 +100,7 @@ def posterior_density_plot(clf, site: str, index: tuple = (), *, draws=None, ax=
     """
     fig, (ax,) = _axes(ax)
     if draws is None:
-        draws = clf.draws_ if "draws_" in clf.__dict__ else clf.sample_posterior(num_draws, seed)
+        draws = clf.draws_ if hasattr(clf, "draws_") else clf.sample_posterior(num_draws, seed)
     values = np.asarray(draws[site]).reshape((-1,) + np.shape(draws[site])[2:])
     values = values[(slice(None), *index)]
     ax.hist(values, bins=50, density=True, alpha=0.6, label="posterior draws")
@@ -123,7 +123,7 @@ def plug_in_value(clf, site: str, index: tuple, method: str):
             lp = class_log_prior(clf.class_count_, clf.class_alpha, clf._class_prior_array(),
                                  method)
             return float(np.exp(lp[index]))
-        for block, prefix in zip(clf.blocks_, block_sites(clf), strict=True):
+        for block, prefix in zip(clf.blocks_, block_sites(clf.blocks_), strict=True):
             if not site.startswith(prefix + "."):
                 continue
             family = type(block.family)

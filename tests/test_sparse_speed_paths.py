@@ -12,7 +12,7 @@ from scipy.special import gammaln, logsumexp
 from sklearn.naive_bayes import BernoulliNB, MultinomialNB
 
 import bayesnb as bnb
-from bayesnb.estimator import _logsumexp_rows
+from bayesnb.scoring import logsumexp_rows as _logsumexp_rows
 from bayesnb.families import _sparse
 from bayesnb.families._base import Schema
 
@@ -222,7 +222,7 @@ def test_prepared_tables_follow_refits_and_are_released(family, x64):
         np.testing.assert_allclose(clf.predict_proba(X), fresh.predict_proba(X.toarray()),
                                    rtol=1e-9, atol=1e-12)
     keys = set(_sparse._prepared)
-    tables = clf._prediction_state()[3][0]
+    tables = clf._scorer().tables[0]
     key = tuple(id(t) for t in tables) if family is bnb.Bernoulli else (id(tables.log_prob),)
     assert key in keys
     del clf, tables

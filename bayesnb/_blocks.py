@@ -1,0 +1,74 @@
+"""How the kernels read the blocks of columns of an input table."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from . import _kernels
+from ._data import Table, as_table
+from .families import Schema
+
+
+def levels_of(schema: Schema):
+    """Per column the number of category levels (``None`` for a non-categorical block)."""
+    return tuple(len(lv) for lv in schema.levels) or None
+
+
+def block_source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:
+    """How the streaming kernels read one block. Raw numbers go straight to the kernel, which
+    checks them itself; anything else (strings, objects, categorical values) is validated and
+    encoded on the host chunk by chunk."""
+    dtype = np.dtype(jnp.result_type(float))
+
+    def report():  # encoding the whole block names the column and row of the bad value
+        family.encode(raw, schema, unseen=unseen)
+
+    if family.value_checks is not None and isinstance(raw, np.ndarray) and raw.ndim == 2 \
+            and raw.dtype.kind in "biuf":
+        return _kernels.Source(lambda start, stop: raw[start:stop], raw.shape[1], dtype, report)
+
+    def encode(start, stop):
+        try:
+            return family.encode(raw[start:stop], schema, unseen=unseen, dtype=dtype)
+        except (TypeError, ValueError):
+            if start > 0:  # report the row of the block, not of the chunk
+                report()
+            raise
+
+    kernel_dtype = np.dtype(np.int32) if family.integer_codes else dtype
+    # the kernels expand codes to a one-hot row of every level: size the chunks by that
+    one_hot = sum(len(lv) for lv in schema.levels) * dtype.itemsize
+    return _kernels.Source(encode, raw.shape[1], kernel_dtype, report, one_hot)
+
+
+def block_positions(model, table: Table) -> list[tuple]:
+    """Where every block's columns are in ``table``: by name when the model was fitted on a
+    DataFrame with named columns and ``table`` is one (any order, extra columns ignored), else
+    by position (the same number of columns)."""
+    if table.frame is not None and model.named:
+        order = {c: i for i, c in enumerate(table.columns)}
+        missing = [c for c in model.columns if c not in order]
+        if missing:
+            raise ValueError(f"column {missing[0]!r} seen at fit is missing from X.")
+        return [tuple(order[c] for c in b.schema.columns) for b in model.blocks]
+    if len(table.columns) != len(model.columns):
+        raise ValueError(f"X has {len(table.columns)} features, but NaiveBayes is expecting "
+                         f"{len(model.columns)} features as input.")
+    return [b.positions for b in model.blocks]
+
+
+def raw_blocks(model, X) -> tuple[list, int]:
+    """Every block's raw values in ``X`` (columns matched as :func:`block_positions` says)
+    and the number of rows."""
+    table = as_table(X)
+    return ([table.block(b.schema.columns, pos)
+             for b, pos in zip(model.blocks, block_positions(model, table), strict=True)],
+            table.n_rows)
+
+
+def encode_blocks(model, X, unseen: str) -> tuple[list, int]:
+    """Every block of ``X`` encoded by its family (category codes, validated numbers)."""
+    raws, n = raw_blocks(model, X)
+    return [b.family.encode(raw, b.schema, unseen=unseen)
+            for b, raw in zip(model.blocks, raws, strict=True)], n

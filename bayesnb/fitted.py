@@ -1,0 +1,323 @@
+"""The fitted model as one immutable value, and the pure functions that build it.
+
+Everything a fit learns is a :class:`FittedModel`: the classes and their weighted counts, the
+columns, and per block of columns its family, schema (category levels), prior and per-class
+sufficient statistics. It is built only by the functions below, never changed in place:
+
+* :func:`add_chunk` is a fit (``model=None``) or a conjugate update (``partial_fit``): the
+  statistics of the chunk merged with the model's;
+* :func:`chunk_statistics`, :func:`merge_statistics` and :func:`with_statistics` are the same
+  steps apart, for chunked and Dask fits that compute statistics where the data are;
+* :func:`merge_models` adds the statistics of models fitted on different data.
+
+The estimator installs the result with one assignment (``NaiveBayes.fitted_``), so a fit that
+fails leaves the estimator as it was, and a prediction running in another thread sees the old
+or the new model, never a mixture.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _kernels
+from ._blocks import block_positions, block_source, levels_of
+from ._data import Table, encode_labels, labels_to_codes, resolve_features
+from .families import Family, Schema
+
+
+class FittedBlock(NamedTuple):
+    """One block of columns after fitting: everything a prediction or a saved model needs."""
+
+    family: Family
+    schema: Schema
+    positions: tuple
+    prior: Any  # the family's prior NamedTuple
+    stats: Any  # per-class sufficient statistics (None for a model built from tables)
+
+
+class NutsRun(NamedTuple):
+    """NUTS draws of a fitted model: ``draws`` ``{site: (chains, draws, ...)}``, NumPyro's
+    ``sample_stats`` (divergences, steps), and the settings ``key`` they were run with."""
+
+    key: tuple
+    draws: dict
+    sample_stats: dict
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class FittedModel:
+    """What a fit learned: one immutable value.
+
+    Attributes
+    ----------
+    classes : ndarray of shape (K,)
+        Sorted labels.
+    class_count : ndarray of shape (K,)
+        Weighted number of training rows per class (float64).
+    columns : tuple
+        The input's column labels (names of a DataFrame, else positions).
+    named : bool
+        Whether columns are matched by name at prediction (a DataFrame with string names).
+    blocks : tuple of FittedBlock
+    stated : (log class prior, per-block tables) or None
+        Set for a model built from stated tables (:func:`bayesnb.from_tables`): no statistics.
+    unlabeled : tuple of encoded blocks or None
+        Rows without a label (semi-supervised ``method="mcmc"``).
+    nuts : NutsRun or None
+        NUTS draws, for ``method="mcmc"``.
+    """
+
+    classes: np.ndarray
+    class_count: np.ndarray
+    columns: tuple
+    named: bool
+    blocks: tuple
+    stated: tuple | None = None
+    unlabeled: tuple | None = None
+    nuts: NutsRun | None = None
+
+    def replace(self, **changes) -> FittedModel:
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def families(self) -> tuple:
+        return tuple(type(b.family) for b in self.blocks)
+
+
+# ---------------------------------------------------------------------- input checks
+def check_weight(sample_weight, n_rows: int) -> np.ndarray:
+    """Per-row weights as float64 (ones when ``None``), refused unless finite, >= 0, not all
+    zero and, in float32, representable."""
+    if sample_weight is None:
+        return np.ones(n_rows)
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"sample_weight must be numbers, one per row: {err}.") from None
+    if w.shape != (n_rows,):
+        raise ValueError(f"sample_weight must have shape ({n_rows},), got {w.shape}.")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("sample_weight must be finite and non-negative.")
+    from .families._base import FLOAT32_SAFE, float64_mode
+
+    if not float64_mode() and np.any(w > FLOAT32_SAFE):
+        raise ValueError(f"sample_weight has values above {FLOAT32_SAFE:g}, too large for "
+                         "float32 (the default dtype); rescale or enable JAX's x64 mode.")
+    if n_rows and not np.any(w > 0):
+        raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
+    return w
+
+
+# ---------------------------------------------------------------------- building the value
+def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weight=None,
+              classes=None) -> FittedModel:
+    """``model`` updated with one chunk of rows, or (``model=None``) a new fit of it.
+
+    A new fit learns the classes (or takes ``classes``), the block structure
+    (``features``, inferred from dtypes where not given) and the category levels; an update
+    matches columns by name (DataFrames) or position and merges the chunk's statistics with
+    the model's by each family's exact ``merge_stats``, so any chunking gives the batch fit.
+    """
+    if table.n_rows == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape=({table.n_rows}, "
+                         f"{len(table.columns)})) while a minimum of 1 is required.")
+    if model is None:
+        if classes is not None:
+            classes = np.asarray(classes)
+            declared, _ = encode_labels(classes, len(classes))
+            if len(declared) != len(classes):
+                raise ValueError("classes has repeated labels.")
+            classes, codes = declared, None
+        else:
+            classes, codes = encode_labels(y, table.n_rows)
+        specs = resolve_features(features, table)
+        raws, blocks = [], []
+        for spec in specs:
+            if table.sparse is not None and not spec.family.supports_sparse:
+                raise TypeError(f"{spec.family!r} does not take sparse input.")
+            raw = table.block(spec.columns, spec.positions)
+            schema = spec.family.learn_schema(raw, spec.columns)
+            raws.append(raw)
+            blocks.append(FittedBlock(spec.family, schema, spec.positions,
+                                      spec.family.prior(schema), None))
+        named = table.frame is not None and all(isinstance(c, str) for c in table.columns)
+        model = FittedModel(classes, np.zeros(len(classes)), table.columns, named,
+                            tuple(blocks))
+        first = True
+    else:
+        codes = None
+        if classes is not None:
+            declared, _ = encode_labels(np.asarray(classes), len(classes))
+            if len(declared) != len(classes) or not np.array_equal(declared, model.classes):
+                raise ValueError(f"classes={list(np.asarray(classes))} differs from the "
+                                 f"classes of the model being updated, "
+                                 f"{list(model.classes)}; declare every class on the first "
+                                 f"call.")
+        raws = []
+        for b, pos in zip(model.blocks, block_positions(model, table), strict=True):
+            if table.sparse is not None and not b.family.supports_sparse:
+                raise TypeError(f"{b.family!r} does not take sparse input.")
+            raws.append(table.block(b.schema.columns, pos))
+        first = False
+    if codes is None:
+        codes = labels_to_codes(y, model.classes)
+    if codes.shape[0] != table.n_rows:
+        raise ValueError(f"X has {table.n_rows} rows but y has {codes.shape[0]} labels.")
+    weight = check_weight(sample_weight, table.n_rows)
+    counts = np.bincount(codes, weights=weight, minlength=len(model.classes))
+    stats = chunk_statistics(model.blocks, raws, codes, weight, len(model.classes))
+    if not first:
+        stats = [type(b.family).merge_stats(b.stats, s)
+                 for b, s in zip(model.blocks, stats, strict=True)]
+    return model.replace(
+        class_count=counts if first else model.class_count + counts,
+        blocks=tuple(b._replace(stats=s) for b, s in zip(model.blocks, stats, strict=True)),
+        nuts=None)
+
+
+def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
+    """Per-class sufficient statistics of every block for one chunk of raw values: SciPy on
+    the host (float64) for sparse input, else the streaming kernels."""
+    from scipy import sparse
+
+    if raws and sparse.issparse(raws[0]):
+        from .families._sparse import Labels
+
+        resp = Labels(codes, weight, n_classes)
+        return [jax.tree_util.tree_map(
+            jnp.asarray, b.family.sparse_suff_stats(b.family.encode(raw, b.schema), resp))
+            for b, raw in zip(blocks, raws, strict=True)]
+    sources = [block_source(b.family, raw, b.schema, "error")
+               for b, raw in zip(blocks, raws, strict=True)]
+    return list(_kernels.stream_suff_stats(
+        tuple(type(b.family) for b in blocks), tuple(levels_of(b.schema) for b in blocks),
+        n_classes, sources, codes, weight))
+
+
+def statistics(model: FittedModel) -> tuple:
+    """``(class_count, ((block 0 statistics...), ...))`` as plain NumPy arrays: what travels
+    between processes (bit-exact whatever the receiver's JAX dtype mode)."""
+    return (np.asarray(model.class_count, dtype=np.float64),
+            tuple(tuple(np.asarray(leaf) for leaf in b.stats) for b in model.blocks))
+
+
+def merge_statistics(families: tuple, a: tuple | None, b: tuple | None) -> tuple | None:
+    """Statistics (as from :func:`statistics`) of the union of two sets of rows."""
+    if a is None or b is None:
+        return a if b is None else b
+    blocks = []
+    for family, sa, sb in zip(families, a[1], b[1], strict=True):
+        merged = family.merge_stats(family.stats_type(*sa), family.stats_type(*sb))
+        blocks.append(tuple(np.asarray(leaf) for leaf in merged))
+    return a[0] + b[0], tuple(blocks)
+
+
+def with_statistics(model: FittedModel, stats: tuple) -> FittedModel:
+    """``model`` (its schema) with other statistics, as from :func:`statistics`."""
+    count, blocks = stats
+    return model.replace(
+        class_count=np.asarray(count, dtype=np.float64), nuts=None,
+        blocks=tuple(b._replace(stats=type(b.family).stats_type(*(jnp.asarray(a) for a in s)))
+                     for b, s in zip(model.blocks, blocks, strict=True)))
+
+
+def zero_statistics(model: FittedModel) -> FittedModel:
+    """``model``'s schema with zero statistics (NumPy), the start of a chunked fit."""
+    def zeros(a):
+        a = np.asarray(a)
+        return np.zeros(a.shape, dtype=a.dtype)
+
+    return model.replace(
+        class_count=np.zeros(len(model.classes)), nuts=None,
+        blocks=tuple(b._replace(stats=jax.tree_util.tree_map(zeros, b.stats))
+                     for b in model.blocks))
+
+
+def to_numpy(model: FittedModel) -> FittedModel:
+    """The same model with every array as NumPy (to ship to other processes)."""
+    as_np = lambda tree: jax.tree_util.tree_map(np.asarray, tree)  # noqa: E731
+    return model.replace(
+        blocks=tuple(b._replace(stats=as_np(b.stats), prior=as_np(b.prior))
+                     for b in model.blocks),
+        stated=as_np(model.stated), unlabeled=as_np(model.unlabeled))
+
+
+def merge_models(models) -> FittedModel:
+    """One fitted value from fits of the same specification on different data: the
+    statistics add up (Gaussian moments merge exactly), so merging fits of the parts equals
+    one fit of the union."""
+    first = models[0]
+    for i, m in enumerate(models):
+        if m.stated is not None:
+            raise ValueError("a model built from stated tables has no statistics to merge.")
+        if i == 0:
+            continue
+        if not np.array_equal(m.classes, first.classes):
+            raise ValueError(f"model {i} has classes {list(m.classes)}, model 0 has "
+                             f"{list(first.classes)}; declare classes= in partial_fit.")
+        if len(m.blocks) != len(first.blocks) or tuple(m.columns) != tuple(first.columns):
+            raise ValueError(f"model {i} has other columns or blocks than model 0.")
+        for a, b in zip(first.blocks, m.blocks, strict=True):
+            if type(a.family) is not type(b.family) or a.family != b.family:
+                raise ValueError(f"columns {list(a.schema.columns)}: model {i} uses "
+                                 f"{b.family!r}, model 0 {a.family!r}.")
+            if a.schema != b.schema:
+                raise ValueError(f"columns {list(a.schema.columns)}: the category levels "
+                                 f"differ between model 0 and model {i}; declare them with "
+                                 f"Categorical(categories=...).")
+    blocks = []
+    for parts in zip(*(m.blocks for m in models), strict=True):
+        stats = parts[0].stats
+        for p in parts[1:]:
+            stats = type(p.family).merge_stats(stats, p.stats)
+        blocks.append(parts[0]._replace(stats=stats))
+    return first.replace(class_count=sum(m.class_count for m in models), blocks=tuple(blocks),
+                         unlabeled=None, nuts=None)
+
+
+def check_conjugate(model: FittedModel, priors, what: str) -> None:
+    """Refuse a closed form where a prior replaces a conjugate one or a hyperparameter is a
+    distribution (a hyperprior)."""
+    if priors:
+        raise ValueError(f"priors={sorted(priors)} replace conjugate priors, so there is no "
+                         f"closed form: {what} is unavailable; use method='mcmc'.")
+    for b in model.blocks:
+        hyper = b.family.hyperpriors()
+        if hyper:
+            raise ValueError(
+                f"columns {list(b.schema.columns)[:5]}: {type(b.family).__name__} has a "
+                f"hyperprior on {', '.join(hyper)} (a distribution, not a value), which has "
+                f"no closed form: {what} is unavailable; use method='mcmc'.")
+
+
+def split_unlabeled(X, y) -> tuple:
+    """``(X_labeled, y_labeled, X_unlabeled or None)``: rows whose label is missing (None,
+    NaN) kept apart, for semi-supervised fitting."""
+    import pandas as pd
+
+    from ._data import as_table
+
+    if y is None:
+        return X, y, None
+    missing = pd.isna(pd.Series(np.asarray(y, dtype=object).reshape(-1))).to_numpy()
+    if not missing.any():
+        return X, y, None
+    if missing.all():
+        raise ValueError("every label is missing: at least one labeled row per class is "
+                         "needed to name the classes.")
+    table = as_table(X)
+    if table.frame is not None:
+        X_l, X_u = table.frame.iloc[~missing], table.frame.iloc[missing]
+    elif table.sparse is not None:
+        raise TypeError("semi-supervised fitting needs dense X.")
+    else:
+        X_l, X_u = table.array[~missing], table.array[missing]
+    y_l = np.asarray(y, dtype=object).reshape(-1)[~missing]
+    if not isinstance(y, pd.Series) and np.asarray(y).dtype != object:
+        y_l = np.asarray(y).reshape(-1)[~missing]
+    return X_l, y_l, X_u

@@ -1,0 +1,196 @@
+"""From a fitted model to class scores: one scorer per (fitted model, method).
+
+A method turns the fitted value into a *scorer* once:
+
+* :class:`TableScorer` for parameter tables: the plug-in estimates of ``ml``, ``map`` and
+  ``mean`` (undefined ones refused here, naming the column and class), stated tables
+  (:func:`bayesnb.from_tables`), or the exact conjugate posteriors of ``bayes`` (each family's
+  posterior predictive);
+* :class:`DrawsScorer` for posterior draws (``mcmc``): p(x, c | data) averaged over them.
+
+Every prediction goes through ``scorer.scores(table, output)``. Whether the input is dense
+(streamed through the compiled kernels) or SciPy-sparse (each family's sparse products) is
+decided inside, by the data and the family.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+from scipy import sparse
+
+from . import _kernels
+from ._blocks import block_source, encode_blocks, levels_of, raw_blocks
+from ._classes import class_log_prior
+from .families import Family
+from .fitted import FittedBlock, FittedModel
+
+#: rows x classes x columns elements held at once by the exact (Student-t, Dirichlet-multinomial,
+#: negative binomial) scorers, which cannot be written as a matmul
+_EXACT_BUDGET = 1 << 24
+
+
+class TableScorer(NamedTuple):
+    """Scores from one table per block: plug-in estimates or exact posteriors (``exact``)."""
+
+    model: FittedModel
+    exact: bool
+    log_prior: object  # (K,) JAX array
+    tables: tuple
+    unseen: str  # what a category level unseen in training means (see Categorical.encode)
+
+    def scores(self, X, output: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(n, K)`` scores (``output`` as in ``_kernels.scores``: "scores", "joint",
+        "proba", "log_proba") and the per-row log normaliser of the class scores."""
+        raws, n = raw_blocks(self.model, X)
+        blocks = self.model.blocks
+        if any(sparse.issparse(raw) for raw in raws):
+            return self._sparse_scores(raws, output)
+        n_classes = len(self.model.classes)
+        if n == 0:
+            return np.zeros((0, n_classes)), np.zeros(0)
+        sources = [block_source(b.family, raw, b.schema, self.unseen)
+                   for b, raw in zip(blocks, raws, strict=True)]
+        width = sum(raw.shape[1] for raw in raws) * n_classes
+        max_rows = max(256, _EXACT_BUDGET // max(width, 1)) if self.exact else None
+        if output == "joint" and all(type(b.family).log_normalizer is Family.log_normalizer
+                                     for b in blocks):
+            output = "scores"  # no class-free constants: the same compiled kernel serves both
+        return _kernels.stream_scores(self.model.families,
+                                      tuple(levels_of(b.schema) for b in blocks), self.exact,
+                                      output, self.log_prior, self.tables, sources, n,
+                                      n_classes, max_rows=max_rows)
+
+    def _sparse_scores(self, raws, output):
+        xs = [b.family.encode(raw, b.schema, unseen=self.unseen)
+              for b, raw in zip(self.model.blocks, raws, strict=True)]
+        scores = np.asarray(self.log_prior, dtype=np.float64)
+        for block, table, x in zip(self.model.blocks, self.tables, xs, strict=True):
+            family = type(block.family)
+            if not sparse.issparse(x):
+                raise TypeError("mixing sparse and dense blocks is not supported.")
+            block_scores = (family.sparse_log_predictive(table, x) if self.exact
+                            else family.sparse_log_likelihood(table, x))
+            block_scores += scores  # in place: the (n, K) products are fresh arrays
+            scores = block_scores
+        if output == "joint":
+            scores = scores + log_normalizer(self.model.blocks, xs)
+        return normalised(scores, output)
+
+
+class DrawsScorer(NamedTuple):
+    """Scores averaged over posterior draws: log E_theta[p(x, c | theta)]."""
+
+    model: FittedModel
+    class_prior: np.ndarray | None  # fixed class probabilities, else drawn ("class_probs")
+    draws: dict
+
+    def scores(self, X, output: str) -> tuple[np.ndarray, np.ndarray]:
+        from .inference import predict_from_draws
+
+        xs, _ = encode_blocks(self.model, X, unseen="smooth")
+        if any(sparse.issparse(x) for x in xs):
+            raise TypeError("method='mcmc' predicts from dense input; densify X or use "
+                            "method='bayes' (the exact predictive) with sparse input.")
+        joint = predict_from_draws(self.model.blocks, self.class_prior, self.draws,
+                                   xs)["log_joint"]
+        if output == "joint":
+            joint = joint + log_normalizer(self.model.blocks, xs)
+        return normalised(joint, output)
+
+
+def table_scorer(model: FittedModel, method: str, class_alpha, class_prior) -> TableScorer:
+    """The scorer of a closed-form method (``ml``, ``map``, ``mean``, ``bayes``), or of the
+    stated tables of a model built from them (whatever ``method`` is)."""
+    if model.stated is not None:
+        log_prior, tables = model.stated
+        return TableScorer(model, False, jnp.asarray(log_prior), tuple(tables), "stated tables")
+    log_prior = class_log_prior(model.class_count, class_alpha, class_prior, method)
+    tables = []
+    for block in model.blocks:
+        family = type(block.family)
+        if method == "bayes":
+            tables.append(_kernels.posterior(family, block.prior, block.stats))
+            continue
+        block.family.check_prior(block.prior, block.schema, method)
+        params = _kernels.estimate(family, block.prior, block.stats, method)
+        check_defined(params, block, model.classes, method)
+        tables.append(params)
+    return TableScorer(model, method == "bayes", jnp.asarray(log_prior), tuple(tables),
+                       "method='ml'" if method == "ml" else "smooth")
+
+
+def check_defined(params, block: FittedBlock, classes, method: str) -> None:
+    """Raise a ValueError naming the column and class where a plug-in estimate is undefined:
+    0/0 under ML (no observed value), a zero variance, or a non-positive precision."""
+    columns = block.schema.columns
+    segment = getattr(block.prior, "segment", None)
+    for name, leaf in zip(type(params)._fields, params, strict=True):
+        leaf = np.asarray(leaf)
+        if leaf.ndim != 2 or leaf.shape[0] != len(classes):
+            continue
+        undefined = np.isnan(leaf)
+        degenerate = (leaf == np.inf) | ((leaf <= 0) if name == "precision" else False)
+        bad = undefined | degenerate
+        if not bad.any():
+            continue
+        k, j = map(int, np.argwhere(bad)[0])
+        col = columns[int(segment[j])] if segment is not None else columns[j]
+        if undefined[k, j]:
+            reason = "no observed value in this class, so the estimate is 0/0"
+        elif name == "precision" and method == "ml":
+            reason = "zero variance (every value of the class equal, or a single value)"
+        else:
+            reason = "no defined estimate (the posterior mode is at the boundary)"
+        label = classes[k].item() if isinstance(classes[k], np.generic) else classes[k]
+        raise ValueError(
+            f"column {col!r}, class {label!r}: {reason} under method={method!r} "
+            f"({block.family.name} {name}). The data give no information there; use "
+            f"method='mean' or 'bayes' (the prior fills the gap).")
+
+
+def check_rows_defined(norm: np.ndarray, method: str) -> None:
+    """Refuse rows where every class has probability zero (p(class | x) is 0/0)."""
+    impossible = ~np.isfinite(norm)
+    if np.any(impossible):
+        i = int(np.argmax(impossible))
+        raise ValueError(
+            f"row {i}: every class has probability zero under method={method!r} "
+            f"({int(impossible.sum())} such rows), so p(class | x) is undefined; a value "
+            f"never seen in training meets an unsmoothed estimate. Use method='mean', "
+            f"'map' or 'bayes'.")
+
+
+def log_normalizer(blocks, xs) -> np.ndarray:
+    """``(n, 1)``: the class-free constants the class scores leave out."""
+    total = sum(type(b.family).sparse_log_normalizer(x) if sparse.issparse(x) else
+                np.asarray(type(b.family).log_normalizer(jnp.asarray(x)), dtype=np.float64)
+                for b, x in zip(blocks, xs, strict=True))
+    return np.reshape(total, (-1, 1))
+
+
+def normalised(scores: np.ndarray, output: str) -> tuple[np.ndarray, np.ndarray]:
+    """Host-side counterpart of ``_kernels.scores`` (sparse and draw-averaged paths)."""
+    norm = logsumexp_rows(scores)[:, 0]
+    if output in ("scores", "joint"):
+        return scores, norm
+    top = np.max(scores, axis=1, keepdims=True) if scores.size else scores[:, :1]
+    shifted = scores - np.where(np.isfinite(top), top, 0.0)
+    return _kernels.finish(np.exp(shifted) if output == "proba" else shifted, output), norm
+
+
+def logsumexp_rows(scores) -> np.ndarray:
+    """``log sum_k exp(scores[:, k])`` as an ``(n, 1)`` column, shifted by the row maximum.
+
+    Equal to ``scipy.special.logsumexp(scores, axis=1, keepdims=True)`` (a row of -inf gives
+    -inf, a NaN gives NaN) at a fraction of its cost on tall, narrow score matrices.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.size == 0:
+        return np.full((scores.shape[0], 1), -np.inf)
+    top = scores.max(axis=1, keepdims=True)
+    shift = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.log(np.exp(scores - shift).sum(axis=1, keepdims=True)) + shift
