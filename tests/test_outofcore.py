@@ -23,7 +23,7 @@ def assert_same_fit(chunked, batch, rtol=0.0):
     np.testing.assert_array_equal(chunked.classes_, batch.classes_)
     assert chunked.classes_.dtype == batch.classes_.dtype
     np.testing.assert_array_equal(chunked.class_count_, batch.class_count_)
-    assert tuple(chunked._columns) == tuple(batch._columns)
+    assert tuple(chunked.fitted_.columns) == tuple(batch.fitted_.columns)
     assert len(chunked.blocks_) == len(batch.blocks_)
     for a, b in zip(chunked.blocks_, batch.blocks_, strict=True):
         assert type(a.family) is type(b.family)

@@ -1,0 +1,170 @@
+"""What a fitted ``NaiveBayes`` reports beyond its predictions: the evidence, posterior draws
+(exact or NUTS) and the predictive uncertainty they give, simulation from the NumPyro program,
+ArviZ export, and the fitted tables in the style of R's ``naiveBayes``.
+
+:class:`BayesianReports` is a mixin of :class:`bayesnb.NaiveBayes`; it reads the fitted value
+(``fitted_``) and the method's scorer, and writes nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._blocks import encode_blocks
+from ._classes import class_log_evidence
+from .fitted import check_conjugate
+from .scoring import TableScorer
+
+
+class BayesianReports:
+    """Evidence, draws, uncertainty, simulation, ArviZ and tables of a fitted model."""
+
+    def log_evidence(self, per_block: bool = False):
+        """Log marginal likelihood log p(y, X) of the training data under the priors.
+
+        With ``per_block=True``, a pandas Series with the class term and each block's term
+        log p(X_block | y), which add up to the total.
+        """
+        model = self._fitted()
+        if model.stated is not None:
+            raise ValueError("this model was built from stated tables; it has no data and so "
+                             "no evidence.")
+        check_conjugate(model, self.priors, "the closed-form evidence")
+        parts = {"class": class_log_evidence(model.class_count, self.class_alpha,
+                                             self._class_prior_array())}
+        for b in model.blocks:
+            name = f"{b.family.name}{list(b.schema.columns)}"
+            parts[name] = float(type(b.family).log_evidence(b.prior, b.stats))
+        if per_block:
+            return pd.Series(parts, name="log_evidence")
+        return float(sum(parts.values()))
+
+    def sample_posterior(self, num_draws=1000, seed=0, num_chains=1, *, prior=False) -> dict:
+        """I.i.d. draws from the exact conjugate posterior (or the prior), in the same format as
+        the NUTS draws ``draws_``: ``{site: array (chains, draws, ...)}``."""
+        from .inference import exact_draws
+
+        model = self._fitted()
+        check_conjugate(model, self.priors, "exact posterior draws")
+        return exact_draws(model, *self._class_setup(), num_draws, seed, num_chains,
+                           prior=prior)
+
+    def _posterior_draws(self, num_draws=1000, seed=0) -> dict:
+        """The NUTS draws under ``method="mcmc"``, else ``num_draws`` exact conjugate draws."""
+        if self.method == "mcmc":
+            return self._scorer().draws
+        return self.sample_posterior(num_draws, seed)
+
+    def predict_uncertainty(self, X, *, interval=0.9, draws=None, num_draws=1000, seed=0):
+        """Posterior predictive classification with its uncertainty, from draws.
+
+        Uses ``draws`` if given, else the NUTS draws under ``method="mcmc"``, else
+        ``num_draws`` exact conjugate draws. Returns a dict of arrays: ``proba`` (n, K) the
+        predictive p(c | x, data); ``lower``/``upper`` (n, K) the central ``interval`` of
+        p(c | x, theta) over the posterior; ``entropy`` (n,) of the predictive; and
+        ``mutual_info`` (n,) between the label and the parameters (epistemic uncertainty).
+        One jit-compiled function vmapped over draws, batched over rows.
+        """
+        from .inference import predict_from_draws
+
+        draws = self._posterior_draws(num_draws, seed) if draws is None else draws
+        xs, _ = encode_blocks(self.fitted_, X, self._unseen_rule())
+        result = predict_from_draws(self.blocks_, self._class_setup()[1], draws, xs,
+                                    interval=interval)
+        result.pop("log_joint")
+        return result
+
+    def simulate(self, n_rows: int, *, posterior: bool = True, num_draws: int = 1, seed: int = 0,
+                 total_count: int | None = None) -> pd.DataFrame:
+        """Synthetic (X, y) from the posterior (or, with ``posterior=False``, the prior)
+        predictive of the NumPyro model: a DataFrame with this model's columns, category
+        values and labels (column ``"y"``), and a ``"draw"`` column; see
+        :func:`bayesnb.model.simulate`."""
+        from .model import simulate
+
+        self._fitted()
+        return simulate(self, n_rows, posterior=posterior, num_draws=num_draws, seed=seed,
+                        total_count=total_count)
+
+    def mcmc_summary(self):
+        """ArviZ summary of the NUTS draws: mean, sd, HDI, MCSE, ESS (bulk, tail), r-hat."""
+        from .inference import diagnostics
+
+        nuts = self._nuts()
+        return diagnostics(self.fitted_, nuts.draws, nuts.sample_stats)
+
+    def to_arviz(self, draws=None, *, prior_draws: int | None = 500, seed=0, backend=None,
+                 predictive_rows: int | None = None):
+        """Export draws to ArviZ (``InferenceData`` with arviz 0.x, ``DataTree`` with 1.x).
+
+        ``draws`` defaults to the NUTS draws (``method="mcmc"``) or else 1000 exact conjugate
+        draws; groups: posterior, sample_stats (NUTS), prior (``prior_draws`` i.i.d. draws from
+        the prior), observed_data; dims and coords name classes, columns and levels.
+        ``backend=arviz_base`` builds an arviz 1.x DataTree on any Python.
+        ``predictive_rows=n`` adds prior_predictive and posterior_predictive groups: ``n``
+        synthetic rows per draw from the model (encoded: label and category codes; dims
+        ``row`` and the block's columns), from up to 200 draws."""
+        from .inference import to_inference_data
+        from .model import simulate_sites
+
+        model = self._fitted()
+        sample_stats = None
+        if draws is None:
+            draws = self._posterior_draws(1000, seed)
+            sample_stats = self.fitted_.nuts.sample_stats if self.method == "mcmc" else None
+        conjugate = not self.priors and not any(b.family.hyperpriors() for b in model.blocks)
+        prior = (self.sample_posterior(prior_draws, seed + 1, prior=True)
+                 if prior_draws and conjugate else None)
+        predictive = None
+        if predictive_rows:
+            n = min(200, next(iter(draws.values())).shape[1])
+            predictive = {group: simulate_sites(self, predictive_rows, posterior=posterior,
+                                                num_draws=n, seed=seed)
+                          for group, posterior in (("posterior_predictive", True),
+                                                   ("prior_predictive", False))}
+        return to_inference_data(self.fitted_, draws, sample_stats, prior, backend=backend,
+                                 predictive=predictive)
+
+    @property
+    def posterior_(self) -> list:
+        """Conjugate posterior hyperparameters per block (whatever ``method`` is)."""
+        model = self._fitted()
+        check_conjugate(model, self.priors, "the conjugate posterior")
+        return [type(b.family).posterior(b.prior, b.stats) for b in model.blocks]
+
+    @property
+    def class_prior_(self) -> pd.Series:
+        """p(c) used by the current method, indexed by class."""
+        scorer = self._scorer()
+        if not isinstance(scorer, TableScorer):
+            raise AttributeError("class_prior_ is defined for the closed-form methods.")
+        return pd.Series(np.exp(np.asarray(scorer.log_prior, dtype=np.float64)),
+                         index=self.classes_, name="prior")
+
+    def conditional_tables(self) -> dict:
+        """Per column, the fitted conditional distribution as a tidy DataFrame (rows: classes),
+        like R's ``naiveBayes`` print-out: level probabilities for Categorical and Bernoulli,
+        mean and sd for Gaussian, rate for Poisson, word probabilities for a Multinomial block
+        (keyed by the tuple of its columns). Under ``method="bayes"`` the posterior means are
+        shown (for Bernoulli and Categorical they are the exact predictive)."""
+        scorer = self._scorer()
+        out = {}
+        for b, table in zip(self.blocks_, scorer.tables, strict=True):
+            params = type(b.family).estimate(b.prior, b.stats, "mean") if scorer.exact else table
+            tables = type(b.family).describe(params, b.schema, self.classes_)
+            out.update({k: v.astype(np.float64) for k, v in tables.items()})
+        return out
+
+    def summary(self) -> str:
+        """A text print-out in the style of R's e1071 ``naiveBayes``."""
+        lines = [f"Naive Bayes classifier (method={self.method!r})", "", "A-priori probabilities:",
+                 self.class_prior_.to_frame().T.to_string(index=False), "",
+                 "Conditional probabilities:"]
+        for col, frame in self.conditional_tables().items():
+            lines += [f"  {col}", frame.to_string(), ""]
+        try:
+            lines.append(f"log evidence: {self.log_evidence():.6f}")
+        except ValueError as err:
+            lines.append(f"log evidence: undefined ({err})")
+        return "\n".join(lines)
