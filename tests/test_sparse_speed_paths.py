@@ -12,9 +12,9 @@ from scipy.special import gammaln, logsumexp
 from sklearn.naive_bayes import BernoulliNB, MultinomialNB
 
 import bayesnb as bnb
-from bayesnb.scoring import logsumexp_rows as _logsumexp_rows
 from bayesnb.families import _sparse
 from bayesnb.families._base import Schema
+from bayesnb.scoring import logsumexp_rows as _logsumexp_rows
 
 
 def text_like(seed=0, n=1500, v=3000, k=4, per_row=80):
