@@ -26,6 +26,7 @@ from ._data import (
     labels_to_codes,
     resolve_features,
 )
+from ._sklearn_views import SklearnViewsMixin
 from .families import Family, Schema
 
 METHODS = ("ml", "map", "mean", "bayes", "mcmc")
@@ -45,7 +46,7 @@ class FittedBlock(NamedTuple):
     stats: Any  # per-class sufficient statistics (None for a model built from tables)
 
 
-class NaiveBayes(ClassifierMixin, BaseEstimator):
+class NaiveBayes(SklearnViewsMixin, ClassifierMixin, BaseEstimator):
     """Naive Bayes with conjugate priors: ML, MAP, posterior-mean and exact Bayes classification.
 
     Parameters
