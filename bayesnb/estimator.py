@@ -57,6 +57,12 @@ class NaiveBayes(SklearnViewsMixin, ClassifierMixin, BaseEstimator):
         multivariate block) for mixed data, unmapped columns being inferred; or ``None`` to infer
         every column from its dtype: booleans -> Bernoulli, strings/objects/categories ->
         Categorical, numbers -> Gaussian.
+    infer_counts : bool, default=False
+        Infer a numeric column whose observed values are all non-negative integers (integer
+        dtype, or floats that are whole numbers) as ``Poisson`` instead of ``Gaussian``: R
+        naivebayes' ``usepoisson=TRUE``. Applies to inferred columns only (never to declared
+        ones). ``partial_fit`` and ``fit_chunks`` decide from the first chunk; a later chunk
+        with a value that is not a count in such a column is an error, not a different model.
     method : {"mean", "map", "ml", "bayes"}, default="mean"
         ``"ml"``: maximum likelihood plug-in. ``"map"``: posterior mode plug-in (an error where
         the prior has no mode, e.g. a concentration below 1). ``"mean"``: posterior-mean plug-in,
@@ -107,9 +113,10 @@ class NaiveBayes(SklearnViewsMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, features=None, *, method="mean", class_alpha=1.0, class_prior=None,
-                 priors=None, num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
-                 chain_method="sequential", progress_bar=True):
+                 priors=None, infer_counts=False, num_warmup=1000, num_samples=1000,
+                 num_chains=1, seed=0, chain_method="sequential", progress_bar=True):
         self.features = features
+        self.infer_counts = infer_counts
         self.priors = priors
         self.method = method
         self.class_alpha = class_alpha
@@ -201,7 +208,8 @@ class NaiveBayes(SklearnViewsMixin, ClassifierMixin, BaseEstimator):
         counts = np.bincount(codes, weights=weight, minlength=n_classes)
         if first:
             specs = [(spec.family, spec.columns, spec.positions, None)
-                     for spec in resolve_features(self.features, table)]
+                     for spec in resolve_features(self.features, table,
+                                                      self.infer_counts)]
         else:
             specs = [(b.family, b.schema.columns, b.positions, b.schema) for b in self.blocks_]
         families, raws, schemas = [], [], []
