@@ -203,6 +203,9 @@ def test_dataframes_categorical_levels_and_weights(x64):
     assert clf.blocks_[0].schema.levels == (("blue", "green", "red"),)
     assert float(clf.class_count_.sum()) == pytest.approx(20 + 70, rel=1e-10)
     assert clf.predict(frame).shape == (n,)
+    with pytest.raises(ValueError, match="unlabelled row 0 has probability zero in every "
+                                         "class under method='ml'"):
+        fit_em(bnb.NaiveBayes(method="ml"), XL, yL, XU)  # "green": ML gives it 0 everywhere
 
 
 def test_refusals_and_zero_weight(x64, mixture):
