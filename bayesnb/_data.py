@@ -222,7 +222,10 @@ def count_columns(table: Table, positions=None) -> np.ndarray:
             dtype = table.frame.dtypes.iloc[p]
             if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
                 continue
-            values = table.frame.iloc[:, p].to_numpy(dtype=np.float64, na_value=np.nan)
+            try:
+                values = table.frame.iloc[:, p].to_numpy(dtype=np.float64, na_value=np.nan)
+            except (TypeError, ValueError):  # numeric to pandas but not numbers (timedelta)
+                continue
         else:
             if table.array.dtype.kind not in "iuf":
                 continue
