@@ -9,7 +9,10 @@ Family inference (``features=None``, and columns a mapping leaves out) follows R
 * object, string and pandas ``category`` columns -> :class:`~bayesnb.Categorical`;
 * numeric columns (integer or float) -> :class:`~bayesnb.Gaussian`.
 
-Counts are never guessed: declare :class:`~bayesnb.Poisson` or :class:`~bayesnb.Multinomial`.
+Counts are not guessed by default: declare :class:`~bayesnb.Poisson` or
+:class:`~bayesnb.Multinomial`. With ``infer_counts=True`` (R naivebayes' ``usepoisson=TRUE``) a
+numeric column whose observed values are all non-negative integers (:func:`count_columns`) is
+inferred as :class:`~bayesnb.Poisson` instead of Gaussian.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from .families import Bernoulli, Categorical, Family, Gaussian
+from .families import Bernoulli, Categorical, Family, Gaussian, Poisson
 
 
 class Table(NamedTuple):
@@ -164,37 +167,95 @@ class BlockSpec(NamedTuple):
     positions: tuple  # column positions in X
 
 
-def infer_family(table: Table, position: int) -> Family:
-    """The default family of one column (module docstring)."""
+def infer_family(table: Table, position: int, infer_counts=False) -> Family:
+    """The default family of one column (module docstring).
+
+    ``infer_counts``: ``True`` to infer a column of non-negative integers as Poisson (the rule
+    of :func:`count_columns`), or that function's mask for the whole table, already computed."""
+    counts = infer_counts if isinstance(infer_counts, np.ndarray) else (
+        count_columns(table, (position,)) if infer_counts else None)
+
+    def numeric() -> Family:
+        return Poisson() if counts is not None and counts[position] else Gaussian()
+
     if table.frame is not None:
         dtype = table.frame.dtypes.iloc[position]
         if pd.api.types.is_bool_dtype(dtype):
             return Bernoulli()
         if pd.api.types.is_numeric_dtype(dtype):
-            return Gaussian()
+            return numeric()
         return Categorical()
     if table.sparse is not None:
-        return Gaussian()  # refused for sparse input by resolve_features
+        # Gaussian is refused for sparse input by resolve_features; counts are not
+        return numeric()
     kind = table.array.dtype.kind
     if kind == "b":
         return Bernoulli()
     if kind in "iuf":
-        return Gaussian()
+        return numeric()
     return Categorical()
 
 
-def resolve_features(features: Any, table: Table) -> list[BlockSpec]:
+def count_columns(table: Table, positions=None) -> np.ndarray:
+    """Which columns hold counts under ``infer_counts=True``: a numeric (not boolean) column
+    whose observed values are all non-negative integers. Integer and float dtypes alike (a
+    CSV column of whole numbers with a gap is read as floats); NaN is missing and ignored, so
+    a column with no observed value passes. The rule is a "for all": a column that fails it on
+    part of the data fails it on the whole (the chunked fits rely on this).
+
+    Returns a boolean mask over all columns; only ``positions`` (default: all) are examined,
+    the others are False."""
+    n_cols = len(table.columns)
+    mask = np.zeros(n_cols, dtype=bool)
+    wanted = range(n_cols) if positions is None else positions
+    if table.sparse is not None:  # one pass over the stored values (zeros are counts)
+        data, cols = table.sparse.data, table.sparse.indices
+        with np.errstate(invalid="ignore"):
+            bad = ~(data >= 0) | (data != np.floor(data)) if data.dtype.kind == "f" else data < 0
+        broken = np.zeros(n_cols, dtype=bool)
+        broken[cols[bad]] = True
+        for p in wanted:
+            mask[p] = not broken[p]
+        return mask
+    for p in wanted:
+        if table.frame is not None:
+            dtype = table.frame.dtypes.iloc[p]
+            if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+                continue
+            try:
+                values = table.frame.iloc[:, p].to_numpy(dtype=np.float64, na_value=np.nan)
+            except (TypeError, ValueError):  # numeric to pandas but not numbers (timedelta)
+                continue
+        else:
+            if table.array.dtype.kind not in "iuf":
+                continue
+            values = table.array[:, p]
+        mask[p] = _all_counts(np.asarray(values))
+    return mask
+
+
+def _all_counts(values: np.ndarray) -> bool:
+    """Every observed value a finite non-negative integer (NaN: missing)."""
+    if values.dtype.kind in "iu":
+        return values.size == 0 or int(values.min()) >= 0
+    observed = values[~np.isnan(values)]
+    return bool(np.all(np.isfinite(observed)) and np.all(observed >= 0)
+                and np.all(observed == np.floor(observed)))
+
+
+def resolve_features(features: Any, table: Table, infer_counts: bool = False) -> list[BlockSpec]:
     """Turn ``features`` (None, one family, or a mapping) into blocks of columns.
 
     One family instance is one block: a Multinomial mapped to several columns (or given for all)
-    models them as one count vector. Inferred columns of the same kind share a block.
+    models them as one count vector. Inferred columns of the same kind share a block; with
+    ``infer_counts`` a column of non-negative integers is inferred Poisson (:func:`count_columns`).
     """
     columns = table.columns
     position = {c: i for i, c in enumerate(columns)}
     if isinstance(features, Family):
         specs = [BlockSpec(features, columns, tuple(range(len(columns))))]
     else:
-        specs = _resolve_mapping(features, table, columns, position)
+        specs = _resolve_mapping(features, table, columns, position, infer_counts)
     if table.sparse is not None:
         unfit = [s for s in specs if not s.family.supports_sparse]
         if unfit:
@@ -205,7 +266,8 @@ def resolve_features(features: Any, table: Table) -> list[BlockSpec]:
     return specs
 
 
-def _resolve_mapping(features, table: Table, columns: tuple, position: dict) -> list[BlockSpec]:
+def _resolve_mapping(features, table: Table, columns: tuple, position: dict,
+                     infer_counts: bool = False) -> list[BlockSpec]:
     if features is not None and not isinstance(features, Mapping):
         raise TypeError("features must be None, a family such as bnb.Gaussian(), or a mapping "
                         f"{{column: family}}; got {type(features).__name__}.")
@@ -236,10 +298,10 @@ def _resolve_mapping(features, table: Table, columns: tuple, position: dict) -> 
     for i, fam in chosen.items():  # mapping order
         families[id(fam)] = fam
         groups.setdefault(id(fam), []).append(i)
-    for i in range(len(columns)):  # the rest, in column order
-        if i in chosen:
-            continue
-        guess = infer_family(table, i)
+    rest = [i for i in range(len(columns)) if i not in chosen]
+    counts = count_columns(table, rest) if infer_counts else False  # one pass for sparse X
+    for i in rest:  # the rest, in column order
+        guess = infer_family(table, i, counts)
         fam = inferred.setdefault(type(guess), guess)
         families[id(fam)] = fam
         groups.setdefault(id(fam), []).append(i)

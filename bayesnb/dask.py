@@ -68,6 +68,10 @@ def fit(model, X, y, sample_weight=None, *, split_every: int = 8):
 
     if int(split_every) < 2:
         raise ValueError(f"split_every must be at least 2, got {split_every!r}.")
+    if getattr(model, "infer_counts", False):  # -- count inference: decided from values
+        raise ValueError("infer_counts=True decides from the values, which a Dask fit cannot "
+                         "see before its families are fixed; declare the count columns, e.g. "
+                         "features={'visits': bnb.Poisson()}, or fit chunks with fit_chunks.")
     xs, meta = _x_partitions(X)
     ys = _aligned(y, X, xs, "y")
     ws = [None] * len(xs) if sample_weight is None else _aligned(sample_weight, X, xs,

@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._blocks import encode_blocks
 from ._data import as_table
+from ._sklearn_views import SklearnViewsMixin
 from .dask import is_dask
 from .fitted import FittedModel, NutsRun, add_chunk, check_conjugate, merge_models, split_unlabeled
 from .model import class_setup
@@ -28,7 +29,7 @@ from .scoring import DrawsScorer, TableScorer, check_rows_defined, table_scorer
 METHODS = ("ml", "map", "mean", "bayes", "mcmc")
 
 
-class NaiveBayes(BayesianReports, ClassifierMixin, BaseEstimator):
+class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstimator):
     """Naive Bayes with conjugate priors: ML, MAP, posterior-mean and exact Bayes classification.
 
     Parameters
@@ -39,6 +40,12 @@ class NaiveBayes(BayesianReports, ClassifierMixin, BaseEstimator):
         multivariate block) for mixed data, unmapped columns being inferred; or ``None`` to infer
         every column from its dtype: booleans -> Bernoulli, strings/objects/categories ->
         Categorical, numbers -> Gaussian.
+    infer_counts : bool, default=False
+        Infer a numeric column whose observed values are all non-negative integers (integer
+        dtype, or floats that are whole numbers) as ``Poisson`` instead of ``Gaussian``: R
+        naivebayes' ``usepoisson=TRUE``. Applies to inferred columns only (never to declared
+        ones). ``partial_fit`` and ``fit_chunks`` decide from the first chunk; a later chunk
+        with a value that is not a count in such a column is an error, not a different model.
     method : {"mean", "map", "ml", "bayes"}, default="mean"
         ``"ml"``: maximum likelihood plug-in. ``"map"``: posterior mode plug-in (an error where
         the prior has no mode, e.g. a concentration below 1). ``"mean"``: posterior-mean plug-in,
@@ -97,9 +104,10 @@ class NaiveBayes(BayesianReports, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, features=None, *, method="mean", class_alpha=1.0, class_prior=None,
-                 priors=None, num_warmup=1000, num_samples=1000, num_chains=1, seed=0,
-                 chain_method="sequential", progress_bar=True):
+                 priors=None, infer_counts=False, num_warmup=1000, num_samples=1000,
+                 num_chains=1, seed=0, chain_method="sequential", progress_bar=True):
         self.features = features
+        self.infer_counts = infer_counts
         self.priors = priors
         self.method = method
         self.class_alpha = class_alpha
@@ -128,7 +136,8 @@ class NaiveBayes(BayesianReports, ClassifierMixin, BaseEstimator):
         X, y, X_unlabeled = split_unlabeled(X, y) if self.method == "mcmc" else (X, y, None)
         if X_unlabeled is not None and sample_weight is not None:
             raise ValueError("sample_weight with unlabeled rows is not supported.")
-        model = add_chunk(None, self.features, as_table(X), y, sample_weight)
+        model = add_chunk(None, self.features, as_table(X), y, sample_weight,
+                          infer_counts=self.infer_counts)
         if X_unlabeled is not None:
             model = model.replace(unlabeled=tuple(encode_blocks(model, X_unlabeled, "smooth")[0]))
         return self._install(model)
@@ -143,7 +152,7 @@ class NaiveBayes(BayesianReports, ClassifierMixin, BaseEstimator):
         likewise runs at the first prediction after an update."""
         self._check_method()
         model = add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,
-                          sample_weight, classes)
+                          sample_weight, classes, infer_counts=self.infer_counts)
         return self._install(model, prepare=False)
 
     def _install(self, model: FittedModel, prepare: bool = True):

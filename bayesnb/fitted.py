@@ -115,11 +115,12 @@ def check_weight(sample_weight, n_rows: int) -> np.ndarray:
 
 # ---------------------------------------------------------------------- building the value
 def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weight=None,
-              classes=None) -> FittedModel:
+              classes=None, *, infer_counts: bool = False) -> FittedModel:
     """``model`` updated with one chunk of rows, or (``model=None``) a new fit of it.
 
     A new fit learns the classes (or takes ``classes``), the block structure
-    (``features``, inferred from dtypes where not given) and the category levels; an update
+    (``features``, inferred from dtypes where not given, counts as Poisson under
+    ``infer_counts``) and the category levels; an update
     matches columns by name (DataFrames) or position and merges the chunk's statistics with
     the model's by each family's exact ``merge_stats``, so any chunking gives the batch fit.
     """
@@ -135,7 +136,7 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
             classes, codes = declared, None
         else:
             classes, codes = encode_labels(y, table.n_rows)
-        specs = resolve_features(features, table)
+        specs = resolve_features(features, table, infer_counts)
         raws, blocks = [], []
         for spec in specs:
             if table.sparse is not None and not spec.family.supports_sparse:

@@ -27,8 +27,9 @@ from ._classes import _concentration, _fixed
 
 
 def block_sites(blocks) -> list[str]:
-    """The site prefix of every fitted block (``NaiveBayes.blocks_``)."""
-    names = [b.family.name for b in blocks]
+    """The site prefix of every fitted block (``NaiveBayes.blocks_``, or a fitted
+    ``NaiveBayes`` itself)."""
+    names = [b.family.name for b in getattr(blocks, "blocks_", blocks)]
     count, seen = Counter(names), Counter()
     out = []
     for name in names:

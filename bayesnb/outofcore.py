@@ -68,10 +68,11 @@ class Summary(NamedTuple):
 
 
 # ---------------------------------------------------------------------- schema
-def layout(features, X) -> Layout:
-    """The block structure ``NaiveBayes(features=features)`` gives to data shaped like ``X``."""
+def layout(features, X, infer_counts: bool = False) -> Layout:
+    """The block structure ``NaiveBayes(features=features, infer_counts=infer_counts)`` gives
+    to data shaped like ``X``."""
     table = as_table(X)
-    specs = resolve_features(features, table)
+    specs = resolve_features(features, table, infer_counts)
     level_blocks = tuple((s.columns, s.positions) for s in specs if _learns_levels(s.family))
     dtypes = ({c: str(t) for c, t in table.frame.dtypes.items()} if table.frame is not None
               else {})
@@ -83,14 +84,34 @@ def _learns_levels(family: Family) -> bool:
     return overrides and getattr(family, "categories", None) is None
 
 
-def check_layout(expected: Layout, features, X, where: str) -> None:
+def check_layout(expected: Layout, features, X, where: str, infer_counts: bool = False) -> None:
     """Refuse a chunk whose dtypes would make a column another family than in the first chunk
-    (e.g. a CSV column read as numbers in one chunk and as strings in another)."""
-    got = layout(features, X)
+    (e.g. a CSV column read as numbers in one chunk and as strings in another).
+
+    Under ``infer_counts`` the first chunk decides which columns are counts: a later chunk may
+    look like counts in a column the first chunk made Gaussian (the data as a whole fail the
+    rule, as the first chunk does), but a value that is not a count in a column made Poisson
+    is an error (a batch fit would have made it Gaussian)."""
+    got = layout(features, X, infer_counts)
     if got.families == expected.families:
         return
     first = {c: fam for fam, cols in expected.families for c in cols}
     now = {c: fam for fam, cols in got.families for c in cols}
+    if infer_counts:  # -- count inference (infer_counts=True): the first chunk decides
+        from .families import Gaussian, Poisson
+
+        broken = next((c for c in first if first[c] is Poisson and now.get(c) is Gaussian),
+                      None)
+        if broken is not None:
+            raise ValueError(
+                f"{where}: column {broken!r} holds a value that is not a non-negative integer, "
+                f"but infer_counts=True made it Poisson from the first chunk, whose values are "
+                f"all counts; declare its family (features={{{broken!r}: bnb.Gaussian()}}) or "
+                f"put such a value in the first chunk.")
+        now = {c: first[c] if first.get(c) is Gaussian and fam is Poisson else fam
+               for c, fam in now.items()}
+        if now == first:
+            return
     col = next((c for c in first if now.get(c) is not first[c]), None)
     if col is None:
         raise ValueError(f"{where}: its columns form other blocks than the first chunk's.")
@@ -138,7 +159,8 @@ def _head(X):
     return X[:1].copy()
 
 
-def start(features, lay: Layout, summary: Summary, classes=None) -> fitted.FittedModel:
+def start(features, lay: Layout, summary: Summary, classes=None,
+          infer_counts: bool = False) -> fitted.FittedModel:
     """A fitted value with the global classes and levels and zero statistics: the template
     every chunk's statistics are computed under.
 
@@ -152,28 +174,51 @@ def start(features, lay: Layout, summary: Summary, classes=None) -> fitted.Fitte
         labels_to_codes(summary.labels, declared)  # a label outside classes= is named here
     sizes = [len(v) for block in summary.levels for v in block]
     n = max([len(labels), 1, *sizes])
-    X = _synthetic(summary.head, lay, summary.levels, n)
+    X = _synthetic(summary.head, lay, summary.levels, n, infer_counts)
     y = labels[np.arange(n) % len(labels)]
-    model = fitted.add_chunk(None, features, as_table(X), y, classes=labels)
+    model = fitted.add_chunk(None, features, as_table(X), y, classes=labels,
+                             infer_counts=infer_counts)
     return fitted.zero_statistics(model)
 
 
-def _synthetic(head, lay: Layout, levels: tuple, n: int):
+def _synthetic(head, lay: Layout, levels: tuple, n: int, infer_counts: bool = False):
     """``n`` copies of the first row with every level column cycling through its levels."""
     from scipy import sparse
 
-    if sparse.issparse(head):
+    if sparse.issparse(head):  # sparse input has no Gaussian columns: nothing to do
         return sparse.vstack([head] * n, format="csr")
     if isinstance(head, pd.DataFrame):
         X = head.iloc[np.zeros(n, dtype=np.intp)].reset_index(drop=True)
         for (_, positions), block in zip(lay.level_blocks, levels, strict=True):
             for p, values in zip(positions, block, strict=True):
                 X.isetitem(p, pd.Series(_cycle(values, n, None), dtype=object))
-        return X
+        return _not_counts(X, lay) if infer_counts else X
     X = np.repeat(np.asarray(head), n, axis=0)
     for (_, positions), block in zip(lay.level_blocks, levels, strict=True):
         for p, values in zip(positions, block, strict=True):
             X[:, p] = _cycle(values, n, None if X.dtype == object else np.nan)
+    return _not_counts(X, lay) if infer_counts else X
+
+
+def _not_counts(X, lay: Layout):
+    """Under ``infer_counts``, the synthetic rows repeat the first row, which may look like
+    counts in a column the first chunk made Gaussian: one value of such a column is set to -1
+    (not a count; the template's statistics are zeroed anyway), so the template infers the
+    first chunk's families."""
+    from .families import Gaussian
+
+    position = {c: i for i, c in enumerate(as_table(X).columns)}
+    gaussian = [position[c] for fam, cols in lay.families if fam is Gaussian for c in cols]
+    if not gaussian:
+        return X
+    if isinstance(X, pd.DataFrame):
+        for p in gaussian:
+            if pd.api.types.is_numeric_dtype(X.dtypes.iloc[p]):
+                X.iloc[0, p] = -1
+        return X
+    if X.dtype.kind in "iuf":
+        X = X.astype(np.result_type(X.dtype, np.int8))  # unsigned cannot hold -1
+        X[0, gaussian] = -1
     return X
 
 
@@ -233,18 +278,20 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
         skipped += 1
     if first is None:
         raise ValueError("chunks is empty: there is nothing to fit.")
-    lay = layout(model.features, first.X)
+    counts = getattr(model, "infer_counts", False)  # the first chunk decides (check_layout)
+    lay = layout(model.features, first.X, counts)
     if as_table(first.X).n_rows == 0:
         raise ValueError("every chunk is empty: there is nothing to fit.")
     two_pass = fresh is not None and (classes is None or bool(lay.level_blocks))
     summary = None if two_pass else summarise(lay, first.X, first.y)
     items, first = chain([first], iterator), None  # hold no chunk beyond the current one
     if two_pass:
-        summary = _scan(lay, model.features, items, skipped, progress_bar(total, progress, "scan"))
+        summary = _scan(lay, model.features, items, skipped, progress_bar(total, progress, "scan"),
+                        counts)
         stream, offset = fresh(), 0
     else:
         stream, offset = items, skipped
-    template = start(model.features, lay, summary, classes)
+    template = start(model.features, lay, summary, classes, counts)
     one_shot = None if two_pass else (template.classes, template.blocks)
     families = template.families
     stats = None
@@ -252,7 +299,7 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
     rows = 0
     for i, item in enumerate(stream, start=offset):
         chunk = _as_chunk(item, i)
-        check_layout(lay, model.features, chunk.X, f"chunk {i}")
+        check_layout(lay, model.features, chunk.X, f"chunk {i}", counts)
         n = as_table(chunk.X).n_rows
         if n:
             if one_shot is not None:
@@ -292,11 +339,11 @@ def _as_chunk(item, i: int) -> Chunk:
                     f"{type(item).__name__}.")
 
 
-def _scan(lay, features, items, offset, bar) -> Summary:
+def _scan(lay, features, items, offset, bar, infer_counts: bool = False) -> Summary:
     summary, rows = None, 0
     for i, item in enumerate(items, start=offset):
         chunk = _as_chunk(item, i)
-        check_layout(lay, features, chunk.X, f"chunk {i}")
+        check_layout(lay, features, chunk.X, f"chunk {i}", infer_counts)
         try:
             part = summarise(lay, chunk.X, chunk.y)
         except (ValueError, TypeError) as err:
