@@ -143,12 +143,15 @@ def from_spec(spec, arrays: dict, where: str, max_size: int):
     for p, v in values.items():
         if not np.all(np.isfinite(v)):
             raise ValueError(f"{where}: parameter {p} of {name} is not finite.")
-    try:
-        d = cls(**values)
-    except (ValueError, TypeError) as err:
-        raise ValueError(f"{where}: invalid {name} parameters ({err}).") from None
     for p, constraint in cls.arg_constraints.items():
-        if p in values and not bool(np.all(np.asarray(constraint(values[p])))):
+        if p not in values or isinstance(constraint, dist.constraints._Dependent):
+            continue  # a dependent constraint (Uniform's low < high) is checked below
+        if not bool(np.all(np.asarray(constraint(values[p])))):
             raise ValueError(f"{where}: parameter {p} of {name} is outside its support "
                              f"({constraint}).")
-    return d
+    if "low" in values and not np.all(values["low"] < values["high"]):
+        raise ValueError(f"{where}: {name} needs low < high.")
+    try:
+        return cls(**values)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{where}: invalid {name} parameters ({err}).") from None

@@ -388,16 +388,19 @@ def _block_layout(i, entry, n_classes, kind, expect):
         raise ValueError(f"block {i}: {len(levels)} lists of levels for {len(columns)} columns.")
     positions = tuple(entry["positions"])
     schema = Schema(columns=columns, levels=levels)
-    # a hyperprior's value is sampled; for the shapes a placeholder value will do
-    shape_family = family_cls(**{k: 1.0 if isinstance(v, dict) else _from_json(v)
-                                 for k, v in hyper.items()})
-    prior = shape_family.prior(schema)
+    where = f"block {i} ({name}, columns {list(columns)[:3]})"
+    try:
+        # a hyperprior's value is sampled; for the shapes a placeholder value will do
+        shape_family = family_cls(**{k: 1.0 if isinstance(v, dict) else _from_json(v)
+                                     for k, v in hyper.items()})
+        prior = shape_family.prior(schema)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{where} hyperparameters: {err}") from None
     n_levels = tuple(len(lv) for lv in levels) or None
     x = jax.ShapeDtypeStruct((1, len(columns)),
                              jnp.int32 if family_cls.integer_codes else jnp.float32)
     resp = jax.ShapeDtypeStruct((1, n_classes), jnp.float32)
     stats = jax.eval_shape(lambda x, r: family_cls.suff_stats(x, r, n_levels), x, resp)
-    where = f"block {i} ({name}, columns {list(columns)[:3]})"
     arrays = {}
     if kind == "tables":
         params = jax.eval_shape(lambda s: family_cls.estimate(prior, s, "ml"), stats)
@@ -437,10 +440,8 @@ def _draws_layout(draws, blocks, shapes, sites, hyper_sites, n_classes, free_cla
     for b, (prior, stats), site in zip(blocks, shapes, sites, strict=True):
         # the prior as a posterior of no data: its draws have the sites' shapes
         family = b.family_cls
-        prior_values = family(**{k: 1.0 if isinstance(v, dict) else _from_json(v)
-                                 for k, v in b.hyper.items()}).prior(b.schema)
         zero = jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), stats)
-        for key, value in family.sample_posterior(rng, family.posterior(prior_values, zero),
+        for key, value in family.sample_posterior(rng, family.posterior(prior, zero),
                                                   1).items():
             want[f"{site}.{key}"] = np.shape(value)[1:]
     posterior = _dict(draws["posterior"], "draws")
