@@ -228,6 +228,7 @@ def _read_manifest(zf, path) -> dict:
         info = zf.getinfo(MANIFEST)
     except KeyError:
         raise ModelFileError(f"{path}: not a bayesnb model (no manifest).") from None
+    _check_storage(info, path)
     if info.file_size > MAX_MANIFEST_BYTES:
         raise ModelFileError(f"{path}: {MANIFEST} declares {info.file_size} bytes, more than "
                              f"the {MAX_MANIFEST_BYTES} a model file may hold.")
@@ -580,9 +581,19 @@ def _read_arrays(zf, expected: dict, path) -> dict:
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+def _check_storage(info, path):
+    """Stored or deflated, unencrypted: what ``save`` writes, and what bounds expansion."""
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or (
+            info.flag_bits & 0x1):
+        raise ModelFileError(f"{path}: member {info.filename[:100]} is encrypted or compressed "
+                             f"with method {info.compress_type}; a model file is stored or "
+                             "deflated.")
+
+
 def _read_member(zf, info, expect: _Expect, path) -> np.ndarray:
     member = info.filename
     where = f"{path}: member {member} ({expect.what})"
+    _check_storage(info, path)
     stored = info.compress_type == zipfile.ZIP_STORED
     if info.file_size > (info.compress_size if stored
                          else info.compress_size * MAX_EXPANSION + 1024):

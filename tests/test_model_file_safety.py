@@ -131,14 +131,14 @@ def huge_zero_member(path, name, n_bytes):
 
 @pytest.fixture(scope="module")
 def bomb(saved_bytes, tmp_path_factory):
-    """The saved model plus an unnamed member holding a 1 GiB zero array (a ~1 MB file)."""
+    """The saved model plus an unnamed member holding a 512 MiB zero array (a 0.5 MB file)."""
     path = tmp_path_factory.mktemp("bomb") / "bomb.bnb"
     path.write_bytes(saved_bytes)
-    return huge_zero_member(path, "arrays/unnamed.npy", 2**30)
+    return huge_zero_member(path, "arrays/unnamed.npy", 2**29)
 
 
 def test_an_unnamed_member_is_refused_unread(bomb, monkeypatch):
-    assert bomb.stat().st_size < 3 * 2**20
+    assert bomb.stat().st_size < 2**20
     opened = []
     real_open = zipfile.ZipFile.open
 
@@ -152,8 +152,8 @@ def test_an_unnamed_member_is_refused_unread(bomb, monkeypatch):
 
 
 def test_an_unnamed_member_costs_no_memory(bomb):
-    """Measured in a fresh process: the refused 1 GiB member adds nothing to peak RSS (the
-    old loader read it: 2.3 GB)."""
+    """Measured in a fresh process: the refused 512 MiB member adds nothing to peak RSS (the
+    old loader read such members whole: 2.3 GB for a 1 GiB one)."""
     code = (
         "import resource, sys, bayesnb as bnb\n"
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
@@ -167,19 +167,19 @@ def test_an_unnamed_member_costs_no_memory(bomb):
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
                               "JAX_PLATFORMS": "cpu"})
     growth_kib = int(out.stdout.split()[-1])
-    assert growth_kib < 100 * 1024, out.stdout  # under 100 MB, against 1 GiB for reading it
+    assert growth_kib < 100 * 1024, out.stdout  # under 100 MB, against 512 MiB to read it
 
 
 def test_a_huge_named_member_is_refused_before_its_data(saved):
-    """The same 1 GiB zero array in place of a named member: its header's shape contradicts
-    the manifest, refused before a byte of data is read."""
+    """A 64 MiB zero array in place of a named member: its header's shape contradicts the
+    manifest, refused before a byte of data is read."""
     data = members(saved)
     data.pop("arrays/class_count.npy")
     with zipfile.ZipFile(saved, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for n, d in data.items():
             zf.writestr(n, d)
-    huge_zero_member(saved, "arrays/class_count.npy", 2**28)
-    refused(saved, "arrays/class_count.npy", "shape (33554432,)", "the manifest implies (2,)")
+    huge_zero_member(saved, "arrays/class_count.npy", 2**26)
+    refused(saved, "arrays/class_count.npy", "shape (8388608,)", "the manifest implies (2,)")
 
 
 def test_a_header_declaring_a_huge_shape_is_a_model_file_error(saved):
@@ -197,6 +197,15 @@ def test_a_header_contradicting_the_member_size_is_refused(saved):
         header, {"descr": "<f8", "fortran_order": False, "shape": (2,)})
     rewrite(saved, replace={"arrays/class_count.npy": header.getvalue() + bytes(8)})
     refused(saved, "arrays/class_count.npy", "its header implies")
+
+
+def test_other_compression_methods_are_refused(saved):
+    """bzip2 or LZMA could expand far beyond deflate's ~1000:1 bound."""
+    data = members(saved)
+    with zipfile.ZipFile(saved, "w", compression=zipfile.ZIP_BZIP2) as zf:
+        for n, d in data.items():
+            zf.writestr(n, d)
+    refused(saved, "manifest.json", "compressed with method 12")
 
 
 def test_duplicate_members_are_refused(saved):
@@ -393,14 +402,13 @@ def hierarchical(tmp_path_factory):
     df, y = mixed_frame(n=40)
     bag = bnb.Multinomial(alpha=dist.Gamma(2.0, 1.0))
     clf = bnb.NaiveBayes(
-        {"visits": bnb.Poisson(), "w0": bag, "w1": bag}, method="mcmc",
-        priors={"poisson.rate": dist.LogNormal(0.0, 1.5),
-                "gaussian.mean": dist.Normal(0.0, 3.0).expand((2, 1)),
-                "categorical.0.probs": dist.Dirichlet(np.full(3, 2.0))},
-        num_warmup=60, num_samples=40, progress_bar=False, seed=1)
+        {"visits": bnb.Poisson(), "w0": bag, "w1": bag, "size": bnb.Gaussian()},
+        method="mcmc", priors={"poisson.rate": dist.LogNormal(0.0, 1.5),
+                               "gaussian.mean": dist.Normal(0.0, 3.0).expand((2, 1))},
+        num_warmup=30, num_samples=20, progress_bar=False, seed=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deliberately short chains
-        clf.fit(df, y)
+        clf.fit(df[["visits", "w0", "w1", "size"]], y)
     path = bnb.save(clf, tmp_path_factory.mktemp("h") / "h.bnb")
     return clf, path
 
@@ -431,7 +439,7 @@ def test_hyperpriors_and_priors_round_trip(hierarchical, monkeypatch):
     assert params_of(bag.alpha) == ("Gamma", (2.0, 1.0))
     for site, draws in clf.draws_.items():
         np.testing.assert_array_equal(loaded.draws_[site], draws)
-    df, _ = mixed_frame(seed=5, n=20)
+    df = mixed_frame(seed=5, n=20)[0][["visits", "w0", "w1", "size"]]
     np.testing.assert_array_equal(loaded.predict_proba(df), clf.predict_proba(df))
 
 
