@@ -193,7 +193,9 @@ def load(path) -> NaiveBayes:
     try:
         with zipfile.ZipFile(path) as zf:
             manifest = _read_manifest(zf, path)
-            layout = _checked(_layout, path, manifest, path)
+            # what the members can expand to: the manifest may not imply more data
+            budget = MAX_EXPANSION * sum(i.compress_size for i in zf.infolist()) + 2**16
+            layout = _checked(_layout, path, manifest, path, budget)
             arrays = _read_arrays(zf, layout.expected, path)
     except zipfile.BadZipFile as err:
         raise ModelFileError(f"{path}: corrupt or truncated model file ({err}).") from None
@@ -291,9 +293,10 @@ NONNEGATIVE_STATS = {"bernoulli": ("count", "ones"), "categorical": ("counts",),
 _MCMC_INTS = {"num_warmup": 0, "num_samples": 1, "num_chains": 1}
 
 
-def _layout(m, path) -> _Layout:
+def _layout(m, path, budget: int) -> _Layout:
     """The manifest's structure, checked, and the shape and dtype of every array it names;
-    no array is read."""
+    no array is read. ``budget``: the most bytes the file's members can hold; arrays of known
+    shape that need more are refused before anything of their size is allocated."""
     if not isinstance(m, dict) or m.get("format") != FORMAT:
         raise ModelFileError(f"{path}: not a bayesnb model file.")
     version = m.get("format_version")
@@ -319,11 +322,18 @@ def _layout(m, path) -> _Layout:
     mcmc = _mcmc_settings(m.get("mcmc", {}))
 
     expected: dict[str, _Expect] = {}
+    implied = 0
 
     def expect(name, e: _Expect):
         if not isinstance(name, str) or not 0 < len(name) <= 512 or name in expected:
             raise ValueError(f"{e.what}: invalid or repeated array name {name!r}.")
         expected[name] = e
+        nonlocal implied
+        implied += int(np.prod(e.shape or (), dtype=object)) * (4 if "f" in e.kinds else 1)
+        if implied > budget:
+            raise ModelFileError(f"{path}: the manifest implies at least {implied} bytes of "
+                                 f"arrays (up to {name!r}), more than this file's "
+                                 f"compressed members can hold ({budget}).")
 
     expect(m["class_count"], _Expect("class_count", "f", (k,)))
     blocks, shapes = [], []

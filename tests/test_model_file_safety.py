@@ -335,6 +335,20 @@ def test_positions_must_permute_the_columns(saved, change, problem):
     refused(saved, problem)
 
 
+def test_a_manifest_implying_more_data_than_the_file_holds(saved):
+    """200,000 classes x 3,000 levels of statistics cannot fit in a small file: refused from
+    the manifest alone, before any array of that size is allocated."""
+    i = block_of(saved, "categorical")
+
+    def edit(m):
+        m["classes"] = {"dtype": "<i8", "values": list(range(200_000))}
+        m["blocks"][i]["levels"][0] = list(range(3_000))
+        return m
+
+    rewrite(saved, manifest=edit)
+    refused(saved, "the manifest implies at least", "more than this file's compressed members")
+
+
 def test_duplicate_classes_are_refused(saved):
     def edit(m):
         m["classes"]["values"] = ["a", "a"]
