@@ -19,13 +19,14 @@ What a model file may contain, and what ``load`` refuses
 --------------------------------------------------------
 A model file holds ``manifest.json`` (at most :data:`MAX_MANIFEST_BYTES`, strict JSON: no
 ``NaN``/``Infinity``) and exactly the ``arrays/NAME.npy`` members the manifest names, nothing
-else. ``load`` first checks the manifest's structure and derives from it the shape and dtype of
+else, each stored or deflated (no other compression, no encryption). ``load`` first checks the manifest's structure and derives from it the shape and dtype of
 every array (classes x columns or levels for statistics, the prior's shape from the family and
 its hyperparameters, ``(num_chains, num_samples, ...)`` for draws); then, for each named member
 only, it checks the zip directory's uncompressed size and the ``.npy`` header (shape, dtype) on
-the member stream **before** reading any data, and reads exactly that many bytes. So ``load``
-allocates no more than the manifest declares, and never more than deflate's ~1000:1 expansion
-of the file's own bytes. It refuses, with a one-line ``ModelFileError`` naming the member and
+the member stream **before** reading any data, and reads exactly that many bytes; a manifest
+implying more array bytes than the members' compressed sizes can expand to (deflate: ~1000:1)
+is refused before anything of that size is allocated. So ``load`` allocates no more than the
+manifest declares, and never more than ~1000 times the file's own size. It refuses, with a one-line ``ModelFileError`` naming the member and
 the problem: a member the manifest does not name (refused unread, so a file cannot smuggle data
 past the manifest) or a duplicate one, an oversize manifest, a header whose shape or dtype
 differs from the manifest's (object, complex, string, structured, integer statistics, float16),
