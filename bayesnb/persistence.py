@@ -15,6 +15,34 @@ Labels, columns and category levels must be strings, integers, floats or boolean
 A model round-trips exactly: the loaded model's arrays are bit-identical to the saved ones, so
 its predictions are identical under the same dtype mode (x64 on or off).
 
+What a model file may contain, and what ``load`` refuses
+--------------------------------------------------------
+A model file holds ``manifest.json`` (at most :data:`MAX_MANIFEST_BYTES`, strict JSON: no
+``NaN``/``Infinity``) and exactly the ``arrays/NAME.npy`` members the manifest names, nothing
+else, each stored or deflated (no other compression, no encryption). ``load`` first checks the
+manifest's structure and derives from it the shape and dtype of every array (classes x columns
+or levels for statistics, the prior's shape from the family and its hyperparameters,
+``(num_chains, num_samples, ...)`` for draws); then, for each named member only, it checks the
+zip directory's uncompressed size and the ``.npy`` header (shape, dtype) on the member stream
+**before** reading any data, and reads exactly that many bytes; a manifest implying more array
+bytes than the members' compressed sizes can expand to (deflate: ~1000:1) is refused before
+anything of that size is allocated. So ``load`` allocates no more than the manifest declares,
+and never more than ~1000 times the file's own size. It refuses, with a one-line
+``ModelFileError`` naming the member and the problem: a member the manifest does not name
+(refused unread, so a file cannot smuggle data past the manifest) or a duplicate one, an
+oversize manifest, a header whose shape or dtype differs from the manifest's (object, complex,
+string, structured, integer statistics, float16), a declared size that contradicts the header,
+NaN or infinite statistics or class counts, negative counts or sums of squares, a stored prior
+that differs from the one its hyperparameters give, a ``positions`` list that is not a
+permutation of the columns (or names another column), duplicate classes, columns or levels, and
+a distribution that is not on the allow-list of :mod:`bayesnb._stored_distributions` or whose
+parameters leave their support.
+
+Hyperpriors (``Multinomial(alpha=dist.Gamma(1, 1))``) and replacement priors
+(``priors={"poisson.rate": dist.LogNormal(0, 1)}``) are stored as data: an allowed NumPyro class
+name plus parameter arrays (see :mod:`bayesnb._stored_distributions`); anything else is
+refused at ``save`` with a ``TypeError`` naming the site.
+
 Format versions: 1 (this release). Files of an older version keep loading; a newer version is
 refused with a clear error. A prior field that a later release adds is recomputed from the
 stored hyperparameters when an older file lacks it (``models/*_v1.bnb`` are such files: they
@@ -26,18 +54,30 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from collections import Counter
 from pathlib import Path
+from typing import Any, NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from . import __version__
-from .estimator import NaiveBayes
+from . import _stored_distributions as stored
+from ._classes import _concentration, _fixed
+from .estimator import METHODS, NaiveBayes
 from .families import REGISTRY, Schema
+from .families._base import is_distribution
 from .fitted import FittedBlock, FittedModel, NutsRun
 
 FORMAT = "bayesnb-model"
 FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+#: the largest manifest ``save`` writes and ``load`` parses (a 100,000-word vocabulary takes
+#: about 4 MB)
+MAX_MANIFEST_BYTES = 16 * 2**20
+#: deflate expands at most ~1032:1; a member declaring more than this is not honest
+MAX_EXPANSION = 1100
 
 
 class ModelFileError(ValueError):
@@ -49,9 +89,6 @@ def save(model: NaiveBayes, path) -> Path:
     """Write a fitted ``NaiveBayes`` to ``path`` (conventionally ``*.bnb``)."""
     if "fitted_" not in model.__dict__:
         raise ValueError("only a fitted model can be saved; call fit first.")
-    if getattr(model, "priors", None):
-        raise TypeError("a model with NumPyro prior distributions (priors=...) cannot be saved: "
-                        "a distribution is code, and model files hold data only.")
     arrays: dict[str, np.ndarray] = {}
 
     def put(name, value):
@@ -65,7 +102,9 @@ def save(model: NaiveBayes, path) -> Path:
     for i, b in enumerate(fitted.blocks):
         entry = {
             "family": b.family.name,
-            "hyper": {k: _json_value(v, f"hyperparameter {k}")
+            "hyper": {k: stored.to_spec(v, f"the hyperprior {k} of block {i} ({b.family!r})",
+                                        f"block{i}/hyper/{k}", put)
+                      if is_distribution(v) else _json_value(v, f"hyperparameter {k}")
                       for k, v in b.family.get_params().items()},
             "columns": [_json_scalar(c, "column") for c in b.schema.columns],
             "levels": [[_json_scalar(v, f"level of column {c!r}") for v in lv]
@@ -109,9 +148,20 @@ def save(model: NaiveBayes, path) -> Path:
         "mcmc": {k: _json_value(v, k) for k, v in model._mcmc_settings().items()},
         "draws": draws,
     }
+    if model.priors:
+        if not isinstance(model.priors, dict) or not all(isinstance(k, str)
+                                                          for k in model.priors):
+            raise TypeError("priors must be a mapping {site name: distribution} to be saved.")
+        manifest["priors"] = {site: stored.to_spec(d, f"the prior {site!r}",
+                                                   f"priors/{site}", put)
+                              for site, d in model.priors.items()}
+    text = json.dumps(manifest, indent=1, allow_nan=False)
+    if len(text.encode("utf-8")) > MAX_MANIFEST_BYTES:
+        raise ValueError(f"this model's manifest would take {len(text.encode('utf-8'))} bytes, "
+                         f"more than the {MAX_MANIFEST_BYTES} a model file may hold.")
     path = Path(path)
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("manifest.json", json.dumps(manifest, indent=1))
+        zf.writestr(MANIFEST, text)
         for name, arr in arrays.items():
             buf = io.BytesIO()
             np.save(buf, arr, allow_pickle=False)
@@ -138,120 +188,614 @@ def _json_value(v, what):
 
 # ---------------------------------------------------------------------- load
 def load(path) -> NaiveBayes:
-    """Read a model written by :func:`save` (any supported format version)."""
+    """Read a model written by :func:`save` (any supported format version).
+
+    Four stages: the manifest is read (size-capped) and its structure checked, which fixes
+    the shape and dtype of every array it names (:func:`_layout`); only those members are read,
+    each header checked before its data (:func:`_read_arrays`); their values are checked
+    (:func:`_validated`); the estimator is assembled from the checked data (:func:`_build`).
+    Any problem is a one-line :class:`ModelFileError` naming the member and what is wrong."""
     path = Path(path)
     try:
         with zipfile.ZipFile(path) as zf:
-            try:
-                manifest = json.loads(zf.read("manifest.json").decode("utf-8"))
-            except KeyError:
-                raise ModelFileError(f"{path}: not a bayesnb model (no manifest).") from None
-            arrays = {n[len("arrays/"):-len(".npy")]: _read_array(zf, n, path)
-                      for n in zf.namelist() if n.startswith("arrays/")}
+            manifest = _read_manifest(zf, path)
+            # what the members can expand to: the manifest may not imply more data
+            budget = MAX_EXPANSION * sum(i.compress_size for i in zf.infolist()) + 2**16
+            layout = _checked(_layout, path, manifest, path, budget)
+            arrays = _read_arrays(zf, layout.expected, path)
     except zipfile.BadZipFile as err:
         raise ModelFileError(f"{path}: corrupt or truncated model file ({err}).") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ModelFileError(f"{path}: unreadable manifest ({err}).") from None
     except FileNotFoundError:
         raise
     except (OSError, EOFError) as err:
         raise ModelFileError(f"{path}: corrupt or truncated model file ({err}).") from None
+    fitted = _checked(_validated, path, layout, arrays, path)
+    return _checked(_build, path, fitted)
+
+
+def _checked(fn, path, *args):
+    """``fn(*args)`` with any error a hostile manifest can cause turned into one line."""
     try:
-        return _build(manifest, arrays, path)
+        return fn(*args)
     except ModelFileError:
         raise
-    except (KeyError, TypeError, ValueError, IndexError) as err:
+    except KeyError as err:
+        raise ModelFileError(f"{path}: inconsistent model file (missing field {err}).") from None
+    except (TypeError, ValueError, IndexError, AttributeError, OverflowError) as err:
+        text = " ".join(str(err).split())
         raise ModelFileError(f"{path}: inconsistent model file ({type(err).__name__}: "
-                             f"{err}).") from None
+                             f"{text}).") from None
 
 
-def _read_array(zf, name, path):
+def _read_manifest(zf, path) -> dict:
+    names = zf.namelist()
+    if len(set(names)) != len(names):
+        dup = next(n for n, c in Counter(names).items() if c > 1)
+        raise ModelFileError(f"{path}: member {dup} appears twice in the archive.")
     try:
-        return np.load(io.BytesIO(zf.read(name)), allow_pickle=False)
-    except ValueError as err:  # object arrays would need pickle: refuse
-        raise ModelFileError(f"{path}: array {name} cannot be read safely ({err}).") from None
+        info = zf.getinfo(MANIFEST)
+    except KeyError:
+        raise ModelFileError(f"{path}: not a bayesnb model (no manifest).") from None
+    _check_storage(info, path)
+    if info.file_size > MAX_MANIFEST_BYTES:
+        raise ModelFileError(f"{path}: {MANIFEST} declares {info.file_size} bytes, more than "
+                             f"the {MAX_MANIFEST_BYTES} a model file may hold.")
+    with zf.open(info) as f:
+        raw = f.read(MAX_MANIFEST_BYTES + 1)
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise ModelFileError(f"{path}: {MANIFEST} is larger than the {MAX_MANIFEST_BYTES} "
+                             f"bytes a model file may hold.")
+
+    def refuse_constant(name):
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=refuse_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
+        raise ModelFileError(f"{path}: unreadable manifest ({err}).") from None
 
 
-def _build(manifest, arrays, path) -> NaiveBayes:
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+# ------------------------------------------------------------ stage 1: the manifest's layout
+class _Expect(NamedTuple):
+    """What the manifest implies about one array member."""
+
+    what: str  # the field naming it, for messages
+    kinds: str  # allowed dtype kinds ("f" float32/64, "i" integers, "b" bool, "u" unsigned)
+    shape: tuple | None  # the exact shape, or None: any shape of at most max_size values
+    max_size: int = 0
+
+
+class _BlockLayout(NamedTuple):
+    index: int
+    family_cls: type
+    hyper: dict  # JSON hyperparameters; distribution specs still as specs
+    schema: Schema
+    positions: tuple
+    arrays: dict  # {"prior"|"stats"|"tables": {field: array name}}
+
+
+class _Layout(NamedTuple):
+    kind: str
+    method: str
+    classes: np.ndarray
+    columns: tuple
+    named_columns: bool
+    class_alpha: Any
+    class_prior: np.ndarray | None
+    mcmc: dict
+    class_count: str
+    blocks: list
+    priors: dict  # {site: spec}
+    draws: dict  # {"posterior": {site: name}, "sample_stats": {key: name}} or {}
+    hyper_sites: dict  # {draw site: (block index, hyperparameter)}
+    site_bound: int  # no parameter site holds more values than this
+    expected: dict  # {array name: _Expect}
+
+
+#: statistics that are sums of non-negative weights (counts) or of squares
+NONNEGATIVE_STATS = {"bernoulli": ("count", "ones"), "categorical": ("counts",),
+                     "gaussian": ("count", "m2"), "multinomial": ("counts",),
+                     "poisson": ("count", "total")}
+_MCMC_INTS = {"num_warmup": 0, "num_samples": 1, "num_chains": 1}
+
+
+def _layout(m, path, budget: int) -> _Layout:
+    """The manifest's structure, checked, and the shape and dtype of every array it names;
+    no array is read. ``budget``: the most bytes the file's members can hold; arrays of known
+    shape that need more are refused before anything of their size is allocated."""
+    if not isinstance(m, dict) or m.get("format") != FORMAT:
         raise ModelFileError(f"{path}: not a bayesnb model file.")
-    version = manifest.get("format_version")
-    if not isinstance(version, int) or version < 1:
+    version = m.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ModelFileError(f"{path}: invalid format_version {version!r}.")
     if version > FORMAT_VERSION:
         raise ModelFileError(f"{path}: written in format version {version} by bayesnb "
-                             f"{manifest.get('library_version')}; this bayesnb "
-                             f"({__version__}) reads versions up to {FORMAT_VERSION}.")
-
-    def get(name):
-        if name not in arrays:
-            raise ModelFileError(f"{path}: array {name!r} is missing.")
-        return arrays[name]
-
-    cls_info = manifest["classes"]
-    dtype = object if cls_info["dtype"] == "object" else np.dtype(cls_info["dtype"])
-    classes = np.array(cls_info["values"], dtype=dtype)
-    n_classes = len(classes)
-    class_prior = manifest["class_prior"]
+                             f"{m.get('library_version')}; this bayesnb ({__version__}) reads "
+                             f"versions up to {FORMAT_VERSION}.")
+    kind, method = m["kind"], m["method"]
+    if kind not in ("fitted", "tables") or method not in METHODS:
+        raise ValueError(f"kind {kind!r} / method {method!r} is not one bayesnb writes.")
+    classes = _classes(m["classes"])
+    k = len(classes)
+    columns = _distinct(_scalars(m["columns"], "columns"), "columns")
+    class_alpha = _from_json(m["class_alpha"])
+    _concentration(class_alpha, k)
+    class_prior = m["class_prior"]
     if class_prior is not None:
-        class_prior = np.asarray(class_prior, dtype=np.float64)
-    tables_kind = manifest["kind"] == "tables"
+        class_prior = _fixed(_scalars(class_prior, "class_prior"), k)
+    elif kind == "tables":
+        raise ValueError("a model built from tables needs its class_prior.")
+    mcmc = _mcmc_settings(m.get("mcmc", {}))
 
-    blocks, tables, features = [], [], {}
-    for entry in manifest["blocks"]:
-        name = entry["family"]
-        if name not in REGISTRY:
-            raise ModelFileError(f"{path}: unknown family {name!r} (known: {list(REGISTRY)}).")
-        family_cls = REGISTRY[name]
-        hyper = {k: _from_json(v) for k, v in entry["hyper"].items()}
-        family = family_cls(**hyper)
-        columns = tuple(entry["columns"])
-        schema = Schema(columns=columns, levels=tuple(tuple(lv) for lv in entry["levels"]))
-        for c in columns:
-            features[c] = family
-        if tables_kind:
-            table = family_cls.params_type(**{f: jnp.asarray(get(a))
-                                              for f, a in entry["tables"].items()})
-            tables.append(table)
+    expected: dict[str, _Expect] = {}
+    implied = 0
+
+    def expect(name, e: _Expect):
+        if not isinstance(name, str) or not 0 < len(name) <= 512 or name in expected:
+            raise ValueError(f"{e.what}: invalid or repeated array name {name!r}.")
+        expected[name] = e
+        nonlocal implied
+        implied += int(np.prod(e.shape or (), dtype=object)) * (4 if "f" in e.kinds else 1)
+        if implied > budget:
+            raise ModelFileError(f"{path}: the manifest implies at least {implied} bytes of "
+                                 f"arrays (up to {name!r}), more than this file's "
+                                 f"compressed members can hold ({budget}).")
+
+    expect(m["class_count"], _Expect("class_count", "f", (k,)))
+    blocks, shapes = [], []
+    for i, entry in enumerate(_list(m["blocks"], "blocks")):
+        block, prior, stats = _block_layout(i, entry, k, kind, expect)
+        blocks.append(block)
+        shapes.append((prior, stats))
+    if not blocks:
+        raise ValueError("the model has no blocks of columns.")
+    _check_positions(blocks, columns)
+    widest = max(max((int(np.size(a)) for a in prior), default=1) for prior, _ in shapes)
+    site_bound = k * max(widest, 1)
+
+    def expect_distribution(spec, where, prefix):
+        for name in stored.array_names(spec, where):
+            if not name.startswith(prefix):
+                raise ValueError(f"{where}: parameter array {name!r} is outside {prefix}.")
+            expect(name, _Expect(f"{where} parameter", "f", None, site_bound))
+
+    hyper_sites = {}
+    sites = _site_names([b.family_cls.name for b in blocks])
+    for b, site in zip(blocks, sites, strict=True):
+        for key, spec in b.hyper.items():
+            if isinstance(spec, dict):
+                expect_distribution(spec, f"block {b.index} hyperprior {key}",
+                                    f"block{b.index}/hyper/{key}/")
+                hyper_sites[f"{site}.{key}"] = (b.index, key)
+    priors = m.get("priors") or {}
+    for site, spec in _dict(priors, "priors").items():
+        if not 0 < len(site) <= 200:
+            raise ValueError(f"priors: invalid site name {site[:50]!r}.")
+        expect_distribution(spec, f"prior {site!r}", f"priors/{site}/")
+    draws = m.get("draws") or {}
+    if draws:
+        _draws_layout(_dict(draws, "draws"), blocks, shapes, sites, hyper_sites, k,
+                      class_prior is None, mcmc, site_bound, expect)
+    return _Layout(kind, method, classes, columns, _bool(m["named_columns"], "named_columns"),
+                   class_alpha, class_prior, mcmc, m["class_count"], blocks, priors, draws,
+                   hyper_sites, site_bound, expected)
+
+
+def _block_layout(i, entry, n_classes, kind, expect):
+    """One block's structure and the shapes of its prior and statistics (from the family,
+    its hyperparameters and its schema alone)."""
+    entry = _dict(entry, f"block {i}")
+    name = entry["family"]
+    if not isinstance(name, str) or name not in REGISTRY:
+        raise ModelFileError(f"unknown family {str(name)[:50]!r} in block {i} "
+                             f"(known: {list(REGISTRY)}).")
+    family_cls = REGISTRY[name]
+    hyper = _dict(entry["hyper"], f"block {i} hyper")
+    unknown = sorted(set(hyper) - set(family_cls._hyper))
+    if unknown:
+        raise ValueError(f"block {i}: {family_cls.__name__} has no hyperparameter "
+                         f"{unknown[0]!r}.")
+    columns = _distinct(_scalars(entry["columns"], f"block {i} columns"), f"block {i} columns")
+    if not columns:
+        raise ValueError(f"block {i} has no columns.")
+    levels = tuple(_distinct(_scalars(lv, f"levels of column {c!r}"), f"levels of column {c!r}")
+                   for c, lv in zip(columns, _list(entry["levels"], f"block {i} levels"),
+                                    strict=False))
+    if levels and len(levels) != len(columns):
+        raise ValueError(f"block {i}: {len(levels)} lists of levels for {len(columns)} columns.")
+    positions = tuple(entry["positions"])
+    schema = Schema(columns=columns, levels=levels)
+    where = f"block {i} ({name}, columns {list(columns)[:3]})"
+    try:
+        # a hyperprior's value is sampled; for the shapes a placeholder value will do
+        shape_family = family_cls(**{k: 1.0 if isinstance(v, dict) else _from_json(v)
+                                     for k, v in hyper.items()})
+        prior = shape_family.prior(schema)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{where} hyperparameters: {err}") from None
+    n_levels = tuple(len(lv) for lv in levels) or None
+    x = jax.ShapeDtypeStruct((1, len(columns)),
+                             jnp.int32 if family_cls.integer_codes else jnp.float32)
+    resp = jax.ShapeDtypeStruct((1, n_classes), jnp.float32)
+    stats = jax.eval_shape(lambda x, r: family_cls.suff_stats(x, r, n_levels), x, resp)
+    arrays = {}
+    if kind == "tables":
+        params = jax.eval_shape(lambda s: family_cls.estimate(prior, s, "ml"), stats)
+        arrays["tables"] = _fields(entry["tables"], params, f"{where} tables", expect,
+                                   exact=True)
+    else:
+        arrays["prior"] = _fields(entry["prior"], prior, f"{where} prior", expect, exact=False)
+        arrays["stats"] = _fields(entry["stats"], stats, f"{where} statistics", expect,
+                                  exact=True, kinds="f")
+    return (_BlockLayout(i, family_cls, hyper, schema, positions, arrays), prior, stats)
+
+
+def _fields(names, template, where, expect, *, exact, kinds=None):
+    """``{field: array name}`` of a NamedTuple of arrays, each expected with the template's
+    shape and dtype kind; ``exact``: every field present (else a later release's field may be
+    missing and is recomputed)."""
+    names = _dict(names, where)
+    fields = template._fields
+    extra = sorted(set(names) - set(fields))
+    missing = [f for f in fields if f not in names]
+    if extra or (exact and missing):
+        raise ValueError(f"{where}: fields {sorted(names)}, expected {list(fields)}.")
+    for f, array in names.items():
+        leaf = getattr(template, f)
+        kind = np.dtype(leaf.dtype).kind
+        expect(array, _Expect(f"{where} {f}", kinds or ("iu" if kind in "iu" else kind),
+                              tuple(np.shape(leaf))))
+    return names
+
+
+def _draws_layout(draws, blocks, shapes, sites, hyper_sites, n_classes, free_classes, mcmc,
+                  site_bound, expect):
+    """Expected draws: ``(num_chains, num_samples)`` then each site's own shape."""
+    lead = (mcmc["num_chains"], mcmc["num_samples"])
+    want = {"class_probs": (n_classes,)} if free_classes else {}
+    rng = np.random.default_rng(0)
+    for b, (prior, stats), site in zip(blocks, shapes, sites, strict=True):
+        # the prior as a posterior of no data: its draws have the sites' shapes
+        family = b.family_cls
+        zero = jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), stats)
+        for key, value in family.sample_posterior(rng, family.posterior(prior, zero),
+                                                  1).items():
+            want[f"{site}.{key}"] = np.shape(value)[1:]
+    posterior = _dict(draws["posterior"], "draws")
+    names = set(want) | set(hyper_sites)
+    if set(posterior) != names:
+        raise ValueError(f"draws name the sites {sorted(posterior)[:8]}, the model has "
+                         f"{sorted(names)[:8]}.")
+    for site, array in posterior.items():
+        if site in hyper_sites:  # its shape is the hyperprior's: checked once it is built
+            expect(array, _Expect(f"draws of {site}", "f", None,
+                                  lead[0] * lead[1] * site_bound))
+        else:
+            expect(array, _Expect(f"draws of {site}", "f", lead + want[site]))
+    for key, array in _dict(draws["sample_stats"], "sample_stats").items():
+        expect(array, _Expect(f"sample statistic {key}", "biuf", lead))
+
+
+def _check_positions(blocks, columns):
+    """Each column in exactly one block, at the position its name has among the columns."""
+    flat = [p for b in blocks for p in b.positions]
+    if (not all(isinstance(p, int) and not isinstance(p, bool) for p in flat)
+            or sorted(flat) != list(range(len(columns)))):
+        raise ValueError(f"positions {flat[:10]} are not a permutation of the "
+                         f"{len(columns)} columns.")
+    for b in blocks:
+        if len(b.positions) != len(b.schema.columns):
+            raise ValueError(f"block {b.index}: {len(b.positions)} positions for "
+                             f"{len(b.schema.columns)} columns.")
+        for p, c in zip(b.positions, b.schema.columns, strict=True):
+            if not _same(columns[p], c):
+                raise ValueError(f"block {b.index}: position {p} is column {columns[p]!r}, "
+                                 f"the block says {c!r}.")
+
+
+def _site_names(names):
+    """Sample-site prefix of each block (``model.block_sites``, from family names alone)."""
+    count, seen, out = Counter(names), Counter(), []
+    for name in names:
+        out.append(name if count[name] == 1 else f"{name}{seen[name]}")
+        seen[name] += 1
+    return out
+
+
+def _classes(info) -> np.ndarray:
+    info = _dict(info, "classes")
+    values = _scalars(info["values"], "classes")
+    if not values:
+        raise ValueError("the model has no classes.")
+    if info["dtype"] == "object":
+        classes = np.empty(len(values), dtype=object)
+        classes[:] = values
+        _distinct(values, "classes")
+        return classes
+    dtype = np.dtype(info["dtype"])
+    python = {"b": bool, "i": int, "u": int, "f": float, "U": str}.get(dtype.kind)
+    if python is None or not all(type(v) is python or (python is float and type(v) is int)
+                                 for v in values):
+        raise ValueError(f"classes of dtype {dtype} cannot hold {values[:3]}.")
+    if dtype.kind == "U" and dtype.itemsize > 4 * max(len(v) for v in values):
+        raise ValueError(f"classes of dtype {dtype} are wider than their values.")
+    classes = np.array(values, dtype=dtype)
+    if len(np.unique(classes)) != len(classes):
+        raise ValueError(f"the classes repeat a value: {values[:8]}.")
+    return classes
+
+
+def _mcmc_settings(mcmc) -> dict:
+    mcmc = _dict(mcmc, "mcmc")
+    allowed = {"num_warmup", "num_samples", "num_chains", "seed", "chain_method",
+               "progress_bar"}
+    if set(mcmc) - allowed:
+        raise ValueError(f"unknown MCMC settings {sorted(set(mcmc) - allowed)}.")
+    for key, low in _MCMC_INTS.items():
+        v = mcmc.get(key, low)
+        if not isinstance(v, int) or isinstance(v, bool) or v < low:
+            raise ValueError(f"MCMC setting {key} = {v!r} is not an integer >= {low}.")
+    return mcmc
+
+
+def _same(a, b) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _distinct(values, what) -> tuple:
+    if len({(type(v), v) for v in values}) != len(values):
+        raise ValueError(f"{what} repeat a value.")
+    return tuple(values)
+
+
+def _scalars(values, what) -> list:
+    values = _list(values, what)
+    if not all(v is None or isinstance(v, bool | int | float | str) for v in values):
+        raise ValueError(f"{what} must be a list of strings, numbers or booleans.")
+    return values
+
+
+def _list(value, what) -> list:
+    if not isinstance(value, list):
+        raise ValueError(f"{what} must be a list, not {type(value).__name__}.")
+    return value
+
+
+def _dict(value, what) -> dict:
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ValueError(f"{what} must be a JSON object.")
+    return value
+
+
+def _bool(value, what) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{what} must be true or false.")
+    return value
+
+
+# ------------------------------------------------------------ stage 2: the named members only
+def _read_arrays(zf, expected: dict, path) -> dict:
+    """Exactly the members the manifest names, each checked against its :class:`_Expect`
+    before its data is read. A member the manifest does not name is refused, unread."""
+    members = {f"arrays/{name}.npy": name for name in expected}
+    for info in zf.infolist():
+        if info.filename != MANIFEST and info.filename not in members:
+            raise ModelFileError(f"{path}: member {info.filename[:100]} is not named by the "
+                                 "manifest (a model file holds the manifest and the arrays it "
+                                 "names, nothing else).")
+    arrays = {}
+    for member, name in members.items():
+        try:
+            info = zf.getinfo(member)
+        except KeyError:
+            raise ModelFileError(f"{path}: array {name!r} is missing "
+                                 f"(member {member}).") from None
+        arrays[name] = _read_member(zf, info, expected[name], path)
+    return arrays
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _check_storage(info, path):
+    """Stored or deflated, unencrypted: what ``save`` writes, and what bounds expansion."""
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or (
+            info.flag_bits & 0x1):
+        raise ModelFileError(f"{path}: member {info.filename[:100]} is encrypted or compressed "
+                             f"with method {info.compress_type}; a model file is stored or "
+                             "deflated.")
+
+
+def _read_member(zf, info, expect: _Expect, path) -> np.ndarray:
+    member = info.filename
+    where = f"{path}: member {member} ({expect.what})"
+    _check_storage(info, path)
+    stored = info.compress_type == zipfile.ZIP_STORED
+    if info.file_size > (info.compress_size if stored
+                         else info.compress_size * MAX_EXPANSION + 1024):
+        raise ModelFileError(f"{where} declares {info.file_size} bytes from "
+                             f"{info.compress_size} compressed: not an honest size.")
+    with zf.open(info) as f:
+        try:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+            elif version == (2, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+            else:
+                raise ValueError(f"unsupported .npy version {version}")
+        except (ValueError, SyntaxError, TypeError) as err:
+            raise ModelFileError(f"{where}: not a readable .npy header "
+                                 f"({' '.join(str(err).split())[:200]}).") from None
+        header = f.tell()
+        if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
+            raise ModelFileError(f"{where}: dtype {dtype} cannot be read safely (objects "
+                                 "would need pickle; structured arrays are not model data).")
+        ok = dtype.kind in expect.kinds and (dtype.kind != "f" or dtype in _FLOATS)
+        if not ok:
+            raise ModelFileError(f"{where}: dtype {dtype}, expected "
+                                 f"{_kinds_text(expect.kinds)}.")
+        size = int(np.prod(shape, dtype=object))
+        if expect.shape is not None and tuple(shape) != expect.shape:
+            raise ModelFileError(f"{where}: shape {tuple(shape)}, the manifest implies "
+                                 f"{expect.shape}.")
+        if expect.shape is None and size > expect.max_size:
+            raise ModelFileError(f"{where}: shape {tuple(shape)} holds {size} values, more "
+                                 f"than this model can use ({expect.max_size}).")
+        nbytes = size * dtype.itemsize
+        if info.file_size != header + nbytes:
+            raise ModelFileError(f"{where}: {info.file_size} bytes, its header implies "
+                                 f"{header + nbytes}.")
+        data = f.read(nbytes)
+        if len(data) != nbytes or f.read(1):
+            raise ModelFileError(f"{where}: truncated data.")
+    array = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+    return array.astype(dtype.newbyteorder("="), copy=True)  # writable, native byte order
+
+
+def _kinds_text(kinds):
+    names = {"f": "float32/float64", "i": "integer", "u": "integer", "b": "bool"}
+    return " or ".join(dict.fromkeys(names[k] for k in kinds))
+
+
+# ------------------------------------------------------------ stage 3: the values
+class _Fitted(NamedTuple):
+    """A model file's content, checked: everything :func:`_build` needs, as plain data."""
+
+    layout: _Layout
+    class_count: np.ndarray
+    priors: dict  # {site: distribution}
+    blocks: list  # FittedBlock
+    tables: tuple | None
+    draws: dict
+    sample_stats: dict
+
+
+def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
+    def member(name):
+        return f"{path}: member arrays/{name}.npy ({layout.expected[name].what})"
+
+    class_count = arrays[layout.class_count]
+    _check_finite(class_count, member(layout.class_count), nonnegative=True)
+    priors = {site: _distribution(spec, arrays, f"{path}: prior {site!r}", layout.site_bound)
+              for site, spec in layout.priors.items()}
+    blocks, tables = [], []
+    for b in layout.blocks:
+        where = f"{path}: block {b.index} ({b.family_cls.name})"
+        hyper = {k: _distribution(v, arrays, f"{where} hyperprior {k}", layout.site_bound)
+                 if isinstance(v, dict) else _from_json(v) for k, v in b.hyper.items()}
+        family = b.family_cls(**hyper)
+        try:
+            expected = family.prior(b.schema)
+        except ValueError as err:
+            raise ModelFileError(f"{where}: {' '.join(str(err).split())}") from None
+        if "tables" in b.arrays:
+            table = {f: arrays[a] for f, a in b.arrays["tables"].items()}
+            for f, a in b.arrays["tables"].items():
+                _check_table(table[f], getattr(expected, f, None), member(a))
+            tables.append(b.family_cls.params_type(**{f: jnp.asarray(v)
+                                                      for f, v in table.items()}))
             prior = stats = None
         else:
-            expected = family.prior(schema)
-            # a prior field added after the file was written (e.g. Categorical's ``unseen`` in
-            # 0.1) is a function of the stored hyperparameters: recompute it
-            prior = expected._replace(**{f: get(a) for f, a in entry["prior"].items()})
+            loose = bool(family.hyperpriors())  # a hyperprior's placeholder is its mean
+            for f, a in b.arrays["prior"].items():
+                _check_prior(arrays[a], getattr(expected, f), member(a), loose)
+            # a prior field added after the file was written (e.g. Categorical's ``unseen``)
+            # is a function of the stored hyperparameters: recompute it
+            prior = expected._replace(**{f: arrays[a] for f, a in b.arrays["prior"].items()})
+            nonnegative = NONNEGATIVE_STATS.get(b.family_cls.name, ())
+            for f, a in b.arrays["stats"].items():
+                _check_finite(arrays[a], member(a), nonnegative=f in nonnegative)
             # statistics live on the JAX side after a fit (priors on the NumPy side); keeping
             # that split makes the loaded tables bit-identical to the fitted ones
-            stats = family_cls.stats_type(**{f: jnp.asarray(get(a))
-                                             for f, a in entry["stats"].items()})
-            for f, leaf in zip(stats._fields, stats, strict=True):
-                if leaf.ndim == 2 and leaf.shape[0] != n_classes:
-                    raise ModelFileError(f"{path}: statistics {name}.{f} have "
-                                         f"{leaf.shape[0]} classes, expected {n_classes}.")
-            for f, got, want in zip(prior._fields, prior, expected, strict=True):
-                if np.shape(got) != np.shape(want):
-                    raise ModelFileError(f"{path}: prior {name}.{f} has shape {np.shape(got)}, "
-                                         f"expected {np.shape(want)}.")
-        blocks.append(FittedBlock(family, schema, tuple(entry["positions"]), prior, stats))
+            stats = b.family_cls.stats_type(**{f: jnp.asarray(arrays[a])
+                                               for f, a in b.arrays["stats"].items()})
+        blocks.append(FittedBlock(family, b.schema, b.positions, prior, stats))
+    draws, sample_stats = {}, {}
+    if layout.draws:
+        lead = (layout.mcmc["num_chains"], layout.mcmc["num_samples"])
+        for site, a in layout.draws["posterior"].items():
+            draws[site] = arrays[a]
+            _check_finite(arrays[a], member(a))
+            if site in layout.hyper_sites:
+                i, key = layout.hyper_sites[site]
+                want = lead + tuple(blocks[i].family.get_params()[key].shape())
+                if arrays[a].shape != want:
+                    raise ModelFileError(f"{member(a)}: shape {arrays[a].shape}, the "
+                                         f"hyperprior implies {want}.")
+        for key, a in layout.draws["sample_stats"].items():
+            sample_stats[key] = arrays[a]
+            if arrays[a].dtype.kind == "f":
+                _check_finite(arrays[a], member(a))
+    return _Fitted(layout, class_count, priors, blocks,
+                   tuple(tables) if layout.kind == "tables" else None, draws, sample_stats)
 
-    model = NaiveBayes(features=features, method=manifest["method"],
-                       class_alpha=_from_json(manifest["class_alpha"]),
-                       class_prior=None if class_prior is None else dict(
-                           zip(classes.tolist(), class_prior.tolist(), strict=True)),
-                       **manifest.get("mcmc", {}))
-    class_count = get(manifest["class_count"])
-    if class_count.shape != (n_classes,):
-        raise ModelFileError(f"{path}: class_count has shape {class_count.shape}, "
-                             f"expected ({n_classes},).")
-    draws = manifest.get("draws") or {}
-    nuts = NutsRun(model._nuts_key(), {site: get(a) for site, a in draws["posterior"].items()},
-                   {k: get(a) for k, a in draws["sample_stats"].items()}) if draws else None
+
+def _distribution(spec, arrays, where, bound):
+    try:
+        return stored.from_spec(spec, arrays, where, bound)
+    except ValueError as err:
+        raise ModelFileError(" ".join(str(err).split())) from None
+
+
+def _check_finite(a, where, *, nonnegative=False):
+    bad = ~np.isfinite(a)
+    if np.any(bad):
+        raise ModelFileError(f"{where}: holds {'NaN' if np.isnan(a).any() else 'infinite'} "
+                             f"values (first at index {_first(bad)}).")
+    if nonnegative and np.any(a < 0):
+        raise ModelFileError(f"{where}: holds negative values (first at index "
+                             f"{_first(a < 0)}: {a[a < 0].flat[0]!r}); these are counts or "
+                             "sums of squares.")
+
+
+def _check_prior(got, want, where, loose):
+    """A stored prior equals the one the manifest's hyperparameters give (bit for bit, or to
+    1e-6 where a hyperprior's mean stands in)."""
+    want = np.asarray(want)
+    if got.dtype.kind != want.dtype.kind:
+        raise ModelFileError(f"{where}: dtype {got.dtype}, the hyperparameters give "
+                             f"{want.dtype}.")
+    same = (np.allclose(got, want, rtol=1e-6, atol=0) if loose and want.dtype.kind == "f"
+            else np.array_equal(got, want))
+    if not same:
+        diff = got != want
+        i = _first(diff)
+        raise ModelFileError(f"{where}: contradicts the manifest's hyperparameters (at index "
+                             f"{i}: {got[i]!r} stored, {want[i]!r} implied).")
+
+
+def _check_table(a, prior_field, where):
+    if a.dtype.kind == "f":
+        if np.isnan(a).any() or np.isposinf(a).any():
+            raise ModelFileError(f"{where}: holds NaN or +inf values (first at index "
+                                 f"{_first(np.isnan(a) | np.isposinf(a))}).")
+    elif prior_field is None or not np.array_equal(a, np.asarray(prior_field)):
+        raise ModelFileError(f"{where}: contradicts the block's levels.")
+
+
+def _first(mask):
+    return tuple(int(i) for i in np.argwhere(mask)[0]) if np.ndim(mask) else ()
+
+
+# ------------------------------------------------------------ stage 4: the estimator
+def _build(f: _Fitted) -> NaiveBayes:
+    """The estimator from checked data: the one place that sets fitted attributes."""
+    lay = f.layout
+    model = NaiveBayes(
+        features={c: b.family for b in f.blocks for c in b.schema.columns}, method=lay.method,
+        class_alpha=lay.class_alpha, priors=f.priors or None,
+        class_prior=None if lay.class_prior is None else dict(
+            zip(lay.classes.tolist(), lay.class_prior.tolist(), strict=True)),
+        **lay.mcmc)
+    nuts = NutsRun(model._nuts_key(), f.draws, f.sample_stats) if f.draws else None
     stated = None
-    if tables_kind:
+    if f.tables is not None:
         with np.errstate(divide="ignore"):
-            stated = (np.log(class_prior), tuple(tables))
-    return model._install(FittedModel(classes, class_count, tuple(manifest["columns"]),
-                                      bool(manifest["named_columns"]), tuple(blocks),
-                                      stated=stated, nuts=nuts))
+            stated = (np.log(lay.class_prior), f.tables)
+    return model._install(FittedModel(lay.classes, f.class_count, lay.columns,
+                                      bool(lay.named_columns), tuple(f.blocks), stated=stated,
+                                      nuts=nuts))
 
 
 def _from_json(v):
