@@ -54,7 +54,8 @@ class SklearnViewsMixin:
     def _sk_block(self, *families: str):
         """The model's only block; AttributeError when unfitted, with several blocks, or with a
         family other than ``families`` (so ``hasattr`` is False)."""
-        blocks = self.__dict__.get("blocks_")
+        fitted = self.__dict__.get("fitted_")
+        blocks = None if fitted is None else fitted.blocks
         if blocks is None:
             raise AttributeError(f"this {type(self).__name__} is not fitted yet: the "
                                  "scikit-learn views need a fit.")
@@ -92,7 +93,7 @@ class SklearnViewsMixin:
     @property
     def class_log_prior_(self) -> np.ndarray:
         """(n_classes,) log p(c) under the current method (``class_alpha``/``class_prior``)."""
-        if "class_count_" not in self.__dict__:
+        if "fitted_" not in self.__dict__:
             raise AttributeError(f"this {type(self).__name__} is not fitted yet.")
         method = self.method
         if method not in _PLUG_IN:
