@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from .families import Bernoulli, Categorical, Family, Gaussian
+from .families import Bernoulli, Categorical, Family, Gaussian, KernelDensity
 
 
 class Table(NamedTuple):
@@ -164,14 +164,16 @@ class BlockSpec(NamedTuple):
     positions: tuple  # column positions in X
 
 
-def infer_family(table: Table, position: int) -> Family:
-    """The default family of one column (module docstring)."""
+def infer_family(table: Table, position: int, *, use_kernel: bool = False) -> Family:
+    """The default family of one column (module docstring); numbers are KernelDensity
+    instead of Gaussian with ``use_kernel`` (R naivebayes' ``usekernel=TRUE``)."""
+    numeric = KernelDensity if use_kernel else Gaussian
     if table.frame is not None:
         dtype = table.frame.dtypes.iloc[position]
         if pd.api.types.is_bool_dtype(dtype):
             return Bernoulli()
         if pd.api.types.is_numeric_dtype(dtype):
-            return Gaussian()
+            return numeric()
         return Categorical()
     if table.sparse is not None:
         return Gaussian()  # refused for sparse input by resolve_features
@@ -179,11 +181,12 @@ def infer_family(table: Table, position: int) -> Family:
     if kind == "b":
         return Bernoulli()
     if kind in "iuf":
-        return Gaussian()
+        return numeric()
     return Categorical()
 
 
-def resolve_features(features: Any, table: Table) -> list[BlockSpec]:
+def resolve_features(features: Any, table: Table, *, use_kernel: bool = False
+                     ) -> list[BlockSpec]:
     """Turn ``features`` (None, one family, or a mapping) into blocks of columns.
 
     One family instance is one block: a Multinomial mapped to several columns (or given for all)
@@ -194,7 +197,7 @@ def resolve_features(features: Any, table: Table) -> list[BlockSpec]:
     if isinstance(features, Family):
         specs = [BlockSpec(features, columns, tuple(range(len(columns))))]
     else:
-        specs = _resolve_mapping(features, table, columns, position)
+        specs = _resolve_mapping(features, table, columns, position, use_kernel)
     if table.sparse is not None:
         unfit = [s for s in specs if not s.family.supports_sparse]
         if unfit:
@@ -205,7 +208,8 @@ def resolve_features(features: Any, table: Table) -> list[BlockSpec]:
     return specs
 
 
-def _resolve_mapping(features, table: Table, columns: tuple, position: dict) -> list[BlockSpec]:
+def _resolve_mapping(features, table: Table, columns: tuple, position: dict,
+                     use_kernel: bool = False) -> list[BlockSpec]:
     if features is not None and not isinstance(features, Mapping):
         raise TypeError("features must be None, a family such as bnb.Gaussian(), or a mapping "
                         f"{{column: family}}; got {type(features).__name__}.")
@@ -239,7 +243,7 @@ def _resolve_mapping(features, table: Table, columns: tuple, position: dict) -> 
     for i in range(len(columns)):  # the rest, in column order
         if i in chosen:
             continue
-        guess = infer_family(table, i)
+        guess = infer_family(table, i, use_kernel=use_kernel)
         fam = inferred.setdefault(type(guess), guess)
         families[id(fam)] = fam
         groups.setdefault(id(fam), []).append(i)
