@@ -20,8 +20,15 @@ from sklearn.utils.validation import check_is_fitted
 from ._blocks import encode_blocks
 from ._data import as_table
 from .dask import is_dask
-from .fitted import (FittedModel, NutsRun, add_chunk, check_conjugate, check_parametric,
-                     merge_models, split_unlabeled)
+from .fitted import (
+    FittedModel,
+    NutsRun,
+    add_chunk,
+    check_conjugate,
+    check_parametric,
+    merge_models,
+    split_unlabeled,
+)
 from .model import class_setup
 from .reports import BayesianReports
 from .scoring import DrawsScorer, TableScorer, check_rows_defined, table_scorer

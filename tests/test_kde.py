@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from scipy.special import logsumexp
 from scipy.stats import norm
 from sklearn.datasets import load_iris
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import bayesnb as bnb
 from bayesnb.families.kde import bandwidth_of
@@ -386,3 +387,10 @@ def test_density_plot(iris, iris_kde, tmp_path):
     assert len(density_plot(gauss, 0, X, y).axes[0].patches) > 0
     with pytest.raises(ValueError, match="not a column"):
         density_plot(iris_kde, 9)
+
+
+@parametrize_with_checks([bnb.NaiveBayes(bnb.KernelDensity(1.0))])
+def test_check_estimator(estimator, check):
+    """scikit-learn's checks, with a numeric bandwidth: under 'nrd0' (as in R) a class with a
+    single value has no bandwidth, and several checks fit such classes."""
+    check(estimator)
