@@ -14,6 +14,7 @@ from .families import (  # noqa: E402
     Categorical,
     Family,
     Gaussian,
+    KernelDensity,
     Multinomial,
     Poisson,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "Categorical",
     "Family",
     "Gaussian",
+    "KernelDensity",
     "ModelFileError",
     "Multinomial",
     "NaiveBayes",

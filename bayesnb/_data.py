@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from .families import Bernoulli, Categorical, Family, Gaussian, Poisson
+from .families import Bernoulli, Categorical, Family, Gaussian, KernelDensity, Poisson
 
 
 class Table(NamedTuple):
@@ -167,16 +167,21 @@ class BlockSpec(NamedTuple):
     positions: tuple  # column positions in X
 
 
-def infer_family(table: Table, position: int, infer_counts=False) -> Family:
+def infer_family(table: Table, position: int, infer_counts=False, *,
+                 use_kernel: bool = False) -> Family:
     """The default family of one column (module docstring).
 
     ``infer_counts``: ``True`` to infer a column of non-negative integers as Poisson (the rule
-    of :func:`count_columns`), or that function's mask for the whole table, already computed."""
+    of :func:`count_columns`), or that function's mask for the whole table, already computed.
+    ``use_kernel``: other numbers are KernelDensity instead of Gaussian (R naivebayes'
+    ``usekernel=TRUE``)."""
     counts = infer_counts if isinstance(infer_counts, np.ndarray) else (
         count_columns(table, (position,)) if infer_counts else None)
 
     def numeric() -> Family:
-        return Poisson() if counts is not None and counts[position] else Gaussian()
+        if counts is not None and counts[position]:
+            return Poisson()
+        return KernelDensity() if use_kernel else Gaussian()
 
     if table.frame is not None:
         dtype = table.frame.dtypes.iloc[position]
@@ -243,7 +248,8 @@ def _all_counts(values: np.ndarray) -> bool:
                 and np.all(observed == np.floor(observed)))
 
 
-def resolve_features(features: Any, table: Table, infer_counts: bool = False) -> list[BlockSpec]:
+def resolve_features(features: Any, table: Table, infer_counts: bool = False, *,
+                     use_kernel: bool = False) -> list[BlockSpec]:
     """Turn ``features`` (None, one family, or a mapping) into blocks of columns.
 
     One family instance is one block: a Multinomial mapped to several columns (or given for all)
@@ -255,7 +261,7 @@ def resolve_features(features: Any, table: Table, infer_counts: bool = False) ->
     if isinstance(features, Family):
         specs = [BlockSpec(features, columns, tuple(range(len(columns))))]
     else:
-        specs = _resolve_mapping(features, table, columns, position, infer_counts)
+        specs = _resolve_mapping(features, table, columns, position, infer_counts, use_kernel)
     if table.sparse is not None:
         unfit = [s for s in specs if not s.family.supports_sparse]
         if unfit:
@@ -267,7 +273,7 @@ def resolve_features(features: Any, table: Table, infer_counts: bool = False) ->
 
 
 def _resolve_mapping(features, table: Table, columns: tuple, position: dict,
-                     infer_counts: bool = False) -> list[BlockSpec]:
+                     infer_counts: bool = False, use_kernel: bool = False) -> list[BlockSpec]:
     if features is not None and not isinstance(features, Mapping):
         raise TypeError("features must be None, a family such as bnb.Gaussian(), or a mapping "
                         f"{{column: family}}; got {type(features).__name__}.")
@@ -301,7 +307,7 @@ def _resolve_mapping(features, table: Table, columns: tuple, position: dict,
     rest = [i for i in range(len(columns)) if i not in chosen]
     counts = count_columns(table, rest) if infer_counts else False  # one pass for sparse X
     for i in rest:  # the rest, in column order
-        guess = infer_family(table, i, counts)
+        guess = infer_family(table, i, counts, use_kernel=use_kernel)
         fam = inferred.setdefault(type(guess), guess)
         families[id(fam)] = fam
         groups.setdefault(id(fam), []).append(i)

@@ -21,7 +21,15 @@ from ._blocks import encode_blocks
 from ._data import as_table
 from ._sklearn_views import SklearnViewsMixin
 from .dask import is_dask
-from .fitted import FittedModel, NutsRun, add_chunk, check_conjugate, merge_models, split_unlabeled
+from .fitted import (
+    FittedModel,
+    NutsRun,
+    add_chunk,
+    check_conjugate,
+    check_parametric,
+    merge_models,
+    split_unlabeled,
+)
 from .model import class_setup
 from .reports import BayesianReports
 from .scoring import DrawsScorer, TableScorer, check_rows_defined, table_scorer
@@ -70,6 +78,10 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         classes and columns. Non-conjugate, so ``method="mcmc"`` is the only method.
         Hyperparameters of a family may also be distributions (a hyperprior: learned
         smoothing), e.g. ``Multinomial(alpha=dist.Gamma(1, 1))``.
+    use_kernel : bool, default=False
+        Infer numeric columns as ``KernelDensity()`` (a kernel density estimate per class)
+        instead of ``Gaussian()``: R naivebayes' ``usekernel=TRUE``. Declared columns keep
+        their family.
     num_warmup, num_samples, num_chains, seed, chain_method, progress_bar
         NUTS settings for ``method="mcmc"`` (NumPyro's ``MCMC``; ``chain_method`` one of
         "sequential", "parallel", "vectorized"). ``"mcmc"`` draws from the posterior of the
@@ -104,10 +116,12 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
     """
 
     def __init__(self, features=None, *, method="mean", class_alpha=1.0, class_prior=None,
-                 priors=None, infer_counts=False, num_warmup=1000, num_samples=1000,
-                 num_chains=1, seed=0, chain_method="sequential", progress_bar=True):
+                 priors=None, infer_counts=False, use_kernel=False, num_warmup=1000,
+                 num_samples=1000, num_chains=1, seed=0, chain_method="sequential",
+                 progress_bar=True):
         self.features = features
         self.infer_counts = infer_counts
+        self.use_kernel = use_kernel
         self.priors = priors
         self.method = method
         self.class_alpha = class_alpha
@@ -137,7 +151,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         if X_unlabeled is not None and sample_weight is not None:
             raise ValueError("sample_weight with unlabeled rows is not supported.")
         model = add_chunk(None, self.features, as_table(X), y, sample_weight,
-                          infer_counts=self.infer_counts)
+                          infer_counts=self.infer_counts, use_kernel=self.use_kernel)
         if X_unlabeled is not None:
             model = model.replace(unlabeled=tuple(encode_blocks(model, X_unlabeled, "smooth")[0]))
         return self._install(model)
@@ -152,7 +166,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         likewise runs at the first prediction after an update."""
         self._check_method()
         model = add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,
-                          sample_weight, classes, infer_counts=self.infer_counts)
+                          sample_weight, classes, infer_counts=self.infer_counts,
+                          use_kernel=self.use_kernel)
         return self._install(model, prepare=False)
 
     def _install(self, model: FittedModel, prepare: bool = True):
@@ -221,6 +236,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
             return cache[2]
         original = model
         if self.method == "mcmc" and model.stated is None:
+            check_parametric(model, "method='mcmc'")
             model = self._with_nuts(model)
             scorer = DrawsScorer(model, self._class_setup()[1], model.nuts.draws)
         else:

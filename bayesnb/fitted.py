@@ -115,7 +115,8 @@ def check_weight(sample_weight, n_rows: int) -> np.ndarray:
 
 # ---------------------------------------------------------------------- building the value
 def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weight=None,
-              classes=None, *, infer_counts: bool = False) -> FittedModel:
+              classes=None, *, infer_counts: bool = False,
+              use_kernel: bool = False) -> FittedModel:
     """``model`` updated with one chunk of rows, or (``model=None``) a new fit of it.
 
     A new fit learns the classes (or takes ``classes``), the block structure
@@ -123,6 +124,7 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
     ``infer_counts``) and the category levels; an update
     matches columns by name (DataFrames) or position and merges the chunk's statistics with
     the model's by each family's exact ``merge_stats``, so any chunking gives the batch fit.
+    ``use_kernel`` infers numeric columns as KernelDensity instead of Gaussian (new fits).
     """
     if table.n_rows == 0:
         raise ValueError(f"Found array with 0 sample(s) (shape=({table.n_rows}, "
@@ -136,7 +138,7 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
             classes, codes = declared, None
         else:
             classes, codes = encode_labels(y, table.n_rows)
-        specs = resolve_features(features, table, infer_counts)
+        specs = resolve_features(features, table, infer_counts, use_kernel=use_kernel)
         raws, blocks = [], []
         for spec in specs:
             if table.sparse is not None and not spec.family.supports_sparse:
@@ -193,11 +195,19 @@ def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
         return [jax.tree_util.tree_map(
             jnp.asarray, b.family.sparse_suff_stats(b.family.encode(raw, b.schema), resp))
             for b, raw in zip(blocks, raws, strict=True)]
-    sources = [block_source(b.family, raw, b.schema, "error")
-               for b, raw in zip(blocks, raws, strict=True)]
-    return list(_kernels.stream_suff_stats(
-        tuple(type(b.family) for b in blocks), tuple(levels_of(b.schema) for b in blocks),
-        n_classes, sources, codes, weight))
+    # a nonparametric family's statistic is the sample itself: kept on the host in float64
+    out = [b.family.host_suff_stats(b.family.encode(raw, b.schema), codes, weight, n_classes)
+           if b.family.nonparametric else None for b, raw in zip(blocks, raws, strict=True)]
+    kernel = [i for i, s in enumerate(out) if s is None]
+    if kernel:
+        sources = [block_source(blocks[i].family, raws[i], blocks[i].schema, "error")
+                   for i in kernel]
+        for i, s in zip(kernel, _kernels.stream_suff_stats(
+                tuple(type(blocks[i].family) for i in kernel),
+                tuple(levels_of(blocks[i].schema) for i in kernel),
+                n_classes, sources, codes, weight), strict=True):
+            out[i] = s
+    return out
 
 
 def statistics(model: FittedModel) -> tuple:
@@ -223,8 +233,14 @@ def with_statistics(model: FittedModel, stats: tuple) -> FittedModel:
     count, blocks = stats
     return model.replace(
         class_count=np.asarray(count, dtype=np.float64), nuts=None,
-        blocks=tuple(b._replace(stats=type(b.family).stats_type(*(jnp.asarray(a) for a in s)))
+        blocks=tuple(b._replace(stats=type(b.family).stats_type(*map(_leaf(b.family), s)))
                      for b, s in zip(model.blocks, blocks, strict=True)))
+
+
+def _leaf(family: Family):
+    """How a statistics array is held: NumPy (float64) for a nonparametric family's sample,
+    which never enters the kernels, else JAX."""
+    return np.asarray if family.nonparametric else jnp.asarray
 
 
 def zero_statistics(model: FittedModel) -> FittedModel:
@@ -235,7 +251,8 @@ def zero_statistics(model: FittedModel) -> FittedModel:
 
     return model.replace(
         class_count=np.zeros(len(model.classes)), nuts=None,
-        blocks=tuple(b._replace(stats=jax.tree_util.tree_map(zeros, b.stats))
+        blocks=tuple(b._replace(stats=b.family.empty_stats() if b.family.nonparametric
+                                else jax.tree_util.tree_map(zeros, b.stats))
                      for b in model.blocks))
 
 
@@ -294,6 +311,18 @@ def check_conjugate(model: FittedModel, priors, what: str) -> None:
                 f"columns {list(b.schema.columns)[:5]}: {type(b.family).__name__} has a "
                 f"hyperprior on {', '.join(hyper)} (a distribution, not a value), which has "
                 f"no closed form: {what} is unavailable; use method='mcmc'.")
+
+
+def check_parametric(model: FittedModel, what: str) -> None:
+    """Refuse ``what`` (the evidence, posterior draws, MCMC) for a nonparametric block, which
+    has no parameters to integrate or sample."""
+    for b in model.blocks:
+        if b.family.nonparametric:
+            raise ValueError(
+                f"columns {list(b.schema.columns)[:5]}: {type(b.family).__name__} is "
+                f"nonparametric (the estimate is the training sample itself, with no parameters "
+                f"to integrate or sample), so {what} is undefined for it; model these columns "
+                f"with a parametric family such as Gaussian() for {what}.")
 
 
 def split_unlabeled(X, y) -> tuple:

@@ -256,6 +256,11 @@ def _read_manifest(zf, path) -> dict:
 
 
 # ------------------------------------------------------------ stage 1: the manifest's layout
+#: values in one array of a nonparametric family's sample (its size is data-dependent; the
+#: member's honest-size check bounds what is read)
+_SAMPLE_MAX = 1 << 36
+
+
 class _Expect(NamedTuple):
     """What the manifest implies about one array member."""
 
@@ -413,6 +418,19 @@ def _block_layout(i, entry, n_classes, kind, expect):
         prior = shape_family.prior(schema)
     except (TypeError, ValueError) as err:
         raise ValueError(f"{where} hyperparameters: {err}") from None
+    if family_cls.nonparametric:  # the sample itself: 1-D arrays of one length (checked
+        # with the values when the scorer is built: family.host_table)
+        arrays = {"prior": _fields(entry["prior"], prior, f"{where} prior", expect, exact=False),
+                  "stats": {}}
+        for f, a in _dict(entry.get("stats"), f"{where} statistics").items():
+            if f not in family_cls.stats_type._fields:
+                raise ValueError(f"{where} statistics: unknown field {f!r}.")
+            kinds = "iu" if f in ("column", "klass") else "f"
+            expect(a, _Expect(f"{where} statistics {f}", kinds, None, _SAMPLE_MAX))
+            arrays["stats"][f] = a
+        if kind == "tables" or len(arrays["stats"]) != len(family_cls.stats_type._fields):
+            raise ValueError(f"{where}: a {name} block keeps its sample as statistics.")
+        return (_BlockLayout(i, family_cls, hyper, schema, positions, arrays), prior, None)
     n_levels = tuple(len(lv) for lv in levels) or None
     x = jax.ShapeDtypeStruct((1, len(columns)),
                              jnp.int32 if family_cls.integer_codes else jnp.float32)
@@ -708,7 +726,9 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
                 _check_finite(arrays[a], member(a), nonnegative=f in nonnegative)
             # statistics live on the JAX side after a fit (priors on the NumPy side); keeping
             # that split makes the loaded tables bit-identical to the fitted ones
-            stats = b.family_cls.stats_type(**{f: jnp.asarray(arrays[a])
+            # a nonparametric family's sample stays NumPy float64 (fitted._leaf)
+            leaf = np.asarray if b.family_cls.nonparametric else jnp.asarray
+            stats = b.family_cls.stats_type(**{f: leaf(arrays[a])
                                                for f, a in b.arrays["stats"].items()})
         blocks.append(FittedBlock(family, b.schema, b.positions, prior, stats))
     draws, sample_stats = {}, {}

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ._blocks import encode_blocks
 from ._classes import class_log_evidence
-from .fitted import check_conjugate
+from .fitted import check_conjugate, check_parametric
 from .scoring import TableScorer
 
 
@@ -31,6 +31,7 @@ class BayesianReports:
             raise ValueError("this model was built from stated tables; it has no data and so "
                              "no evidence.")
         check_conjugate(model, self.priors, "the closed-form evidence")
+        check_parametric(model, "the evidence")
         parts = {"class": class_log_evidence(model.class_count, self.class_alpha,
                                              self._class_prior_array())}
         for b in model.blocks:
@@ -47,6 +48,7 @@ class BayesianReports:
 
         model = self._fitted()
         check_conjugate(model, self.priors, "exact posterior draws")
+        check_parametric(model, "posterior draws")
         return exact_draws(model, *self._class_setup(), num_draws, seed, num_chains,
                            prior=prior)
 

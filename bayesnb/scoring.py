@@ -51,6 +51,20 @@ class TableScorer(NamedTuple):
         n_classes = len(self.model.classes)
         if n == 0:
             return np.zeros((0, n_classes)), np.zeros(0)
+        host = [i for i, b in enumerate(blocks) if b.family.nonparametric]
+        if host:  # scored on the host, added to the kernel's scores of the other blocks
+            host_scores = sum(blocks[i].family.host_log_likelihood(
+                self.tables[i], blocks[i].family.encode(raws[i], blocks[i].schema))
+                for i in host)
+            rest = [i for i in range(len(blocks)) if i not in host]
+            if rest:
+                scores, _ = self._replace(
+                    model=self.model.replace(blocks=tuple(blocks[i] for i in rest)),
+                    tables=tuple(self.tables[i] for i in rest)).scores(
+                        X, "joint" if output == "joint" else "scores")
+            else:
+                scores = np.broadcast_to(np.asarray(self.log_prior, np.float64), (n, n_classes))
+            return normalised(scores + host_scores, output)
         sources = [block_source(b.family, raw, b.schema, self.unseen)
                    for b, raw in zip(blocks, raws, strict=True)]
         width = sum(raw.shape[1] for raw in raws) * n_classes
@@ -111,6 +125,10 @@ def table_scorer(model: FittedModel, method: str, class_alpha, class_prior) -> T
     tables = []
     for block in model.blocks:
         family = type(block.family)
+        if family.nonparametric:  # no parameters: one table, the sample, for every method
+            tables.append(block.family.host_table(block.prior, block.stats, block.schema,
+                                                  model.classes))
+            continue
         if method == "bayes":
             tables.append(_kernels.posterior(family, block.prior, block.stats))
             continue

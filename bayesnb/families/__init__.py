@@ -4,13 +4,15 @@ from ._base import Family, Schema
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .gaussian import Gaussian
+from .kde import KernelDensity
 from .multinomial import Multinomial
 from .poisson import Poisson
 
 #: name -> family class; adding a family is one file and one line here
 REGISTRY: dict[str, type[Family]] = {
-    cls.name: cls for cls in (Bernoulli, Categorical, Multinomial, Gaussian, Poisson)
+    cls.name: cls for cls in (Bernoulli, Categorical, Multinomial, Gaussian, Poisson,
+                              KernelDensity)
 }
 
-__all__ = ["REGISTRY", "Bernoulli", "Categorical", "Family", "Gaussian", "Multinomial",
-           "Poisson", "Schema"]
+__all__ = ["REGISTRY", "Bernoulli", "Categorical", "Family", "Gaussian", "KernelDensity",
+           "Multinomial", "Poisson", "Schema"]

@@ -79,6 +79,12 @@ class Family:
     value_checks: ClassVar[dict | None] = None
     #: True when ``encode`` returns integer codes rather than floats
     integer_codes: ClassVar[bool] = False
+    #: True for a family without parameters whose statistic is the training sample itself
+    #: (variable length: KernelDensity). Its statistics (``host_suff_stats``), scoring table
+    #: (``host_table``) and scores (``host_log_likelihood``) are computed on the host, never by
+    #: the fixed-shape kernels; the same table serves every closed-form method, and the
+    #: evidence, posterior draws and MCMC are refused (``fitted.check_parametric``).
+    nonparametric: ClassVar[bool] = False
     #: names of the hyperparameters, in ``__init__`` order (for repr, get_params, persistence)
     _hyper: ClassVar[tuple[str, ...]] = ()
     #: the NamedTuple types of the statistics and plug-in parameters (persistence rebuilds them)
@@ -201,6 +207,30 @@ class Family:
     @staticmethod
     def from_tables(tables: dict, schema: Schema, classes) -> NamedTuple:
         """Inverse of ``describe``: plug-in parameters from stated probability tables."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ host side (nonparametric)
+    @staticmethod
+    def host_suff_stats(x: np.ndarray, codes: np.ndarray, weight: np.ndarray,
+                        n_classes: int) -> NamedTuple:
+        """Statistics of one encoded block (NumPy), for a ``nonparametric`` family."""
+        raise NotImplementedError
+
+    @staticmethod
+    def empty_stats() -> NamedTuple:
+        """The statistics of no rows, for a ``nonparametric`` family (chunked fits start
+        from it)."""
+        raise NotImplementedError
+
+    def host_table(self, prior: NamedTuple, stats: NamedTuple, schema: Schema,
+                   classes) -> NamedTuple:
+        """The scoring table of a ``nonparametric`` family (any method), refusing an undefined
+        one with an error naming the column and class."""
+        raise NotImplementedError
+
+    @staticmethod
+    def host_log_likelihood(table: NamedTuple, x: np.ndarray) -> np.ndarray:
+        """``(n, K)`` float64 log densities of an encoded block (NumPy), constants included."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ NumPyro

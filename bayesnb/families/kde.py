@@ -1,0 +1,369 @@
+r"""Gaussian kernel density per class and column (R naivebayes' ``usekernel=TRUE``, klaR).
+
+For class :math:`k` and column :math:`j`, with training values :math:`x_i` of weight
+:math:`w_i` (missing values dropped) and bandwidth :math:`h_{kj}`:
+
+.. math::
+
+    \log \hat f_{kj}(x) = \operatorname{logsumexp}_i\Big(\log w_i
+        - \tfrac12 \big(\tfrac{x - x_i}{h_{kj}}\big)^2\Big)
+        - \log h_{kj} - \tfrac12 \log 2\pi - \log \textstyle\sum_i w_i .
+
+Evaluated exactly in log space over every training value (no grid, no binning), in row chunks
+of at most :data:`BUDGET` elements per class, on the host in float64 whatever JAX's dtype mode.
+So no density underflows to zero far from the data: the log density there is the (finite)
+log of the nearest kernels. R's naivebayes instead evaluates ``density()`` (a binned FFT
+estimate on a 512-point grid) with ``approx`` and replaces densities below ``threshold = 0.001``
+(including everything outside the grid) by 0.001, so the two differ by that binning inside the
+data's range and arbitrarily far from it.
+
+Bandwidth (``bandwidth=``, times ``adjust``, as in R's ``density(bw=, adjust=)``):
+
+* ``"nrd0"`` (R's default ``bw.nrd0``, Silverman's rule of thumb):
+  :math:`0.9 \min(s, \mathrm{IQR}/1.34)\, n^{-1/5}`, with :math:`s` the standard deviation with
+  divisor :math:`n - 1` and the IQR from R's default quantile type 7 (NumPy's ``"linear"``);
+  as in R, where the minimum is 0 it falls back to :math:`s`, then to :math:`|x_1|`, then 1;
+* ``"scott"`` (R's ``bw.nrd``): :math:`1.06 \min(s, \mathrm{IQR}/1.34)\, n^{-1/5}`, no
+  fallback (a zero bandwidth is an error);
+* a positive number (or one per column): used as given.
+
+Weights are frequency weights: :math:`n = \sum_i w_i`, the mean and :math:`s^2` are weighted
+(divisor :math:`n - 1`), and the quartiles are type 7 of the sample in which value
+:math:`x_i` fills :math:`w_i` consecutive positions (a position :math:`t \in [0, n-1]` falls on
+the value whose cumulative weight first exceeds it). With integer weights this is exactly the
+sample with duplicated rows; a rule bandwidth needs :math:`n > 1` (R: at least 2 values).
+
+There is no parameter, so no prior: ``ml``, ``map``, ``mean`` and ``bayes`` all use this same
+estimate (there is nothing to integrate), while the evidence, posterior draws, ``"mcmc"`` and
+simulation, which need a parametric model, are refused naming the columns.
+
+The sufficient statistic is the sample itself (values, class codes, weights; missing values
+dropped), so ``partial_fit`` and ``merge`` concatenate and give the batch fit bit for bit.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from ._base import Family, Schema, numeric_block
+
+LOG_2PI = float(np.log(2 * np.pi))
+#: rows x training values held at once when scoring one class and column (float64: 32 MiB)
+BUDGET = 1 << 22
+RULES = {"fixed": 0, "nrd0": 1, "scott": 2}
+
+
+class KDESettings(NamedTuple):
+    """The estimator's settings per column (the family's "prior" slot: there is no prior)."""
+
+    rule: np.ndarray  # (F,) int: RULES
+    bandwidth: np.ndarray  # (F,) the given bandwidth (NaN under a rule)
+    adjust: np.ndarray  # (F,) multiplier
+
+
+class KDEStats(NamedTuple):
+    """The training sample in long form: one entry per observed value of positive weight."""
+
+    value: np.ndarray  # (m,) float64
+    column: np.ndarray  # (m,) int32, column within the block
+    klass: np.ndarray  # (m,) int32, class code
+    weight: np.ndarray  # (m,) float64 > 0
+
+
+class KDETable(NamedTuple):
+    """The sample grouped by (column, class): group ``g = j * K + k`` is
+    ``value[offsets[g]:offsets[g + 1]]``."""
+
+    value: np.ndarray  # (m,)
+    log_weight: np.ndarray  # (m,)
+    offsets: np.ndarray  # (F * K + 1,)
+    bandwidth: np.ndarray  # (K, F), NaN where undefined
+    count: np.ndarray  # (K, F) total weight n
+    log_total: np.ndarray  # (K, F) log n
+
+
+class KernelDensity(Family):
+    """Numeric columns, each a Gaussian kernel density estimate per class (no prior).
+
+    Parameters
+    ----------
+    bandwidth : {"nrd0", "scott"}, float or array-like of shape (n_columns,), default="nrd0"
+        R's ``bw.nrd0`` (Silverman), R's ``bw.nrd`` (Scott), or positive bandwidths in the
+        column's units (see the module docs for the formulas and how weights enter).
+    adjust : float or array-like of shape (n_columns,), default=1.0
+        Multiplies the bandwidth, as R's ``density(adjust=)``.
+
+    Notes
+    -----
+    Unlike R's naivebayes (``density()`` on a grid, densities below 0.001 replaced by 0.001),
+    the density is the exact kernel sum, in log space, everywhere: far from the data it is
+    small but never 0 nor a floor. The same estimate serves ``ml``, ``map``, ``mean`` and
+    ``bayes``; ``log_evidence``, posterior draws and ``method="mcmc"`` are refused.
+    """
+
+    name = "kde"
+    nonparametric = True
+    stats_type = KDEStats
+    params_type = KDETable
+    _hyper: ClassVar[tuple[str, ...]] = ("bandwidth", "adjust")
+
+    def __init__(self, bandwidth="nrd0", adjust=1.0):
+        self.bandwidth = bandwidth
+        self.adjust = adjust
+
+    def encode(self, values, schema: Schema, *, unseen: str = "error",
+               dtype=None) -> np.ndarray:
+        # always float64: the sample is kept and scored on the host
+        return numeric_block(values, schema, "KernelDensity", np.float64)
+
+    def prior(self, schema: Schema) -> KDESettings:
+        f = len(schema.columns)
+        bw = self.bandwidth
+        if isinstance(bw, str):
+            if bw not in ("nrd0", "scott"):
+                raise ValueError(f"KernelDensity: bandwidth must be 'nrd0', 'scott' or a "
+                                 f"positive number, got {bw!r}.")
+            rule, value = np.full(f, RULES[bw]), np.full(f, np.nan)
+        else:
+            value = _positive(bw, f, "bandwidth", schema.columns)
+            rule = np.full(f, RULES["fixed"])
+        return KDESettings(rule.astype(np.int32), value,
+                           _positive(self.adjust, f, "adjust", schema.columns))
+
+    # ------------------------------------------------------------------ statistics
+    @staticmethod
+    def host_suff_stats(x: np.ndarray, codes: np.ndarray, weight: np.ndarray,
+                        n_classes: int) -> KDEStats:
+        """The sample of a ``(n, F)`` float64 block: observed values of positive weight."""
+        keep = ~np.isnan(x) & (np.asarray(weight) > 0)[:, None]
+        cols, rows = np.nonzero(keep.T)  # column by column, rows in order
+        return KDEStats(x[rows, cols].astype(np.float64), cols.astype(np.int32),
+                        np.asarray(codes, dtype=np.int32)[rows],
+                        np.asarray(weight, dtype=np.float64)[rows])
+
+    @staticmethod
+    def merge_stats(a: KDEStats, b: KDEStats) -> KDEStats:
+        """Concatenation: the sample of the union (grouping is stable, so the order within a
+        class and column is the batch order and the estimates are identical)."""
+        return KDEStats(*(np.concatenate([np.asarray(u), np.asarray(v)])
+                          for u, v in zip(a, b, strict=True)))
+
+    @staticmethod
+    def empty_stats() -> KDEStats:
+        return KDEStats(np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+
+    # ------------------------------------------------------------------ the estimate
+    @staticmethod
+    def estimate(prior: KDESettings, stats: KDEStats, method: str = "mean") -> KDETable:
+        """The grouped sample and the bandwidths (the same for every method)."""
+        value, column, klass, weight = (np.asarray(a) for a in stats)
+        n_columns = len(np.asarray(prior.rule))
+        n_classes = int(klass.max()) + 1 if klass.size else 0
+        return _table(prior, value, column, klass, weight, n_columns, n_classes)
+
+    posterior = estimate  # nothing to integrate: the predictive is the estimate itself
+
+    def host_table(self, prior: KDESettings, stats: KDEStats, schema: Schema,
+                   classes) -> KDETable:
+        """The scoring table, refusing a class and column with no density, naming them."""
+        check_stats(stats, len(schema.columns), len(classes))
+        value, column, klass, weight = (np.asarray(a) for a in stats)
+        table = _table(prior, value, column, klass, weight, len(schema.columns), len(classes))
+        bad = ~(table.bandwidth > 0)
+        if bad.any():
+            k, j = map(int, np.argwhere(bad)[0])
+            n = table.count[k, j]
+            rule = {v: key for key, v in RULES.items()}[int(np.asarray(prior.rule)[j])]
+            label = classes[k].item() if isinstance(classes[k], np.generic) else classes[k]
+            reason = ("no observed value in this class" if n == 0 else
+                      f"bandwidth {rule!r} needs a total weight above 1 (R: at least 2 "
+                      f"values), got {n:g}" if n <= 1 else
+                      f"bandwidth {rule!r} is 0 (every value of the class equal); use "
+                      f"'nrd0' (which falls back as R's does) or a number")
+            raise ValueError(f"column {schema.columns[j]!r}, class {label!r}: {reason}, so the "
+                             f"kernel density is undefined. KernelDensity has no prior to "
+                             f"fill the gap; give more data or a numeric bandwidth.")
+        return table
+
+    @staticmethod
+    def host_log_likelihood(table: KDETable, x: np.ndarray) -> np.ndarray:
+        """``(n, K)`` log density of a ``(n, F)`` float64 block, constants included; a missing
+        value contributes 0 (log 1)."""
+        n_classes = table.bandwidth.shape[0]
+        out = np.zeros((x.shape[0], n_classes))
+        for j in range(x.shape[1]):
+            observed = ~np.isnan(x[:, j])
+            if observed.all():
+                out += column_log_density(table, j, x[:, j])
+            elif observed.any():
+                out[observed] += column_log_density(table, j, x[observed, j])
+        return out
+
+    @staticmethod
+    def log_evidence(prior, stats):
+        raise ValueError("KernelDensity is nonparametric: there is no prior and so no "
+                         "evidence.")
+
+    @staticmethod
+    def describe(params: KDETable, schema: Schema, classes) -> dict:
+        """Per column: bandwidth, n (total weight) and the weighted mean, sd (divisor n - 1),
+        min and max of the class's sample."""
+        out = {}
+        n_classes = len(classes)
+        for j, col in enumerate(schema.columns):
+            rows = []
+            for k in range(n_classes):
+                v, w = _group(params, j, k, n_classes)
+                n = float(w.sum())
+                mean = float(w @ v / n) if n > 0 else np.nan
+                sd = float(np.sqrt(w @ (v - mean) ** 2 / (n - 1))) if n > 1 else np.nan
+                h = params.bandwidth[k, j] if k < params.bandwidth.shape[0] else np.nan
+                rows.append({"bandwidth": float(h), "n": n, "mean": mean,
+                             "sd": sd, "min": float(v.min()) if v.size else np.nan,
+                             "max": float(v.max()) if v.size else np.nan})
+            out[col] = pd.DataFrame(rows, index=pd.Index(classes, name="class"))
+        return out
+
+    # ------------------------------------------------------------------ NumPyro
+    @staticmethod
+    def sample_params(prior, n_classes, site):
+        raise NotImplementedError(
+            "KernelDensity is nonparametric: it has no parameters to sample, so it has no "
+            "NumPyro model (method='mcmc', posterior draws and simulation are unavailable).")
+
+    @staticmethod
+    def observe(params, x, y, site, **kw):
+        KernelDensity.sample_params(None, 0, site)
+
+
+# ---------------------------------------------------------------------- numerics
+def _positive(value, n: int, name: str, columns) -> np.ndarray:
+    try:
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"KernelDensity: {name} must be a positive number, got "
+                         f"{value!r}.") from None
+    a = np.full(n, float(a)) if a.ndim == 0 else a
+    if a.shape != (n,):
+        raise ValueError(f"KernelDensity: {name} must be a scalar or have shape ({n},) (one "
+                         f"value per column), got shape {a.shape}.")
+    bad = ~(np.isfinite(a) & (a > 0))
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise ValueError(f"column {columns[j]!r}: KernelDensity: {name} must be finite and "
+                         f"positive, got {a[j]!r}.")
+    return a
+
+
+def check_stats(stats: KDEStats, n_columns: int, n_classes: int) -> None:
+    """Refuse an inconsistent sample (e.g. from a damaged model file)."""
+    value, column, klass, weight = (np.asarray(a) for a in stats)
+    m = value.shape
+    if any(np.shape(a) != m or np.ndim(a) != 1 for a in (column, klass, weight)):
+        raise ValueError("KernelDensity statistics: value, column, klass and weight must be "
+                         "1-D arrays of one length.")
+    if column.size and (column.min() < 0 or column.max() >= n_columns or klass.min() < 0
+                        or klass.max() >= n_classes):
+        raise ValueError("KernelDensity statistics: a column or class index is out of range.")
+    if not (np.all(np.isfinite(value)) and np.all(np.isfinite(weight)) and np.all(weight > 0)):
+        raise ValueError("KernelDensity statistics: values and weights must be finite, "
+                         "weights positive.")
+
+
+def _table(prior: KDESettings, value, column, klass, weight, n_columns, n_classes) -> KDETable:
+    order = np.lexsort((klass, column))  # stable: batch order kept within a group
+    value, weight = value[order].astype(np.float64), weight[order].astype(np.float64)
+    group = column[order].astype(np.int64) * n_classes + klass[order]
+    offsets = np.searchsorted(group, np.arange(n_columns * n_classes + 1))
+    bandwidth = np.full((n_classes, n_columns), np.nan)
+    count = np.zeros((n_classes, n_columns))
+    rule, given, adjust = (np.asarray(a) for a in prior)
+    for j in range(n_columns):
+        for k in range(n_classes):
+            s, e = offsets[j * n_classes + k], offsets[j * n_classes + k + 1]
+            count[k, j] = weight[s:e].sum()
+            if e > s:
+                bandwidth[k, j] = (bandwidth_of(value[s:e], weight[s:e], int(rule[j]),
+                                                float(given[j])) * adjust[j])
+    with np.errstate(divide="ignore"):
+        return KDETable(value, np.log(weight), offsets, bandwidth, count, np.log(count))
+
+
+def bandwidth_of(x: np.ndarray, w: np.ndarray, rule: int, given: float = np.nan) -> float:
+    """The bandwidth of one weighted sample under ``rule`` (NaN where undefined)."""
+    if rule == RULES["fixed"]:
+        return given
+    n = float(w.sum())
+    if not n > 1:
+        return np.nan
+    if x.min() == x.max():
+        sd = 0.0  # exactly, as R's two-pass var gives for a constant sample
+    else:
+        mean = float(w @ x) / n
+        mean += float(w @ (x - mean)) / n  # R's refinement pass
+        sd = float(np.sqrt(w @ (x - mean) ** 2 / (n - 1)))
+    q25, q75 = quantile7(x, w, (0.25, 0.75))
+    lo = min(sd, (q75 - q25) / 1.34)
+    if rule == RULES["nrd0"]:
+        if not lo:  # R's bw.nrd0: (lo <- hi) || (lo <- abs(x[1L])) || (lo <- 1.)
+            lo = sd or abs(float(x[0])) or 1.0
+        return 0.9 * lo * n ** -0.2
+    return 1.06 * lo * n ** -0.2  # bw.nrd: no fallback
+
+
+def quantile7(x: np.ndarray, w: np.ndarray, probs) -> list[float]:
+    """R's default quantile (type 7) of the sample where ``x[i]`` fills ``w[i]`` positions:
+    with ``n = sum(w)``, position ``h = (n - 1) p`` (0-based) is interpolated between the values
+    at ``floor(h)`` and ``floor(h) + 1`` by R's ``(1 - f) lo + f hi``."""
+    order = np.argsort(x, kind="stable")
+    xs, cum = x[order], np.cumsum(w[order])
+    n = cum[-1]
+
+    def at(t):  # the value at 0-based position t: first cumulative weight above t
+        return xs[min(int(np.searchsorted(cum, t, side="right")), len(xs) - 1)]
+
+    out = []
+    for p in probs:
+        h = (n - 1) * p
+        lo = np.floor(h)
+        q, hi = at(lo), at(lo + 1)
+        f = h - lo
+        out.append(float((1 - f) * q + f * hi) if f > 0 and hi != q else float(q))
+    return out
+
+
+def _group(table: KDETable, j: int, k: int, n_classes: int):
+    n_classes = table.bandwidth.shape[0]
+    if k >= n_classes:  # a class after the last one with data
+        return np.zeros(0), np.zeros(0)
+    g = j * n_classes + k
+    s, e = table.offsets[g], table.offsets[g + 1]
+    return table.value[s:e], np.exp(table.log_weight[s:e])
+
+
+def column_log_density(table: KDETable, j: int, x: np.ndarray) -> np.ndarray:
+    """``(n, K)`` exact log kernel density of column ``j`` at the observed values ``x``."""
+    x = np.asarray(x, dtype=np.float64)
+    n_classes = table.bandwidth.shape[0]
+    out = np.empty((x.shape[0], n_classes))
+    for k in range(n_classes):
+        g = j * n_classes + k
+        s, e = int(table.offsets[g]), int(table.offsets[g + 1])
+        v, lw, h = table.value[s:e], table.log_weight[s:e], table.bandwidth[k, j]
+        step = max(1, BUDGET // max(e - s, 1))
+        for r in range(0, x.shape[0], step):
+            z = x[r:r + step, None] - v  # one (rows, m) buffer, updated in place
+            z /= h
+            z *= z
+            z *= -0.5
+            z += lw
+            top = z.max(axis=1, keepdims=True) if e > s else np.full((z.shape[0], 1), -np.inf)
+            z -= np.where(np.isfinite(top), top, 0.0)
+            np.exp(z, out=z)
+            with np.errstate(divide="ignore"):
+                out[r:r + step, k] = np.log(z.sum(axis=1)) + top[:, 0]
+        out[:, k] -= np.log(h) + 0.5 * LOG_2PI + table.log_total[k, j]
+    return out
