@@ -79,13 +79,14 @@ def fit(model, X, y, sample_weight=None, *, split_every: int = 8):
     from .families._base import float64_mode
 
     x64 = float64_mode()
-    lay = outofcore.layout(model.features, meta)
-    summaries = [dask.delayed(_scan_partition)(lay, model.features, x, y_, i, x64)
+    kernel = getattr(model, "use_kernel", False)
+    lay = outofcore.layout(model.features, meta, use_kernel=kernel)
+    summaries = [dask.delayed(_scan_partition)(lay, model.features, x, y_, i, x64, kernel)
                  for i, (x, y_) in enumerate(zip(xs, ys, strict=True))]
     (summary,) = dask.compute(_tree(summaries, outofcore.combine, split_every))
     if summary is None:
         raise ValueError("X has no rows: there is nothing to fit.")
-    template = outofcore.start(model.features, lay, summary)
+    template = outofcore.start(model.features, lay, summary, use_kernel=kernel)
     shipped = dask.delayed(fitted.to_numpy(template))
     families = template.families
     parts = [dask.delayed(_stats_partition)(shipped, x, y_, w, i, x64)
@@ -195,10 +196,10 @@ class _Merge:
             return fitted.merge_statistics(self.families, a, b)
 
 
-def _scan_partition(lay, features, X, y, i: int, x64: bool):
+def _scan_partition(lay, features, X, y, i: int, x64: bool, use_kernel: bool = False):
     where = f"partition {i}"
     with jax.enable_x64(x64):
-        outofcore.check_layout(lay, features, X, where)
+        outofcore.check_layout(lay, features, X, where, use_kernel=use_kernel)
         try:
             return outofcore.summarise(lay, X, y)
         except (ValueError, TypeError) as err:

@@ -68,11 +68,11 @@ class Summary(NamedTuple):
 
 
 # ---------------------------------------------------------------------- schema
-def layout(features, X, infer_counts: bool = False) -> Layout:
+def layout(features, X, infer_counts: bool = False, *, use_kernel: bool = False) -> Layout:
     """The block structure ``NaiveBayes(features=features, infer_counts=infer_counts)`` gives
     to data shaped like ``X``."""
     table = as_table(X)
-    specs = resolve_features(features, table, infer_counts)
+    specs = resolve_features(features, table, infer_counts, use_kernel=use_kernel)
     level_blocks = tuple((s.columns, s.positions) for s in specs if _learns_levels(s.family))
     dtypes = ({c: str(t) for c, t in table.frame.dtypes.items()} if table.frame is not None
               else {})
@@ -84,7 +84,8 @@ def _learns_levels(family: Family) -> bool:
     return overrides and getattr(family, "categories", None) is None
 
 
-def check_layout(expected: Layout, features, X, where: str, infer_counts: bool = False) -> None:
+def check_layout(expected: Layout, features, X, where: str, infer_counts: bool = False, *,
+                 use_kernel: bool = False) -> None:
     """Refuse a chunk whose dtypes would make a column another family than in the first chunk
     (e.g. a CSV column read as numbers in one chunk and as strings in another).
 
@@ -92,7 +93,7 @@ def check_layout(expected: Layout, features, X, where: str, infer_counts: bool =
     look like counts in a column the first chunk made Gaussian (the data as a whole fail the
     rule, as the first chunk does), but a value that is not a count in a column made Poisson
     is an error (a batch fit would have made it Gaussian)."""
-    got = layout(features, X, infer_counts)
+    got = layout(features, X, infer_counts, use_kernel=use_kernel)
     if got.families == expected.families:
         return
     first = {c: fam for fam, cols in expected.families for c in cols}
@@ -160,7 +161,7 @@ def _head(X):
 
 
 def start(features, lay: Layout, summary: Summary, classes=None,
-          infer_counts: bool = False) -> fitted.FittedModel:
+          infer_counts: bool = False, *, use_kernel: bool = False) -> fitted.FittedModel:
     """A fitted value with the global classes and levels and zero statistics: the template
     every chunk's statistics are computed under.
 
@@ -177,7 +178,7 @@ def start(features, lay: Layout, summary: Summary, classes=None,
     X = _synthetic(summary.head, lay, summary.levels, n, infer_counts)
     y = labels[np.arange(n) % len(labels)]
     model = fitted.add_chunk(None, features, as_table(X), y, classes=labels,
-                             infer_counts=infer_counts)
+                             infer_counts=infer_counts, use_kernel=use_kernel)
     return fitted.zero_statistics(model)
 
 
@@ -279,7 +280,8 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
     if first is None:
         raise ValueError("chunks is empty: there is nothing to fit.")
     counts = getattr(model, "infer_counts", False)  # the first chunk decides (check_layout)
-    lay = layout(model.features, first.X, counts)
+    kernel = getattr(model, "use_kernel", False)
+    lay = layout(model.features, first.X, counts, use_kernel=kernel)
     if as_table(first.X).n_rows == 0:
         raise ValueError("every chunk is empty: there is nothing to fit.")
     two_pass = fresh is not None and (classes is None or bool(lay.level_blocks))
@@ -287,11 +289,11 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
     items, first = chain([first], iterator), None  # hold no chunk beyond the current one
     if two_pass:
         summary = _scan(lay, model.features, items, skipped, progress_bar(total, progress, "scan"),
-                        counts)
+                        counts, kernel)
         stream, offset = fresh(), 0
     else:
         stream, offset = items, skipped
-    template = start(model.features, lay, summary, classes, counts)
+    template = start(model.features, lay, summary, classes, counts, use_kernel=kernel)
     one_shot = None if two_pass else (template.classes, template.blocks)
     families = template.families
     stats = None
@@ -299,7 +301,7 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
     rows = 0
     for i, item in enumerate(stream, start=offset):
         chunk = _as_chunk(item, i)
-        check_layout(lay, model.features, chunk.X, f"chunk {i}", counts)
+        check_layout(lay, model.features, chunk.X, f"chunk {i}", counts, use_kernel=kernel)
         n = as_table(chunk.X).n_rows
         if n:
             if one_shot is not None:
@@ -339,11 +341,12 @@ def _as_chunk(item, i: int) -> Chunk:
                     f"{type(item).__name__}.")
 
 
-def _scan(lay, features, items, offset, bar, infer_counts: bool = False) -> Summary:
+def _scan(lay, features, items, offset, bar, infer_counts: bool = False,
+          use_kernel: bool = False) -> Summary:
     summary, rows = None, 0
     for i, item in enumerate(items, start=offset):
         chunk = _as_chunk(item, i)
-        check_layout(lay, features, chunk.X, f"chunk {i}", infer_counts)
+        check_layout(lay, features, chunk.X, f"chunk {i}", infer_counts, use_kernel=use_kernel)
         try:
             part = summarise(lay, chunk.X, chunk.y)
         except (ValueError, TypeError) as err:

@@ -776,8 +776,9 @@ def _check_prior(got, want, where, loose):
     if got.dtype.kind != want.dtype.kind:
         raise ModelFileError(f"{where}: dtype {got.dtype}, the hyperparameters give "
                              f"{want.dtype}.")
-    same = (np.allclose(got, want, rtol=1e-6, atol=0) if loose and want.dtype.kind == "f"
-            else np.array_equal(got, want))
+    floats = want.dtype.kind == "f"  # NaN stands for "not given" (KernelDensity's bandwidth)
+    same = (np.allclose(got, want, rtol=1e-6, atol=0, equal_nan=True) if loose and floats
+            else np.array_equal(got, want, equal_nan=floats))
     if not same:
         diff = got != want
         i = _first(diff)

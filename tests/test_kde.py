@@ -394,3 +394,17 @@ def test_check_estimator(estimator, check):
     """scikit-learn's checks, with a numeric bandwidth: under 'nrd0' (as in R) a class with a
     single value has no bandwidth, and several checks fit such classes."""
     check(estimator)
+
+
+def test_use_kernel_in_chunked_fits_is_the_batch_fit():
+    """fit_chunks infers KernelDensity columns as fit does (use_kernel=True)."""
+    from bayesnb.outofcore import fit_chunks
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(2.0, 1.0, size=60)})
+    y = np.repeat([0, 1], 30)
+    batch = bnb.NaiveBayes(use_kernel=True).fit(X, y)
+    chunks = [(X.iloc[i:i + 20], y[i:i + 20]) for i in range(0, 60, 20)]
+    chunked = fit_chunks(bnb.NaiveBayes(use_kernel=True), chunks, progress=False)
+    assert [b.family.name for b in chunked.blocks_] == ["kde"]
+    np.testing.assert_allclose(chunked.predict_proba(X), batch.predict_proba(X), rtol=1e-12)
