@@ -13,7 +13,7 @@ from pathlib import Path
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
-def run_script(*args, timeout=300):
+def run_script(*args, timeout=900):  # generous: the 2-core machine is shared
     out = subprocess.run([sys.executable, str(BENCHMARKS / args[0]), *args[1:]],
                          capture_output=True, text=True, timeout=timeout, check=False)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -29,11 +29,20 @@ def test_run_quick_prints_every_case_with_agreeing_answers():
         for dtype in ("float32", "float64"):
             for op in ("fit", "predict_proba"):
                 assert (family, dtype, op) in cases, (family, dtype, op)
+    for family in ("multinomial", "poisson", "gaussian"):  # exact predictive vs plug-in
+        for dtype in ("float32", "float64"):
+            assert any(c[:2] == (f"{family} bayes", dtype) for c in cases), (family, dtype)
+    for op in ("first fit + predict_proba", "fit", "predict_proba"):
+        assert ("wide categorical", "float32", op) in cases, op
     assert any(r[1].strip() == "coldstart" for r in rows)
     for r in rows:
         agree = float(r[13].strip().rstrip("%"))
         assert agree >= 99.9, r
         assert r[8].strip() in ("met", "missed", "n/a"), r
+    # every reference is named with its settings; Bernoulli's skips the binarize copy
+    for reference in ("MultinomialNB(alpha=1.0)", "BernoulliNB(alpha=1.0, binarize=None)",
+                      "GaussianNB(var_smoothing=0.0)", "CategoricalNB(alpha=1.0)"):
+        assert f"reference {reference}" in text, reference
 
 
 def test_profile_stages_reach_the_current_internals():
