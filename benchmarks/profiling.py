@@ -114,7 +114,7 @@ def profile_case(X, y, family, method, k, dtype, repeats, make_ref,
     import jax.numpy as jnp
 
     import bayesnb as bnb
-    from bayesnb import _data, _kernels, estimator
+    from bayesnb import _blocks, _data, _kernels
 
     res: Stages = []
 
@@ -144,25 +144,27 @@ def profile_case(X, y, family, method, k, dtype, repeats, make_ref,
             raw, spec.columns)) if raw is not None else None
         if enc is not None and schema is not None:
             codes, weight = enc[1], np.ones(len(y), dtype=jnp.result_type(float))
-            fams, levels = (type(spec.family),), (estimator._levels(schema),)
-            sources = [estimator._source(spec.family, raw, schema, "error")]
+            fams, levels = (type(spec.family),), (_blocks.levels_of(schema),)
+            sources = [_blocks.block_source(spec.family, raw, schema, "error")]
             stage("  stream_suff_stats (staging copies + kernels, as fit calls it)",
                   lambda: _kernels.stream_suff_stats(fams, levels, k, sources, codes, weight))
             streamed_halves(stage, _kernels, sources, len(y), lambda xs, c, w: (
                 _kernels.suff_stats(fams, levels, k, xs, c, w)), codes, weight)
-        stage("  _prediction_state (estimates, checks)",
-              lambda: (clf.__dict__.pop("_state", None), clf._prediction_state()))
+        stage("  _scorer (estimates, checks)",
+              lambda: (clf.__dict__.pop("_cache", None), clf._scorer()))
 
         t, _ = median_time(lambda: clf.predict_proba(X), repeats)
         res.append(("PREDICT_PROBA total (measured)", t))
-        blocks = stage("  _raw_blocks (as_table, column selection, unseen levels)",
-                       lambda: clf._raw_blocks(X))
+        blocks = stage("  raw_blocks (as_table, column selection by name)",
+                       lambda: _blocks.raw_blocks(clf.fitted_, X))
         if blocks is not None:
-            (raw,), unseen, n = blocks
+            (raw,), n = blocks
             block = clf.blocks_[0]
-            fams, exact, log_prior, tables = clf._prediction_state()
-            levels = (estimator._levels(block.schema),)
-            sources = [estimator._source(block.family, raw, block.schema, unseen)]
+            scorer = clf._scorer()
+            fams, exact, log_prior, tables = ((type(block.family),), scorer.exact,
+                                              scorer.log_prior, scorer.tables)
+            levels = (_blocks.levels_of(block.schema),)
+            sources = [_blocks.block_source(block.family, raw, block.schema, scorer.unseen)]
             stage("  stream_scores (staging copies + kernels + float64 finish)",
                   lambda: _kernels.stream_scores(fams, levels, exact, "proba", log_prior,
                                                  tables, sources, n, k))
