@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .families._base import FLOAT32_SAFE
+from .families._base import FLOAT32_SAFE, float64_mode, host_f64
 
 #: trace counter per kernel, read by the no-retrace tests
 TRACES = {"suff_stats": 0, "accumulate": 0, "scores": 0}
@@ -52,6 +52,17 @@ def chunk_rows(n_rows: int, row_bytes: int, budget: int | None = None) -> int:
 
 def _one_hot(codes, weights, n_classes, dtype):
     return jax.nn.one_hot(codes, n_classes, dtype=dtype) * weights[:, None].astype(dtype)
+
+
+#: ``(rows, classes)`` arrays a fit chunk materialises per class (the weighted one-hot, the
+#: plain one a family gathers class means with, one product): chunks are sized by them too
+FIT_CLASS_ARRAYS = 3
+#: ``(rows, classes)`` arrays a score chunk materialises per class: the float32 sums, shifted
+#: and exponentiated scores, and the float64 copies the host finishes
+SCORE_CLASS_BYTES = 3 * 4 + 2 * 8
+#: elements of a ``(rows, classes, columns)`` temporary (exact predictive, a Gaussian's direct
+#: form) per score chunk: 32 MiB in float32
+CLASS_COLUMN_ELEMENTS = 1 << 23
 
 
 def invalid_values(family, x) -> jax.Array:
@@ -90,41 +101,45 @@ def invalid_values(family, x) -> jax.Array:
     return bad
 
 
-def _block_stats(families, levels, n_classes, xs, codes, weights):
+@partial(jax.jit, static_argnums=(0, 1, 2))
+def suff_stats(families, levels, n_classes, xs, codes, weights):
+    """Per-class sufficient statistics of one chunk for every block (each family's chunk
+    form, finished on the host by ``finish_stats``), and per block whether the chunk holds an
+    invalid value (see :func:`invalid_values`)."""
+    TRACES["suff_stats"] += 1
     resp = _one_hot(codes, weights, n_classes, jnp.result_type(float))
     stats = tuple(f.suff_stats(x, resp, lv)
                   for f, lv, x in zip(families, levels, xs, strict=True))
     return stats, tuple(invalid_values(f, x) for f, x in zip(families, xs, strict=True))
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2))
-def suff_stats(families, levels, n_classes, xs, codes, weights):
-    """Per-class sufficient statistics of one chunk for every block, and per block whether
-    the chunk holds an invalid value (see :func:`invalid_values`)."""
-    TRACES["suff_stats"] += 1
-    return _block_stats(families, levels, n_classes, xs, codes, weights)
-
-
-@partial(jax.jit, static_argnums=(0, 1, 2))
-def accumulate(families, levels, n_classes, stats, invalid, xs, codes, weights):
-    """``stats`` merged with the statistics of one more chunk (each family's exact merge)."""
-    TRACES["accumulate"] += 1
-    new, bad = _block_stats(families, levels, n_classes, xs, codes, weights)
-    merged = tuple(f.merge_stats(a, b) for f, a, b in zip(families, stats, new, strict=True))
-    return merged, tuple(u | v for u, v in zip(invalid, bad, strict=True))
-
-
 @partial(jax.jit, static_argnums=(0, 3))
-def estimate(family, prior, stats, method):
-    """A family's plug-in estimates as one compiled function: run op by op, each of its
-    small operations compiles on its own, which was most of a cold start."""
+def _estimate(family, prior, stats, method):
     return family.estimate(prior, stats, method)
 
 
 @partial(jax.jit, static_argnums=(0,))
-def posterior(family, prior, stats):
-    """A family's conjugate posterior as one compiled function (see :func:`estimate`)."""
+def _posterior(family, prior, stats):
     return family.posterior(prior, stats)
+
+
+def estimate(family, prior, stats, method):
+    """A family's plug-in estimates: in float64 NumPy on the host when the family allows it
+    (``host_numeric``: float32 statistics would round class means and rates), else as one
+    compiled function (run op by op, each small operation compiles on its own, which was most
+    of a cold start)."""
+    if family.host_numeric:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return family.estimate(host_f64(prior), host_f64(stats), method)
+    return _estimate(family, prior, stats, method)
+
+
+def posterior(family, prior, stats):
+    """A family's conjugate posterior (see :func:`estimate`)."""
+    if family.host_numeric:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return family.posterior(host_f64(prior), host_f64(stats))
+    return _posterior(family, prior, stats)
 
 
 @partial(jax.jit, static_argnums=(0, 1, 2, 3))
@@ -189,6 +204,8 @@ class Source(NamedTuple):
     report: Callable[[], None]
     #: bytes the kernel works through per row (a one-hot block is wider than its codes)
     row_bytes: int = 0
+    #: the block's column labels, for errors that name a column
+    columns: tuple = ()
 
 
 def aligned_empty(shape: tuple, dtype, align: int = 64) -> np.ndarray:
@@ -207,18 +224,24 @@ class _Staging:
     A chunk stays in cache from this copy to the kernel. Buffer ``i % 2`` is refilled for
     chunk ``i`` only after the caller has waited for chunk ``i - 2``'s kernel."""
 
-    def __init__(self, sources: Sequence[Source], rows: int):
+    def __init__(self, sources: Sequence[Source], rows: int, shifts: Sequence | None = None):
         self.sources, self.rows = sources, rows
+        # per block, a float64 value per column subtracted on the host before the conversion
+        # to the kernel dtype (so float32 holds the deviations, not the offset), or None
+        self.shifts = shifts if shifts is not None else [None] * len(sources)
         self.buffers = [[aligned_empty((rows, s.width), s.dtype) for _ in range(2)]
                         for s in sources]
 
     def fill(self, i: int, start: int, stop: int) -> tuple:
         m = stop - start
         out = []
-        for source, pair in zip(self.sources, self.buffers, strict=True):
+        for source, pair, shift in zip(self.sources, self.buffers, self.shifts, strict=True):
             buf = pair[i % 2]
             with np.errstate(over="ignore", invalid="ignore"):  # the kernel flags inf
-                np.copyto(buf[:m], source.read(start, stop), casting="unsafe")
+                if shift is None:
+                    np.copyto(buf[:m], source.read(start, stop), casting="unsafe")
+                else:  # in float64, converted as it is stored: still one pass
+                    np.subtract(source.read(start, stop), shift, out=buf[:m], casting="unsafe")
             if m < self.rows:
                 buf[m:] = 0
             out.append(buf)
@@ -237,42 +260,102 @@ def _row_bytes(sources: Sequence[Source]) -> int:
 
 
 def stream_suff_stats(families, levels, n_classes, sources, codes, weights):
-    """Sufficient statistics of all rows, accumulated chunk by chunk on the device."""
+    """Sufficient statistics of all rows as float64 NumPy arrays.
+
+    Each chunk's statistics come from the kernel (in its dtype, over one chunk only) and are
+    finished and merged on the host in float64 (each family's ``finish_stats`` and exact
+    ``merge_stats``) while the next chunk computes, so float32 never accumulates across
+    chunks. Chunks are sized by the input row and by the ``(rows, classes)`` arrays the kernel
+    materialises, so memory stays a few chunks whatever the number of classes. In float32 a
+    block whose statistics float32 inputs cannot represent is refused (``float32_problem``)."""
     n = codes.shape[0]
-    rows = chunk_rows(n, _row_bytes(sources))
     dtype = np.dtype(jnp.result_type(float))
-    staging = _Staging(sources, rows)
-    stats, flags, done = None, None, []
+    rows = chunk_rows(n, _row_bytes(sources) + FIT_CLASS_ARRAYS * n_classes * dtype.itemsize)
+    x32 = not float64_mode()
+    shifts = [f.fit_shift(np.asarray(s.read(0, min(rows, n)))) if x32 and s.dtype.kind == "f"
+              else None for f, s in zip(families, sources, strict=True)]
+    staging = _Staging(sources, rows, shifts)
+    totals: list = [None] * len(families)
+    flags = [False] * len(families)
+
+    def finish(result):
+        stats, bad = result
+        for b, family in enumerate(families):
+            chunk = family.finish_stats(host_f64(stats[b]), shifts[b])
+            totals[b] = chunk if totals[b] is None else family.merge_stats(totals[b], chunk)
+            flags[b] = flags[b] or bool(bad[b])
+
+    pending = None
     for i, start in enumerate(range(0, n, rows)):
         stop = min(start + rows, n)
-        if i >= 2:
-            jax.block_until_ready(done[i - 2])  # its buffers are refilled now
-        xs = staging.fill(i, start, stop)
+        xs = staging.fill(i, start, stop)  # chunk i - 2 was finished (and so waited for)
         c = pad_rows(codes[start:stop].astype(np.int32, copy=False), rows)
         w = pad_rows(np.asarray(weights[start:stop], dtype=dtype), rows)
-        if stats is None:
-            stats, flags = suff_stats(families, levels, n_classes, xs, c, w)
-        else:
-            stats, flags = accumulate(families, levels, n_classes, stats, flags, xs, c, w)
-        done.append(flags)
+        result = suff_stats(families, levels, n_classes, xs, c, w)
+        if pending is not None:  # finish the previous chunk while this one computes
+            finish(pending)
+        pending = result
+    finish(pending)
     _report(sources, flags)
-    return stats
+    if x32:
+        for family, source, stats, shift in zip(families, sources, totals, shifts, strict=True):
+            problem = family.float32_problem(stats, shift)
+            if problem is not None:
+                raise ValueError(f"{_column(source, problem[0])}: {problem[1]}; float32 (JAX's "
+                                 f"default dtype) cannot represent it. Enable x64: "
+                                 f"JAX_ENABLE_X64=1, or jax.config.update(\"jax_enable_x64\", "
+                                 f"True) before fitting.")
+    return tuple(totals)
+
+
+def _column(source: Source, j: int) -> str:
+    columns = getattr(source, "columns", ())
+    return f"column {columns[j]!r}" if len(columns) > j else f"column {j} of the block"
+
+
+#: kernel tables by the identity of the fitted table they were built from (see ``_tables``)
+_kernel_tables: dict = {}
+
+
+def _tables(families, tables, exact: bool, joint: bool):
+    """Every block's table in the form its score kernel reads, and its host-side shift
+    (``Family.kernel_table``), built in float64 once per fitted table."""
+    out, shifts = [], []
+    for family, table in zip(families, tables, strict=True):
+        key = (family, id(table), exact, joint)
+        hit = _kernel_tables.get(key)
+        if hit is None or hit[0] is not table:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                kernel, shift = family.kernel_table(table, exact, joint)
+            if len(_kernel_tables) >= 32:  # a few models' worth; the oldest goes first
+                _kernel_tables.pop(next(iter(_kernel_tables)))
+            hit = _kernel_tables[key] = (table, kernel, shift)
+        out.append(hit[1])
+        shifts.append(hit[2])
+    return tuple(out), shifts
 
 
 def stream_scores(families, levels, exact, output, class_log_prior, tables, sources, n_rows,
                   n_classes, max_rows=None):
-    """``(n, K)`` float64 scores and the ``(n,)`` log normaliser, chunk by chunk."""
-    rows = chunk_rows(n_rows, _row_bytes(sources))
+    """``(n, K)`` float64 scores and the ``(n,)`` log normaliser, chunk by chunk.
+
+    Chunk rows are bounded by the input row, the ``(rows, K)`` score arrays and a
+    ``(rows, K, F)`` temporary, so memory is a few chunks plus the ``(n, K)`` output."""
+    width = sum(s.width for s in sources)
+    rows = chunk_rows(n_rows, _row_bytes(sources) + SCORE_CLASS_BYTES * n_classes)
+    rows = min(rows, chunk_rows(n_rows, 1, budget=CLASS_COLUMN_ELEMENTS // max(
+        n_classes * width, 1)))
     if max_rows is not None:
         rows = min(rows, chunk_rows(n_rows, 1, budget=max_rows))
+    kernel_tables, shifts = _tables(families, tables, exact, output == "joint")
     out = np.empty((n_rows, n_classes), dtype=np.float64)
     norm = np.empty(n_rows, dtype=np.float64)
-    staging = _Staging(sources, rows)
+    staging = _Staging(sources, rows, shifts)
     pending = None
     for i, start in enumerate(range(0, n_rows, rows)):
         stop = min(start + rows, n_rows)
         xs = staging.fill(i, start, stop)  # chunk i - 2 was stored (and so waited for)
-        result = scores(families, levels, exact, output, class_log_prior, tables, xs)
+        result = scores(families, levels, exact, output, class_log_prior, kernel_tables, xs)
         if pending is not None:  # finish the previous chunk while this one computes
             _store(out, norm, output, sources, *pending)
         pending = (start, stop, result)

@@ -84,6 +84,10 @@ class Family:
     #: the NamedTuple types of the statistics and plug-in parameters (persistence rebuilds them)
     stats_type: ClassVar[type]
     params_type: ClassVar[type]
+    #: True when ``estimate``, ``posterior`` and ``merge_stats`` also run on NumPy arrays: the
+    #: kernels then finish statistics and tables in float64 on the host whatever JAX's dtype,
+    #: so float32 only ever holds one chunk's sums and the shifted tables a kernel reads
+    host_numeric: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ host side
     def encode(self, values: np.ndarray, schema: Schema, *, unseen: str = "error",
@@ -203,6 +207,37 @@ class Family:
         """Inverse of ``describe``: plug-in parameters from stated probability tables."""
         raise NotImplementedError
 
+    # ------------------------------------------------------------------ float32 safety
+    @staticmethod
+    def fit_shift(first: np.ndarray) -> np.ndarray | None:
+        """A float64 per-column value subtracted from the raw numbers on the host before they
+        are converted to the kernel dtype (``first`` is the first chunk), or None. The chunk
+        statistics are then of the shifted values; ``finish_stats`` undoes the shift."""
+        return None
+
+    @staticmethod
+    def finish_stats(stats: NamedTuple, shift: np.ndarray | None) -> NamedTuple:
+        """One chunk's statistics (float64 NumPy) of the values shifted by ``fit_shift``."""
+        return stats
+
+    @staticmethod
+    def float32_problem(stats: NamedTuple, shift: np.ndarray | None) -> tuple | None:
+        """``(column index, reason)`` when float32 inputs cannot represent what the finished
+        float64 ``stats`` describe (e.g. a spread below float32's resolution at the values'
+        magnitude), else None. Only asked in float32 mode."""
+        return None
+
+    @staticmethod
+    def kernel_table(table: NamedTuple, exact: bool, joint: bool):
+        """``(table, shift)``: the float64 ``table`` in the form the float32 score kernel
+        reads, and a per-column shift subtracted from the raw values on the host (or None).
+
+        The default is the table itself. Families whose log scores are large numbers that
+        differ little between classes return them relative to a reference (the class-free part
+        dropped, so only when ``joint`` is False), computed in float64 here, so float32 never
+        subtracts two nearly equal large numbers."""
+        return table, None
+
     # ------------------------------------------------------------------ NumPyro
     @staticmethod
     def sample_params(prior: NamedTuple, n_classes: int, site: str) -> NamedTuple:
@@ -244,6 +279,24 @@ class Family:
         """log p(params | data) under the conjugate posterior (a scalar)."""
         return sum(jax.numpy.sum(d.log_prob(params[k]))
                    for k, d in cls.posterior_distributions(posterior).items())
+
+
+def xp_of(*trees) -> Any:
+    """NumPy when every leaf of ``trees`` is a NumPy array or number (host float64), else
+    ``jax.numpy`` (traced or device arrays)."""
+    leaves = jax.tree_util.tree_leaves(trees)
+    if all(isinstance(a, (np.ndarray, np.generic, float, int, bool)) for a in leaves):
+        return np
+    import jax.numpy as jnp
+
+    return jnp
+
+
+def host_f64(tree) -> Any:
+    """Every leaf as a float64 NumPy array (booleans kept)."""
+    return jax.tree_util.tree_map(
+        lambda a: np.asarray(a) if np.asarray(a).dtype == bool
+        else np.asarray(a, dtype=np.float64), tree)
 
 
 def is_distribution(value: Any) -> bool:
@@ -447,3 +500,57 @@ def log_matmul(x: jax.Array, log_table: jax.Array) -> jax.Array:
         return jnp.where(hits > 0, -jnp.inf, x @ jnp.where(finite, t, 0.0).T)
 
     return jax.lax.cond(jnp.all(jnp.isfinite(log_table)), plain, guarded, log_table)
+
+
+def log_rising(a: jax.Array, x: jax.Array, quadratic: bool = True) -> jax.Array:
+    r"""``h(a, x) = log Γ(a + x) - log Γ(a) - x log a``, accurate to its own magnitude.
+
+    The exact predictives of count families need :math:`\log Γ(a + x) - \log Γ(a)`; with
+    ``a`` a large posterior count, both log-Gamma values are huge and their float32
+    difference is noise. Split as :math:`x \log a + h(a, x)`, the first part is linear in
+    ``x`` (taken relative to a reference class, in float64, by ``kernel_table``). For
+    ``a >= 10`` Stirling's series gives :math:`h = x^2/(2a) + a\,\psi(x/a) -
+    \tfrac12\log(1 + x/a) + S(a + x) - S(a)` with :math:`\psi(u) = (1+u)\log(1+u) - u -
+    u^2/2` (its Taylor series below ``u = 1/4``, where the closed form cancels) and
+    :math:`S(z) = \tfrac1{12z} - \tfrac1{360z^3} + \tfrac1{1260z^5}`; below 10, log-Gamma
+    directly. With ``quadratic=False`` the :math:`x^2/(2a)` term (``a >= 10`` only) is left
+    out, for the caller to add from a float64 table relative to a reference class."""
+    import jax.numpy as jnp
+    from jax.scipy.special import gammaln
+
+    big = a >= 10.0
+    ab = jnp.where(big, a, 10.0)
+    u = x / ab
+    l1p = jnp.log1p(u)
+    us = jnp.minimum(u, 0.25)
+    series = 0.0
+    for k in range(16, 2, -1):  # sum_{k>=3} (-u)^k / (k (k - 1)), Horner's scheme
+        series = series * us + (-1) ** k / (k * (k - 1))
+    series = series * us * us * us
+    tail = jnp.where(u < 0.25, series, (1.0 + u) * l1p - u - 0.5 * u * u)
+
+    def stirling_tail(z):
+        zi = 1.0 / z
+        z2 = zi * zi
+        return zi * (1 / 12 - z2 * (1 / 360 - z2 / 1260))
+
+    large = ab * tail - 0.5 * l1p + (stirling_tail(ab + x) - stirling_tail(ab))
+    if quadratic:
+        large = large + x * x / (2.0 * ab)
+    a_small = jnp.where(big, 1.0, a)
+    small = gammaln(a_small + x) - gammaln(a_small) - x * jnp.log(a_small)
+    return jnp.where(big, large, small)
+
+
+def rising_quadratic(a: np.ndarray) -> np.ndarray:
+    """The float64 ``1 / (2a)`` that ``log_rising(..., quadratic=False)`` leaves out (0 where
+    ``a < 10``, whose ``h`` is computed whole)."""
+    return np.where(a >= 10.0, 0.5 / np.where(a >= 10.0, a, 1.0), 0.0)
+
+
+def reference(table: np.ndarray) -> np.ndarray:
+    """Per column, the largest finite entry over the classes (0 if none): what a shifted
+    table is taken relative to (a class-free constant per row)."""
+    finite = np.isfinite(table)
+    ref = np.max(np.where(finite, table, -np.inf), axis=0)
+    return np.where(np.isfinite(ref), ref, 0.0)

@@ -38,13 +38,25 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from jax.scipy.special import gammaln
+from scipy.special import gammaln as sp_gammaln
 
-from ._base import Family, Schema, broadcast_hyper, dist, has_missing, numeric_block, numpyro
+from ._base import (
+    Family,
+    Schema,
+    broadcast_hyper,
+    dist,
+    has_missing,
+    numeric_block,
+    numpyro,
+    xp_of,
+)
 
 LOG_2PI = float(np.log(2 * np.pi))
 
@@ -69,6 +81,21 @@ class GaussianParams(NamedTuple):
     center: jax.Array  # (F,) shift applied before the matmul, for float32 accuracy
 
 
+class StudentT(NamedTuple):
+    """The posterior predictive as the score kernel reads it (``Gaussian.kernel_table``)."""
+
+    loc: jax.Array  # (K, F), relative to the host-side shift
+    dof: jax.Array  # (K, F)
+    scale2: jax.Array  # (K, F)
+    log_norm: jax.Array  # (K, F) the Student-t's log normaliser, computed in float64
+
+
+#: float32 inputs carry about this relative rounding; a class whose spread is below
+#: ``FLOAT32_SPREAD`` times it (relative to its distance from the shift) is refused
+_EPS32 = float(np.finfo(np.float32).eps)
+FLOAT32_SPREAD = 1e3
+
+
 class Gaussian(Family):
     """Real-valued columns, each Gaussian per class with a Normal-Gamma prior.
 
@@ -85,6 +112,7 @@ class Gaussian(Family):
     value_checks = {}
     stats_type = GaussianStats
     params_type = GaussianParams
+    host_numeric = True
     _hyper = ("loc", "kappa", "shape", "rate", "pooled")
 
     def __init__(self, loc=0.0, kappa=1e-3, shape=1.0, rate=0.01, pooled=False):
@@ -117,42 +145,79 @@ class Gaussian(Family):
     @staticmethod
     def _suff_stats_complete(x, resp) -> GaussianStats:
         x = x.astype(resp.dtype)
-        # shift by the centre of the rows of positive weight (padding stays out of it) so
-        # float32 sums of squares do not cancel
-        used = (jnp.sum(resp, axis=1) > 0).astype(resp.dtype)
-        center = (used @ x) / jnp.maximum(jnp.sum(used), 1.0)
-        dev = x - center
         count = jnp.broadcast_to(jnp.sum(resp, axis=0)[:, None], (resp.shape[1], x.shape[1]))
-        return Gaussian._centred_stats(resp, dev, center, count)
+        return Gaussian._centred_stats(resp, x, count, None)
 
     @staticmethod
     def _suff_stats_observed(x, resp) -> GaussianStats:
         observed = ~jnp.isnan(x)
         obs = observed.astype(resp.dtype)
-        # shift by a per-column centre first so float32 sums of squares do not cancel; rows of
-        # zero weight (padding) stay out of it
-        used = observed & (jnp.sum(resp, axis=1) > 0)[:, None]
-        n_used = jnp.sum(used, axis=0)
-        center = jnp.sum(jnp.where(used, x, 0.0), axis=0) / jnp.maximum(n_used, 1)
-        dev = jnp.where(observed, x - center, 0.0).astype(resp.dtype)
         count = resp.T @ obs
-        return Gaussian._centred_stats(resp, dev, center, count)
+        return Gaussian._centred_stats(resp, jnp.where(observed, x, 0.0).astype(resp.dtype),
+                                       count, obs)
 
     @staticmethod
-    def _centred_stats(resp, dev, center, count) -> GaussianStats:
-        """Per-class count, mean and centred sum of squares from deviations ``dev`` about a
-        per-column ``center``: :math:`M_2 = \\sum r d^2 - n \\bar d^2` (shifted data)."""
+    def _centred_stats(resp, x, count, obs) -> GaussianStats:
+        """One chunk's count, mean and centred squares, centred per class: a first pass gives
+        the class means, the squares are of the deviations from the row's own class mean
+        (never one centre for all classes, whose squares would cancel), and a second sum
+        corrects the first mean's rounding. The chunk form's ``mean`` is that pair, stacked
+        ``(2, K, F)``, added in float64 by ``finish_stats``."""
         safe = jnp.where(count > 0, count, 1.0)
+        mean0 = (resp.T @ x) / safe
+        hot = (resp > 0).astype(resp.dtype)  # each row's own class, unweighted
+        dev = x - hot @ mean0
+        if obs is not None:
+            dev = dev * obs
         mean_dev = (resp.T @ dev) / safe
         m2 = resp.T @ (dev * dev) - count * mean_dev**2
-        return GaussianStats(count, jnp.where(count > 0, mean_dev + center, 0.0),
-                             jnp.maximum(m2, 0.0))
+        mean = jnp.where(count > 0, jnp.stack([mean0, mean_dev]), 0.0)
+        return GaussianStats(count, mean, jnp.maximum(m2, 0.0))
+
+    @staticmethod
+    def fit_shift(first: np.ndarray) -> np.ndarray:
+        """Mid-range of each column in the first chunk (0 for a column with no finite value)."""
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+            mid = 0.5 * (np.nanmin(first, axis=0) + np.nanmax(first, axis=0))
+        return np.where(np.isfinite(mid), mid, 0.0)
+
+    @staticmethod
+    def finish_stats(stats: GaussianStats, shift) -> GaussianStats:
+        mean = stats.mean[0] + stats.mean[1] if stats.mean.ndim == 3 else stats.mean
+        if shift is not None:
+            mean = np.where(stats.count > 0, mean + shift, 0.0)
+        return GaussianStats(stats.count, mean, stats.m2)
+
+    @staticmethod
+    def float32_problem(stats: GaussianStats, shift):
+        count = np.asarray(stats.count)
+        seen = count > 0
+        if not seen.any():
+            return None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sd = np.sqrt(np.asarray(stats.m2) / count)
+            total = count.sum(axis=0)
+            center = np.sum(np.where(seen, count * stats.mean, 0.0), axis=0) / np.where(
+                total > 0, total, 1.0)
+            far = np.abs(stats.mean - center)
+            if shift is not None:
+                far = np.maximum(far, np.abs(stats.mean - shift))
+            # the values reach the kernel rounded to _EPS32 * far; refuse when that is not
+            # far below the class's own spread (an exactly constant class is ML's own error)
+            bad = seen & (sd > 0) & (sd < FLOAT32_SPREAD * _EPS32 * far)
+        if not bad.any():
+            return None
+        k, j = map(int, np.argwhere(bad)[0])
+        return j, (f"class #{k} varies by {sd[k, j]:.3g} (sd) around {stats.mean[k, j]:.9g}, "
+                   f"below float32's resolution at that distance from the other values")
 
     @staticmethod
     def merge_stats(a: GaussianStats, b: GaussianStats) -> GaussianStats:
         """Chan, Golub and LeVeque's pairwise update of count, mean and centred squares."""
+        xp = xp_of(a, b)
         count = a.count + b.count
-        safe = jnp.where(count > 0, count, 1.0)
+        safe = xp.where(count > 0, count, 1.0)
         delta = b.mean - a.mean
         # the weight first: merging into empty statistics gives ``b.mean`` bit for bit
         mean = a.mean + delta * (b.count / safe)
@@ -169,6 +234,7 @@ class Gaussian(Family):
 
     @staticmethod
     def posterior(prior: NormalGammaPrior, stats: GaussianStats) -> NormalGammaPrior:
+        jnp = xp_of(prior, stats)  # noqa: F811 -- NumPy on the host (float64), else JAX
         kappa_n, loc_n, spread = Gaussian._class_terms(prior, stats)
         shape_k = prior.shape + 0.5 * stats.count
         rate_k = prior.rate + spread
@@ -180,6 +246,7 @@ class Gaussian(Family):
 
     @staticmethod
     def estimate(prior: NormalGammaPrior, stats: GaussianStats, method: str) -> GaussianParams:
+        jnp = xp_of(prior, stats)  # noqa: F811 -- NumPy on the host (float64), else JAX
         if method == "ml":
             var_k = stats.m2 / stats.count
             var_pooled = stats.m2.sum(axis=0) / stats.count.sum(axis=0)
@@ -201,32 +268,74 @@ class Gaussian(Family):
         return GaussianParams(mean, precision, center)
 
     @staticmethod
+    def kernel_table(table, exact: bool, joint: bool):
+        """The table relative to a per-column centre, which the host subtracts from the raw
+        values in float64 (a Gaussian's scores do not change under a common shift, so this
+        holds for the joint density too). The posterior predictive's Student-t normalisers,
+        differences of large log-Gamma values, are computed here in float64."""
+        if exact:
+            loc, kappa, a, b = (np.asarray(v, dtype=np.float64) for v in table[:4])
+            shift = np.sum(kappa * loc, axis=0) / np.sum(kappa, axis=0)
+            dof = 2.0 * a
+            scale2 = b * (kappa + 1.0) / (a * kappa)
+            log_norm = (sp_gammaln((dof + 1) / 2) - sp_gammaln(dof / 2)
+                        - 0.5 * np.log(dof * scale2) - 0.5 * np.log(np.pi) + 0.5 * LOG_2PI)
+            return StudentT(loc - shift, dof, scale2, log_norm), shift
+        mean, precision, center = (np.asarray(v, dtype=np.float64) for v in table)
+        return GaussianParams(mean - center, precision, np.zeros_like(center)), center
+
+    @staticmethod
     def log_likelihood(params: GaussianParams, x, n_levels=None) -> jax.Array:
         mc = params.mean - params.center
         lam = params.precision
         per_column = 0.5 * jnp.log(lam) - 0.5 * lam * mc * mc  # (K, F)
+        eps = jnp.finfo(mc.dtype).eps
 
-        # sum_j o_ij [log(lam)/2 - lam (x - mu)^2 / 2] expanded into matmuls
+        # sum_j o_ij [log(lam)/2 - lam (x - mu)^2 / 2] expanded into matmuls; its terms
+        # lam x^2 and lam mu^2 cancel where a narrow class lies far from the centre, so a chunk
+        # whose rounding bound on them exceeds 1e-6 takes the direct form (rows x classes x
+        # columns, fused) instead
+        def scores(xc, observed):
+            spread = jnp.max(xc * xc, axis=0)  # (F,)
+            bound = eps * jnp.max(jnp.sum(lam * (spread + mc * mc), axis=1))
+
+            def expanded(xc):
+                return (-0.5 * (xc * xc) @ lam.T + xc @ (lam * mc).T
+                        + (jnp.sum(per_column, axis=1) if observed is None
+                           else observed @ per_column.T))
+
+            def direct(xc):
+                d = xc[:, None, :] - mc
+                log_lik = 0.5 * jnp.log(lam) - 0.5 * lam * d * d
+                if observed is not None:
+                    log_lik = jnp.where(observed[:, None, :] > 0, log_lik, 0.0)
+                return jnp.sum(log_lik, axis=-1)
+
+            return jax.lax.cond(bound > 1e-6, direct, expanded, xc)
+
         def complete(x):
-            xc = (x - params.center).astype(params.mean.dtype)
-            return (-0.5 * (xc * xc) @ lam.T + xc @ (lam * mc).T
-                    + jnp.sum(per_column, axis=1))
+            return scores((x - params.center).astype(params.mean.dtype), None)
 
         def observed_only(x):
             observed = ~jnp.isnan(x)
             xc = jnp.where(observed, x - params.center, 0.0).astype(params.mean.dtype)
-            return (-0.5 * (xc * xc) @ lam.T + xc @ (lam * mc).T
-                    + observed.astype(xc.dtype) @ per_column.T)
+            return scores(xc, observed.astype(xc.dtype))
 
         return jax.lax.cond(has_missing(x), observed_only, complete, x)
 
     @staticmethod
-    def log_predictive(posterior: NormalGammaPrior, x, n_levels=None) -> jax.Array:
+    def log_predictive(posterior, x, n_levels=None) -> jax.Array:
+        observed = ~jnp.isnan(x)
+        x0 = jnp.where(observed, x, 0.0)[:, None, :]
+        if isinstance(posterior, StudentT):  # the kernel's form (``kernel_table``)
+            dof, scale2 = posterior.dof, posterior.scale2
+            z2 = (x0 - posterior.loc) ** 2 / scale2  # (n, K, F)
+            log_t = posterior.log_norm - 0.5 * (dof + 1) * jnp.log1p(z2 / dof)
+            return jnp.sum(jnp.where(observed[:, None, :], log_t, 0.0), axis=-1)
         a, b, kappa, loc = posterior.shape, posterior.rate, posterior.kappa, posterior.loc
         dof = 2.0 * a
         scale2 = b * (kappa + 1.0) / (a * kappa)
-        observed = ~jnp.isnan(x)
-        z2 = (jnp.where(observed, x, 0.0)[:, None, :] - loc) ** 2 / scale2  # (n, K, F)
+        z2 = (x0 - loc) ** 2 / scale2  # (n, K, F)
         log_t = (gammaln((dof + 1) / 2) - gammaln(dof / 2) - 0.5 * jnp.log(dof * scale2)
                  - 0.5 * (dof + 1) * jnp.log1p(z2 / dof) + 0.5 * LOG_2PI - 0.5 * jnp.log(jnp.pi))
         # the Student-t normaliser has -log(pi)/2; the class-free -log(2 pi)/2 is added back

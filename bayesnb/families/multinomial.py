@@ -50,8 +50,12 @@ from ._base import (
     dist,
     has_missing,
     log_matmul,
+    log_rising,
     numeric_block,
     numpyro,
+    reference,
+    rising_quadratic,
+    xp_of,
 )
 
 #: log k! for k < 256: a lookup replaces gammaln for the usual small integer counts
@@ -87,6 +91,25 @@ class MultinomialParams(NamedTuple):
     log_prob: jax.Array  # (K, V)
 
 
+class MultinomialShifted(NamedTuple):
+    """The plug-in table as the score kernel reads it (``Multinomial.kernel_table``)."""
+
+    delta: jax.Array  # (K, V) log theta minus the column's reference (float64 difference)
+    prob: jax.Array  # (K, V) theta, for the observed mass of a row with missing counts
+
+
+class DirichletMultinomialShifted(NamedTuple):
+    r"""The exact predictive as the score kernel reads it: :math:`\sum_v x_v(\log a_{kv} -
+    \log A_k) + \sum_v h(a_{kv}, x_v) - h(A_k, n)` (``log_rising``), the first term
+    relative to a reference class (float64)."""
+
+    alpha: jax.Array  # (K, V) posterior concentration
+    slope: jax.Array  # (K, V) log a - log A, minus the column's reference
+    total: jax.Array  # (K,) A
+    quadratic: jax.Array  # (K, V) the x^2 / (2a) part of h, per x^2, minus the reference
+    total_quadratic: jax.Array  # (K,) the n^2 / (2A) part of h(A, n), per n^2, minus class 0's
+
+
 class Multinomial(Family):
     """Count columns that together form one multinomial vector per row (bag of words).
 
@@ -103,6 +126,7 @@ class Multinomial(Family):
     stats_type = MultinomialStats
     params_type = MultinomialParams
     joint_columns = True
+    host_numeric = True
     _hyper = ("alpha",)
 
     def __init__(self, alpha=1.0):
@@ -144,14 +168,45 @@ class Multinomial(Family):
     def estimate(prior, stats: MultinomialStats, method: str) -> MultinomialParams:
         pseudo = {"ml": 0.0, "map": prior.alpha - 1.0, "mean": prior.alpha}[method]
         num = stats.counts + pseudo
-        return MultinomialParams(jnp.log(num) - jnp.log(num.sum(axis=1, keepdims=True)))
+        xp = xp_of(prior, stats)  # NumPy float64 on the host, JAX when traced
+        return MultinomialParams(xp.log(num) - xp.log(num.sum(axis=1, keepdims=True)))
+
+    @staticmethod
+    def kernel_table(table, exact: bool, joint: bool):
+        r"""Tables relative to a reference class, in float64: with counts in the thousands
+        :math:`\sum_v x_v \log\theta_{kv}` is a large number that differs little between
+        classes, and float32 would lose the difference."""
+        if joint:
+            return table, None
+        if exact:
+            a = np.asarray(table.alpha, dtype=np.float64)
+            total = a.sum(axis=1)
+            slope = np.log(a) - np.log(total)[:, None]
+            quad, total_quad = rising_quadratic(a), rising_quadratic(total)
+            return DirichletMultinomialShifted(a, slope - reference(slope), total,
+                                               quad - reference(quad),
+                                               total_quad - total_quad[0]), None
+        log_prob = np.asarray(table.log_prob, dtype=np.float64)
+        return MultinomialShifted(log_prob - reference(log_prob), np.exp(log_prob)), None
 
     @staticmethod
     def posterior(prior, stats: MultinomialStats) -> MultinomialDirichletPrior:
         return MultinomialDirichletPrior(prior.alpha + stats.counts)
 
     @staticmethod
-    def log_likelihood(params: MultinomialParams, x, n_levels=None) -> jax.Array:
+    def log_likelihood(params, x, n_levels=None) -> jax.Array:
+        if isinstance(params, MultinomialShifted):  # the kernel's form (``kernel_table``)
+            def complete_shifted(x):
+                return log_matmul(x.astype(params.delta.dtype), params.delta)
+
+            def missing_shifted(x):
+                x0 = jnp.nan_to_num(x, nan=0.0).astype(params.delta.dtype)
+                observed = (~jnp.isnan(x)).astype(x0.dtype)
+                mass = xlogy(x0.sum(axis=1, keepdims=True), observed @ params.prob.T)
+                return log_matmul(x0, params.delta) - mass
+
+            return jax.lax.cond(has_missing(x), missing_shifted, complete_shifted, x)
+
         def complete(x):
             return log_matmul(x.astype(params.log_prob.dtype), params.log_prob)
 
@@ -164,7 +219,9 @@ class Multinomial(Family):
         return jax.lax.cond(has_missing(x), missing, complete, x)
 
     @staticmethod
-    def log_predictive(posterior: MultinomialDirichletPrior, x, n_levels=None) -> jax.Array:
+    def log_predictive(posterior, x, n_levels=None) -> jax.Array:
+        if isinstance(posterior, DirichletMultinomialShifted):
+            return Multinomial._log_predictive_shifted(posterior, x)
         a = posterior.alpha  # (K, V)
         x0 = jnp.nan_to_num(x, nan=0.0).astype(a.dtype)
         observed = (~jnp.isnan(x)).astype(a.dtype)
@@ -176,6 +233,26 @@ class Multinomial(Family):
         # a row with no observed column has a_total = 0 and contributes nothing
         safe = jnp.where(a_total > 0, a_total, 1.0)
         return jnp.where(a_total > 0, gammaln(safe) - gammaln(safe + n), 0.0) + per_column
+
+    @staticmethod
+    def _log_predictive_shifted(table: DirichletMultinomialShifted, x) -> jax.Array:
+        a = table.alpha
+        x0 = jnp.nan_to_num(x, nan=0.0).astype(a.dtype)
+        observed = (~jnp.isnan(x)).astype(a.dtype)
+        n = x0.sum(axis=1, keepdims=True)
+        a_total = observed @ a.T  # (n, K): the observed columns' concentration
+        # log(A_observed / A) from the unobserved share, exact where nothing is missing
+        share = jnp.log1p(-((1.0 - observed) @ a.T) / table.total)
+        safe = jnp.where(a_total > 0, a_total, 1.0)
+        per_column = jnp.sum(log_rising(a[None], x0[:, None, :], quadratic=False), axis=-1)
+        # the quadratic parts of h from float64 tables relative to a reference class; a row
+        # with missing counts has its own observed total, whose h is computed whole
+        complete = jnp.all(observed > 0, axis=1, keepdims=True)
+        whole = jnp.where(complete, (n * n) * table.total_quadratic + log_rising(
+            safe, n, quadratic=False), log_rising(safe, n))
+        log_p = (x0 @ table.slope.T - jnp.where(n > 0, n * share, 0.0) + per_column
+                 + (x0 * x0) @ table.quadratic.T - whole)
+        return jnp.where(a_total > 0, log_p, 0.0)
 
     @staticmethod
     def log_normalizer(x) -> jax.Array:

@@ -29,7 +29,19 @@ from jax.scipy.special import gammaln, xlogy
 from scipy.special import gammaln as np_gammaln
 
 from . import _sparse
-from ._base import Family, Schema, broadcast_hyper, dist, log_matmul, numeric_block, numpyro
+from ._base import (
+    Family,
+    Schema,
+    broadcast_hyper,
+    dist,
+    log_matmul,
+    log_rising,
+    numeric_block,
+    numpyro,
+    reference,
+    rising_quadratic,
+    xp_of,
+)
 
 
 class GammaPrior(NamedTuple):
@@ -48,6 +60,17 @@ class PoissonParams(NamedTuple):
     rate: jax.Array  # (K, F)
 
 
+class NegBinShifted(NamedTuple):
+    r"""The posterior predictive as the score kernel reads it (``Poisson.kernel_table``):
+    :math:`\log p(x) + \log x! = x\,(\log a' - \log(1 + b')) + h(a', x) + a'\log\frac{b'}{b'+1}`
+    with the two per-class terms relative to a reference class (float64)."""
+
+    shape: jax.Array  # (K, F) a'
+    slope: jax.Array  # (K, F) log a' - log(1 + b'), minus the column's reference
+    offset: jax.Array  # (K, F) a' log(b' / (b' + 1)), minus the column's reference
+    quadratic: jax.Array  # (K, F) the x^2 / (2 a') part of h, per x^2, minus the reference
+
+
 class Poisson(Family):
     """Non-negative count columns, each Poisson per class with a Gamma prior on the rate.
 
@@ -64,6 +87,7 @@ class Poisson(Family):
     value_checks = {"nonnegative": True, "integer": True}
     stats_type = PoissonStats
     params_type = PoissonParams
+    host_numeric = True
     _hyper = ("shape", "rate")
 
     def __init__(self, shape=1.0, rate=0.1):
@@ -98,13 +122,30 @@ class Poisson(Family):
 
     @staticmethod
     def estimate(prior: GammaPrior, stats: PoissonStats, method: str) -> PoissonParams:
+        xp = xp_of(prior, stats)  # NumPy float64 on the host, JAX when traced
         if method == "ml":
             rate = stats.total / stats.count
         elif method == "map":
             rate = (prior.shape + stats.total - 1.0) / (prior.rate + stats.count)
         else:
             rate = (prior.shape + stats.total) / (prior.rate + stats.count)
-        return PoissonParams(jnp.log(rate), rate)
+        return PoissonParams(xp.log(rate), rate)
+
+    @staticmethod
+    def kernel_table(table, exact: bool, joint: bool):
+        r"""Scores relative to a reference class, so the large common part cancels in float64:
+        :math:`x(\log\lambda_k - \log\lambda_{ref}) - (\lambda_k - \lambda_{ref})`."""
+        if joint:
+            return table, None
+        if exact:
+            a, b = (np.asarray(v, dtype=np.float64) for v in table)
+            slope = np.log(a) - np.log1p(b)
+            offset = a * (np.log(b) - np.log1p(b))
+            quad = rising_quadratic(a)
+            return NegBinShifted(a, slope - reference(slope), offset - reference(offset),
+                                 quad - reference(quad)), None
+        log_rate, rate = (np.asarray(v, dtype=np.float64) for v in table)
+        return PoissonParams(log_rate - reference(log_rate), rate - np.max(rate, axis=0)), None
 
     @staticmethod
     def posterior(prior: GammaPrior, stats: PoissonStats) -> GammaPrior:
@@ -117,9 +158,16 @@ class Poisson(Family):
         return log_matmul(x0, params.log_rate) - observed.astype(x0.dtype) @ params.rate.T
 
     @staticmethod
-    def log_predictive(posterior: GammaPrior, x, n_levels=None) -> jax.Array:
-        a, b = posterior.shape, posterior.rate  # (K, F)
+    def log_predictive(posterior, x, n_levels=None) -> jax.Array:
         observed = ~jnp.isnan(x)
+        if isinstance(posterior, NegBinShifted):  # the kernel's form (``kernel_table``)
+            a = posterior.shape
+            x0 = jnp.where(observed, x, 0).astype(a.dtype)
+            obs = observed.astype(a.dtype)
+            return (x0 @ posterior.slope.T + obs @ posterior.offset.T
+                    + (x0 * x0) @ posterior.quadratic.T
+                    + jnp.sum(log_rising(a, x0[:, None, :], quadratic=False), axis=-1))
+        a, b = posterior.shape, posterior.rate  # (K, F)
         x0 = jnp.where(observed, x, 0).astype(a.dtype)[:, None, :]  # (n, 1, F)
         # negative binomial without its class-free -log x!
         log_pmf = (gammaln(x0 + a) - gammaln(a) + a * jnp.log(b / (b + 1.0))
