@@ -143,7 +143,7 @@ def posterior(family, prior, stats):
 
 
 @partial(jax.jit, static_argnums=(0, 1, 2, 3))
-def scores(families, levels, exact, output, class_log_prior, tables, xs):
+def scores(families, levels, exact, output, class_log_prior, tables, xs, n_valid=None):
     """Class scores of one chunk and their per-row log normaliser ``logsumexp``.
 
     ``output`` is ``"scores"`` (log p(x, c) up to a class-free constant), ``"joint"`` (every
@@ -162,6 +162,12 @@ def scores(families, levels, exact, output, class_log_prior, tables, xs):
     weight = jnp.exp(shifted)
     norm = jnp.log(jnp.sum(weight, axis=1)) + top[:, 0]
     bad = tuple(invalid_values(f, x) for f, x in zip(families, xs, strict=True))
+    # per block, the largest bound on its float32 rounding in the scores (kernel tables only)
+    # (``n_valid`` rows are data, the rest padding)
+    valid = (jnp.arange(xs[0].shape[0]) < (xs[0].shape[0] if n_valid is None else n_valid))
+    risk = tuple(jnp.max(jnp.where(valid, f.score_rounding(t, x), 0.0))
+                 for f, t, x in zip(families, tables, xs, strict=True))
+    bad = (bad, risk)
     if output == "joint":
         constant = sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))
         return out + constant[:, None], norm, bad
@@ -355,7 +361,8 @@ def stream_scores(families, levels, exact, output, class_log_prior, tables, sour
     for i, start in enumerate(range(0, n_rows, rows)):
         stop = min(start + rows, n_rows)
         xs = staging.fill(i, start, stop)  # chunk i - 2 was stored (and so waited for)
-        result = scores(families, levels, exact, output, class_log_prior, kernel_tables, xs)
+        result = scores(families, levels, exact, output, class_log_prior, kernel_tables, xs,
+                        np.int32(stop - start))
         if pending is not None:  # finish the previous chunk while this one computes
             _store(out, norm, output, sources, *pending)
         pending = (start, stop, result)
@@ -364,8 +371,20 @@ def stream_scores(families, levels, exact, output, class_log_prior, tables, sour
     return out, norm
 
 
+#: a block whose scores' float32 rounding bound exceeds this is refused: probabilities move by
+#: at most a quarter of the log-odds error, so 2e-4 keeps them within 1e-4 of float64's
+SCORE_ROUNDING_LIMIT = 2e-4
+
+
 def _store(out, norm, output, sources, start, stop, result):
-    s, z, bad = result
+    s, z, (bad, risk) = result
     _report(sources, bad)
+    for source, r in zip(sources, risk, strict=True):
+        if float(r) > SCORE_ROUNDING_LIMIT:
+            raise ValueError(
+                f"{_column(source, 0)} (and the rest of its block): counts this large make the "
+                f"float32 class scores inexact (rounding up to {float(r):.2g} in a log "
+                f"probability); float32 (JAX's default dtype) cannot represent them. Enable "
+                f"x64: JAX_ENABLE_X64=1, or jax.config.update(\"jax_enable_x64\", True).")
     out[start:stop] = finish(np.asarray(s)[: stop - start], output)
     norm[start:stop] = np.asarray(z)[: stop - start]

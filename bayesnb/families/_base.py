@@ -238,6 +238,15 @@ class Family:
         subtracts two nearly equal large numbers."""
         return table, None
 
+    @staticmethod
+    def score_rounding(table, x: jax.Array) -> jax.Array:
+        """``(n,)`` bounds on the rounding error of the kernel's log scores of the rows of
+        ``x`` under ``table``; the kernels refuse a block above
+        ``_kernels.SCORE_ROUNDING_LIMIT``. Default 0: the family's scores are exact enough."""
+        import jax.numpy as jnp
+
+        return jnp.zeros(x.shape[0])
+
     # ------------------------------------------------------------------ NumPyro
     @staticmethod
     def sample_params(prior: NamedTuple, n_classes: int, site: str) -> NamedTuple:
@@ -502,19 +511,22 @@ def log_matmul(x: jax.Array, log_table: jax.Array) -> jax.Array:
     return jax.lax.cond(jnp.all(jnp.isfinite(log_table)), plain, guarded, log_table)
 
 
-def log_rising(a: jax.Array, x: jax.Array, quadratic: bool = True) -> jax.Array:
+def log_rising(a: jax.Array, x: jax.Array, polynomial: bool = True) -> jax.Array:
     r"""``h(a, x) = log Γ(a + x) - log Γ(a) - x log a``, accurate to its own magnitude.
 
     The exact predictives of count families need :math:`\log Γ(a + x) - \log Γ(a)`; with
     ``a`` a large posterior count, both log-Gamma values are huge and their float32
     difference is noise. Split as :math:`x \log a + h(a, x)`, the first part is linear in
     ``x`` (taken relative to a reference class, in float64, by ``kernel_table``). For
-    ``a >= 10`` Stirling's series gives :math:`h = x^2/(2a) + a\,\psi(x/a) -
-    \tfrac12\log(1 + x/a) + S(a + x) - S(a)` with :math:`\psi(u) = (1+u)\log(1+u) - u -
-    u^2/2` (its Taylor series below ``u = 1/4``, where the closed form cancels) and
-    :math:`S(z) = \tfrac1{12z} - \tfrac1{360z^3} + \tfrac1{1260z^5}`; below 10, log-Gamma
-    directly. With ``quadratic=False`` the :math:`x^2/(2a)` term (``a >= 10`` only) is left
-    out, for the caller to add from a float64 table relative to a reference class."""
+    ``a >= 10`` Stirling's series gives :math:`h = \frac{x^2}{2a} - \frac{x^3}{6a^2} +
+    a\,\psi(x/a) - \tfrac12\log(1 + x/a) + S(a + x) - S(a)` with :math:`\psi(u) =
+    (1+u)\log(1+u) - u - u^2/2 + u^3/6` (its Taylor series below ``u = 1/4``, where the
+    closed form cancels) and :math:`S(z) = \tfrac1{12z} - \tfrac1{360z^3} +
+    \tfrac1{1260z^5}`; below 10, log-Gamma directly. With ``polynomial=False`` the two
+    polynomial terms (``a >= 10`` only) are left out, for the caller to add from float64
+    tables relative to a reference class (:func:`rising_polynomial`): they are the large,
+    nearly class-free part when counts are large. In float64 mode they always stay in (and
+    the tables hold zeros)."""
     import jax.numpy as jnp
     from jax.scipy.special import gammaln
 
@@ -524,10 +536,10 @@ def log_rising(a: jax.Array, x: jax.Array, quadratic: bool = True) -> jax.Array:
     l1p = jnp.log1p(u)
     us = jnp.minimum(u, 0.25)
     series = 0.0
-    for k in range(16, 2, -1):  # sum_{k>=3} (-u)^k / (k (k - 1)), Horner's scheme
+    for k in range(18, 3, -1):  # sum_{k>=4} (-u)^k / (k (k - 1)), Horner's scheme
         series = series * us + (-1) ** k / (k * (k - 1))
-    series = series * us * us * us
-    tail = jnp.where(u < 0.25, series, (1.0 + u) * l1p - u - 0.5 * u * u)
+    series = series * us**4
+    tail = jnp.where(u < 0.25, series, (1.0 + u) * l1p - u - u * u * (0.5 - u / 6.0))
 
     def stirling_tail(z):
         zi = 1.0 / z
@@ -535,17 +547,40 @@ def log_rising(a: jax.Array, x: jax.Array, quadratic: bool = True) -> jax.Array:
         return zi * (1 / 12 - z2 * (1 / 360 - z2 / 1260))
 
     large = ab * tail - 0.5 * l1p + (stirling_tail(ab + x) - stirling_tail(ab))
-    if quadratic:
-        large = large + x * x / (2.0 * ab)
+    if polynomial or x.dtype == jnp.float64:  # float64 tables leave it here (see below)
+        large = large + x * x / (2.0 * ab) - x**3 / (6.0 * ab * ab)
     a_small = jnp.where(big, 1.0, a)
     small = gammaln(a_small + x) - gammaln(a_small) - x * jnp.log(a_small)
     return jnp.where(big, large, small)
 
 
-def rising_quadratic(a: np.ndarray) -> np.ndarray:
-    """The float64 ``1 / (2a)`` that ``log_rising(..., quadratic=False)`` leaves out (0 where
-    ``a < 10``, whose ``h`` is computed whole)."""
-    return np.where(a >= 10.0, 0.5 / np.where(a >= 10.0, a, 1.0), 0.0)
+def class_sums(resp: jax.Array, x: jax.Array) -> jax.Array:
+    """``resp.T @ x`` in a chunk form float32 cannot spoil: ``(3, K, F)`` holding each class's
+    weight, its mean and the sum of the rows' deviations from their own class mean, which
+    :func:`finish_class_sums` adds up in float64 on the host. A float32 sum of counts in the
+    millions is rounded; the deviations are small, so their sum keeps the digits the class
+    totals (and the differences between classes' rates) depend on."""
+    import jax.numpy as jnp
+
+    weight = jnp.broadcast_to(jnp.sum(resp, axis=0)[:, None], (resp.shape[1], x.shape[1]))
+    mean = (resp.T @ x) / jnp.where(weight > 0, weight, 1.0)
+    dev = x - (resp > 0).astype(x.dtype) @ mean  # each row against its own class
+    return jnp.stack([weight, mean, resp.T @ dev])
+
+
+def finish_class_sums(sums: np.ndarray) -> np.ndarray:
+    """The float64 class totals from :func:`class_sums`' chunk form (else ``sums`` itself)."""
+    sums = np.asarray(sums, dtype=np.float64)
+    return sums[0] * sums[1] + sums[2] if sums.ndim == 3 else sums
+
+
+def rising_polynomial(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The float64 coefficients of ``x**2`` and ``x**3`` that ``log_rising(...,
+    polynomial=False)`` leaves out: ``1 / (2a)`` and ``-1 / (6 a**2)`` (0 where ``a < 10``,
+    whose ``h`` is computed whole)."""
+    big = (a >= 10.0) & (not float64_mode())  # float64 keeps them whole (its sums are exact
+    inv = np.where(big, 1.0 / np.where(big, a, 1.0), 0.0)  # enough, and a row count far above
+    return 0.5 * inv, -inv * inv / 6.0  # a would make them cancel)
 
 
 def reference(table: np.ndarray) -> np.ndarray:

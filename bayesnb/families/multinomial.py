@@ -46,15 +46,18 @@ from ._base import (
     Family,
     Schema,
     broadcast_hyper,
+    class_sums,
     dirichlet_draws,
     dist,
+    finish_class_sums,
+    float64_mode,
     has_missing,
     log_matmul,
     log_rising,
     numeric_block,
     numpyro,
     reference,
-    rising_quadratic,
+    rising_polynomial,
     xp_of,
 )
 
@@ -96,6 +99,7 @@ class MultinomialShifted(NamedTuple):
 
     delta: jax.Array  # (K, V) log theta minus the column's reference (float64 difference)
     prob: jax.Array  # (K, V) theta, for the observed mass of a row with missing counts
+    rounding: jax.Array  # (V,) per count, the bound on the scores' rounding (score_rounding)
 
 
 class DirichletMultinomialShifted(NamedTuple):
@@ -106,8 +110,17 @@ class DirichletMultinomialShifted(NamedTuple):
     alpha: jax.Array  # (K, V) posterior concentration
     slope: jax.Array  # (K, V) log a - log A, minus the column's reference
     total: jax.Array  # (K,) A
-    quadratic: jax.Array  # (K, V) the x^2 / (2a) part of h, per x^2, minus the reference
-    total_quadratic: jax.Array  # (K,) the n^2 / (2A) part of h(A, n), per n^2, minus class 0's
+    quadratic: jax.Array  # (K, V) h's x^2 coefficient, minus the column's reference
+    cubic: jax.Array  # (K, V) h's x^3 coefficient, minus the column's reference
+    total_quadratic: jax.Array  # (K,) h(A, n)'s n^2 coefficient, minus class 0's
+    total_cubic: jax.Array  # (K,) h(A, n)'s n^3 coefficient, minus class 0's
+    rounding: jax.Array  # (V,) per count, the bound on the scores' rounding (score_rounding)
+
+
+def _rounding(delta: np.ndarray) -> np.ndarray:
+    """``2 eps max_k |delta_kv|`` over the finite entries, in the kernel's epsilon."""
+    eps = 0.0 if float64_mode() else float(np.finfo(np.float32).eps)
+    return 2.0 * eps * np.max(np.where(np.isfinite(delta), np.abs(delta), 0.0), axis=0)
 
 
 class Multinomial(Family):
@@ -155,10 +168,14 @@ class Multinomial(Family):
         def stats(x):
             x = x.astype(resp.dtype)
             coef = Multinomial.log_normalizer(x)
-            return MultinomialStats(resp.T @ x, jnp.sum(resp, axis=1) @ coef)
+            return MultinomialStats(class_sums(resp, x), jnp.sum(resp, axis=1) @ coef)
 
         return jax.lax.cond(has_missing(x), lambda x: stats(jnp.nan_to_num(x, nan=0.0)),
                             stats, x)
+
+    @staticmethod
+    def finish_stats(stats: MultinomialStats, shift) -> MultinomialStats:
+        return stats._replace(counts=finish_class_sums(stats.counts))
 
     @staticmethod
     def merge_stats(a: MultinomialStats, b: MultinomialStats) -> MultinomialStats:
@@ -182,12 +199,23 @@ class Multinomial(Family):
             a = np.asarray(table.alpha, dtype=np.float64)
             total = a.sum(axis=1)
             slope = np.log(a) - np.log(total)[:, None]
-            quad, total_quad = rising_quadratic(a), rising_quadratic(total)
-            return DirichletMultinomialShifted(a, slope - reference(slope), total,
-                                               quad - reference(quad),
-                                               total_quad - total_quad[0]), None
+            (quad, cube), (total_quad, total_cube) = rising_polynomial(a), rising_polynomial(total)
+            slope = slope - reference(slope)
+            return DirichletMultinomialShifted(
+                a, slope, total, quad - reference(quad), cube - reference(cube),
+                total_quad - total_quad[0], total_cube - total_cube[0], _rounding(slope)), None
         log_prob = np.asarray(table.log_prob, dtype=np.float64)
-        return MultinomialShifted(log_prob - reference(log_prob), np.exp(log_prob)), None
+        delta = log_prob - reference(log_prob)
+        return MultinomialShifted(delta, np.exp(log_prob), _rounding(delta)), None
+
+    @staticmethod
+    def score_rounding(table, x) -> jax.Array:
+        r"""Twice float32's epsilon times :math:`\sum_v x_v \max_k |\delta_{kv}|` (each
+        product's rounding and the sum's), per row."""
+        if not isinstance(table, (MultinomialShifted, DirichletMultinomialShifted)):
+            return jnp.zeros(x.shape[0])
+        x0 = jnp.nan_to_num(x, nan=0.0).astype(table.rounding.dtype)
+        return x0 @ table.rounding
 
     @staticmethod
     def posterior(prior, stats: MultinomialStats) -> MultinomialDirichletPrior:
@@ -244,14 +272,15 @@ class Multinomial(Family):
         # log(A_observed / A) from the unobserved share, exact where nothing is missing
         share = jnp.log1p(-((1.0 - observed) @ a.T) / table.total)
         safe = jnp.where(a_total > 0, a_total, 1.0)
-        per_column = jnp.sum(log_rising(a[None], x0[:, None, :], quadratic=False), axis=-1)
+        per_column = jnp.sum(log_rising(a[None], x0[:, None, :], polynomial=False), axis=-1)
         # the quadratic parts of h from float64 tables relative to a reference class; a row
         # with missing counts has its own observed total, whose h is computed whole
         complete = jnp.all(observed > 0, axis=1, keepdims=True)
-        whole = jnp.where(complete, (n * n) * table.total_quadratic + log_rising(
-            safe, n, quadratic=False), log_rising(safe, n))
+        whole = jnp.where(complete, (n * n) * table.total_quadratic
+                          + (n * n * n) * table.total_cubic
+                          + log_rising(safe, n, polynomial=False), log_rising(safe, n))
         log_p = (x0 @ table.slope.T - jnp.where(n > 0, n * share, 0.0) + per_column
-                 + (x0 * x0) @ table.quadratic.T - whole)
+                 + (x0 * x0) @ table.quadratic.T + (x0 * x0 * x0) @ table.cubic.T - whole)
         return jnp.where(a_total > 0, log_p, 0.0)
 
     @staticmethod
