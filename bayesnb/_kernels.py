@@ -278,7 +278,7 @@ def stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     dtype = np.dtype(jnp.result_type(float))
     rows = chunk_rows(n, _row_bytes(sources) + FIT_CLASS_ARRAYS * n_classes * dtype.itemsize)
     x32 = not float64_mode()
-    shifts = [f.fit_shift(np.asarray(s.read(0, min(rows, n)))) if x32 and s.dtype.kind == "f"
+    shifts = [f.fit_shift(np.asarray(s.read(0, min(64, n)))) if x32 and s.dtype.kind == "f"
               else None for f, s in zip(families, sources, strict=True)]
     staging = _Staging(sources, rows, shifts)
     totals: list = [None] * len(families)

@@ -52,6 +52,7 @@ from ._base import (
     Schema,
     broadcast_hyper,
     dist,
+    float64_mode,
     has_missing,
     numeric_block,
     numpyro,
@@ -81,6 +82,13 @@ class GaussianParams(NamedTuple):
     center: jax.Array  # (F,) shift applied before the matmul, for float32 accuracy
 
 
+class GaussianDirect(NamedTuple):
+    """Plug-in parameters the score kernel reads term by term (``Gaussian.kernel_table``)."""
+
+    mean: jax.Array  # (K, F), relative to the host-side shift
+    precision: jax.Array  # (K, F)
+
+
 class StudentT(NamedTuple):
     """The posterior predictive as the score kernel reads it (``Gaussian.kernel_table``)."""
 
@@ -94,6 +102,10 @@ class StudentT(NamedTuple):
 #: ``FLOAT32_SPREAD`` times it (relative to its distance from the shift) is refused
 _EPS32 = float(np.finfo(np.float32).eps)
 FLOAT32_SPREAD = 1e3
+#: the expanded (matmul) Gaussian scores are used while float32's rounding bound on their terms
+#: near a class stays below this (standardised data with 50 columns: about 1e-5); the direct
+#: form only serves tables where they would cancel (a narrow class far from the rest)
+EXPANDED_ROUNDING = 1e-3
 
 
 class Gaussian(Family):
@@ -176,7 +188,10 @@ class Gaussian(Family):
 
     @staticmethod
     def fit_shift(first: np.ndarray) -> np.ndarray:
-        """Mid-range of each column in the first chunk (0 for a column with no finite value)."""
+        """Mid-range of each column in the first 64 rows (0 for a column with no finite value
+        there): any value inside the data's range keeps the float32 deviations exact enough,
+        the per-class centring does the rest."""
+        first = np.asarray(first[:64], dtype=np.float64)
         with np.errstate(invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
             mid = 0.5 * (np.nanmin(first, axis=0) + np.nanmax(first, axis=0))
@@ -282,46 +297,47 @@ class Gaussian(Family):
                         - 0.5 * np.log(dof * scale2) - 0.5 * np.log(np.pi) + 0.5 * LOG_2PI)
             return StudentT(loc - shift, dof, scale2, log_norm), shift
         mean, precision, center = (np.asarray(v, dtype=np.float64) for v in table)
-        return GaussianParams(mean - center, precision, np.zeros_like(center)), center
+        mc = mean - center
+        # the expanded form's terms lam x^2 and lam mu^2 are about lam mu^2 near a class: where
+        # they would cancel beyond float32's resolution, the direct form instead
+        eps = 0.0 if float64_mode() else _EPS32
+        with np.errstate(invalid="ignore"):
+            bound = eps * np.max(np.sum(np.where(np.isfinite(mc), 2 * precision * mc * mc, 0.0),
+                                        axis=1))
+        if bound > EXPANDED_ROUNDING:
+            return GaussianDirect(mc, precision), center
+        return GaussianParams(mc, precision, np.zeros_like(center)), center
 
     @staticmethod
-    def log_likelihood(params: GaussianParams, x, n_levels=None) -> jax.Array:
+    def log_likelihood(params, x, n_levels=None) -> jax.Array:
+        if isinstance(params, GaussianDirect):  # the kernel's form (``kernel_table``)
+            return Gaussian._direct(params, x)
         mc = params.mean - params.center
         lam = params.precision
         per_column = 0.5 * jnp.log(lam) - 0.5 * lam * mc * mc  # (K, F)
-        eps = jnp.finfo(mc.dtype).eps
 
-        # sum_j o_ij [log(lam)/2 - lam (x - mu)^2 / 2] expanded into matmuls; its terms
-        # lam x^2 and lam mu^2 cancel where a narrow class lies far from the centre, so a chunk
-        # whose rounding bound on them exceeds 1e-6 takes the direct form (rows x classes x
-        # columns, fused) instead
-        def scores(xc, observed):
-            spread = jnp.max(xc * xc, axis=0)  # (F,)
-            bound = eps * jnp.max(jnp.sum(lam * (spread + mc * mc), axis=1))
-
-            def expanded(xc):
-                return (-0.5 * (xc * xc) @ lam.T + xc @ (lam * mc).T
-                        + (jnp.sum(per_column, axis=1) if observed is None
-                           else observed @ per_column.T))
-
-            def direct(xc):
-                d = xc[:, None, :] - mc
-                log_lik = 0.5 * jnp.log(lam) - 0.5 * lam * d * d
-                if observed is not None:
-                    log_lik = jnp.where(observed[:, None, :] > 0, log_lik, 0.0)
-                return jnp.sum(log_lik, axis=-1)
-
-            return jax.lax.cond(bound > 1e-6, direct, expanded, xc)
-
+        # sum_j o_ij [log(lam)/2 - lam (x - mu)^2 / 2] expanded into matmuls
         def complete(x):
-            return scores((x - params.center).astype(params.mean.dtype), None)
+            xc = (x - params.center).astype(params.mean.dtype)
+            return (-0.5 * (xc * xc) @ lam.T + xc @ (lam * mc).T
+                    + jnp.sum(per_column, axis=1))
 
         def observed_only(x):
             observed = ~jnp.isnan(x)
             xc = jnp.where(observed, x - params.center, 0.0).astype(params.mean.dtype)
-            return scores(xc, observed.astype(xc.dtype))
+            return (-0.5 * (xc * xc) @ lam.T + xc @ (lam * mc).T
+                    + observed.astype(xc.dtype) @ per_column.T)
 
         return jax.lax.cond(has_missing(x), observed_only, complete, x)
+
+    @staticmethod
+    def _direct(params: GaussianDirect, x) -> jax.Array:
+        """The log likelihood term by term (rows x classes x columns, fused by XLA)."""
+        observed = ~jnp.isnan(x)
+        d = jnp.where(observed, x, 0.0).astype(params.mean.dtype)[:, None, :] - params.mean
+        lam = params.precision
+        log_lik = 0.5 * jnp.log(lam) - 0.5 * lam * d * d
+        return jnp.sum(jnp.where(observed[:, None, :], log_lik, 0.0), axis=-1)
 
     @staticmethod
     def log_predictive(posterior, x, n_levels=None) -> jax.Array:
