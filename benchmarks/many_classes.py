@@ -5,8 +5,8 @@ A 1 MB input used to take +2.2 GB (+6.6 GB with 20,000 classes) to fit, because 
 sized by the input row alone while the kernel materialised a ``(rows, classes)`` one-hot per
 chunk. Every case runs in its own subprocess, and its peak extra memory is the peak resident
 set during the call (``VmHWM``, reset through ``/proc/self/clear_refs``) less the resident set
-before it, after the data exist and the kernels are compiled (a warm-up on the same shapes). scikit-learn's ``GaussianNB`` is the
-reference, on the same data in its own subprocess.
+before it, after the data exist and the kernels are compiled (a warm-up on the same shapes).
+scikit-learn's ``GaussianNB`` is the reference, on the same data in its own subprocess.
 
 Usage::
 
@@ -80,8 +80,8 @@ def main(argv=None) -> None:
     parser.add_argument("--rows", type=int, default=40_000)
     parser.add_argument("--classes", type=int, action="append")
     args = parser.parse_args(argv)
-    print(f"| rows x cols | classes | op | bayesnb | GaussianNB | ratio | bayesnb peak extra MB "
-          f"| GaussianNB peak extra MB | (n, K) output MB |")
+    print("| rows x cols | classes | op | bayesnb | GaussianNB | ratio | bayesnb peak extra MB "
+          "| GaussianNB peak extra MB | (n, K) output MB |")
     print("|---|---|---|---|---|---|---|---|---|")
     for classes in args.classes or [10_000, 20_000]:
         for op in ("fit", "predict_proba"):

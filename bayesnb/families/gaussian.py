@@ -36,9 +36,8 @@ a tinier scale, or give ``rate`` in their units.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import warnings
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
