@@ -12,6 +12,16 @@ of its time in copies, not in the matmuls.
 Families are static arguments (classes are hashable) and their parameters pytrees, so a kernel
 compiles once per (families, chunk shape, dtype). Chunk row counts come from :func:`bucket`, so a
 new batch of the same width does not re-trace (counted in :data:`TRACES`).
+
+Float32 (JAX's default) never carries more than one chunk: each chunk's statistics go to the
+host, where the families finish and merge them in float64 (``finish_stats``, ``merge_stats``),
+and the plug-in and posterior tables are computed there in float64 too (``host_numeric``
+families). The score kernels read tables in a shifted form (``kernel_table``: relative to a
+reference class, with a float64 per-column shift subtracted from the raw values on the host), so
+float32 never subtracts two large, nearly equal numbers; what float32 still cannot represent is
+refused with an error naming the column (``float32_problem``, ``score_rounding``). Chunks are
+sized by everything a kernel materialises per row, the ``(rows, classes)`` one-hot and score
+arrays included, so memory stays a few chunks plus the ``(n, K)`` output whatever ``K`` is.
 """
 
 from __future__ import annotations
@@ -26,7 +36,8 @@ import numpy as np
 
 from .families._base import FLOAT32_SAFE, float64_mode, host_f64
 
-#: trace counter per kernel, read by the no-retrace tests
+#: trace counter per kernel, read by the no-retrace tests ("accumulate" is no longer a kernel:
+#: chunks are merged on the host in float64; kept at 0 for readers of the counter)
 TRACES = {"suff_stats": 0, "accumulate": 0, "scores": 0}
 
 #: bytes of encoded input per streamed chunk: large enough to amortise a dispatch, small
