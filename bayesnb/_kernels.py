@@ -141,15 +141,28 @@ def estimate(family, prior, stats, method):
     of a cold start)."""
     if family.host_numeric:
         with np.errstate(divide="ignore", invalid="ignore"):
-            return family.estimate(host_f64(prior), host_f64(stats), method)
+            return _read_only(family.estimate(host_f64(prior), host_f64(stats), method))
     return _estimate(family, prior, stats, method)
+
+
+def _read_only(tree):
+    """Read-only views of a table's arrays: a fitted table never changes, so operands derived
+    from it may be cached by identity (``_sparse.prepared``)."""
+    def freeze(a):
+        if not isinstance(a, np.ndarray):
+            return a
+        view = a.view()
+        view.flags.writeable = False
+        return view
+
+    return jax.tree_util.tree_map(freeze, tree)
 
 
 def posterior(family, prior, stats):
     """A family's conjugate posterior (see :func:`estimate`)."""
     if family.host_numeric:
         with np.errstate(divide="ignore", invalid="ignore"):
-            return family.posterior(host_f64(prior), host_f64(stats))
+            return _read_only(family.posterior(host_f64(prior), host_f64(stats)))
     return _posterior(family, prior, stats)
 
 

@@ -218,7 +218,8 @@ def _build(manifest, arrays, path) -> NaiveBayes:
             prior = expected._replace(**{f: get(a) for f, a in entry["prior"].items()})
             # statistics live on the JAX side after a fit (priors on the NumPy side); keeping
             # that split makes the loaded tables bit-identical to the fitted ones
-            stats = family_cls.stats_type(**{f: jnp.asarray(get(a))
+            # f32 (issue 11): statistics stay float64 NumPy, as fitting leaves them
+            stats = family_cls.stats_type(**{f: np.asarray(get(a))
                                              for f, a in entry["stats"].items()})
             for f, leaf in zip(stats._fields, stats, strict=True):
                 if leaf.ndim == 2 and leaf.shape[0] != n_classes:
