@@ -559,13 +559,23 @@ def class_sums(resp: jax.Array, x: jax.Array) -> jax.Array:
     weight, its mean and the sum of the rows' deviations from their own class mean, which
     :func:`finish_class_sums` adds up in float64 on the host. A float32 sum of counts in the
     millions is rounded; the deviations are small, so their sum keeps the digits the class
-    totals (and the differences between classes' rates) depend on."""
+    totals (and the differences between classes' rates) depend on. A chunk whose sums are
+    certainly exact (integer weights, ``max(x) * total weight < 2**24``, which covers integer
+    counts) takes one product instead."""
     import jax.numpy as jnp
 
-    weight = jnp.broadcast_to(jnp.sum(resp, axis=0)[:, None], (resp.shape[1], x.shape[1]))
-    mean = (resp.T @ x) / jnp.where(weight > 0, weight, 1.0)
-    dev = x - (resp > 0).astype(x.dtype) @ mean  # each row against its own class
-    return jnp.stack([weight, mean, resp.T @ dev])
+    def centred(x):
+        weight = jnp.broadcast_to(jnp.sum(resp, axis=0)[:, None], (resp.shape[1], x.shape[1]))
+        mean = (resp.T @ x) / jnp.where(weight > 0, weight, 1.0)
+        dev = x - (resp > 0).astype(x.dtype) @ mean  # each row against its own class
+        return jnp.stack([weight, mean, resp.T @ dev])
+
+    def plain(x):  # every partial sum below 2**24: float32 adds integers exactly
+        ones = jnp.ones((resp.shape[1], x.shape[1]), x.dtype)
+        return jnp.stack([ones, resp.T @ x, jnp.zeros_like(ones)])
+
+    exact = (jnp.max(x) * jnp.sum(resp) < 2.0**24) & jnp.all(resp == jnp.floor(resp))
+    return jax.lax.cond(exact, plain, centred, x)
 
 
 def finish_class_sums(sums: np.ndarray) -> np.ndarray:
