@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .families._base import FLOAT32_SAFE, float64_mode, host_f64
+from .families._base import FLOAT32_SAFE, Float32Unrepresentable, float64_mode, host_f64
 
 #: trace counter per kernel, read by the no-retrace tests ("accumulate" is no longer a kernel:
 #: chunks are merged on the host in float64; kept at 0 for readers of the counter)
@@ -347,16 +347,23 @@ def _column(source: Source, j: int) -> str:
 _kernel_tables: dict = {}
 
 
-def _tables(families, tables, exact: bool, joint: bool):
+def _tables(families, tables, exact: bool, joint: bool, sources=()):
     """Every block's table in the form its score kernel reads, and its host-side shift
     (``Family.kernel_table``), built in float64 once per fitted table."""
     out, shifts = [], []
-    for family, table in zip(families, tables, strict=True):
+    for b, (family, table) in enumerate(zip(families, tables, strict=True)):
         key = (family, id(table), exact, joint)
         hit = _kernel_tables.get(key)
         if hit is None or hit[0] is not table:
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                kernel, shift = family.kernel_table(table, exact, joint)
+            try:
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    kernel, shift = family.kernel_table(table, exact, joint)
+            except Float32Unrepresentable as err:
+                where = (_column(sources[b], err.column) if b < len(sources)
+                         else f"column {err.column} of the block")
+                raise ValueError(f"{where}: {err.reason}; float32 (JAX's default dtype) cannot "
+                                 f"represent it. Enable x64: JAX_ENABLE_X64=1, or "
+                                 f"jax.config.update(\"jax_enable_x64\", True).") from None
             if len(_kernel_tables) >= 32:  # a few models' worth; the oldest goes first
                 _kernel_tables.pop(next(iter(_kernel_tables)))
             hit = _kernel_tables[key] = (table, kernel, shift)
@@ -377,7 +384,7 @@ def stream_scores(families, levels, exact, output, class_log_prior, tables, sour
         n_classes * width, 1)))
     if max_rows is not None:
         rows = min(rows, chunk_rows(n_rows, 1, budget=max_rows))
-    kernel_tables, shifts = _tables(families, tables, exact, output == "joint")
+    kernel_tables, shifts = _tables(families, tables, exact, output == "joint", sources)
     out = np.empty((n_rows, n_classes), dtype=np.float64)
     norm = np.empty(n_rows, dtype=np.float64)
     staging = _Staging(sources, rows, shifts)

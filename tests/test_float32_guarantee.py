@@ -107,17 +107,29 @@ def test_gaussian_offset_does_not_flip_labels(seed, offset):
 
 def test_gaussian_spread_float32_cannot_represent_is_refused():
     """A class varying by 1e-3 at a distance of 5e5 from the rest is below float32's
-    resolution there: refused, naming the column and the way out (x64)."""
-    X = np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 0.0], [1e6, 0.5], [1e6 + 1e-3, 1.5],
-                  [1e6 + 2e-3, 2.5]])
-    y = [0, 0, 0, 1, 1, 1]
+    resolution there: its ML scores are refused, naming the column and the way out (x64)."""
     import pandas as pd
 
+    y = [0, 0, 0, 1, 1, 1]
+    # at fit: the spread (0.1) is within a few float32 steps (0.03) of values 5e5 away
+    X = np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 0.0], [1e6, 0.5], [1e6 + 0.1, 1.5],
+                  [1e6 + 0.2, 2.5]])
     with pytest.raises(ValueError, match=r"column 'far'.*x64"):
         NaiveBayes(method="ml").fit(pd.DataFrame(X, columns=["far", "near"]), y)
     with jax.enable_x64(True):
         clf = NaiveBayes(method="ml").fit(X, y)
-        assert clf.blocks_[0].stats.m2[1, 0] / 3 == pytest.approx(2e-6 / 3, rel=1e-6)
+        assert clf.blocks_[0].stats.m2[1, 0] / 3 == pytest.approx(0.02 / 3, rel=1e-9)
+    # at prediction: a spread of 10 resolved only to 1e-3 of itself is refused for ML...
+    X = np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 0.0], [1e6, 0.5], [1e6 + 10, 1.5],
+                  [1e6 + 20, 2.5]])
+    X = np.vstack([X] * 4)
+    y = y * 4
+    df = pd.DataFrame(X, columns=["far", "near"])
+    clf = NaiveBayes(method="ml").fit(df, y)
+    with pytest.raises(ValueError, match=r"column 'far'.*x64"):
+        clf.predict_proba(df)
+    # ... and every method keeps the guarantee
+    assert_guarantee(lambda: NaiveBayes(), X, y)
 
 
 @pytest.mark.parametrize("seed", [0, 1])

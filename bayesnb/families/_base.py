@@ -290,6 +290,16 @@ class Family:
                    for k, d in cls.posterior_distributions(posterior).items())
 
 
+class Float32Unrepresentable(ValueError):
+    """Raised by ``Family.kernel_table`` when float32 cannot represent what the table
+    describes; ``column`` is the index in the block (the kernels add its name and the x64
+    advice)."""
+
+    def __init__(self, column: int, reason: str):
+        super().__init__(reason)
+        self.column, self.reason = column, reason
+
+
 def xp_of(*trees) -> Any:
     """NumPy when every leaf of ``trees`` is a NumPy array or number (host float64), else
     ``jax.numpy`` (traced or device arrays)."""

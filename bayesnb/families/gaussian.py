@@ -48,6 +48,7 @@ from scipy.special import gammaln as sp_gammaln
 
 from ._base import (
     Family,
+    Float32Unrepresentable,
     Schema,
     broadcast_hyper,
     dist,
@@ -101,10 +102,28 @@ class StudentT(NamedTuple):
 #: ``FLOAT32_SPREAD`` times it (relative to its distance from the shift) is refused
 _EPS32 = float(np.finfo(np.float32).eps)
 FLOAT32_SPREAD = 1e3
+#: at fit, only a spread within this many float32 roundings of the values is refused
+FIT_SPREAD = 4.0
 #: the expanded (matmul) Gaussian scores are used while float32's rounding bound on their terms
 #: near a class stays below this (standardised data with 50 columns: about 1e-5); the direct
 #: form only serves tables where they would cancel (a narrow class far from the rest)
 EXPANDED_ROUNDING = 1e-3
+
+
+def _check_resolution(offset: np.ndarray, sd: np.ndarray, center: np.ndarray) -> None:
+    """Refuse (``Float32Unrepresentable``) a class whose spread float32 cannot resolve at its
+    distance from the centre the host subtracts: the values reach the kernel rounded to
+    ``_EPS32 * |x - centre|``, which must stay far below the class's standard deviation."""
+    if float64_mode():
+        return
+    with np.errstate(invalid="ignore"):
+        bad = np.isfinite(offset) & (sd > 0) & (sd < FLOAT32_SPREAD * _EPS32 * np.abs(offset))
+    if bad.any():
+        k, j = map(int, np.argwhere(bad)[0])
+        raise Float32Unrepresentable(
+            j, f"class #{k} has a standard deviation of {sd[k, j]:.3g} around "
+               f"{offset[k, j] + center[j]:.9g}, below float32's resolution at that distance "
+               f"from the other classes")
 
 
 class Gaussian(Family):
@@ -205,26 +224,22 @@ class Gaussian(Family):
 
     @staticmethod
     def float32_problem(stats: GaussianStats, shift):
+        """A class whose spread is within a few float32 steps of its values' rounding at fit
+        (``FIT_SPREAD``): its centred squares are mostly rounding. (Spreads float32 resolves
+        only coarsely are refused later, when a method's scores would depend on them:
+        ``kernel_table``.)"""
         count = np.asarray(stats.count)
-        seen = count > 0
-        if not seen.any():
+        if shift is None or not (count > 1).any():
             return None
         with np.errstate(divide="ignore", invalid="ignore"):
             sd = np.sqrt(np.asarray(stats.m2) / count)
-            total = count.sum(axis=0)
-            center = np.sum(np.where(seen, count * stats.mean, 0.0), axis=0) / np.where(
-                total > 0, total, 1.0)
-            far = np.abs(stats.mean - center)
-            if shift is not None:
-                far = np.maximum(far, np.abs(stats.mean - shift))
-            # the values reach the kernel rounded to _EPS32 * far; refuse when that is not
-            # far below the class's own spread (an exactly constant class is ML's own error)
-            bad = seen & (sd > 0) & (sd < FLOAT32_SPREAD * _EPS32 * far)
+            far = np.abs(np.asarray(stats.mean) - shift)
+            bad = (count > 1) & (sd > 0) & (sd < FIT_SPREAD * _EPS32 * far)
         if not bad.any():
             return None
         k, j = map(int, np.argwhere(bad)[0])
         return j, (f"class #{k} varies by {sd[k, j]:.3g} (sd) around {stats.mean[k, j]:.9g}, "
-                   f"below float32's resolution at that distance from the other values")
+                   f"within float32's rounding of values that far from the others")
 
     @staticmethod
     def merge_stats(a: GaussianStats, b: GaussianStats) -> GaussianStats:
@@ -294,9 +309,11 @@ class Gaussian(Family):
             scale2 = b * (kappa + 1.0) / (a * kappa)
             log_norm = (sp_gammaln((dof + 1) / 2) - sp_gammaln(dof / 2)
                         - 0.5 * np.log(dof * scale2) - 0.5 * np.log(np.pi) + 0.5 * LOG_2PI)
+            _check_resolution(loc - shift, np.sqrt(scale2), shift)
             return StudentT(loc - shift, dof, scale2, log_norm), shift
         mean, precision, center = (np.asarray(v, dtype=np.float64) for v in table)
         mc = mean - center
+        _check_resolution(mc, 1.0 / np.sqrt(precision), center)
         # the expanded form's terms lam x^2 and lam mu^2 are about lam mu^2 near a class: where
         # they would cancel beyond float32's resolution, the direct form instead
         eps = 0.0 if float64_mode() else _EPS32
