@@ -26,7 +26,8 @@ def block_source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:
 
     if family.value_checks is not None and isinstance(raw, np.ndarray) and raw.ndim == 2 \
             and raw.dtype.kind in "biuf":
-        return _kernels.Source(lambda start, stop: raw[start:stop], raw.shape[1], dtype, report)
+        return _kernels.Source(lambda start, stop: raw[start:stop], raw.shape[1], dtype, report,
+                               columns=tuple(schema.columns))  # errors name the column
 
     def encode(start, stop):
         try:
@@ -39,7 +40,8 @@ def block_source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:
     kernel_dtype = np.dtype(np.int32) if family.integer_codes else dtype
     # the kernels expand codes to a one-hot row of every level: size the chunks by that
     one_hot = sum(len(lv) for lv in schema.levels) * dtype.itemsize
-    return _kernels.Source(encode, raw.shape[1], kernel_dtype, report, one_hot)
+    return _kernels.Source(encode, raw.shape[1], kernel_dtype, report, one_hot,
+                           columns=tuple(schema.columns))  # errors name the column
 
 
 def block_positions(model, table: Table) -> list[tuple]:

@@ -12,6 +12,16 @@ of its time in copies, not in the matmuls.
 Families are static arguments (classes are hashable) and their parameters pytrees, so a kernel
 compiles once per (families, chunk shape, dtype). Chunk row counts come from :func:`bucket`, so a
 new batch of the same width does not re-trace (counted in :data:`TRACES`).
+
+Float32 (JAX's default) never carries more than one chunk: each chunk's statistics go to the
+host, where the families finish and merge them in float64 (``finish_stats``, ``merge_stats``),
+and the plug-in and posterior tables are computed there in float64 too (``host_numeric``
+families). The score kernels read tables in a shifted form (``kernel_table``: relative to a
+reference class, with a float64 per-column shift subtracted from the raw values on the host), so
+float32 never subtracts two large, nearly equal numbers; what float32 still cannot represent is
+refused with an error naming the column (``float32_problem``, ``score_rounding``). Chunks are
+sized by everything a kernel materialises per row, the ``(rows, classes)`` one-hot and score
+arrays included, so memory stays a few chunks plus the ``(n, K)`` output whatever ``K`` is.
 """
 
 from __future__ import annotations
@@ -24,9 +34,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .families._base import FLOAT32_SAFE
+from .families._base import FLOAT32_SAFE, Float32Unrepresentable, float64_mode, host_f64
 
-#: trace counter per kernel, read by the no-retrace tests
+#: trace counter per kernel, read by the no-retrace tests ("accumulate" is no longer a kernel:
+#: chunks are merged on the host in float64; kept at 0 for readers of the counter)
 TRACES = {"suff_stats": 0, "accumulate": 0, "scores": 0}
 
 #: bytes of encoded input per streamed chunk: large enough to amortise a dispatch, small
@@ -52,6 +63,17 @@ def chunk_rows(n_rows: int, row_bytes: int, budget: int | None = None) -> int:
 
 def _one_hot(codes, weights, n_classes, dtype):
     return jax.nn.one_hot(codes, n_classes, dtype=dtype) * weights[:, None].astype(dtype)
+
+
+#: ``(rows, classes)`` arrays a fit chunk materialises per class (the weighted one-hot, the
+#: plain one a family gathers class means with, one product): chunks are sized by them too
+FIT_CLASS_ARRAYS = 3
+#: ``(rows, classes)`` arrays a score chunk materialises per class: the float32 sums, shifted
+#: and exponentiated scores, and the float64 copies the host finishes
+SCORE_CLASS_BYTES = 3 * 4 + 2 * 8
+#: elements of a ``(rows, classes, columns)`` temporary (exact predictive, a Gaussian's direct
+#: form) per score chunk: 32 MiB in float32
+CLASS_COLUMN_ELEMENTS = 1 << 23
 
 
 def invalid_values(family, x) -> jax.Array:
@@ -90,45 +112,62 @@ def invalid_values(family, x) -> jax.Array:
     return bad
 
 
-def _block_stats(families, levels, n_classes, xs, codes, weights):
+@partial(jax.jit, static_argnums=(0, 1, 2))
+def suff_stats(families, levels, n_classes, xs, codes, weights):
+    """Per-class sufficient statistics of one chunk for every block (each family's chunk
+    form, finished on the host by ``finish_stats``), and per block whether the chunk holds an
+    invalid value (see :func:`invalid_values`)."""
+    TRACES["suff_stats"] += 1
     resp = _one_hot(codes, weights, n_classes, jnp.result_type(float))
     stats = tuple(f.suff_stats(x, resp, lv)
                   for f, lv, x in zip(families, levels, xs, strict=True))
     return stats, tuple(invalid_values(f, x) for f, x in zip(families, xs, strict=True))
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2))
-def suff_stats(families, levels, n_classes, xs, codes, weights):
-    """Per-class sufficient statistics of one chunk for every block, and per block whether
-    the chunk holds an invalid value (see :func:`invalid_values`)."""
-    TRACES["suff_stats"] += 1
-    return _block_stats(families, levels, n_classes, xs, codes, weights)
-
-
-@partial(jax.jit, static_argnums=(0, 1, 2))
-def accumulate(families, levels, n_classes, stats, invalid, xs, codes, weights):
-    """``stats`` merged with the statistics of one more chunk (each family's exact merge)."""
-    TRACES["accumulate"] += 1
-    new, bad = _block_stats(families, levels, n_classes, xs, codes, weights)
-    merged = tuple(f.merge_stats(a, b) for f, a, b in zip(families, stats, new, strict=True))
-    return merged, tuple(u | v for u, v in zip(invalid, bad, strict=True))
-
-
 @partial(jax.jit, static_argnums=(0, 3))
-def estimate(family, prior, stats, method):
-    """A family's plug-in estimates as one compiled function: run op by op, each of its
-    small operations compiles on its own, which was most of a cold start."""
+def _estimate(family, prior, stats, method):
     return family.estimate(prior, stats, method)
 
 
 @partial(jax.jit, static_argnums=(0,))
-def posterior(family, prior, stats):
-    """A family's conjugate posterior as one compiled function (see :func:`estimate`)."""
+def _posterior(family, prior, stats):
     return family.posterior(prior, stats)
 
 
+def estimate(family, prior, stats, method):
+    """A family's plug-in estimates: in float64 NumPy on the host when the family allows it
+    (``host_numeric``: float32 statistics would round class means and rates), else as one
+    compiled function (run op by op, each small operation compiles on its own, which was most
+    of a cold start)."""
+    if family.host_numeric:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _read_only(family.estimate(host_f64(prior), host_f64(stats), method))
+    return _estimate(family, prior, stats, method)
+
+
+def _read_only(tree):
+    """Read-only views of a table's arrays: a fitted table never changes, so operands derived
+    from it may be cached by identity (``_sparse.prepared``)."""
+    def freeze(a):
+        if not isinstance(a, np.ndarray):
+            return a
+        view = a.view()
+        view.flags.writeable = False
+        return view
+
+    return jax.tree_util.tree_map(freeze, tree)
+
+
+def posterior(family, prior, stats):
+    """A family's conjugate posterior (see :func:`estimate`)."""
+    if family.host_numeric:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _read_only(family.posterior(host_f64(prior), host_f64(stats)))
+    return _posterior(family, prior, stats)
+
+
 @partial(jax.jit, static_argnums=(0, 1, 2, 3))
-def scores(families, levels, exact, output, class_log_prior, tables, xs):
+def scores(families, levels, exact, output, class_log_prior, tables, xs, n_valid=None):
     """Class scores of one chunk and their per-row log normaliser ``logsumexp``.
 
     ``output`` is ``"scores"`` (log p(x, c) up to a class-free constant), ``"joint"`` (every
@@ -147,6 +186,12 @@ def scores(families, levels, exact, output, class_log_prior, tables, xs):
     weight = jnp.exp(shifted)
     norm = jnp.log(jnp.sum(weight, axis=1)) + top[:, 0]
     bad = tuple(invalid_values(f, x) for f, x in zip(families, xs, strict=True))
+    # per block, the largest bound on its float32 rounding in the scores (kernel tables only)
+    # (``n_valid`` rows are data, the rest padding)
+    valid = (jnp.arange(xs[0].shape[0]) < (xs[0].shape[0] if n_valid is None else n_valid))
+    risk = tuple(jnp.max(jnp.where(valid, f.score_rounding(t, x), 0.0))
+                 for f, t, x in zip(families, tables, xs, strict=True))
+    bad = (bad, risk)
     if output == "joint":
         constant = sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))
         return out + constant[:, None], norm, bad
@@ -189,6 +234,8 @@ class Source(NamedTuple):
     report: Callable[[], None]
     #: bytes the kernel works through per row (a one-hot block is wider than its codes)
     row_bytes: int = 0
+    #: the block's column labels, for errors that name a column
+    columns: tuple = ()
 
 
 def aligned_empty(shape: tuple, dtype, align: int = 64) -> np.ndarray:
@@ -207,18 +254,24 @@ class _Staging:
     A chunk stays in cache from this copy to the kernel. Buffer ``i % 2`` is refilled for
     chunk ``i`` only after the caller has waited for chunk ``i - 2``'s kernel."""
 
-    def __init__(self, sources: Sequence[Source], rows: int):
+    def __init__(self, sources: Sequence[Source], rows: int, shifts: Sequence | None = None):
         self.sources, self.rows = sources, rows
+        # per block, a float64 value per column subtracted on the host before the conversion
+        # to the kernel dtype (so float32 holds the deviations, not the offset), or None
+        self.shifts = shifts if shifts is not None else [None] * len(sources)
         self.buffers = [[aligned_empty((rows, s.width), s.dtype) for _ in range(2)]
                         for s in sources]
 
     def fill(self, i: int, start: int, stop: int) -> tuple:
         m = stop - start
         out = []
-        for source, pair in zip(self.sources, self.buffers, strict=True):
+        for source, pair, shift in zip(self.sources, self.buffers, self.shifts, strict=True):
             buf = pair[i % 2]
             with np.errstate(over="ignore", invalid="ignore"):  # the kernel flags inf
-                np.copyto(buf[:m], source.read(start, stop), casting="unsafe")
+                if shift is None:
+                    np.copyto(buf[:m], source.read(start, stop), casting="unsafe")
+                else:  # in float64, converted as it is stored: still one pass
+                    np.subtract(source.read(start, stop), shift, out=buf[:m], casting="unsafe")
             if m < self.rows:
                 buf[m:] = 0
             out.append(buf)
@@ -237,42 +290,110 @@ def _row_bytes(sources: Sequence[Source]) -> int:
 
 
 def stream_suff_stats(families, levels, n_classes, sources, codes, weights):
-    """Sufficient statistics of all rows, accumulated chunk by chunk on the device."""
+    """Sufficient statistics of all rows as float64 NumPy arrays.
+
+    Each chunk's statistics come from the kernel (in its dtype, over one chunk only) and are
+    finished and merged on the host in float64 (each family's ``finish_stats`` and exact
+    ``merge_stats``) while the next chunk computes, so float32 never accumulates across
+    chunks. Chunks are sized by the input row and by the ``(rows, classes)`` arrays the kernel
+    materialises, so memory stays a few chunks whatever the number of classes. In float32 a
+    block whose statistics float32 inputs cannot represent is refused (``float32_problem``)."""
     n = codes.shape[0]
-    rows = chunk_rows(n, _row_bytes(sources))
     dtype = np.dtype(jnp.result_type(float))
-    staging = _Staging(sources, rows)
-    stats, flags, done = None, None, []
+    rows = chunk_rows(n, _row_bytes(sources) + FIT_CLASS_ARRAYS * n_classes * dtype.itemsize)
+    x32 = not float64_mode()
+    shifts = [f.fit_shift(np.asarray(s.read(0, min(64, n)))) if x32 and s.dtype.kind == "f"
+              else None for f, s in zip(families, sources, strict=True)]
+    staging = _Staging(sources, rows, shifts)
+    totals: list = [None] * len(families)
+    flags = [False] * len(families)
+
+    def finish(result):
+        stats, bad = result
+        for b, family in enumerate(families):
+            chunk = family.finish_stats(host_f64(stats[b]), shifts[b])
+            totals[b] = chunk if totals[b] is None else family.merge_stats(totals[b], chunk)
+            flags[b] = flags[b] or bool(bad[b])
+
+    pending = None
     for i, start in enumerate(range(0, n, rows)):
         stop = min(start + rows, n)
-        if i >= 2:
-            jax.block_until_ready(done[i - 2])  # its buffers are refilled now
-        xs = staging.fill(i, start, stop)
+        xs = staging.fill(i, start, stop)  # chunk i - 2 was finished (and so waited for)
         c = pad_rows(codes[start:stop].astype(np.int32, copy=False), rows)
         w = pad_rows(np.asarray(weights[start:stop], dtype=dtype), rows)
-        if stats is None:
-            stats, flags = suff_stats(families, levels, n_classes, xs, c, w)
-        else:
-            stats, flags = accumulate(families, levels, n_classes, stats, flags, xs, c, w)
-        done.append(flags)
+        result = suff_stats(families, levels, n_classes, xs, c, w)
+        if pending is not None:  # finish the previous chunk while this one computes
+            finish(pending)
+        pending = result
+    finish(pending)
     _report(sources, flags)
-    return stats
+    if x32:
+        for family, source, stats, shift in zip(families, sources, totals, shifts, strict=True):
+            problem = family.float32_problem(stats, shift)
+            if problem is not None:
+                raise ValueError(f"{_column(source, problem[0])}: {problem[1]}; float32 (JAX's "
+                                 f"default dtype) cannot represent it. Enable x64: "
+                                 f"JAX_ENABLE_X64=1, or jax.config.update(\"jax_enable_x64\", "
+                                 f"True) before fitting.")
+    return tuple(totals)
+
+
+def _column(source: Source, j: int) -> str:
+    columns = getattr(source, "columns", ())
+    return f"column {columns[j]!r}" if len(columns) > j else f"column {j} of the block"
+
+
+#: kernel tables by the identity of the fitted table they were built from (see ``_tables``)
+_kernel_tables: dict = {}
+
+
+def _tables(families, tables, exact: bool, joint: bool, sources=()):
+    """Every block's table in the form its score kernel reads, and its host-side shift
+    (``Family.kernel_table``), built in float64 once per fitted table."""
+    out, shifts = [], []
+    for b, (family, table) in enumerate(zip(families, tables, strict=True)):
+        key = (family, id(table), exact, joint)
+        hit = _kernel_tables.get(key)
+        if hit is None or hit[0] is not table:
+            try:
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    kernel, shift = family.kernel_table(table, exact, joint)
+            except Float32Unrepresentable as err:
+                where = (_column(sources[b], err.column) if b < len(sources)
+                         else f"column {err.column} of the block")
+                raise ValueError(f"{where}: {err.reason}; float32 (JAX's default dtype) cannot "
+                                 f"represent it. Enable x64: JAX_ENABLE_X64=1, or "
+                                 f"jax.config.update(\"jax_enable_x64\", True).") from None
+            if len(_kernel_tables) >= 32:  # a few models' worth; the oldest goes first
+                _kernel_tables.pop(next(iter(_kernel_tables)))
+            hit = _kernel_tables[key] = (table, kernel, shift)
+        out.append(hit[1])
+        shifts.append(hit[2])
+    return tuple(out), shifts
 
 
 def stream_scores(families, levels, exact, output, class_log_prior, tables, sources, n_rows,
                   n_classes, max_rows=None):
-    """``(n, K)`` float64 scores and the ``(n,)`` log normaliser, chunk by chunk."""
-    rows = chunk_rows(n_rows, _row_bytes(sources))
+    """``(n, K)`` float64 scores and the ``(n,)`` log normaliser, chunk by chunk.
+
+    Chunk rows are bounded by the input row, the ``(rows, K)`` score arrays and a
+    ``(rows, K, F)`` temporary, so memory is a few chunks plus the ``(n, K)`` output."""
+    width = sum(s.width for s in sources)
+    rows = chunk_rows(n_rows, _row_bytes(sources) + SCORE_CLASS_BYTES * n_classes)
+    rows = min(rows, chunk_rows(n_rows, 1, budget=CLASS_COLUMN_ELEMENTS // max(
+        n_classes * width, 1)))
     if max_rows is not None:
         rows = min(rows, chunk_rows(n_rows, 1, budget=max_rows))
+    kernel_tables, shifts = _tables(families, tables, exact, output == "joint", sources)
     out = np.empty((n_rows, n_classes), dtype=np.float64)
     norm = np.empty(n_rows, dtype=np.float64)
-    staging = _Staging(sources, rows)
+    staging = _Staging(sources, rows, shifts)
     pending = None
     for i, start in enumerate(range(0, n_rows, rows)):
         stop = min(start + rows, n_rows)
         xs = staging.fill(i, start, stop)  # chunk i - 2 was stored (and so waited for)
-        result = scores(families, levels, exact, output, class_log_prior, tables, xs)
+        result = scores(families, levels, exact, output, class_log_prior, kernel_tables, xs,
+                        np.int32(stop - start))
         if pending is not None:  # finish the previous chunk while this one computes
             _store(out, norm, output, sources, *pending)
         pending = (start, stop, result)
@@ -281,8 +402,20 @@ def stream_scores(families, levels, exact, output, class_log_prior, tables, sour
     return out, norm
 
 
+#: a block whose scores' float32 rounding bound exceeds this is refused: probabilities move by
+#: at most a quarter of the log-odds error, so 2e-4 keeps them within 1e-4 of float64's
+SCORE_ROUNDING_LIMIT = 2e-4
+
+
 def _store(out, norm, output, sources, start, stop, result):
-    s, z, bad = result
+    s, z, (bad, risk) = result
     _report(sources, bad)
+    for source, r in zip(sources, risk, strict=True):
+        if float(r) > SCORE_ROUNDING_LIMIT:
+            raise ValueError(
+                f"{_column(source, 0)} (and the rest of its block): counts this large make the "
+                f"float32 class scores inexact (rounding up to {float(r):.2g} in a log "
+                f"probability); float32 (JAX's default dtype) cannot represent them. Enable "
+                f"x64: JAX_ENABLE_X64=1, or jax.config.update(\"jax_enable_x64\", True).")
     out[start:stop] = finish(np.asarray(s)[: stop - start], output)
     norm[start:stop] = np.asarray(z)[: stop - start]

@@ -238,9 +238,10 @@ def with_statistics(model: FittedModel, stats: tuple) -> FittedModel:
 
 
 def _leaf(family: Family):
-    """How a statistics array is held: NumPy (float64) for a nonparametric family's sample,
-    which never enters the kernels, else JAX."""
-    return np.asarray if family.nonparametric else jnp.asarray
+    """How a statistics array is held: NumPy, as fitting leaves it (float64 statistics are
+    what keeps float32 prediction exact; a nonparametric family's sample never enters the
+    kernels)."""
+    return np.asarray
 
 
 def zero_statistics(model: FittedModel) -> FittedModel:

@@ -726,9 +726,8 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
                 _check_finite(arrays[a], member(a), nonnegative=f in nonnegative)
             # statistics live on the JAX side after a fit (priors on the NumPy side); keeping
             # that split makes the loaded tables bit-identical to the fitted ones
-            # a nonparametric family's sample stays NumPy float64 (fitted._leaf)
-            leaf = np.asarray if b.family_cls.nonparametric else jnp.asarray
-            stats = b.family_cls.stats_type(**{f: leaf(arrays[a])
+            # statistics stay float64 NumPy, as fitting leaves them (float32 guarantee)
+            stats = b.family_cls.stats_type(**{f: np.asarray(arrays[a])
                                                for f, a in b.arrays["stats"].items()})
         blocks.append(FittedBlock(family, b.schema, b.positions, prior, stats))
     draws, sample_stats = {}, {}

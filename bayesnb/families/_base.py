@@ -90,6 +90,10 @@ class Family:
     #: the NamedTuple types of the statistics and plug-in parameters (persistence rebuilds them)
     stats_type: ClassVar[type]
     params_type: ClassVar[type]
+    #: True when ``estimate``, ``posterior`` and ``merge_stats`` also run on NumPy arrays: the
+    #: kernels then finish statistics and tables in float64 on the host whatever JAX's dtype,
+    #: so float32 only ever holds one chunk's sums and the shifted tables a kernel reads
+    host_numeric: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ host side
     def encode(self, values: np.ndarray, schema: Schema, *, unseen: str = "error",
@@ -233,6 +237,46 @@ class Family:
         """``(n, K)`` float64 log densities of an encoded block (NumPy), constants included."""
         raise NotImplementedError
 
+    # ------------------------------------------------------------------ float32 safety
+    @staticmethod
+    def fit_shift(first: np.ndarray) -> np.ndarray | None:
+        """A float64 per-column value subtracted from the raw numbers on the host before they
+        are converted to the kernel dtype (``first`` is the first chunk), or None. The chunk
+        statistics are then of the shifted values; ``finish_stats`` undoes the shift."""
+        return None
+
+    @staticmethod
+    def finish_stats(stats: NamedTuple, shift: np.ndarray | None) -> NamedTuple:
+        """One chunk's statistics (float64 NumPy) of the values shifted by ``fit_shift``."""
+        return stats
+
+    @staticmethod
+    def float32_problem(stats: NamedTuple, shift: np.ndarray | None) -> tuple | None:
+        """``(column index, reason)`` when float32 inputs cannot represent what the finished
+        float64 ``stats`` describe (e.g. a spread below float32's resolution at the values'
+        magnitude), else None. Only asked in float32 mode."""
+        return None
+
+    @staticmethod
+    def kernel_table(table: NamedTuple, exact: bool, joint: bool):
+        """``(table, shift)``: the float64 ``table`` in the form the float32 score kernel
+        reads, and a per-column shift subtracted from the raw values on the host (or None).
+
+        The default is the table itself. Families whose log scores are large numbers that
+        differ little between classes return them relative to a reference (the class-free part
+        dropped, so only when ``joint`` is False), computed in float64 here, so float32 never
+        subtracts two nearly equal large numbers."""
+        return table, None
+
+    @staticmethod
+    def score_rounding(table, x: jax.Array) -> jax.Array:
+        """``(n,)`` bounds on the rounding error of the kernel's log scores of the rows of
+        ``x`` under ``table``; the kernels refuse a block above
+        ``_kernels.SCORE_ROUNDING_LIMIT``. Default 0: the family's scores are exact enough."""
+        import jax.numpy as jnp
+
+        return jnp.zeros(x.shape[0])
+
     # ------------------------------------------------------------------ NumPyro
     @staticmethod
     def sample_params(prior: NamedTuple, n_classes: int, site: str) -> NamedTuple:
@@ -274,6 +318,34 @@ class Family:
         """log p(params | data) under the conjugate posterior (a scalar)."""
         return sum(jax.numpy.sum(d.log_prob(params[k]))
                    for k, d in cls.posterior_distributions(posterior).items())
+
+
+class Float32Unrepresentable(ValueError):
+    """Raised by ``Family.kernel_table`` when float32 cannot represent what the table
+    describes; ``column`` is the index in the block (the kernels add its name and the x64
+    advice)."""
+
+    def __init__(self, column: int, reason: str):
+        super().__init__(reason)
+        self.column, self.reason = column, reason
+
+
+def xp_of(*trees) -> Any:
+    """NumPy when every leaf of ``trees`` is a NumPy array or number (host float64), else
+    ``jax.numpy`` (traced or device arrays)."""
+    leaves = jax.tree_util.tree_leaves(trees)
+    if all(isinstance(a, (np.ndarray, np.generic, float, int, bool)) for a in leaves):
+        return np
+    import jax.numpy as jnp
+
+    return jnp
+
+
+def host_f64(tree) -> Any:
+    """Every leaf as a float64 NumPy array (booleans kept)."""
+    return jax.tree_util.tree_map(
+        lambda a: np.asarray(a) if np.asarray(a).dtype == bool
+        else np.asarray(a, dtype=np.float64), tree)
 
 
 def is_distribution(value: Any) -> bool:
@@ -477,3 +549,93 @@ def log_matmul(x: jax.Array, log_table: jax.Array) -> jax.Array:
         return jnp.where(hits > 0, -jnp.inf, x @ jnp.where(finite, t, 0.0).T)
 
     return jax.lax.cond(jnp.all(jnp.isfinite(log_table)), plain, guarded, log_table)
+
+
+def log_rising(a: jax.Array, x: jax.Array, polynomial: bool = True) -> jax.Array:
+    r"""``h(a, x) = log Γ(a + x) - log Γ(a) - x log a``, accurate to its own magnitude.
+
+    The exact predictives of count families need :math:`\log Γ(a + x) - \log Γ(a)`; with
+    ``a`` a large posterior count, both log-Gamma values are huge and their float32
+    difference is noise. Split as :math:`x \log a + h(a, x)`, the first part is linear in
+    ``x`` (taken relative to a reference class, in float64, by ``kernel_table``). For
+    ``a >= 10`` Stirling's series gives :math:`h = \frac{x^2}{2a} - \frac{x^3}{6a^2} +
+    a\,\psi(x/a) - \tfrac12\log(1 + x/a) + S(a + x) - S(a)` with :math:`\psi(u) =
+    (1+u)\log(1+u) - u - u^2/2 + u^3/6` (its Taylor series below ``u = 1/4``, where the
+    closed form cancels) and :math:`S(z) = \tfrac1{12z} - \tfrac1{360z^3} +
+    \tfrac1{1260z^5}`; below 10, log-Gamma directly. With ``polynomial=False`` the two
+    polynomial terms (``a >= 10`` only) are left out, for the caller to add from float64
+    tables relative to a reference class (:func:`rising_polynomial`): they are the large,
+    nearly class-free part when counts are large. In float64 mode they always stay in (and
+    the tables hold zeros)."""
+    import jax.numpy as jnp
+    from jax.scipy.special import gammaln
+
+    big = a >= 10.0
+    ab = jnp.where(big, a, 10.0)
+    u = x / ab
+    l1p = jnp.log1p(u)
+    us = jnp.minimum(u, 0.25)
+    series = 0.0
+    for k in range(18, 3, -1):  # sum_{k>=4} (-u)^k / (k (k - 1)), Horner's scheme
+        series = series * us + (-1) ** k / (k * (k - 1))
+    series = series * us**4
+    tail = jnp.where(u < 0.25, series, (1.0 + u) * l1p - u - u * u * (0.5 - u / 6.0))
+
+    def stirling_tail(z):
+        zi = 1.0 / z
+        z2 = zi * zi
+        return zi * (1 / 12 - z2 * (1 / 360 - z2 / 1260))
+
+    large = ab * tail - 0.5 * l1p + (stirling_tail(ab + x) - stirling_tail(ab))
+    if polynomial or x.dtype == jnp.float64:  # float64 tables leave it here (see below)
+        large = large + x * x / (2.0 * ab) - x**3 / (6.0 * ab * ab)
+    a_small = jnp.where(big, 1.0, a)
+    small = gammaln(a_small + x) - gammaln(a_small) - x * jnp.log(a_small)
+    return jnp.where(big, large, small)
+
+
+def class_sums(resp: jax.Array, x: jax.Array) -> jax.Array:
+    """``resp.T @ x`` in a chunk form float32 cannot spoil: ``(3, K, F)`` holding each class's
+    weight, its mean and the sum of the rows' deviations from their own class mean, which
+    :func:`finish_class_sums` adds up in float64 on the host. A float32 sum of counts in the
+    millions is rounded; the deviations are small, so their sum keeps the digits the class
+    totals (and the differences between classes' rates) depend on. A chunk whose sums are
+    certainly exact (integer weights, ``max(x) * total weight < 2**24``, which covers integer
+    counts) takes one product instead."""
+    import jax.numpy as jnp
+
+    def centred(x):
+        weight = jnp.broadcast_to(jnp.sum(resp, axis=0)[:, None], (resp.shape[1], x.shape[1]))
+        mean = (resp.T @ x) / jnp.where(weight > 0, weight, 1.0)
+        dev = x - (resp > 0).astype(x.dtype) @ mean  # each row against its own class
+        return jnp.stack([weight, mean, resp.T @ dev])
+
+    def plain(x):  # every partial sum below 2**24: float32 adds integers exactly
+        ones = jnp.ones((resp.shape[1], x.shape[1]), x.dtype)
+        return jnp.stack([ones, resp.T @ x, jnp.zeros_like(ones)])
+
+    exact = (jnp.max(x) * jnp.sum(resp) < 2.0**24) & jnp.all(resp == jnp.floor(resp))
+    return jax.lax.cond(exact, plain, centred, x)
+
+
+def finish_class_sums(sums: np.ndarray) -> np.ndarray:
+    """The float64 class totals from :func:`class_sums`' chunk form (else ``sums`` itself)."""
+    sums = np.asarray(sums, dtype=np.float64)
+    return sums[0] * sums[1] + sums[2] if sums.ndim == 3 else sums
+
+
+def rising_polynomial(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The float64 coefficients of ``x**2`` and ``x**3`` that ``log_rising(...,
+    polynomial=False)`` leaves out: ``1 / (2a)`` and ``-1 / (6 a**2)`` (0 where ``a < 10``,
+    whose ``h`` is computed whole)."""
+    big = (a >= 10.0) & (not float64_mode())  # float64 keeps them whole (its sums are exact
+    inv = np.where(big, 1.0 / np.where(big, a, 1.0), 0.0)  # enough, and a row count far above
+    return 0.5 * inv, -inv * inv / 6.0  # a would make them cancel)
+
+
+def reference(table: np.ndarray) -> np.ndarray:
+    """Per column, the largest finite entry over the classes (0 if none): what a shifted
+    table is taken relative to (a class-free constant per row)."""
+    finite = np.isfinite(table)
+    ref = np.max(np.where(finite, table, -np.inf), axis=0)
+    return np.where(np.isfinite(ref), ref, 0.0)

@@ -121,12 +121,14 @@ _prepared: dict[tuple, tuple] = {}
 def prepared(tables: tuple, build):
     """``build()``, computed once per tuple of JAX arrays and reused while they live.
 
-    JAX arrays are immutable, so an operand derived from a fitted table (float64, transposed,
-    infinities split off: a few passes over ``(K, F)``, about a tenth of a Bernoulli predict)
-    stays valid as long as the table. The entry goes when any of the tables is freed. Other
-    arrays (NumPy tables may change in place) are prepared on every call.
+    JAX arrays and read-only NumPy arrays (the host-computed tables, ``_kernels.estimate``) are
+    immutable, so an operand derived from a fitted table (float64, transposed, infinities split
+    off: a few passes over ``(K, F)``, about a tenth of a Bernoulli predict) stays valid as long
+    as the table. The entry goes when any of the tables is freed. Other arrays (writable NumPy
+    tables may change in place) are prepared on every call.
     """
-    if not all(isinstance(t, jax.Array) for t in tables):
+    if not all(isinstance(t, jax.Array) or (isinstance(t, np.ndarray) and not t.flags.writeable)
+               for t in tables):
         return build()
     key = tuple(id(t) for t in tables)
     hit = _prepared.get(key)

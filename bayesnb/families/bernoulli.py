@@ -30,7 +30,16 @@ import pandas as pd
 from jax.scipy.special import gammaln, xlog1py, xlogy
 
 from . import _sparse
-from ._base import Family, Schema, broadcast_hyper, dist, log_matmul, numeric_block, numpyro
+from ._base import (
+    Family,
+    Schema,
+    broadcast_hyper,
+    dist,
+    log_matmul,
+    numeric_block,
+    numpyro,
+    xp_of,
+)
 
 
 class BetaPrior(NamedTuple):
@@ -63,6 +72,7 @@ class Bernoulli(Family):
     value_checks = {"binary": True}
     stats_type = BernoulliStats
     params_type = BernoulliParams
+    host_numeric = True
     _hyper = ("alpha", "beta")
 
     def __init__(self, alpha=1.0, beta=1.0):
@@ -109,7 +119,8 @@ class Bernoulli(Family):
         else:
             raise ValueError(f"unknown plug-in method {method!r}")
         total = ones + zeros
-        return BernoulliParams(jnp.log(ones) - jnp.log(total), jnp.log(zeros) - jnp.log(total))
+        xp = xp_of(prior, stats)  # NumPy float64 on the host, JAX when traced
+        return BernoulliParams(xp.log(ones) - xp.log(total), xp.log(zeros) - xp.log(total))
 
     @staticmethod
     def posterior(prior: BetaPrior, stats: BernoulliStats) -> BetaPrior:

@@ -36,6 +36,7 @@ a tinier scale, or give ``rate`` in their units.
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import jax
@@ -43,8 +44,20 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from jax.scipy.special import gammaln
+from scipy.special import gammaln as sp_gammaln
 
-from ._base import Family, Schema, broadcast_hyper, dist, has_missing, numeric_block, numpyro
+from ._base import (
+    Family,
+    Float32Unrepresentable,
+    Schema,
+    broadcast_hyper,
+    dist,
+    float64_mode,
+    has_missing,
+    numeric_block,
+    numpyro,
+    xp_of,
+)
 
 LOG_2PI = float(np.log(2 * np.pi))
 
@@ -69,6 +82,50 @@ class GaussianParams(NamedTuple):
     center: jax.Array  # (F,) shift applied before the matmul, for float32 accuracy
 
 
+class GaussianDirect(NamedTuple):
+    """Plug-in parameters the score kernel reads term by term (``Gaussian.kernel_table``)."""
+
+    mean: jax.Array  # (K, F), relative to the host-side shift
+    precision: jax.Array  # (K, F)
+
+
+class StudentT(NamedTuple):
+    """The posterior predictive as the score kernel reads it (``Gaussian.kernel_table``)."""
+
+    loc: jax.Array  # (K, F), relative to the host-side shift
+    dof: jax.Array  # (K, F)
+    scale2: jax.Array  # (K, F)
+    log_norm: jax.Array  # (K, F) the Student-t's log normaliser, computed in float64
+
+
+#: float32 inputs carry about this relative rounding; a class whose spread is below
+#: ``FLOAT32_SPREAD`` times it (relative to its distance from the shift) is refused
+_EPS32 = float(np.finfo(np.float32).eps)
+FLOAT32_SPREAD = 1e3
+#: at fit, only a spread within this many float32 roundings of the values is refused
+FIT_SPREAD = 4.0
+#: the expanded (matmul) Gaussian scores are used while float32's rounding bound on their terms
+#: near a class stays below this (standardised data with 50 columns: about 1e-5); the direct
+#: form only serves tables where they would cancel (a narrow class far from the rest)
+EXPANDED_ROUNDING = 1e-3
+
+
+def _check_resolution(offset: np.ndarray, sd: np.ndarray, center: np.ndarray) -> None:
+    """Refuse (``Float32Unrepresentable``) a class whose spread float32 cannot resolve at its
+    distance from the centre the host subtracts: the values reach the kernel rounded to
+    ``_EPS32 * |x - centre|``, which must stay far below the class's standard deviation."""
+    if float64_mode():
+        return
+    with np.errstate(invalid="ignore"):
+        bad = np.isfinite(offset) & (sd > 0) & (sd < FLOAT32_SPREAD * _EPS32 * np.abs(offset))
+    if bad.any():
+        k, j = map(int, np.argwhere(bad)[0])
+        raise Float32Unrepresentable(
+            j, f"class #{k} has a standard deviation of {sd[k, j]:.3g} around "
+               f"{offset[k, j] + center[j]:.9g}, below float32's resolution at that distance "
+               f"from the other classes")
+
+
 class Gaussian(Family):
     """Real-valued columns, each Gaussian per class with a Normal-Gamma prior.
 
@@ -85,6 +142,7 @@ class Gaussian(Family):
     value_checks = {}
     stats_type = GaussianStats
     params_type = GaussianParams
+    host_numeric = True
     _hyper = ("loc", "kappa", "shape", "rate", "pooled")
 
     def __init__(self, loc=0.0, kappa=1e-3, shape=1.0, rate=0.01, pooled=False):
@@ -117,42 +175,78 @@ class Gaussian(Family):
     @staticmethod
     def _suff_stats_complete(x, resp) -> GaussianStats:
         x = x.astype(resp.dtype)
-        # shift by the centre of the rows of positive weight (padding stays out of it) so
-        # float32 sums of squares do not cancel
-        used = (jnp.sum(resp, axis=1) > 0).astype(resp.dtype)
-        center = (used @ x) / jnp.maximum(jnp.sum(used), 1.0)
-        dev = x - center
         count = jnp.broadcast_to(jnp.sum(resp, axis=0)[:, None], (resp.shape[1], x.shape[1]))
-        return Gaussian._centred_stats(resp, dev, center, count)
+        return Gaussian._centred_stats(resp, x, count, None)
 
     @staticmethod
     def _suff_stats_observed(x, resp) -> GaussianStats:
         observed = ~jnp.isnan(x)
         obs = observed.astype(resp.dtype)
-        # shift by a per-column centre first so float32 sums of squares do not cancel; rows of
-        # zero weight (padding) stay out of it
-        used = observed & (jnp.sum(resp, axis=1) > 0)[:, None]
-        n_used = jnp.sum(used, axis=0)
-        center = jnp.sum(jnp.where(used, x, 0.0), axis=0) / jnp.maximum(n_used, 1)
-        dev = jnp.where(observed, x - center, 0.0).astype(resp.dtype)
         count = resp.T @ obs
-        return Gaussian._centred_stats(resp, dev, center, count)
+        return Gaussian._centred_stats(resp, jnp.where(observed, x, 0.0).astype(resp.dtype),
+                                       count, obs)
 
     @staticmethod
-    def _centred_stats(resp, dev, center, count) -> GaussianStats:
-        """Per-class count, mean and centred sum of squares from deviations ``dev`` about a
-        per-column ``center``: :math:`M_2 = \\sum r d^2 - n \\bar d^2` (shifted data)."""
+    def _centred_stats(resp, x, count, obs) -> GaussianStats:
+        """One chunk's count, mean and centred squares, centred per class: a first pass gives
+        the class means, the squares are of the deviations from the row's own class mean
+        (never one centre for all classes, whose squares would cancel), and a second sum
+        corrects the first mean's rounding. The chunk form's ``mean`` is that pair, stacked
+        ``(2, K, F)``, added in float64 by ``finish_stats``."""
         safe = jnp.where(count > 0, count, 1.0)
+        mean0 = (resp.T @ x) / safe
+        hot = (resp > 0).astype(resp.dtype)  # each row's own class, unweighted
+        dev = x - hot @ mean0
+        if obs is not None:
+            dev = dev * obs
         mean_dev = (resp.T @ dev) / safe
         m2 = resp.T @ (dev * dev) - count * mean_dev**2
-        return GaussianStats(count, jnp.where(count > 0, mean_dev + center, 0.0),
-                             jnp.maximum(m2, 0.0))
+        mean = jnp.where(count > 0, jnp.stack([mean0, mean_dev]), 0.0)
+        return GaussianStats(count, mean, jnp.maximum(m2, 0.0))
+
+    @staticmethod
+    def fit_shift(first: np.ndarray) -> np.ndarray:
+        """Mid-range of each column in the first 64 rows (0 for a column with no finite value
+        there): any value inside the data's range keeps the float32 deviations exact enough,
+        the per-class centring does the rest."""
+        first = np.asarray(first[:64], dtype=np.float64)
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+            mid = 0.5 * (np.nanmin(first, axis=0) + np.nanmax(first, axis=0))
+        return np.where(np.isfinite(mid), mid, 0.0)
+
+    @staticmethod
+    def finish_stats(stats: GaussianStats, shift) -> GaussianStats:
+        mean = stats.mean[0] + stats.mean[1] if stats.mean.ndim == 3 else stats.mean
+        if shift is not None:
+            mean = np.where(stats.count > 0, mean + shift, 0.0)
+        return GaussianStats(stats.count, mean, stats.m2)
+
+    @staticmethod
+    def float32_problem(stats: GaussianStats, shift):
+        """A class whose spread is within a few float32 steps of its values' rounding at fit
+        (``FIT_SPREAD``): its centred squares are mostly rounding. (Spreads float32 resolves
+        only coarsely are refused later, when a method's scores would depend on them:
+        ``kernel_table``.)"""
+        count = np.asarray(stats.count)
+        if shift is None or not (count > 1).any():
+            return None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sd = np.sqrt(np.asarray(stats.m2) / count)
+            far = np.abs(np.asarray(stats.mean) - shift)
+            bad = (count > 1) & (sd > 0) & (sd < FIT_SPREAD * _EPS32 * far)
+        if not bad.any():
+            return None
+        k, j = map(int, np.argwhere(bad)[0])
+        return j, (f"class #{k} varies by {sd[k, j]:.3g} (sd) around {stats.mean[k, j]:.9g}, "
+                   f"within float32's rounding of values that far from the others")
 
     @staticmethod
     def merge_stats(a: GaussianStats, b: GaussianStats) -> GaussianStats:
         """Chan, Golub and LeVeque's pairwise update of count, mean and centred squares."""
+        xp = xp_of(a, b)
         count = a.count + b.count
-        safe = jnp.where(count > 0, count, 1.0)
+        safe = xp.where(count > 0, count, 1.0)
         delta = b.mean - a.mean
         # the weight first: merging into empty statistics gives ``b.mean`` bit for bit
         mean = a.mean + delta * (b.count / safe)
@@ -169,6 +263,7 @@ class Gaussian(Family):
 
     @staticmethod
     def posterior(prior: NormalGammaPrior, stats: GaussianStats) -> NormalGammaPrior:
+        jnp = xp_of(prior, stats)  # noqa: F811 -- NumPy on the host (float64), else JAX
         kappa_n, loc_n, spread = Gaussian._class_terms(prior, stats)
         shape_k = prior.shape + 0.5 * stats.count
         rate_k = prior.rate + spread
@@ -180,6 +275,7 @@ class Gaussian(Family):
 
     @staticmethod
     def estimate(prior: NormalGammaPrior, stats: GaussianStats, method: str) -> GaussianParams:
+        jnp = xp_of(prior, stats)  # noqa: F811 -- NumPy on the host (float64), else JAX
         if method == "ml":
             var_k = stats.m2 / stats.count
             var_pooled = stats.m2.sum(axis=0) / stats.count.sum(axis=0)
@@ -201,7 +297,37 @@ class Gaussian(Family):
         return GaussianParams(mean, precision, center)
 
     @staticmethod
-    def log_likelihood(params: GaussianParams, x, n_levels=None) -> jax.Array:
+    def kernel_table(table, exact: bool, joint: bool):
+        """The table relative to a per-column centre, which the host subtracts from the raw
+        values in float64 (a Gaussian's scores do not change under a common shift, so this
+        holds for the joint density too). The posterior predictive's Student-t normalisers,
+        differences of large log-Gamma values, are computed here in float64."""
+        if exact:
+            loc, kappa, a, b = (np.asarray(v, dtype=np.float64) for v in table[:4])
+            shift = np.sum(kappa * loc, axis=0) / np.sum(kappa, axis=0)
+            dof = 2.0 * a
+            scale2 = b * (kappa + 1.0) / (a * kappa)
+            log_norm = (sp_gammaln((dof + 1) / 2) - sp_gammaln(dof / 2)
+                        - 0.5 * np.log(dof * scale2) - 0.5 * np.log(np.pi) + 0.5 * LOG_2PI)
+            _check_resolution(loc - shift, np.sqrt(scale2), shift)
+            return StudentT(loc - shift, dof, scale2, log_norm), shift
+        mean, precision, center = (np.asarray(v, dtype=np.float64) for v in table)
+        mc = mean - center
+        _check_resolution(mc, 1.0 / np.sqrt(precision), center)
+        # the expanded form's terms lam x^2 and lam mu^2 are about lam mu^2 near a class: where
+        # they would cancel beyond float32's resolution, the direct form instead
+        eps = 0.0 if float64_mode() else _EPS32
+        with np.errstate(invalid="ignore"):
+            bound = eps * np.max(np.sum(np.where(np.isfinite(mc), 2 * precision * mc * mc, 0.0),
+                                        axis=1))
+        if bound > EXPANDED_ROUNDING:
+            return GaussianDirect(mc, precision), center
+        return GaussianParams(mc, precision, np.zeros_like(center)), center
+
+    @staticmethod
+    def log_likelihood(params, x, n_levels=None) -> jax.Array:
+        if isinstance(params, GaussianDirect):  # the kernel's form (``kernel_table``)
+            return Gaussian._direct(params, x)
         mc = params.mean - params.center
         lam = params.precision
         per_column = 0.5 * jnp.log(lam) - 0.5 * lam * mc * mc  # (K, F)
@@ -221,12 +347,27 @@ class Gaussian(Family):
         return jax.lax.cond(has_missing(x), observed_only, complete, x)
 
     @staticmethod
-    def log_predictive(posterior: NormalGammaPrior, x, n_levels=None) -> jax.Array:
+    def _direct(params: GaussianDirect, x) -> jax.Array:
+        """The log likelihood term by term (rows x classes x columns, fused by XLA)."""
+        observed = ~jnp.isnan(x)
+        d = jnp.where(observed, x, 0.0).astype(params.mean.dtype)[:, None, :] - params.mean
+        lam = params.precision
+        log_lik = 0.5 * jnp.log(lam) - 0.5 * lam * d * d
+        return jnp.sum(jnp.where(observed[:, None, :], log_lik, 0.0), axis=-1)
+
+    @staticmethod
+    def log_predictive(posterior, x, n_levels=None) -> jax.Array:
+        observed = ~jnp.isnan(x)
+        x0 = jnp.where(observed, x, 0.0)[:, None, :]
+        if isinstance(posterior, StudentT):  # the kernel's form (``kernel_table``)
+            dof, scale2 = posterior.dof, posterior.scale2
+            z2 = (x0 - posterior.loc) ** 2 / scale2  # (n, K, F)
+            log_t = posterior.log_norm - 0.5 * (dof + 1) * jnp.log1p(z2 / dof)
+            return jnp.sum(jnp.where(observed[:, None, :], log_t, 0.0), axis=-1)
         a, b, kappa, loc = posterior.shape, posterior.rate, posterior.kappa, posterior.loc
         dof = 2.0 * a
         scale2 = b * (kappa + 1.0) / (a * kappa)
-        observed = ~jnp.isnan(x)
-        z2 = (jnp.where(observed, x, 0.0)[:, None, :] - loc) ** 2 / scale2  # (n, K, F)
+        z2 = (x0 - loc) ** 2 / scale2  # (n, K, F)
         log_t = (gammaln((dof + 1) / 2) - gammaln(dof / 2) - 0.5 * jnp.log(dof * scale2)
                  - 0.5 * (dof + 1) * jnp.log1p(z2 / dof) + 0.5 * LOG_2PI - 0.5 * jnp.log(jnp.pi))
         # the Student-t normaliser has -log(pi)/2; the class-free -log(2 pi)/2 is added back

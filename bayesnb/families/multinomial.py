@@ -46,12 +46,19 @@ from ._base import (
     Family,
     Schema,
     broadcast_hyper,
+    class_sums,
     dirichlet_draws,
     dist,
+    finish_class_sums,
+    float64_mode,
     has_missing,
     log_matmul,
+    log_rising,
     numeric_block,
     numpyro,
+    reference,
+    rising_polynomial,
+    xp_of,
 )
 
 #: log k! for k < 256: a lookup replaces gammaln for the usual small integer counts
@@ -87,6 +94,35 @@ class MultinomialParams(NamedTuple):
     log_prob: jax.Array  # (K, V)
 
 
+class MultinomialShifted(NamedTuple):
+    """The plug-in table as the score kernel reads it (``Multinomial.kernel_table``)."""
+
+    delta: jax.Array  # (K, V) log theta minus the column's reference (float64 difference)
+    prob: jax.Array  # (K, V) theta, for the observed mass of a row with missing counts
+    rounding: jax.Array  # (V,) per count, the bound on the scores' rounding (score_rounding)
+
+
+class DirichletMultinomialShifted(NamedTuple):
+    r"""The exact predictive as the score kernel reads it: :math:`\sum_v x_v(\log a_{kv} -
+    \log A_k) + \sum_v h(a_{kv}, x_v) - h(A_k, n)` (``log_rising``), the first term
+    relative to a reference class (float64)."""
+
+    alpha: jax.Array  # (K, V) posterior concentration
+    slope: jax.Array  # (K, V) log a - log A, minus the column's reference
+    total: jax.Array  # (K,) A
+    quadratic: jax.Array  # (K, V) h's x^2 coefficient, minus the column's reference
+    cubic: jax.Array  # (K, V) h's x^3 coefficient, minus the column's reference
+    total_quadratic: jax.Array  # (K,) h(A, n)'s n^2 coefficient, minus class 0's
+    total_cubic: jax.Array  # (K,) h(A, n)'s n^3 coefficient, minus class 0's
+    rounding: jax.Array  # (V,) per count, the bound on the scores' rounding (score_rounding)
+
+
+def _rounding(delta: np.ndarray) -> np.ndarray:
+    """``2 eps max_k |delta_kv|`` over the finite entries, in the kernel's epsilon."""
+    eps = 0.0 if float64_mode() else float(np.finfo(np.float32).eps)
+    return 2.0 * eps * np.max(np.where(np.isfinite(delta), np.abs(delta), 0.0), axis=0)
+
+
 class Multinomial(Family):
     """Count columns that together form one multinomial vector per row (bag of words).
 
@@ -103,6 +139,7 @@ class Multinomial(Family):
     stats_type = MultinomialStats
     params_type = MultinomialParams
     joint_columns = True
+    host_numeric = True
     _hyper = ("alpha",)
 
     def __init__(self, alpha=1.0):
@@ -131,10 +168,14 @@ class Multinomial(Family):
         def stats(x):
             x = x.astype(resp.dtype)
             coef = Multinomial.log_normalizer(x)
-            return MultinomialStats(resp.T @ x, jnp.sum(resp, axis=1) @ coef)
+            return MultinomialStats(class_sums(resp, x), jnp.sum(resp, axis=1) @ coef)
 
         return jax.lax.cond(has_missing(x), lambda x: stats(jnp.nan_to_num(x, nan=0.0)),
                             stats, x)
+
+    @staticmethod
+    def finish_stats(stats: MultinomialStats, shift) -> MultinomialStats:
+        return stats._replace(counts=finish_class_sums(stats.counts))
 
     @staticmethod
     def merge_stats(a: MultinomialStats, b: MultinomialStats) -> MultinomialStats:
@@ -144,14 +185,58 @@ class Multinomial(Family):
     def estimate(prior, stats: MultinomialStats, method: str) -> MultinomialParams:
         pseudo = {"ml": 0.0, "map": prior.alpha - 1.0, "mean": prior.alpha}[method]
         num = stats.counts + pseudo
-        return MultinomialParams(jnp.log(num) - jnp.log(num.sum(axis=1, keepdims=True)))
+        xp = xp_of(prior, stats)  # NumPy float64 on the host, JAX when traced
+        return MultinomialParams(xp.log(num) - xp.log(num.sum(axis=1, keepdims=True)))
+
+    @staticmethod
+    def kernel_table(table, exact: bool, joint: bool):
+        r"""Tables relative to a reference class, in float64: with counts in the thousands
+        :math:`\sum_v x_v \log\theta_{kv}` is a large number that differs little between
+        classes, and float32 would lose the difference."""
+        if joint:
+            return table, None
+        if exact:
+            a = np.asarray(table.alpha, dtype=np.float64)
+            total = a.sum(axis=1)
+            slope = np.log(a) - np.log(total)[:, None]
+            (quad, cube), (total_quad, total_cube) = rising_polynomial(a), rising_polynomial(total)
+            slope = slope - reference(slope)
+            return DirichletMultinomialShifted(
+                a, slope, total, quad - reference(quad), cube - reference(cube),
+                total_quad - total_quad[0], total_cube - total_cube[0], _rounding(slope)), None
+        log_prob = np.asarray(table.log_prob, dtype=np.float64)
+        delta = log_prob - reference(log_prob)
+        return MultinomialShifted(delta, np.exp(log_prob), _rounding(delta)), None
+
+    @staticmethod
+    def score_rounding(table, x) -> jax.Array:
+        r"""Twice float32's epsilon times :math:`\sqrt{\sum_v (x_v \max_k |\delta_{kv}|)^2}`
+        per row: the typical size of the products' and the sum's roundings, which are
+        independent (the worst case, the plain sum, would refuse ordinary data such as
+        scikit-learn's digits; the float32 property test checks the agreement itself)."""
+        if not isinstance(table, (MultinomialShifted, DirichletMultinomialShifted)):
+            return jnp.zeros(x.shape[0])
+        x0 = jnp.nan_to_num(x, nan=0.0).astype(table.rounding.dtype)
+        return jnp.sqrt((x0 * x0) @ (table.rounding * table.rounding))
 
     @staticmethod
     def posterior(prior, stats: MultinomialStats) -> MultinomialDirichletPrior:
         return MultinomialDirichletPrior(prior.alpha + stats.counts)
 
     @staticmethod
-    def log_likelihood(params: MultinomialParams, x, n_levels=None) -> jax.Array:
+    def log_likelihood(params, x, n_levels=None) -> jax.Array:
+        if isinstance(params, MultinomialShifted):  # the kernel's form (``kernel_table``)
+            def complete_shifted(x):
+                return log_matmul(x.astype(params.delta.dtype), params.delta)
+
+            def missing_shifted(x):
+                x0 = jnp.nan_to_num(x, nan=0.0).astype(params.delta.dtype)
+                observed = (~jnp.isnan(x)).astype(x0.dtype)
+                mass = xlogy(x0.sum(axis=1, keepdims=True), observed @ params.prob.T)
+                return log_matmul(x0, params.delta) - mass
+
+            return jax.lax.cond(has_missing(x), missing_shifted, complete_shifted, x)
+
         def complete(x):
             return log_matmul(x.astype(params.log_prob.dtype), params.log_prob)
 
@@ -164,7 +249,9 @@ class Multinomial(Family):
         return jax.lax.cond(has_missing(x), missing, complete, x)
 
     @staticmethod
-    def log_predictive(posterior: MultinomialDirichletPrior, x, n_levels=None) -> jax.Array:
+    def log_predictive(posterior, x, n_levels=None) -> jax.Array:
+        if isinstance(posterior, DirichletMultinomialShifted):
+            return Multinomial._log_predictive_shifted(posterior, x)
         a = posterior.alpha  # (K, V)
         x0 = jnp.nan_to_num(x, nan=0.0).astype(a.dtype)
         observed = (~jnp.isnan(x)).astype(a.dtype)
@@ -176,6 +263,27 @@ class Multinomial(Family):
         # a row with no observed column has a_total = 0 and contributes nothing
         safe = jnp.where(a_total > 0, a_total, 1.0)
         return jnp.where(a_total > 0, gammaln(safe) - gammaln(safe + n), 0.0) + per_column
+
+    @staticmethod
+    def _log_predictive_shifted(table: DirichletMultinomialShifted, x) -> jax.Array:
+        a = table.alpha
+        x0 = jnp.nan_to_num(x, nan=0.0).astype(a.dtype)
+        observed = (~jnp.isnan(x)).astype(a.dtype)
+        n = x0.sum(axis=1, keepdims=True)
+        a_total = observed @ a.T  # (n, K): the observed columns' concentration
+        # log(A_observed / A) from the unobserved share, exact where nothing is missing
+        share = jnp.log1p(-((1.0 - observed) @ a.T) / table.total)
+        safe = jnp.where(a_total > 0, a_total, 1.0)
+        per_column = jnp.sum(log_rising(a[None], x0[:, None, :], polynomial=False), axis=-1)
+        # the quadratic parts of h from float64 tables relative to a reference class; a row
+        # with missing counts has its own observed total, whose h is computed whole
+        complete = jnp.all(observed > 0, axis=1, keepdims=True)
+        whole = jnp.where(complete, (n * n) * table.total_quadratic
+                          + (n * n * n) * table.total_cubic
+                          + log_rising(safe, n, polynomial=False), log_rising(safe, n))
+        log_p = (x0 @ table.slope.T - jnp.where(n > 0, n * share, 0.0) + per_column
+                 + (x0 * x0) @ table.quadratic.T + (x0 * x0 * x0) @ table.cubic.T - whole)
+        return jnp.where(a_total > 0, log_p, 0.0)
 
     @staticmethod
     def log_normalizer(x) -> jax.Array:

@@ -29,7 +29,22 @@ from jax.scipy.special import gammaln, xlogy
 from scipy.special import gammaln as np_gammaln
 
 from . import _sparse
-from ._base import Family, Schema, broadcast_hyper, dist, log_matmul, numeric_block, numpyro
+from ._base import (
+    Family,
+    Schema,
+    broadcast_hyper,
+    class_sums,
+    dist,
+    finish_class_sums,
+    float64_mode,
+    log_matmul,
+    log_rising,
+    numeric_block,
+    numpyro,
+    reference,
+    rising_polynomial,
+    xp_of,
+)
 
 
 class GammaPrior(NamedTuple):
@@ -48,6 +63,56 @@ class PoissonParams(NamedTuple):
     rate: jax.Array  # (K, F)
 
 
+class NegBinShifted(NamedTuple):
+    r"""The posterior predictive as the score kernel reads it (``Poisson.kernel_table``):
+    :math:`\log p(x) + \log x! = x\,(\log a' - \log(1 + b')) + h(a', x) + a'\log\frac{b'}{b'+1}`
+    with the two per-class terms relative to a reference class (float64)."""
+
+    shape: jax.Array  # (K, F) a'
+    slope: jax.Array  # (K, F) log a' - log(1 + b'), minus the column's reference
+    offset: jax.Array  # (K, F) a' log(b' / (b' + 1)), minus the column's reference
+    quadratic: jax.Array  # (K, F) h's x^2 coefficient, minus the column's reference
+    cubic: jax.Array  # (K, F) h's x^3 coefficient, minus the column's reference
+    center: jax.Array  # (F,) an integer count the slope multiplies x minus (see PoissonShifted)
+    rounding: jax.Array  # (2, F) the scores' rounding bound per |x - c| and per observed value
+    bias: jax.Array  # (K,) the offsets' sum over the columns (float64), for complete rows
+
+
+class PoissonShifted(NamedTuple):
+    r"""The plug-in table as the score kernel reads it: :math:`(x - c)(\log\lambda_k -
+    \log\lambda_{ref}) + [c(\log\lambda_k - \log\lambda_{ref}) - (\lambda_k - \lambda_{ref})]`
+    with the bracket in float64. ``c`` is an integer near the rates, so ``x - c`` is exact in
+    float32 for counts below 2**24 and the products stay small: without it the two large
+    parts cancel in float32 sums."""
+
+    slope: jax.Array  # (K, F)
+    offset: jax.Array  # (K, F)
+    center: jax.Array  # (F,)
+    rounding: jax.Array  # (2, F) the scores' rounding bound per |x - c| and per observed value
+    bias: jax.Array  # (K,) the offsets' sum over the columns (float64), for complete rows
+
+
+def _center(rate: np.ndarray, slope: np.ndarray) -> np.ndarray:
+    """Per column an integer near the classes' rates (0 where a slope is infinite or the
+    rates exceed float32's exact integers)."""
+    center = np.round(np.mean(rate, axis=0))
+    ok = np.all(np.isfinite(slope), axis=0) & np.isfinite(center) & (center < 2.0**24)
+    return np.where(ok, center, 0.0)
+
+
+def _offsets(table, observed, obs) -> jax.Array:
+    """``obs @ offset.T``; for a complete row the float64 sum ``bias`` (one rounding)."""
+    return jnp.where(jnp.all(observed, axis=1, keepdims=True), table.bias,
+                     obs @ table.offset.T)
+
+
+def _rounding(slope: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """``2 eps max_k |.|`` of the finite slopes and offsets, in the kernel's epsilon."""
+    eps = 0.0 if float64_mode() else float(np.finfo(np.float32).eps)
+    return 2.0 * eps * np.stack([np.max(np.where(np.isfinite(v), np.abs(v), 0.0), axis=0)
+                                 for v in (slope, offset)])
+
+
 class Poisson(Family):
     """Non-negative count columns, each Poisson per class with a Gamma prior on the rate.
 
@@ -64,6 +129,7 @@ class Poisson(Family):
     value_checks = {"nonnegative": True, "integer": True}
     stats_type = PoissonStats
     params_type = PoissonParams
+    host_numeric = True
     _hyper = ("shape", "rate")
 
     def __init__(self, shape=1.0, rate=0.1):
@@ -93,33 +159,97 @@ class Poisson(Family):
     def suff_stats(x, resp, n_levels=None) -> PoissonStats:
         observed = ~jnp.isnan(x)
         x0 = jnp.where(observed, x, 0).astype(resp.dtype)
-        return PoissonStats(resp.T @ observed.astype(resp.dtype), resp.T @ x0,
+        return PoissonStats(resp.T @ observed.astype(resp.dtype), class_sums(resp, x0),
                             jnp.sum(resp, axis=1) @ jnp.sum(gammaln(x0 + 1.0), axis=1))
 
     @staticmethod
+    def finish_stats(stats: PoissonStats, shift) -> PoissonStats:
+        return stats._replace(total=finish_class_sums(stats.total))
+
+    @staticmethod
     def estimate(prior: GammaPrior, stats: PoissonStats, method: str) -> PoissonParams:
+        xp = xp_of(prior, stats)  # NumPy float64 on the host, JAX when traced
         if method == "ml":
             rate = stats.total / stats.count
         elif method == "map":
             rate = (prior.shape + stats.total - 1.0) / (prior.rate + stats.count)
         else:
             rate = (prior.shape + stats.total) / (prior.rate + stats.count)
-        return PoissonParams(jnp.log(rate), rate)
+        return PoissonParams(xp.log(rate), rate)
+
+    @staticmethod
+    def kernel_table(table, exact: bool, joint: bool):
+        r"""Scores relative to a reference class, so the large common part cancels in float64:
+        :math:`x(\log\lambda_k - \log\lambda_{ref}) - (\lambda_k - \lambda_{ref})`."""
+        if joint:
+            return table, None
+        if exact:
+            a, b = (np.asarray(v, dtype=np.float64) for v in table)
+            slope = np.log(a) - np.log1p(b)
+            offset = a * (np.log(b) - np.log1p(b))
+            quad, cube = rising_polynomial(a)
+            slope = slope - reference(slope)
+            center = _center(a / b, slope)
+            offset = offset + center * slope
+            offset = offset - reference(offset)
+            return NegBinShifted(a, slope, offset, quad - reference(quad),
+                                 cube - reference(cube), center, _rounding(slope, offset),
+                                 offset.sum(axis=1)), None
+        log_rate, rate = (np.asarray(v, dtype=np.float64) for v in table)
+        slope = log_rate - reference(log_rate)
+        center = _center(rate, slope)
+        offset = np.where(np.isfinite(slope), center * slope, 0.0) - rate
+        offset = offset - reference(offset)
+        return PoissonShifted(slope, offset, center, _rounding(slope, offset),
+                              offset.sum(axis=1)), None
+
+    @staticmethod
+    def score_rounding(table, x) -> jax.Array:
+        r"""Twice float32's epsilon times :math:`\sum_j |x_j - c_j| \max_k |s_{kj}| +
+        \max_k |o_{kj}|` (slopes ``s``, offsets ``o``; for a complete row the offsets' one
+        rounding instead), per row:
+        counts beyond float32's exact integers (2**24) are refused unless their products
+        stay small."""
+        if not isinstance(table, (PoissonShifted, NegBinShifted)):
+            return jnp.zeros(x.shape[0])
+        observed = ~jnp.isnan(x)
+        obs = observed.astype(table.rounding.dtype)
+        x0 = jnp.where(observed, x, 0).astype(obs.dtype)
+        complete = jnp.all(observed, axis=1)
+        # a complete row's offsets are one float64 sum, rounded once to float32
+        once = jnp.finfo(obs.dtype).eps * jnp.max(jnp.abs(table.bias))
+        return (jnp.abs(x0 - obs * table.center) @ table.rounding[0]
+                + jnp.where(complete, once, obs @ table.rounding[1]))
 
     @staticmethod
     def posterior(prior: GammaPrior, stats: PoissonStats) -> GammaPrior:
         return GammaPrior(prior.shape + stats.total, prior.rate + stats.count)
 
     @staticmethod
-    def log_likelihood(params: PoissonParams, x, n_levels=None) -> jax.Array:
+    def log_likelihood(params, x, n_levels=None) -> jax.Array:
         observed = ~jnp.isnan(x)
+        if isinstance(params, PoissonShifted):  # the kernel's form (``kernel_table``)
+            x0 = jnp.where(observed, x, 0).astype(params.slope.dtype)
+            obs = observed.astype(x0.dtype)
+            # where the table has -inf (a zero ML rate), the center is 0 and log_matmul's
+            # 0 * log 0 = 0 applies to x itself
+            return (log_matmul(x0 - obs * params.center, params.slope)
+                    + _offsets(params, observed, obs))
         x0 = jnp.where(observed, x, 0).astype(params.rate.dtype)
         return log_matmul(x0, params.log_rate) - observed.astype(x0.dtype) @ params.rate.T
 
     @staticmethod
-    def log_predictive(posterior: GammaPrior, x, n_levels=None) -> jax.Array:
-        a, b = posterior.shape, posterior.rate  # (K, F)
+    def log_predictive(posterior, x, n_levels=None) -> jax.Array:
         observed = ~jnp.isnan(x)
+        if isinstance(posterior, NegBinShifted):  # the kernel's form (``kernel_table``)
+            a = posterior.shape
+            x0 = jnp.where(observed, x, 0).astype(a.dtype)
+            obs = observed.astype(a.dtype)
+            return ((x0 - obs * posterior.center) @ posterior.slope.T
+                    + _offsets(posterior, observed, obs)
+                    + (x0 * x0) @ posterior.quadratic.T + (x0 * x0 * x0) @ posterior.cubic.T
+                    + jnp.sum(log_rising(a, x0[:, None, :], polynomial=False), axis=-1))
+        a, b = posterior.shape, posterior.rate  # (K, F)
         x0 = jnp.where(observed, x, 0).astype(a.dtype)[:, None, :]  # (n, 1, F)
         # negative binomial without its class-free -log x!
         log_pmf = (gammaln(x0 + a) - gammaln(a) + a * jnp.log(b / (b + 1.0))
