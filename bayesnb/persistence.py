@@ -435,7 +435,15 @@ def _block_layout(i, entry, n_classes, kind, expect):
     x = jax.ShapeDtypeStruct((1, len(columns)),
                              jnp.int32 if family_cls.integer_codes else jnp.float32)
     resp = jax.ShapeDtypeStruct((1, n_classes), jnp.float32)
-    stats = jax.eval_shape(lambda x, r: family_cls.suff_stats(x, r, n_levels), x, resp)
+    # the shapes of finished statistics: the kernel's chunk statistics of one zero row, as
+    # the host finishes them (``finish_stats``), computed for real (tiny) not traced
+    chunk = family_cls.suff_stats(jnp.zeros(x.shape, x.dtype), jnp.zeros(resp.shape, resp.dtype),
+                                  n_levels)
+    finished = family_cls.finish_stats(
+        jax.tree_util.tree_map(lambda a: np.asarray(a, dtype=np.float64)
+                               if np.asarray(a).dtype.kind == "f" else np.asarray(a), chunk), None)
+    stats = jax.tree_util.tree_map(
+        lambda a: jax.ShapeDtypeStruct(np.shape(a), np.asarray(a).dtype), finished)
     arrays = {}
     if kind == "tables":
         params = jax.eval_shape(lambda s: family_cls.estimate(prior, s, "ml"), stats)
@@ -475,7 +483,7 @@ def _draws_layout(draws, blocks, shapes, sites, hyper_sites, n_classes, free_cla
     for b, (prior, stats), site in zip(blocks, shapes, sites, strict=True):
         # the prior as a posterior of no data: its draws have the sites' shapes
         family = b.family_cls
-        zero = jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), stats)
+        zero = jax.tree_util.tree_map(lambda s: np.zeros(s.shape, s.dtype), stats)
         for key, value in family.sample_posterior(rng, family.posterior(prior, zero),
                                                   1).items():
             want[f"{site}.{key}"] = np.shape(value)[1:]
