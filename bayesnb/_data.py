@@ -10,10 +10,17 @@ Family inference (``features=None``, and columns a mapping leaves out) follows R
 * numeric columns (integer or float) -> :class:`~bayesnb.Gaussian`.
 
 Counts are never guessed: declare :class:`~bayesnb.Poisson` or :class:`~bayesnb.Multinomial`.
+A column of numbers with a few text cells (one ``"abc"`` in a numeric CSV column makes pandas
+read the whole column as strings) is inferred Categorical with an
+:class:`InferredCategoricalWarning` naming the column and the text values.
+
+Labels and category values are kept apart by type: booleans mixed with numbers (``True == 1``
+in Python) are refused rather than merged.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -21,6 +28,11 @@ import numpy as np
 import pandas as pd
 
 from .families import Bernoulli, Categorical, Family, Gaussian
+from .families.categorical import _show, bool_and_number
+
+
+class InferredCategoricalWarning(UserWarning):
+    """A column that is mostly numbers was inferred Categorical because of a few text values."""
 
 
 class Table(NamedTuple):
@@ -106,6 +118,8 @@ def encode_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     if y is None:
         raise ValueError("NaiveBayes requires y to be passed, but the target y is None.")
     if isinstance(y, list | tuple):  # keep NaN a NaN: NumPy would turn ["x", nan] into strings
+        if not any(isinstance(v, list | tuple | np.ndarray) for v in y):
+            _refuse_mixed_labels(np.array(y, dtype=object))  # NumPy would turn True into 1
         y = np.array(y, dtype=object) if any(isinstance(v, str) for v in y) else np.asarray(y)
     y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.Index) else y)
     if y.ndim == 2 and y.shape[1] == 1:
@@ -127,6 +141,7 @@ def encode_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"y has {int(missing.sum())} missing labels (first at row "
                          f"{int(np.argmax(missing))}); labels must be observed.")
     if y.dtype == object:
+        _refuse_mixed_labels(y)
         numbers = np.array([isinstance(v, float | np.floating) for v in y])
         if numbers.any():
             floats = np.array([float(v) for v in y[numbers]])
@@ -148,9 +163,50 @@ def encode_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     return classes, codes.reshape(-1).astype(np.int32)
 
 
+def _refuse_mixed_labels(y: np.ndarray, classes: np.ndarray | None = None) -> None:
+    """Booleans and numbers in one label vector (or against the fitted classes) would merge,
+    ``True == 1`` in Python: refuse them."""
+    y = np.asarray(y)
+    if classes is None:
+        mixed = bool_and_number(y[~pd.isna(y)]) if y.dtype == object else None
+        where = "y"
+    else:
+        classes = np.asarray(classes)
+        kinds = {y.dtype.kind, classes.dtype.kind}
+        if "O" not in kinds and ("b" not in kinds or len(kinds) == 1):
+            return
+        both = np.concatenate([classes.astype(object), y.astype(object)])
+        mixed = bool_and_number(both[~pd.isna(both)])
+        where = f"y with the classes {classes.tolist()}"
+    if mixed is not None:
+        raise TypeError(f"{where} mixes booleans and numbers ({_show(mixed)}): True == 1 in "
+                        "Python, so they would be one class; give the labels one type "
+                        "(e.g. strings).")
+
+
+def sample_weight_array(sample_weight: Any) -> np.ndarray:
+    """``sample_weight`` as float64; anything that is not numbers is an error naming it."""
+    try:
+        return np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        flat = np.asarray(sample_weight, dtype=object).reshape(-1)
+        bad = next((v for v in flat if not _is_number(v)), flat[0] if flat.size else None)
+        raise ValueError(f"sample_weight must hold numbers (one non-negative weight per row), "
+                         f"got {_show([bad])} of type {type(bad).__name__}.") from None
+
+
+def _is_number(v) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def labels_to_codes(y: Any, classes: np.ndarray) -> np.ndarray:
     """Codes of ``y`` in fitted ``classes``; unknown labels are an error naming the label."""
     y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.Index) else y).reshape(-1)
+    _refuse_mixed_labels(y, classes)
     index = pd.Index(classes, dtype=object).get_indexer(pd.Index(y, dtype=object))
     if np.any(index < 0):
         raise ValueError(f"label {y[np.argmax(index < 0)]!r} is not one of the classes "
@@ -172,6 +228,9 @@ def infer_family(table: Table, position: int) -> Family:
             return Bernoulli()
         if pd.api.types.is_numeric_dtype(dtype):
             return Gaussian()
+        if not isinstance(dtype, pd.CategoricalDtype):  # a declared pandas category is meant
+            _warn_if_mostly_numbers(table.frame.iloc[:, position].to_numpy(dtype=object),
+                                    table.columns[position])
         return Categorical()
     if table.sparse is not None:
         return Gaussian()  # refused for sparse input by resolve_features
@@ -180,7 +239,47 @@ def infer_family(table: Table, position: int) -> Family:
         return Bernoulli()
     if kind in "iuf":
         return Gaussian()
+    _warn_if_mostly_numbers(table.array[:, position], table.columns[position])
     return Categorical()
+
+
+#: values looked at before deciding a text column holds no numbers at all (a cheap exit)
+_NUMBER_PROBE = 2000
+
+
+def _warn_if_mostly_numbers(values: np.ndarray, column) -> None:
+    """Warn when at least half the distinct values of a column inferred Categorical read as
+    numbers and some do not: most likely a numeric column with a stray text cell."""
+    values = np.asarray(values, dtype=object)
+    head = pd.Series(values[:_NUMBER_PROBE], dtype=object)
+    if not _numbers(head).any():  # ordinary text: no number in the first values
+        return
+    try:
+        distinct = pd.unique(pd.Series(values, dtype=object).dropna().to_numpy())
+    except TypeError:  # unhashable cells: Categorical reports them with the row
+        return
+    numeric = _numbers(pd.Series(distinct, dtype=object))
+    if numeric.all() or numeric.mean() < 0.5:
+        return
+    text = distinct[~numeric]
+    warnings.warn(
+        f"column {column!r} is modelled as Categorical because {len(text)} of its "
+        f"{len(distinct)} distinct values are not numbers ({_show(text)}) while the other "
+        f"{int(numeric.sum())} are; if the column is numeric, correct those cells (NaN or an "
+        f"empty cell is a missing value). Declaring its family, e.g. "
+        f"features={{{column!r}: bnb.Categorical()}}, silences this.",
+        InferredCategoricalWarning, stacklevel=5)
+
+
+def _numbers(values: pd.Series) -> np.ndarray:
+    """Which values are numbers or read as one (booleans and missing values are not)."""
+    values = values[~values.isna().to_numpy()] if len(values) else values
+    try:
+        parsed = pd.to_numeric(values, errors="coerce")
+    except (TypeError, ValueError):  # a list or dict in a cell: not a number
+        parsed = pd.Series([v if _is_number(v) else np.nan for v in values], dtype=object)
+    is_bool = np.array([isinstance(v, bool | np.bool_) for v in values], dtype=bool)
+    return parsed.notna().to_numpy() & ~is_bool
 
 
 def resolve_features(features: Any, table: Table) -> list[BlockSpec]:

@@ -264,7 +264,9 @@ class NaiveBayes(ClassifierMixin, BaseEstimator):
     def _check_weight(sample_weight, n_rows):
         if sample_weight is None:
             return np.ones(n_rows)
-        w = np.asarray(sample_weight, dtype=np.float64)
+        from ._data import sample_weight_array  # names sample_weight when it is not numbers
+
+        w = sample_weight_array(sample_weight)
         if w.shape != (n_rows,):
             raise ValueError(f"sample_weight must have shape ({n_rows},), got {w.shape}.")
         if not np.all(np.isfinite(w)) or np.any(w < 0):
