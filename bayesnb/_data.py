@@ -252,15 +252,16 @@ class BlockSpec(NamedTuple):
     positions: tuple  # column positions in X
 
 
-def infer_family(table: Table, position: int) -> Family:
-    """The default family of one column (module docstring)."""
+def infer_family(table: Table, position: int, warn: bool = True) -> Family:
+    """The default family of one column (module docstring); ``warn=False`` leaves out the
+    :class:`InferredCategoricalWarning` (layout checks of every chunk)."""
     if table.frame is not None:
         dtype = table.frame.dtypes.iloc[position]
         if pd.api.types.is_bool_dtype(dtype):
             return Bernoulli()
         if pd.api.types.is_numeric_dtype(dtype):
             return Gaussian()
-        if not isinstance(dtype, pd.CategoricalDtype):  # a declared pandas category is meant
+        if warn and not isinstance(dtype, pd.CategoricalDtype):  # a pandas category is meant
             _warn_if_mostly_numbers(table.frame.iloc[:, position].to_numpy(dtype=object),
                                     table.columns[position])
         return Categorical()
@@ -271,7 +272,8 @@ def infer_family(table: Table, position: int) -> Family:
         return Bernoulli()
     if kind in "iuf":
         return Gaussian()
-    _warn_if_mostly_numbers(table.array[:, position], table.columns[position])
+    if warn:
+        _warn_if_mostly_numbers(table.array[:, position], table.columns[position])
     return Categorical()
 
 
@@ -314,7 +316,7 @@ def _numbers(values: pd.Series) -> np.ndarray:
     return parsed.notna().to_numpy() & ~is_bool
 
 
-def resolve_features(features: Any, table: Table) -> list[BlockSpec]:
+def resolve_features(features: Any, table: Table, *, warn: bool = True) -> list[BlockSpec]:
     """Turn ``features`` (None, one family, or a mapping) into blocks of columns.
 
     One family instance is one block: a Multinomial mapped to several columns (or given for all)
@@ -325,7 +327,7 @@ def resolve_features(features: Any, table: Table) -> list[BlockSpec]:
     if isinstance(features, Family):
         specs = [BlockSpec(features, columns, tuple(range(len(columns))))]
     else:
-        specs = _resolve_mapping(features, table, columns, position)
+        specs = _resolve_mapping(features, table, columns, position, warn)
     if table.sparse is not None:
         unfit = [s for s in specs if not s.family.supports_sparse]
         if unfit:
@@ -336,7 +338,8 @@ def resolve_features(features: Any, table: Table) -> list[BlockSpec]:
     return specs
 
 
-def _resolve_mapping(features, table: Table, columns: tuple, position: dict) -> list[BlockSpec]:
+def _resolve_mapping(features, table: Table, columns: tuple, position: dict,
+                     warn: bool = True) -> list[BlockSpec]:
     if features is not None and not isinstance(features, Mapping):
         raise TypeError("features must be None, a family such as bnb.Gaussian(), or a mapping "
                         f"{{column: family}}; got {type(features).__name__}.")
@@ -370,7 +373,7 @@ def _resolve_mapping(features, table: Table, columns: tuple, position: dict) -> 
     for i in range(len(columns)):  # the rest, in column order
         if i in chosen:
             continue
-        guess = infer_family(table, i)
+        guess = infer_family(table, i, warn)
         fam = inferred.setdefault(type(guess), guess)
         families[id(fam)] = fam
         groups.setdefault(id(fam), []).append(i)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-import warnings
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from pathlib import Path
@@ -33,7 +32,6 @@ import numpy as np
 import pandas as pd
 
 from ._data import (
-    InferredCategoricalWarning,
     _refuse_mixed_labels,
     as_table,
     encode_labels,
@@ -86,9 +84,7 @@ class Summary(NamedTuple):
 def layout(features, X) -> Layout:
     """The block structure ``NaiveBayes(features=features)`` gives to data shaped like ``X``."""
     table = as_table(X)
-    with warnings.catch_warnings():  # said once, when the model is set up (start), not per chunk
-        warnings.simplefilter("ignore", InferredCategoricalWarning)
-        specs = resolve_features(features, table)
+    specs = resolve_features(features, table, warn=False)  # warned once, by start's fit
     level_blocks = tuple((s.columns, s.positions) for s in specs if _learns_levels(s.family))
     dtypes = ({c: str(t) for c, t in table.frame.dtypes.items()} if table.frame is not None
               else {})
@@ -103,19 +99,20 @@ def _learns_levels(family: Family) -> bool:
 def check_layout(expected: Layout, features, X, where: str) -> None:
     """Refuse a chunk whose dtypes would make a column another family than in the first chunk
     (e.g. a CSV column read as numbers in one chunk and as strings in another)."""
-    got = layout(features, X)
-    if got.families == expected.families:
-        return
     first = {c: fam for fam, cols in expected.families for c in cols}
-    now = {c: fam for fam, cols in got.families for c in cols}
-    missing = [c for c in first if c not in now]
-    extra = [c for c in now if c not in first]
+    columns = as_table(X).columns
+    missing = [c for c in first if c not in set(columns)]
+    extra = [c for c in columns if c not in first]
     if missing or extra:
         what = "; ".join(part for part in (
             f"column(s) {missing[:10]} of the first chunk are missing" if missing else "",
             f"column(s) {extra[:10]} are not in the first chunk" if extra else "") if part)
         raise ValueError(f"{where}: {what}; every chunk needs the first chunk's columns "
                          f"{list(first)[:20]}.")
+    got = _in_chunk(where, layout, features, X)
+    if got.families == expected.families:
+        return
+    now = {c: fam for fam, cols in got.families for c in cols}
     col = next((c for c in first if now[c] is not first[c]), None)
     if col is None:
         order, order_first = list(got.dtypes), list(expected.dtypes)
@@ -362,12 +359,13 @@ def _open(chunks) -> tuple[Iterator, Callable[[], Iterator] | None]:
     return iterator, lambda: iter(chunks)
 
 
-def _in_chunk(i: int, fn, *args, **kwargs):
-    """``fn(*args, **kwargs)``, its ValueError or TypeError prefixed with ``chunk i:``."""
+def _in_chunk(i, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, its ValueError or TypeError prefixed with ``chunk i:`` (or
+    with ``i`` itself when it is a string such as ``"partition 3"``)."""
     try:
         return fn(*args, **kwargs)
     except (ValueError, TypeError) as err:
-        message = f"chunk {i}: {err}"
+        message = f"{i if isinstance(i, str) else f'chunk {i}'}: {err}"
         try:
             prefixed = type(err)(message)
         except TypeError:  # an exception type with other constructor arguments
@@ -399,7 +397,7 @@ def _scan(lay, features, items, offset, bar) -> Summary:
 def _check_known(lay: Layout, known, chunk: Chunk, i: int) -> None:
     """One-shot reading: a label or level the model was not set up with is an error."""
     classes, blocks = known
-    part = summarise(lay, chunk.X, chunk.y)
+    part = _in_chunk(i, summarise, lay, chunk.X, chunk.y)
     advice = ("a one-shot iterator is read once, so the classes and levels are the first "
               "chunk's unless declared; declare them (classes=..., Categorical(categories="
               "...)) or pass a list or a callable returning a fresh iterator (two passes).")

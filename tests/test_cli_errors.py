@@ -285,3 +285,17 @@ def test_fit_mcmc_with_its_settings_and_no_progress(capsys, tmp_path):
                  "--num-samples", "10", "-o", str(tmp_path / "bar.bnb")])
     assert code == 0
     assert "%|" in capsys.readouterr().err  # the bar the option silences
+
+
+def test_compare_summarises_unseen_categories_in_one_line(capsys, tmp_path):
+    """Cross-validation on a small table: a fold's test rows can hold a level its training
+    rows lack. One summary line, not one warning per fold and method."""
+    path = tmp_path / "small.csv"
+    pd.DataFrame({"colour": ["red", "blue", "red", "blue", "red", "blue", "green", "blue"],
+                  "y": ["a", "a", "a", "a", "b", "b", "b", "b"]}).to_csv(path, index=False)
+    code, out, err = call(capsys, "compare", path, "--target", "y", "--cv", "2",
+                          "--methods", "mean,bayes", "--no-progress")
+    assert code == 0, err
+    assert len(err) == 1, err
+    assert err[0].startswith("bayesnb compare: warning: ") and "column 'colour'" in err[0]
+    assert "mean" in out and "bayes" in out

@@ -84,7 +84,7 @@ def test_misspelt_category_warns_by_default(classes_data, method):
     """The default unseen="warn": the misspelling "Crw" is scored (as a zero-count level) and
     named in a warning, with its column and the other offending values."""
     X, y = classes_data
-    clf = bnb.NaiveBayes(method=method).fit(X, y)
+    clf = bnb.NaiveBayes(bnb.Categorical(alpha=2.0), method=method).fit(X, y)  # MAP needs > 1
     assert clf.blocks_[0].family.unseen == "warn"
     new = pd.DataFrame({"Class": ["Crw", "1st", "Crw", "4th"], "Sex": ["M", "F", "F", "M"]})
     with pytest.warns(UnseenCategoryWarning) as caught:
@@ -94,7 +94,7 @@ def test_misspelt_category_warns_by_default(classes_data, method):
     assert "3 row(s)" in message and "2 value(s)" in message
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     # the scores are those of the silent policy
-    silent = bnb.NaiveBayes(bnb.Categorical(unseen="smooth"), method=method).fit(X, y)
+    silent = bnb.NaiveBayes(bnb.Categorical(alpha=2.0, unseen="smooth"), method=method).fit(X, y)
     np.testing.assert_allclose(silent.predict_proba(new), proba, rtol=1e-6)
 
 
