@@ -282,8 +282,8 @@ _NUMBER_PROBE = 2000
 
 
 def _warn_if_mostly_numbers(values: np.ndarray, column) -> None:
-    """Warn when at least half the distinct values of a column inferred Categorical read as
-    numbers and some do not: most likely a numeric column with a stray text cell."""
+    """Warn when most distinct values of a column inferred Categorical read as numbers and
+    some do not: most likely a numeric column with a stray text cell."""
     values = np.asarray(values, dtype=object)
     head = pd.Series(values[:_NUMBER_PROBE], dtype=object)
     if not _numbers(head).any():  # ordinary text: no number in the first values
@@ -293,7 +293,7 @@ def _warn_if_mostly_numbers(values: np.ndarray, column) -> None:
     except TypeError:  # unhashable cells: Categorical reports them with the row
         return
     numeric = _numbers(pd.Series(distinct, dtype=object))
-    if numeric.all() or numeric.mean() < 0.5:
+    if numeric.all() or numeric.sum() <= (~numeric).sum():  # numbers must be the majority
         return
     text = distinct[~numeric]
     warnings.warn(

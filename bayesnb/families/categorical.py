@@ -133,6 +133,13 @@ def _refuse_mixing(values, col, levels=None) -> None:
                         f"column's levels are {_show(list(levels), 5)}; {advice}")
 
 
+def _may_merge(levels) -> bool:
+    """Whether a value could equal one of ``levels`` while differing in type: only booleans
+    and numbers can (strings never equal them)."""
+    kind = pd.api.types.infer_dtype(np.asarray(levels, dtype=object), skipna=True)
+    return kind not in ("string", "bytes", "empty")
+
+
 def _kind(v) -> str:
     if isinstance(v, bool | np.bool_):
         return "bool"
@@ -362,7 +369,8 @@ class Categorical(Family):
             column = pd.Series(values[:, j], dtype=object)
             missing = column.isna().to_numpy()
             observed = column[~missing]
-            _refuse_mixing(observed.to_numpy(), col, levels)
+            if _may_merge(levels):  # string levels cannot be merged with anything
+                _refuse_mixing(observed.to_numpy(), col, levels)
             try:
                 index = pd.Index(levels, dtype=object).get_indexer(observed)
             except TypeError:
