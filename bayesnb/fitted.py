@@ -233,15 +233,9 @@ def with_statistics(model: FittedModel, stats: tuple) -> FittedModel:
     count, blocks = stats
     return model.replace(
         class_count=np.asarray(count, dtype=np.float64), nuts=None,
-        blocks=tuple(b._replace(stats=type(b.family).stats_type(*map(_leaf(b.family), s)))
+        # NumPy, as fitting leaves them: float64 statistics keep float32 prediction exact
+        blocks=tuple(b._replace(stats=type(b.family).stats_type(*map(np.asarray, s)))
                      for b, s in zip(model.blocks, blocks, strict=True)))
-
-
-def _leaf(family: Family):
-    """How a statistics array is held: NumPy, as fitting leaves it (float64 statistics are
-    what keeps float32 prediction exact; a nonparametric family's sample never enters the
-    kernels)."""
-    return np.asarray
 
 
 def zero_statistics(model: FittedModel) -> FittedModel:
