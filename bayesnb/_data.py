@@ -13,10 +13,18 @@ Counts are not guessed by default: declare :class:`~bayesnb.Poisson` or
 :class:`~bayesnb.Multinomial`. With ``infer_counts=True`` (R naivebayes' ``usepoisson=TRUE``) a
 numeric column whose observed values are all non-negative integers (:func:`count_columns`) is
 inferred as :class:`~bayesnb.Poisson` instead of Gaussian.
+
+A column of numbers with a few text cells (one ``"abc"`` in a numeric CSV column makes pandas
+read the whole column as strings) is inferred Categorical with an
+:class:`InferredCategoricalWarning` naming the column and the text values.
+
+Labels and category values are kept apart by type: booleans mixed with numbers (``True == 1``
+in Python) are refused rather than merged.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -24,6 +32,11 @@ import numpy as np
 import pandas as pd
 
 from .families import Bernoulli, Categorical, Family, Gaussian, KernelDensity, Poisson
+from .families.categorical import _show, bool_and_number
+
+
+class InferredCategoricalWarning(UserWarning):
+    """A column that is mostly numbers was inferred Categorical because of a few text values."""
 
 
 class Table(NamedTuple):
@@ -48,10 +61,42 @@ class Table(NamedTuple):
             return self.sparse[:, list(positions)]
         if self.frame is not None:
             sub = self.frame.iloc[:, list(positions)]
-            return sub.astype(object).to_numpy() if _any_object(sub) else sub.to_numpy()
-        if list(positions) == list(range(self.array.shape[1])):
-            return self.array  # the whole table: no copy (encode validates without mutating)
-        return self.array[:, list(positions)]
+            block = sub.astype(object).to_numpy() if _any_object(sub) else sub.to_numpy()
+        elif list(positions) == list(range(self.array.shape[1])):
+            block = self.array  # the whole table: no copy (encode validates without mutating)
+        else:
+            block = self.array[:, list(positions)]
+        check_float64_range(block, columns)
+        return block
+
+
+#: largest magnitude the float64 kernels take: squares of 1e150 (Gaussian sums of squares)
+#: summed over 1e8 rows stay below float64's 1.8e308 (float32 has its own, smaller limit)
+FLOAT64_SAFE = 1e150
+
+
+def check_float64_range(block: np.ndarray, columns: tuple) -> None:
+    """In x64 mode, refuse finite values whose squares would overflow float64, naming the
+    column and row (they used to surface as "no observed value in this class" at 1e200 and
+    as an "infinite value" at 1e307). Two reductions over float blocks; nothing in float32
+    mode, where the families check against their own limit."""
+    from .families._base import float64_mode
+
+    if block.dtype.kind != "f" or block.ndim != 2 or not block.size or not float64_mode():
+        return
+    with np.errstate(invalid="ignore"):
+        hi, lo = np.fmax.reduce(block, axis=None), np.fmin.reduce(block, axis=None)
+    if not max(abs(float(hi)), abs(float(lo))) > FLOAT64_SAFE:
+        return
+    with np.errstate(invalid="ignore"):
+        big = np.isfinite(block) & (np.abs(block) > FLOAT64_SAFE)
+    if big.any():  # +-inf alone is the family's to report ("infinite value")
+        j = int(np.nonzero(big.any(axis=0))[0][0])
+        i = int(np.argmax(big[:, j]))
+        raise ValueError(
+            f"column {columns[j]!r}: value {block[i, j]:.3g} (row {i}) is too large for the "
+            f"computation: its square overflows float64 (values must stay within "
+            f"+-{FLOAT64_SAFE:g}); rescale the column, e.g. divide it by a power of ten.")
 
 
 def _any_object(frame: pd.DataFrame) -> bool:
@@ -109,6 +154,8 @@ def encode_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     if y is None:
         raise ValueError("NaiveBayes requires y to be passed, but the target y is None.")
     if isinstance(y, list | tuple):  # keep NaN a NaN: NumPy would turn ["x", nan] into strings
+        if not any(isinstance(v, list | tuple | np.ndarray) for v in y):
+            _refuse_mixed_labels(np.array(y, dtype=object))  # NumPy would turn True into 1
         y = np.array(y, dtype=object) if any(isinstance(v, str) for v in y) else np.asarray(y)
     y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.Index) else y)
     if y.ndim == 2 and y.shape[1] == 1:
@@ -130,6 +177,7 @@ def encode_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"y has {int(missing.sum())} missing labels (first at row "
                          f"{int(np.argmax(missing))}); labels must be observed.")
     if y.dtype == object:
+        _refuse_mixed_labels(y)
         numbers = np.array([isinstance(v, float | np.floating) for v in y])
         if numbers.any():
             floats = np.array([float(v) for v in y[numbers]])
@@ -151,9 +199,50 @@ def encode_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     return classes, codes.reshape(-1).astype(np.int32)
 
 
+def _refuse_mixed_labels(y: np.ndarray, classes: np.ndarray | None = None) -> None:
+    """Booleans and numbers in one label vector (or against the fitted classes) would merge,
+    ``True == 1`` in Python: refuse them."""
+    y = np.asarray(y)
+    if classes is None:
+        mixed = bool_and_number(y[~pd.isna(y)]) if y.dtype == object else None
+        where = "y"
+    else:
+        classes = np.asarray(classes)
+        kinds = {y.dtype.kind, classes.dtype.kind}
+        if "O" not in kinds and ("b" not in kinds or len(kinds) == 1):
+            return
+        both = np.concatenate([classes.astype(object), y.astype(object)])
+        mixed = bool_and_number(both[~pd.isna(both)])
+        where = f"y with the classes {classes.tolist()}"
+    if mixed is not None:
+        raise TypeError(f"{where} mixes booleans and numbers ({_show(mixed)}): True == 1 in "
+                        "Python, so they would be one class; give the labels one type "
+                        "(e.g. strings).")
+
+
+def sample_weight_array(sample_weight: Any) -> np.ndarray:
+    """``sample_weight`` as float64; anything that is not numbers is an error naming it."""
+    try:
+        return np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        flat = np.asarray(sample_weight, dtype=object).reshape(-1)
+        bad = next((v for v in flat if not _is_number(v)), flat[0] if flat.size else None)
+        raise ValueError(f"sample_weight must hold numbers (one non-negative weight per row), "
+                         f"got {_show([bad])} of type {type(bad).__name__}.") from None
+
+
+def _is_number(v) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def labels_to_codes(y: Any, classes: np.ndarray) -> np.ndarray:
     """Codes of ``y`` in fitted ``classes``; unknown labels are an error naming the label."""
     y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.Index) else y).reshape(-1)
+    _refuse_mixed_labels(y, classes)
     index = pd.Index(classes, dtype=object).get_indexer(pd.Index(y, dtype=object))
     if np.any(index < 0):
         raise ValueError(f"label {y[np.argmax(index < 0)]!r} is not one of the classes "
@@ -168,13 +257,14 @@ class BlockSpec(NamedTuple):
 
 
 def infer_family(table: Table, position: int, infer_counts=False, *,
-                 use_kernel: bool = False) -> Family:
+                 use_kernel: bool = False, warn: bool = True) -> Family:
     """The default family of one column (module docstring).
 
     ``infer_counts``: ``True`` to infer a column of non-negative integers as Poisson (the rule
     of :func:`count_columns`), or that function's mask for the whole table, already computed.
     ``use_kernel``: other numbers are KernelDensity instead of Gaussian (R naivebayes'
-    ``usekernel=TRUE``)."""
+    ``usekernel=TRUE``). ``warn=False`` leaves out the :class:`InferredCategoricalWarning`
+    (layout checks of every chunk)."""
     counts = infer_counts if isinstance(infer_counts, np.ndarray) else (
         count_columns(table, (position,)) if infer_counts else None)
 
@@ -189,6 +279,9 @@ def infer_family(table: Table, position: int, infer_counts=False, *,
             return Bernoulli()
         if pd.api.types.is_numeric_dtype(dtype):
             return numeric()
+        if warn and not isinstance(dtype, pd.CategoricalDtype):  # a pandas category is meant
+            _warn_if_mostly_numbers(table.frame.iloc[:, position].to_numpy(dtype=object),
+                                    table.columns[position])
         return Categorical()
     if table.sparse is not None:
         # Gaussian is refused for sparse input by resolve_features; counts are not
@@ -198,6 +291,8 @@ def infer_family(table: Table, position: int, infer_counts=False, *,
         return Bernoulli()
     if kind in "iuf":
         return numeric()
+    if warn:
+        _warn_if_mostly_numbers(table.array[:, position], table.columns[position])
     return Categorical()
 
 
@@ -248,8 +343,47 @@ def _all_counts(values: np.ndarray) -> bool:
                 and np.all(observed == np.floor(observed)))
 
 
+#: values looked at before deciding a text column holds no numbers at all (a cheap exit)
+_NUMBER_PROBE = 2000
+
+
+def _warn_if_mostly_numbers(values: np.ndarray, column) -> None:
+    """Warn when most distinct values of a column inferred Categorical read as numbers and
+    some do not: most likely a numeric column with a stray text cell."""
+    values = np.asarray(values, dtype=object)
+    head = pd.Series(values[:_NUMBER_PROBE], dtype=object)
+    if not _numbers(head).any():  # ordinary text: no number in the first values
+        return
+    try:
+        distinct = pd.unique(pd.Series(values, dtype=object).dropna().to_numpy())
+    except TypeError:  # unhashable cells: Categorical reports them with the row
+        return
+    numeric = _numbers(pd.Series(distinct, dtype=object))
+    if numeric.all() or numeric.sum() <= (~numeric).sum():  # numbers must be the majority
+        return
+    text = distinct[~numeric]
+    warnings.warn(
+        f"column {column!r} is modelled as Categorical because {len(text)} of its "
+        f"{len(distinct)} distinct values are not numbers ({_show(text)}) while the other "
+        f"{int(numeric.sum())} are; if the column is numeric, correct those cells (NaN or an "
+        f"empty cell is a missing value). Declaring its family, e.g. "
+        f"features={{{column!r}: bnb.Categorical()}}, silences this.",
+        InferredCategoricalWarning, stacklevel=5)
+
+
+def _numbers(values: pd.Series) -> np.ndarray:
+    """Which values are numbers or read as one (booleans and missing values are not)."""
+    values = values[~values.isna().to_numpy()] if len(values) else values
+    try:
+        parsed = pd.to_numeric(values, errors="coerce")
+    except (TypeError, ValueError):  # a list or dict in a cell: not a number
+        parsed = pd.Series([v if _is_number(v) else np.nan for v in values], dtype=object)
+    is_bool = np.array([isinstance(v, bool | np.bool_) for v in values], dtype=bool)
+    return parsed.notna().to_numpy() & ~is_bool
+
+
 def resolve_features(features: Any, table: Table, infer_counts: bool = False, *,
-                     use_kernel: bool = False) -> list[BlockSpec]:
+                     use_kernel: bool = False, warn: bool = True) -> list[BlockSpec]:
     """Turn ``features`` (None, one family, or a mapping) into blocks of columns.
 
     One family instance is one block: a Multinomial mapped to several columns (or given for all)
@@ -261,7 +395,8 @@ def resolve_features(features: Any, table: Table, infer_counts: bool = False, *,
     if isinstance(features, Family):
         specs = [BlockSpec(features, columns, tuple(range(len(columns))))]
     else:
-        specs = _resolve_mapping(features, table, columns, position, infer_counts, use_kernel)
+        specs = _resolve_mapping(features, table, columns, position, infer_counts, use_kernel,
+                                 warn)
     if table.sparse is not None:
         unfit = [s for s in specs if not s.family.supports_sparse]
         if unfit:
@@ -273,7 +408,8 @@ def resolve_features(features: Any, table: Table, infer_counts: bool = False, *,
 
 
 def _resolve_mapping(features, table: Table, columns: tuple, position: dict,
-                     infer_counts: bool = False, use_kernel: bool = False) -> list[BlockSpec]:
+                     infer_counts: bool = False, use_kernel: bool = False,
+                     warn: bool = True) -> list[BlockSpec]:
     if features is not None and not isinstance(features, Mapping):
         raise TypeError("features must be None, a family such as bnb.Gaussian(), or a mapping "
                         f"{{column: family}}; got {type(features).__name__}.")
@@ -307,7 +443,7 @@ def _resolve_mapping(features, table: Table, columns: tuple, position: dict,
     rest = [i for i in range(len(columns)) if i not in chosen]
     counts = count_columns(table, rest) if infer_counts else False  # one pass for sparse X
     for i in rest:  # the rest, in column order
-        guess = infer_family(table, i, counts, use_kernel=use_kernel)
+        guess = infer_family(table, i, counts, use_kernel=use_kernel, warn=warn)
         fam = inferred.setdefault(type(guess), guess)
         families[id(fam)] = fam
         groups.setdefault(id(fam), []).append(i)

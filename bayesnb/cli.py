@@ -3,52 +3,207 @@
     bayesnb compare titanic              # ML vs MAP vs mean vs exact Bayes, 5-fold CV
     bayesnb compare data.csv --target y  # the same on your own CSV or Parquet file
     bayesnb fit titanic -o titanic.bnb   # fit and save a model (code-free file)
+    bayesnb fit titanic --method mcmc --num-chains 4 -o titanic.bnb   # NUTS draws, saved
     bayesnb predict titanic.bnb new.csv  # predictions and class probabilities as CSV
     bayesnb show titanic.bnb             # priors, conditional tables and evidence
-    bayesnb datasets                     # the built-in datasets
+    bayesnb datasets                     # the built-in datasets, one line each
+    bayesnb --version
 
-Errors in files, columns or options are printed as one line (exit status 2), not a traceback.
+Every mistake in a file, a column or an option is one line on standard error, ``bayesnb
+COMMAND: error: ...``, with exit status 2 (never a traceback); arguments are checked when they
+are parsed. Warnings (an unseen category, a column read as categorical because of a few text
+cells, unused columns at prediction, MCMC convergence) are one line each, ``bayesnb COMMAND:
+warning: ...``. An unexpected failure (a bug) is one line too, with exit status 1; set
+``BAYESNB_TRACEBACK=1`` to see its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
+import os
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from . import datasets
+from . import __version__, datasets
+
+#: what ``--methods`` and ``fit --method`` accept (``bayesnb.METHODS``, without importing JAX)
+METHODS = ("ml", "map", "mean", "bayes", "mcmc")
+#: the default of ``predict --interval`` for models with a posterior
+DEFAULT_INTERVAL = 0.9
 
 
+# ---------------------------------------------------------------------- argument types
+def _integer(text: str, low: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < low:
+        need = {0: "a non-negative integer", 1: "a positive integer"}.get(
+            low, f"an integer of at least {low}")
+        raise argparse.ArgumentTypeError(f"must be {need}, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    return _integer(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    return _integer(text, 0)
+
+
+def folds(text: str) -> int:
+    return _integer(text, 2)
+
+
+def interval(text: str) -> float:
+    """A central credible mass in (0, 1); 0 leaves the intervals out."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (value == 0 or 0 < value < 1):
+        raise argparse.ArgumentTypeError(
+            f"must be a probability strictly between 0 and 1 (e.g. 0.9; 0 leaves the "
+            f"intervals out), got {text!r}")
+    return value
+
+
+def concentration(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return value
+
+
+def precision(text: str) -> int:
+    value = _integer(text, 1)
+    if value > 17:  # float64 round-trips with 17 significant digits; more would be noise
+        raise argparse.ArgumentTypeError(f"must be 1 to 17 significant digits, got {text!r}")
+    return value
+
+
+def method_list(text: str) -> list[str]:
+    """``"ml,map"`` -> ``["ml", "map"]``: at least one, each known, none twice."""
+    methods = [m.strip() for m in text.split(",") if m.strip()]
+    if not methods:
+        raise argparse.ArgumentTypeError(f"give at least one method of {', '.join(METHODS)}, "
+                                         f"comma-separated; got {text!r}")
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"method must be one of {METHODS}, got {unknown[0]!r}")
+    twice = [m for i, m in enumerate(methods) if m in methods[:i]]
+    if twice:
+        raise argparse.ArgumentTypeError(f"method {twice[0]!r} is listed twice")
+    return methods
+
+
+def family_spec(text: str) -> tuple[list[str], str]:
+    """``"w1,w2=multinomial"`` -> ``(["w1", "w2"], "multinomial")``."""
+    from .families import REGISTRY
+
+    columns, sep, name = text.rpartition("=")
+    cols = columns.split(",") if sep else []
+    if not sep or not columns or any(not c for c in cols) or name not in REGISTRY:
+        raise argparse.ArgumentTypeError(
+            f"expected COLUMN[,COLUMN...]=FAMILY with FAMILY one of {', '.join(REGISTRY)}, "
+            f"got {text!r}")
+    return cols, name
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (argparse prints the usage first)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
+
+
+# ---------------------------------------------------------------------- reading data
 def _read_table(source: str, target: str | None):
     if source in datasets.names():
         X, y = datasets.load(source)
         if target is not None and target != y.name:
             raise ValueError(f"dataset {source!r} has target {y.name!r}, not {target!r}.")
         return X, y
-    frame, _ = _read_features(source)
+    frame = _read_features(source)
     if target is None:
         raise ValueError("--target is required with a data file.")
     if target not in frame.columns:
         raise ValueError(f"column {target!r} is not in {source!r} "
                          f"(columns: {', '.join(map(str, frame.columns))}).")
+    if frame.shape[1] == 1:
+        raise ValueError(f"{source!r} has only the target column {target!r}: no feature "
+                         f"to fit on.")
     return frame.drop(columns=target), frame[target]
 
 
+def _read_features(source) -> pd.DataFrame:
+    """A CSV or Parquet file as a DataFrame; bad paths, unreadable files and files without
+    data rows are one-line errors."""
+    path = Path(source)
+    if not path.exists():
+        raise ValueError(f"{source!r} is neither a file nor a built-in dataset "
+                         f"({', '.join(datasets.names())}).")
+    try:
+        frame = pd.read_parquet(path) if path.suffix in (".parquet", ".pq") else pd.read_csv(path)
+    except Exception as err:  # noqa: BLE001 - any reader failure is a bad file for the user
+        raise ValueError(f"could not read {source!r}: {err}") from None
+    if len(frame) == 0:
+        raise ValueError(f"{source!r} has no data rows (columns: "
+                         f"{', '.join(map(str, frame.columns)) or 'none'}).")
+    return frame
+
+
+def _features(args, X):
+    """The ``--family`` specification as ``{column: family}`` (one instance per option, so
+    the columns of one option form one block), else the dataset's default, else None."""
+    from .families import REGISTRY
+
+    features = {}
+    for columns, name in args.family or []:
+        family = REGISTRY[name]()
+        for col in columns:
+            if col not in X.columns:
+                raise ValueError(f"--family names column {col!r}, which is not in the data.")
+            if col in features:
+                raise ValueError(f"--family gives column {col!r} two families.")
+            features[col] = family
+    if features:
+        return features
+    return datasets.default_features(args.data) if args.data in datasets.names() else None
+
+
+def _mcmc_params(args, method_used: bool) -> dict:
+    """NaiveBayes settings from the MCMC options (refused when no method uses them)."""
+    given = {k: getattr(args, k) for k in ("num_warmup", "num_samples", "num_chains")
+             if getattr(args, k) is not None}
+    if given and not method_used:
+        option = "--" + next(iter(given)).replace("_", "-")
+        raise ValueError(f"{option} applies to the 'mcmc' method only.")
+    return {**given, "progress_bar": not args.no_progress}
+
+
+# ---------------------------------------------------------------------- commands
 def _cmd_compare(args) -> int:
     from .compare import compare
 
     X, y = _read_table(args.data, args.target)
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    features = _parse_families(args.family)
-    if features is None and args.data in datasets.names():
-        features = datasets.default_features(args.data)
-    _check_family_columns(features, X)
+    methods = args.methods
+    features = _features(args, X)
+    params = _mcmc_params(args, "mcmc" in methods)
     table = compare(X, y, methods=methods, features=features, cv=args.cv,
                     random_state=args.seed, class_alpha=args.class_alpha,
-                    progress=not args.no_progress)
+                    progress=not args.no_progress, seed=args.seed, **params)
     shown = ["accuracy", "log_loss", "brier", "ece", "entropy", "fit_s", "predict_s",
              "zero_prob_rows"]
     with pd.option_context("display.width", 160, "display.max_columns", 20):
@@ -65,11 +220,11 @@ def _cmd_compare(args) -> int:
         table.to_csv(args.csv)
         print(f"wrote {args.csv}")
     if args.plots:
-        _write_plots(X, y, methods, features, args)
+        _write_plots(X, y, methods, features, args, params)
     return 0
 
 
-def _write_plots(X, y, methods, features, args):
+def _write_plots(X, y, methods, features, args, params):
     """Reliability diagram on a held-out 30% and learning curves, as PNG files."""
     import matplotlib
 
@@ -89,7 +244,8 @@ def _write_plots(X, y, methods, features, args):
     for method in methods:
         try:
             model = NaiveBayes(features, method=method, class_alpha=args.class_alpha,
-                               progress_bar=False).fit(X_tr, y_tr)
+                               seed=args.seed, **{**params, "progress_bar": False}
+                               ).fit(X_tr, y_tr)
             probas[method] = np.exp(model.predict_joint_log_proba(X_te) - _lse(
                 model.predict_joint_log_proba(X_te)))
             classes = model.classes_
@@ -115,39 +271,18 @@ def _lse(scores):
         return logsumexp(scores, axis=1, keepdims=True)
 
 
-def _parse_families(specs):
-    """``["w1,w2=multinomial", "age=gaussian"]`` -> ``{column: family}``; one instance per
-    spec, so the columns of one spec form one block."""
-    from .families import REGISTRY
-
-    features = {}
-    for spec in specs or []:
-        columns, sep, name = spec.rpartition("=")
-        if not sep or not columns or name not in REGISTRY:
-            raise ValueError(f"--family {spec!r}: expected COLUMN[,COLUMN...]=FAMILY with "
-                             f"FAMILY one of {', '.join(REGISTRY)}.")
-        family = REGISTRY[name]()
-        for col in columns.split(","):
-            features[col] = family
-    return features or None
-
-
-def _check_family_columns(features, X):
-    if isinstance(features, dict):
-        for col in features:
-            if col not in X.columns:
-                raise ValueError(f"--family names column {col!r}, which is not in the data.")
-
-
 def _cmd_fit(args) -> int:
     from . import NaiveBayes, save
 
     X, y = _read_table(args.data, args.target)
-    features = _parse_families(args.family)
-    if features is None and args.data in datasets.names():
-        features = datasets.default_features(args.data)
-    _check_family_columns(features, X)
-    model = NaiveBayes(features, method=args.method, class_alpha=args.class_alpha).fit(X, y)
+    features = _features(args, X)
+    params = _mcmc_params(args, args.method == "mcmc")
+    if args.seed is not None:
+        if args.method != "mcmc":
+            raise ValueError("--seed applies to the 'mcmc' method only.")
+        params["seed"] = args.seed
+    model = NaiveBayes(features, method=args.method, class_alpha=args.class_alpha,
+                       **params).fit(X, y)
     save(model, args.output)
     print(f"fitted {args.method!r} on {len(y)} rows of {args.data}; "
           f"training accuracy {model.score(X, y):.4f}; wrote {args.output}")
@@ -161,39 +296,52 @@ def _cmd_predict(args) -> int:
     if args.data in datasets.names():
         X, _ = datasets.load(args.data)
     else:
-        X, _ = _read_features(args.data)
+        X = _read_features(args.data)
+    _warn_unused_columns(model, X, args.data)
+    has_posterior = all(b.stats is not None for b in model.blocks_)
+    level = args.interval
+    if level is None:  # the default: intervals where the model has a posterior
+        level = DEFAULT_INTERVAL if has_posterior else 0
+    elif level and not has_posterior:
+        raise ValueError("--interval: this model was built from stated tables (from_tables), "
+                         "so it has no posterior to draw intervals from; leave --interval "
+                         "out or give --interval 0.")
     proba = model.predict_proba(X)
     out = pd.DataFrame({"prediction": model.classes_[proba.argmax(axis=1)]}, index=X.index)
     for k, label in enumerate(model.classes_):
         out[f"p_{label}"] = proba[:, k]
-    if args.interval:
+    if level:
         # credible intervals of p(class | x, theta) over the posterior of the parameters
-        u = model.predict_uncertainty(X, interval=args.interval, num_draws=args.draws)
+        u = model.predict_uncertainty(X, interval=level, num_draws=args.draws)
         for k, label in enumerate(model.classes_):
             out[f"lower_{label}"] = u["lower"][:, k]
             out[f"upper_{label}"] = u["upper"][:, k]
         out["entropy"] = u["entropy"]
         out["mutual_info"] = u["mutual_info"]
+    # probabilities leave the kernels in the model's float type (float32 by default): a
+    # stated number of significant digits keeps its rounding noise (0.33333331) out of the file
+    float_format = f"%.{args.precision}g"
     if args.output:
-        out.to_csv(args.output, index=False)
+        out.to_csv(args.output, index=False, float_format=float_format)
         print(f"wrote {len(out)} predictions to {args.output}")
     else:
-        print(out.to_csv(index=False), end="")
+        print(out.to_csv(index=False, float_format=float_format), end="")
     return 0
 
 
-def _read_features(source):
-    """A CSV or Parquet file as a DataFrame; bad paths and unreadable files are one-line
-    errors."""
-    path = Path(source)
-    if not path.exists():
-        raise ValueError(f"{source!r} is neither a file nor a built-in dataset "
-                         f"({', '.join(datasets.names())}).")
-    try:
-        frame = pd.read_parquet(path) if path.suffix in (".parquet", ".pq") else pd.read_csv(path)
-    except Exception as err:  # noqa: BLE001 - any reader failure is a bad file for the user
-        raise ValueError(f"could not read {source!r}: {err}") from None
-    return frame, None
+def _warn_unused_columns(model, X, source) -> None:
+    """Columns of the data the model does not read are said, not silently ignored."""
+    if not isinstance(X, pd.DataFrame) or not hasattr(model, "feature_names_in_"):
+        return
+    columns = model.fitted_.columns
+    known = set(columns)
+    extra = [c for c in X.columns if c not in known]
+    if extra:
+        warnings.warn(f"{len(extra)} column(s) of {source} are not used by the model and are "
+                      f"ignored: {', '.join(map(repr, extra[:20]))}"
+                      f"{', ...' if len(extra) > 20 else ''} (the model reads "
+                      f"{', '.join(map(repr, list(columns)[:20]))}).",
+                      UserWarning, stacklevel=2)
 
 
 def _cmd_show(args) -> int:
@@ -205,16 +353,36 @@ def _cmd_show(args) -> int:
 
 
 def _cmd_datasets(args) -> int:
-    for name in datasets.names():
-        print(name)
+    names = datasets.names()
+    width = max(map(len, names))
+    for name in names:
+        print(f"{name:<{width}}  {datasets.describe(name)}")
     return 0
 
 
+# ---------------------------------------------------------------------- parser
+def _add_family(p):
+    p.add_argument("--family", action="append", metavar="COLS=FAMILY", type=family_spec,
+                   help="declare a family, e.g. visits=poisson or w1,w2,w3=multinomial "
+                   "(repeatable; other columns are inferred from their types)")
+
+
+def _add_mcmc(p):
+    g = p.add_argument_group("MCMC (method 'mcmc': NumPyro's NUTS)")
+    g.add_argument("--num-warmup", type=non_negative_int, metavar="N",
+                   help="warm-up (adaptation) iterations per chain (default: 1000)")
+    g.add_argument("--num-samples", type=positive_int, metavar="N",
+                   help="draws kept per chain (default: 1000)")
+    g.add_argument("--num-chains", type=positive_int, metavar="N",
+                   help="chains, run one after the other (default: 1)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="bayesnb", description="Naive Bayes with conjugate priors: ML, MAP, posterior "
         "mean and exact Bayes, side by side.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"bayesnb {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("compare", help="cross-validated comparison of methods",
                        description="Fit every method on the same folds and print accuracy, "
@@ -222,31 +390,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", help="a CSV/Parquet file or a built-in dataset name "
                    f"({', '.join(datasets.names())})")
     p.add_argument("--target", help="label column (required for a file)")
-    p.add_argument("--methods", default="ml,map,mean,bayes",
-                   help="comma-separated methods (default: %(default)s)")
-    p.add_argument("--cv", type=int, default=5, help="number of folds (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="fold shuffling seed")
-    p.add_argument("--class-alpha", type=float, default=1.0,
+    p.add_argument("--methods", default=method_list("ml,map,mean,bayes"), type=method_list,
+                   metavar="M1,M2,...", help=f"comma-separated methods, of {', '.join(METHODS)} "
+                   "(default: ml,map,mean,bayes)")
+    p.add_argument("--cv", type=folds, default=5, help="number of folds, at least 2 "
+                   "(default: %(default)s)")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of the fold shuffling and of NUTS (default: %(default)s)")
+    p.add_argument("--class-alpha", type=concentration, default=1.0,
                    help="Dirichlet prior on class proportions (default: %(default)s)")
-    p.add_argument("--family", action="append", metavar="COLS=FAMILY",
-                   help="declare a family, e.g. visits=poisson or w1,w2,w3=multinomial "
-                   "(repeatable; other columns are inferred from their types)")
+    _add_family(p)
     p.add_argument("--csv", help="also write the full table (with spreads) to this CSV file")
     p.add_argument("--plots", metavar="DIR", help="also write a reliability diagram and "
                    "learning curves (PNG, needs matplotlib) to this folder")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bars (neither bayesnb's nor NumPyro's)")
+    _add_mcmc(p)
     p.set_defaults(run=_cmd_compare)
 
     p = sub.add_parser("fit", help="fit a model and save it",
-                       description="Fit NaiveBayes and save it in bayesnb's code-free format.")
+                       description="Fit NaiveBayes and save it in bayesnb's code-free format "
+                       "(an MCMC fit saves its draws).")
     p.add_argument("data", help="a CSV/Parquet file or a built-in dataset name")
     p.add_argument("--target", help="label column (required for a file)")
-    p.add_argument("--method", default="mean", choices=["ml", "map", "mean", "bayes"])
-    p.add_argument("--family", action="append", metavar="COLS=FAMILY",
-                   help="declare a family, e.g. visits=poisson or w1,w2,w3=multinomial "
-                   "(repeatable; other columns are inferred from their types)")
-    p.add_argument("--class-alpha", type=float, default=1.0)
+    p.add_argument("--method", default="mean", choices=METHODS,
+                   help="estimation method (default: %(default)s)")
+    _add_family(p)
+    p.add_argument("--class-alpha", type=concentration, default=1.0,
+                   help="Dirichlet prior on class proportions (default: %(default)s)")
     p.add_argument("-o", "--output", required=True, help="model file to write (*.bnb)")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (NumPyro's, under --method mcmc)")
+    _add_mcmc(p)
+    p.add_argument("--seed", type=non_negative_int, help="NUTS seed (default: 0)")
     p.set_defaults(run=_cmd_fit)
 
     p = sub.add_parser("predict", help="predict with a saved model",
@@ -255,11 +431,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="a model file written by 'bayesnb fit'")
     p.add_argument("data", help="a CSV/Parquet file (or built-in dataset) with the columns")
     p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
-    p.add_argument("--interval", type=float, default=0.9,
-                   help="credible interval of each class probability over the posterior "
-                   "(default: %(default)s; 0 to leave out)")
-    p.add_argument("--draws", type=int, default=1000,
-                   help="exact posterior draws for the intervals (MCMC models use theirs)")
+    p.add_argument("--interval", type=interval, default=None, metavar="MASS",
+                   help="central credible interval of each class probability over the "
+                   f"posterior, a mass in (0, 1) (default: {DEFAULT_INTERVAL} for a fitted "
+                   "model, none for one built from tables; 0 leaves them out)")
+    p.add_argument("--draws", type=positive_int, default=1000,
+                   help="exact posterior draws for the intervals (MCMC models use theirs; "
+                   "default: %(default)s)")
+    p.add_argument("--precision", type=precision, default=6, metavar="DIGITS",
+                   help="significant digits of the probabilities written (default: "
+                   "%(default)s)")
     p.set_defaults(run=_cmd_predict)
 
     p = sub.add_parser("show", help="print a saved model",
@@ -268,21 +449,77 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="a model file")
     p.set_defaults(run=_cmd_show)
 
-    p = sub.add_parser("datasets", help="list the built-in datasets")
+    p = sub.add_parser("datasets", help="list the built-in datasets",
+                       description="The built-in datasets, one line each: rows, columns, "
+                       "target and source.")
     p.set_defaults(run=_cmd_datasets)
     return parser
 
 
+# ---------------------------------------------------------------------- entry point
+def _one_line(message) -> str:
+    """A message on one line: messages that quote arrays or parser output span several."""
+    if isinstance(message, KeyError) and message.args:
+        message = message.args[0]
+    return " ".join(str(message).split())
+
+
+@contextlib.contextmanager
+def _warnings_as_lines(prog: str, summarise_unseen: bool = False):
+    """Warnings printed as one ``PROG: warning: ...`` line each (not file:line plus source),
+    each message once; library deprecations are not the user's business.
+
+    With ``summarise_unseen`` (``compare``: every fold and learning-curve subset is a small
+    training set, so test rows with a level it lacks are expected) unseen-category warnings
+    are counted and said in one line at the end instead of one line per fold."""
+    from .families.categorical import UnseenCategoryWarning
+
+    unseen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        for category in (DeprecationWarning, PendingDeprecationWarning, FutureWarning):
+            warnings.simplefilter("ignore", category)
+        if summarise_unseen:
+            warnings.simplefilter("always", UnseenCategoryWarning)
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if summarise_unseen and issubclass(category, UnseenCategoryWarning):
+                unseen.append(str(message))
+                return
+            print(f"{prog}: warning: {_one_line(message)}", file=sys.stderr)
+
+        warnings.showwarning = show
+        try:
+            yield
+        finally:
+            if unseen:
+                columns = sorted({m.split(":")[0] for m in unseen})
+                print(f"{prog}: warning: {len(unseen)} time(s) test rows held category "
+                      f"values that their training rows lack ({', '.join(columns[:5])}); "
+                      f"the smoothing methods scored them as unseen levels.", file=sys.stderr)
+
+
 def main(argv=None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 a mistake, 1 a bug)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if getattr(args, "cv", 2) < 2:
-        parser.error("--cv must be at least 2")
     try:
-        return args.run(args)
-    except (ValueError, TypeError, OSError) as err:
-        print(f"bayesnb {args.command}: error: {err}", file=sys.stderr)
-        return 2
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # --help, --version, or a bad argument (one line printed)
+        return done.code if isinstance(done.code, int) else 0 if done.code is None else 2
+    prog = f"bayesnb {args.command}"
+    with _warnings_as_lines(prog, summarise_unseen=args.command == "compare"):
+        try:
+            return args.run(args)
+        except (ValueError, TypeError, KeyError, OSError) as err:
+            print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
+            return 2
+        except Exception as err:  # noqa: BLE001 - a bug: still one line unless asked for more
+            if os.environ.get("BAYESNB_TRACEBACK"):
+                raise
+            print(f"{prog}: internal error: {type(err).__name__}: {_one_line(err)} "
+                  f"(set BAYESNB_TRACEBACK=1 for the traceback, and please report it)",
+                  file=sys.stderr)
+            return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _kernels
 from ._blocks import block_positions, block_source, levels_of
-from ._data import Table, encode_labels, labels_to_codes, resolve_features
+from ._data import Table, encode_labels, labels_to_codes, resolve_features, sample_weight_array
 from .families import Family, Schema
 
 
@@ -95,10 +95,7 @@ def check_weight(sample_weight, n_rows: int) -> np.ndarray:
     zero and, in float32, representable."""
     if sample_weight is None:
         return np.ones(n_rows)
-    try:
-        w = np.asarray(sample_weight, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"sample_weight must be numbers, one per row: {err}.") from None
+    w = sample_weight_array(sample_weight)
     if w.shape != (n_rows,):
         raise ValueError(f"sample_weight must have shape ({n_rows},), got {w.shape}.")
     if not np.all(np.isfinite(w)) or np.any(w < 0):

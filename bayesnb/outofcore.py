@@ -20,6 +20,7 @@ an error naming the chunk, the column and the value (never a silently different 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from pathlib import Path
@@ -29,9 +30,16 @@ import numpy as np
 import pandas as pd
 
 from . import fitted
-from ._data import as_table, encode_labels, labels_to_codes, resolve_features
+from ._data import (
+    _refuse_mixed_labels,
+    as_table,
+    encode_labels,
+    labels_to_codes,
+    resolve_features,
+)
 from ._progress import progress_bar
 from .families import Family
+from .families.categorical import bool_and_number, distinct_values
 
 
 class Chunk(NamedTuple):
@@ -65,6 +73,7 @@ class Summary(NamedTuple):
     levels: tuple
     n_rows: int
     head: Any
+    columns: tuple = ()  # per level block, its columns (for messages)
 
 
 # ---------------------------------------------------------------------- schema
@@ -72,7 +81,8 @@ def layout(features, X, infer_counts: bool = False, *, use_kernel: bool = False)
     """The block structure ``NaiveBayes(features=features, infer_counts=infer_counts)`` gives
     to data shaped like ``X``."""
     table = as_table(X)
-    specs = resolve_features(features, table, infer_counts, use_kernel=use_kernel)
+    specs = resolve_features(features, table, infer_counts, use_kernel=use_kernel,
+                             warn=False)  # warned once, by the first chunk's fit
     level_blocks = tuple((s.columns, s.positions) for s in specs if _learns_levels(s.family))
     dtypes = ({c: str(t) for c, t in table.frame.dtypes.items()} if table.frame is not None
               else {})
@@ -93,10 +103,19 @@ def check_layout(expected: Layout, features, X, where: str, infer_counts: bool =
     look like counts in a column the first chunk made Gaussian (the data as a whole fail the
     rule, as the first chunk does), but a value that is not a count in a column made Poisson
     is an error (a batch fit would have made it Gaussian)."""
-    got = layout(features, X, infer_counts, use_kernel=use_kernel)
+    first = {c: fam for fam, cols in expected.families for c in cols}
+    columns = as_table(X).columns
+    missing = [c for c in first if c not in set(columns)]
+    extra = [c for c in columns if c not in first]
+    if missing or extra:
+        what = "; ".join(part for part in (
+            f"column(s) {missing[:10]} of the first chunk are missing" if missing else "",
+            f"column(s) {extra[:10]} are not in the first chunk" if extra else "") if part)
+        raise ValueError(f"{where}: {what}; every chunk needs the first chunk's columns "
+                         f"{list(first)[:20]}.")
+    got = _in_chunk(where, layout, features, X, infer_counts, use_kernel=use_kernel)
     if got.families == expected.families:
         return
-    first = {c: fam for fam, cols in expected.families for c in cols}
     now = {c: fam for fam, cols in got.families for c in cols}
     if infer_counts:  # -- count inference (infer_counts=True): the first chunk decides
         from .families import Gaussian, Poisson
@@ -115,10 +134,21 @@ def check_layout(expected: Layout, features, X, where: str, infer_counts: bool =
             return
     col = next((c for c in first if now.get(c) is not first[c]), None)
     if col is None:
-        raise ValueError(f"{where}: its columns form other blocks than the first chunk's.")
+        order, order_first = list(got.dtypes), list(expected.dtypes)
+        if order != order_first:
+            moved = next(c for c, d in zip(order, order_first, strict=False) if c != d)
+            raise ValueError(
+                f"{where}: the columns are in another order than in the first chunk (column "
+                f"{moved!r} is at position {order.index(moved)}, in the first chunk at "
+                f"{order_first.index(moved)}; this chunk: {order[:20]}, the first: "
+                f"{order_first[:20]}); give every chunk the first chunk's column order.")
+        blocks = [list(cols) for _, cols in got.families]
+        blocks_first = [list(cols) for _, cols in expected.families]
+        raise ValueError(f"{where}: its columns form the blocks {blocks[:10]}, the first "
+                         f"chunk's {blocks_first[:10]}.")
     raise ValueError(
         f"{where}: column {col!r} has dtype {got.dtypes.get(col, '?')} and would be modelled "
-        f"as {getattr(now.get(col), '__name__', None)}, where the first chunk's dtype "
+        f"as {now[col].__name__}, where the first chunk's dtype "
         f"{expected.dtypes.get(col, '?')} made it {first[col].__name__}; give the column one "
         f"dtype in every chunk (read_csv_chunks(..., dtype=...)) or declare its family with "
         f"features=.")
@@ -135,23 +165,34 @@ def summarise(lay: Layout, X, y) -> Summary | None:
     levels = []
     for columns, positions in lay.level_blocks:
         values = table.block(columns, positions)  # what learn_schema reads in a batch fit
-        levels.append(tuple(_first_seen(values[:, j]) for j in range(len(columns))))
-    return Summary(labels, tuple(levels), n, _head(X))
+        levels.append(tuple(distinct_values(values[:, j], col)
+                            for j, col in enumerate(columns)))
+    return Summary(labels, tuple(levels), n, _head(X),
+                   tuple(columns for columns, _ in lay.level_blocks))
 
 
 def combine(a: Summary | None, b: Summary | None) -> Summary | None:
     """The summary of the chunks of ``a`` followed by those of ``b``."""
     if a is None or b is None:
         return a if b is None else b
+    _refuse_mixed_labels(b.labels, a.labels)  # True in one chunk, 1 in another
     both = np.concatenate([a.labels, b.labels])
     labels, _ = encode_labels(both, len(both))
-    levels = tuple(tuple(_first_seen(np.concatenate([u, v])) for u, v in zip(ua, ub, strict=True))
-                   for ua, ub in zip(a.levels, b.levels, strict=True))
-    return Summary(labels, levels, a.n_rows + b.n_rows, a.head)
+    levels = tuple(tuple(_first_seen(np.concatenate([u, v]), col)
+                         for col, u, v in zip(cols, ua, ub, strict=True))
+                   for cols, ua, ub in zip(a.columns, a.levels, b.levels, strict=True))
+    return Summary(labels, levels, a.n_rows + b.n_rows, a.head, a.columns)
 
 
-def _first_seen(values) -> np.ndarray:
-    return pd.unique(pd.Series(np.asarray(values, dtype=object), dtype=object).dropna())
+def _first_seen(values, col) -> np.ndarray:
+    """Distinct values in first-seen order (of already distinct parts: no missing values)."""
+    values = np.asarray(values, dtype=object)
+    mixed = bool_and_number(values)
+    if mixed is not None:
+        raise TypeError(f"column {col!r} mixes booleans and numbers across chunks "
+                        f"({mixed[0]!r}, {mixed[1]!r}): True == 1 in Python, so they would be "
+                        f"one level; give the column one type (e.g. strings).")
+    return pd.unique(values)
 
 
 def _head(X):
@@ -281,11 +322,11 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
         raise ValueError("chunks is empty: there is nothing to fit.")
     counts = getattr(model, "infer_counts", False)  # the first chunk decides (check_layout)
     kernel = getattr(model, "use_kernel", False)
-    lay = layout(model.features, first.X, counts, use_kernel=kernel)
+    lay = _in_chunk(skipped, layout, model.features, first.X, counts, use_kernel=kernel)
     if as_table(first.X).n_rows == 0:
         raise ValueError("every chunk is empty: there is nothing to fit.")
     two_pass = fresh is not None and (classes is None or bool(lay.level_blocks))
-    summary = None if two_pass else summarise(lay, first.X, first.y)
+    summary = None if two_pass else _in_chunk(skipped, summarise, lay, first.X, first.y)
     items, first = chain([first], iterator), None  # hold no chunk beyond the current one
     if two_pass:
         summary = _scan(lay, model.features, items, skipped, progress_bar(total, progress, "scan"),
@@ -306,11 +347,8 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
         if n:
             if one_shot is not None:
                 _check_known(lay, one_shot, chunk, i)
-            try:
-                stats = fitted.merge_statistics(
-                    families, stats, chunk_stats(template, chunk.X, chunk.y, chunk.sample_weight))
-            except (ValueError, TypeError) as err:
-                raise type(err)(f"chunk {i}: {err}") from err
+            part = _in_chunk(i, chunk_stats, template, chunk.X, chunk.y, chunk.sample_weight)
+            stats = fitted.merge_statistics(families, stats, part)
         rows += n
         bar.update(1)
         bar.set_postfix(rows=rows, refresh=False)
@@ -334,6 +372,20 @@ def _open(chunks) -> tuple[Iterator, Callable[[], Iterator] | None]:
     return iterator, lambda: iter(chunks)
 
 
+def _in_chunk(i, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, its ValueError or TypeError prefixed with ``chunk i:`` (or
+    with ``i`` itself when it is a string such as ``"partition 3"``)."""
+    try:
+        return fn(*args, **kwargs)
+    except (ValueError, TypeError) as err:
+        message = f"{i if isinstance(i, str) else f'chunk {i}'}: {err}"
+        try:
+            prefixed = type(err)(message)
+        except TypeError:  # an exception type with other constructor arguments
+            prefixed = (TypeError if isinstance(err, TypeError) else ValueError)(message)
+        raise prefixed from err
+
+
 def _as_chunk(item, i: int) -> Chunk:
     if isinstance(item, tuple) and len(item) in (2, 3):
         return Chunk(*item)
@@ -347,11 +399,8 @@ def _scan(lay, features, items, offset, bar, infer_counts: bool = False,
     for i, item in enumerate(items, start=offset):
         chunk = _as_chunk(item, i)
         check_layout(lay, features, chunk.X, f"chunk {i}", infer_counts, use_kernel=use_kernel)
-        try:
-            part = summarise(lay, chunk.X, chunk.y)
-        except (ValueError, TypeError) as err:
-            raise type(err)(f"chunk {i}: {err}") from err
-        summary = combine(summary, part)
+        part = _in_chunk(i, summarise, lay, chunk.X, chunk.y)
+        summary = _in_chunk(i, combine, summary, part)
         rows += 0 if part is None else part.n_rows
         bar.update(1)
         bar.set_postfix(rows=rows, refresh=False)
@@ -362,7 +411,7 @@ def _scan(lay, features, items, offset, bar, infer_counts: bool = False,
 def _check_known(lay: Layout, known, chunk: Chunk, i: int) -> None:
     """One-shot reading: a label or level the model was not set up with is an error."""
     classes, blocks = known
-    part = summarise(lay, chunk.X, chunk.y)
+    part = _in_chunk(i, summarise, lay, chunk.X, chunk.y)
     advice = ("a one-shot iterator is read once, so the classes and levels are the first "
               "chunk's unless declared; declare them (classes=..., Categorical(categories="
               "...)) or pass a list or a callable returning a fresh iterator (two passes).")
@@ -415,8 +464,23 @@ class CSVChunks:
         self.read_csv_kwargs = read_csv_kwargs
 
     def __iter__(self) -> Iterator[tuple[pd.DataFrame, pd.Series]]:
-        with pd.read_csv(self.path, chunksize=self.chunksize, **self.read_csv_kwargs) as reader:
-            for frame in reader:
+        try:
+            reader = pd.read_csv(self.path, chunksize=self.chunksize, **self.read_csv_kwargs)
+        except pd.errors.EmptyDataError:
+            raise ValueError(f"{self.path}: the file is empty (not even a header).") from None
+        except ValueError as err:  # parser and decoding errors (UnicodeDecodeError is one)
+            raise ValueError(f"{self.path}: could not read the header: "
+                             f"{_one_line(err)}") from None
+        with reader:
+            for i in itertools.count():
+                try:
+                    frame = next(reader)
+                except StopIteration:
+                    return
+                except ValueError as err:
+                    lo, hi = i * self.chunksize + 1, (i + 1) * self.chunksize
+                    raise ValueError(f"{self.path}: chunk {i} (data rows {lo}-{hi}) could not "
+                                     f"be read: {_one_line(err)}") from None
                 if self.target not in frame.columns:
                     raise ValueError(f"{self.path}: no column {self.target!r} (columns: "
                                      f"{list(frame.columns)[:20]}).")
@@ -424,6 +488,11 @@ class CSVChunks:
 
     def __repr__(self) -> str:
         return f"CSVChunks({str(self.path)!r}, target={self.target!r}, chunksize={self.chunksize})"
+
+
+def _one_line(err: BaseException) -> str:
+    """An exception's message on one line (parser messages can span several)."""
+    return " ".join(str(err).split()) or type(err).__name__
 
 
 def read_csv_chunks(path, target: str, *, chunksize: int = 100_000, **read_csv_kwargs):

@@ -57,6 +57,8 @@ from hypothesis import strategies as st
 from sklearn.exceptions import DataConversionWarning
 
 import bayesnb as bnb
+from bayesnb._data import InferredCategoricalWarning
+from bayesnb.families.categorical import UnseenCategoryWarning
 
 # hypothesis imports its patch writer (libcst) only when a test fails; under the project's
 # warnings-as-errors a DeprecationWarning raised by that import turns the failure report into
@@ -555,6 +557,10 @@ def attempt(fn):
         with warnings.catch_warnings():
             # a column-vector y is read as y.ravel() after scikit-learn's warning
             warnings.filterwarnings("ignore", category=DataConversionWarning)
+            # documented warnings that come with a result: an unseen category scored under
+            # Categorical(unseen="warn"), a mostly numeric column inferred Categorical
+            warnings.filterwarnings("ignore", category=UnseenCategoryWarning)
+            warnings.filterwarnings("ignore", category=InferredCategoricalWarning)
             return fn(), None
     except (ValueError, TypeError) as err:
         module = type(err).__module__

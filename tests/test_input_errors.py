@@ -418,3 +418,214 @@ def test_predict_before_fit(frame):
 
     with pytest.raises(NotFittedError):
         bnb.NaiveBayes().predict(frame)
+
+
+# ---------------------------------------------------------------------------- named problems
+def test_sample_weight_of_strings_names_sample_weight(frame, labels):
+    with pytest.raises(ValueError, match=r"sample_weight must hold numbers.*'b'.*str"):
+        bnb.NaiveBayes(features()).fit(frame, labels, sample_weight=["1", "b"] * 4)
+    with pytest.raises(ValueError, match=r"sample_weight must hold numbers.*'heavy'"):
+        bnb.NaiveBayes(features()).fit(frame, labels, sample_weight=np.array(
+            [1.0, 2.0, "heavy", 1.0, 1.0, 1.0, 1.0, 1.0], dtype=object))
+
+
+@pytest.mark.parametrize("cell", [["red"], {"colour": "red"}, {"red"}])
+def test_unhashable_cell_names_column_and_row(frame, labels, cell):
+    bad = frame.astype({"colour": object})
+    bad.at[5, "colour"] = cell
+    with pytest.raises(TypeError, match=names("colour") + r", row 5: value .* cannot be a "
+                       r"category"):
+        bnb.NaiveBayes(features()).fit(bad, labels)
+    clf = bnb.NaiveBayes(features()).fit(frame, labels)
+    with pytest.raises(TypeError, match=names("colour") + r", row 5: value"):
+        clf.predict(bad)
+
+
+# ---------------------------------------------------------------------------- booleans vs numbers
+@pytest.mark.parametrize("values", [
+    [True, 1, "a", 0, False, "b"],
+    [np.True_, 1, "a", 0, np.False_, "b"],
+    [True, 1.0, "a", 0.0, False, "b"],
+    [1, "a", True, "b", 0, "a"],
+])
+def test_categorical_refuses_booleans_mixed_with_numbers(values):
+    """Python equality would merge True with 1 (levels (True, 'a', 0, 'b') for six distinct
+    values): refused, naming the column and the two values."""
+    X = pd.DataFrame({"mixed": pd.Series(values, dtype=object)})
+    with pytest.raises(TypeError, match=names("mixed") + r" mixes booleans and numbers"):
+        bnb.NaiveBayes(bnb.Categorical()).fit(X, [0, 0, 0, 1, 1, 1])
+    with pytest.raises(TypeError, match=r"mixes booleans and numbers"):
+        bnb.NaiveBayes(bnb.Categorical(categories=[[True, 1, "a"]])).fit(X.iloc[:2], [0, 1])
+
+
+def test_booleans_with_strings_stay_distinct_levels(x64):
+    X = pd.DataFrame({"c": pd.Series([True, "True", False, "False"] * 2, dtype=object)})
+    clf = bnb.NaiveBayes(bnb.Categorical(), method="ml").fit(X, [0, 0, 1, 1] * 2)
+    assert len(clf.blocks_[0].schema.levels[0]) == 4
+    table = clf.conditional_tables()["c"]
+    # by hand: class 0 holds True and "True" twice each, nothing else
+    assert table.loc[0, True] == 0.5 and table.loc[0, "True"] == 0.5
+    assert table.loc[0, False] == 0.0
+
+
+def test_prediction_refuses_numbers_for_boolean_levels():
+    X = pd.DataFrame({"c": pd.Series([True, False, True, False], dtype=object)})
+    clf = bnb.NaiveBayes(bnb.Categorical()).fit(X, [0, 0, 1, 1])
+    with pytest.raises(TypeError, match=r"column 'c': value 1 is a number.*levels are"):
+        clf.predict(pd.DataFrame({"c": [1, 0]}))
+    numbers = bnb.NaiveBayes(bnb.Categorical()).fit(pd.DataFrame({"c": [1, 0, 1, 0]}),
+                                                   [0, 0, 1, 1])
+    with pytest.raises(TypeError, match=r"column 'c': value True is a bool"):
+        numbers.predict(pd.DataFrame({"c": pd.Series([True, False], dtype=object)}))
+    with pytest.raises(TypeError, match=r"column 'c' mixes booleans and numbers"):
+        numbers.predict(pd.DataFrame({"c": pd.Series([True, 0], dtype=object)}))
+
+
+@pytest.mark.parametrize("y", [
+    [True, 1, 0, False],
+    np.array([True, 1, 0, False], dtype=object),
+    pd.Series([True, 1, 0, False], dtype=object),
+    [1.0, True, 0.0, False],
+])
+def test_labels_refuse_booleans_mixed_with_numbers(y):
+    """``[True, 1, 0, False]`` gave ``classes_ = [0, True]``: two classes out of four labels."""
+    X = np.array([[0.1], [1.2], [0.3], [0.8]])
+    with pytest.raises(TypeError, match=r"y mixes booleans and numbers"):
+        bnb.NaiveBayes().fit(X, y)
+
+
+def test_later_labels_of_the_other_type_are_refused():
+    X = np.array([[0.1], [1.2], [0.3], [0.8]])
+    clf = bnb.NaiveBayes().partial_fit(X, [0, 1, 0, 1], classes=[0, 1])
+    with pytest.raises(TypeError, match=r"classes \[0, 1\] mixes booleans and numbers"):
+        clf.partial_fit(X, [False, True, False, True])
+
+
+# ---------------------------------------------------------------------------- text among numbers
+def test_text_cell_in_a_numeric_csv_column_warns(tmp_path):
+    from bayesnb._data import InferredCategoricalWarning
+
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"x": rng.normal(size=40).round(4), "y": rng.choice(["a", "b"], 40)})
+    path = tmp_path / "d.csv"
+    frame.astype({"x": object}).assign(x=lambda f: f["x"].where(f.index != 9, "abc")).to_csv(
+        path, index=False)
+    read = pd.read_csv(path)
+    assert not pd.api.types.is_numeric_dtype(read["x"])  # what pandas makes of one text cell
+    with pytest.warns(InferredCategoricalWarning, match=r"column 'x'.*\('abc'\)"):
+        clf = bnb.NaiveBayes().fit(read[["x"]], read["y"])
+    assert clf.blocks_[0].family.name == "categorical"
+    # the same values as a NumPy object array
+    with pytest.warns(InferredCategoricalWarning, match=r"column 0 .*'abc'"):
+        bnb.NaiveBayes().fit(read[["x"]].to_numpy(), read["y"])
+    # declared: no warning (filterwarnings=error would raise)
+    bnb.NaiveBayes({"x": bnb.Categorical()}).fit(read[["x"]], read["y"])
+
+
+@pytest.mark.parametrize("values", [
+    ["red", "blue", "green", "red"],  # text
+    ["001", "002", "003", "004"],  # all read as numbers: codes such as ZIP codes
+    ["1st", "2nd", "3rd", "Crew"],
+    ["4", "x", "y", "z"],  # numbers are the minority
+])
+def test_ordinary_text_columns_do_not_warn(values):
+    bnb.NaiveBayes().fit(pd.DataFrame({"c": values}), [0, 1, 0, 1])
+
+
+# ---------------------------------------------------------------------------- chunks
+def _one_shot(chunks):
+    yield from chunks
+
+
+def test_one_shot_chunk_label_error_names_the_chunk(frame, labels):
+    from bayesnb.outofcore import fit_chunks
+
+    y = pd.Series(labels, dtype=object)
+    y[3] = np.nan
+    with pytest.raises(ValueError, match=r"^chunk 0: y has 1 missing labels.*row 3"):
+        fit_chunks(bnb.NaiveBayes(features()), _one_shot([(frame, y)]), progress=False)
+    with pytest.raises(ValueError, match=r"^chunk 1: y has 1 missing labels"):
+        fit_chunks(bnb.NaiveBayes(features()), _one_shot([(frame, labels), (frame, y)]),
+                   progress=False)
+
+
+def test_chunk_with_a_missing_column_names_it(frame, labels):
+    from bayesnb.outofcore import fit_chunks
+
+    with pytest.raises(ValueError, match=r"chunk 1: column\(s\) \['visits'\] of the first "
+                       r"chunk are missing") as info:
+        fit_chunks(bnb.NaiveBayes(features()),
+                   [(frame, labels), (frame.drop(columns="visits"), labels)], progress=False)
+    assert "None" not in str(info.value) and "dtype ?" not in str(info.value)
+    with pytest.raises(ValueError, match=r"chunk 1: column\(s\) \['extra'\] are not in the "
+                       r"first chunk"):
+        fit_chunks(bnb.NaiveBayes(features()),
+                   [(frame, labels), (frame.assign(extra=1.0), labels)], progress=False)
+
+
+def test_chunk_with_reordered_columns_says_which(frame, labels):
+    from bayesnb.outofcore import fit_chunks
+
+    order = ["colour", *[c for c in frame.columns if c != "colour"]]
+    with pytest.raises(ValueError, match=r"chunk 1: the columns are in another order.*"
+                       r"'colour' is at position 0, in the first chunk at 5"):
+        fit_chunks(bnb.NaiveBayes(features()), [(frame, labels), (frame[order], labels)],
+                   progress=False)
+
+
+def test_booleans_and_numbers_across_chunks_are_refused():
+    from bayesnb.outofcore import fit_chunks
+
+    a = pd.DataFrame({"c": pd.Series([True, False], dtype=object)})
+    b = pd.DataFrame({"c": pd.Series([1, 0], dtype=object)})
+    with pytest.raises(TypeError, match=r"chunk 1: column 'c' mixes booleans and numbers"):
+        fit_chunks(bnb.NaiveBayes(bnb.Categorical()), [(a, [0, 1]), (b, [0, 1])],
+                   progress=False)
+    X = pd.DataFrame({"x": [0.1, 0.2]})
+    with pytest.raises(TypeError, match=r"chunk 1: y with the classes .* mixes booleans"):
+        fit_chunks(bnb.NaiveBayes(), [(X, [True, False]), (X, [1, 0])], progress=False)
+
+
+@pytest.mark.parametrize("content, match", [
+    (b"a,b,y\n1,x,0\n2,y,1\n3,x,0\n4,y,1,9\n5,x,0\n", r"chunk 1 \(data rows 3-4\) could not be "
+     r"read: Error tokenizing data.*line 5"),
+    (b"a,b,y\n1,x,0\n2,y,1\n3,\xff\xfe,0\n4,y,1\n", r"chunk 1 \(data rows 3-4\) could not be "
+     r"read: 'utf-8' codec can't decode"),
+    (b"", r"the file is empty"),
+])
+def test_read_csv_chunks_errors_name_file_and_chunk(tmp_path, content, match):
+    from bayesnb.outofcore import fit_chunks, read_csv_chunks
+
+    path = tmp_path / "bad.csv"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=re.escape(str(path)) + ": " + match):
+        fit_chunks(bnb.NaiveBayes(), read_csv_chunks(path, "y", chunksize=2), progress=False)
+
+
+# ---------------------------------------------------------------------------- float64 range
+@pytest.mark.parametrize("scale", [1e200, 1e307, 1e154, -1e160])
+@pytest.mark.parametrize("method", ["ml", "mean", "bayes"])
+@pytest.mark.parametrize("stage", ["fit", "predict"])
+def test_values_whose_squares_overflow_float64(x64, scale, method, stage):
+    """1e200 used to report "no observed value in this class" and 1e307 an "infinite value":
+    the real cause is the squares overflowing float64. Said as such, naming the column."""
+    X = pd.DataFrame({"size": [1.0, 2.0, 3.0, 1.5, 5.0, 2.5]})
+    y = [0, 0, 0, 1, 1, 1]
+    clf = bnb.NaiveBayes(method=method)
+    if stage == "predict":
+        clf.fit(X, y)
+    with pytest.raises(ValueError, match=names("size") + r": value .* too large for the "
+                       r"computation.*overflows float64.*rescale") as info:
+        clf.fit(X * scale, y) if stage == "fit" else clf.predict_proba(X * scale)
+    assert "no observed value" not in str(info.value)
+
+
+@pytest.mark.parametrize("scale", [1e100, 1e140])
+def test_large_values_within_float64_range_fit(x64, scale):
+    """Below the limit nothing is refused, and the ML Gaussian fit is scale-invariant: the
+    probabilities on X * scale are those on X."""
+    X = np.array([[1.0], [2.0], [3.0], [1.5], [5.0], [2.5]])
+    y = [0, 0, 0, 1, 1, 1]
+    small = bnb.NaiveBayes(bnb.Gaussian(), method="ml").fit(X, y).predict_proba(X)
+    big = bnb.NaiveBayes(bnb.Gaussian(), method="ml").fit(X * scale, y).predict_proba(X * scale)
+    np.testing.assert_allclose(big, small, rtol=1e-9)

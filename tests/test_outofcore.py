@@ -14,6 +14,7 @@ import pytest
 from scipy import sparse
 
 import bayesnb as bnb
+from bayesnb._data import InferredCategoricalWarning
 from bayesnb.datasets import load_titanic
 from bayesnb.outofcore import CSVChunks, fit_chunks, read_csv_chunks
 
@@ -205,9 +206,13 @@ def test_csv_column_that_reads_differently_per_chunk(tmp_path, x64):
         fit_chunks(bnb.NaiveBayes(), read_csv_chunks(path, "label", chunksize=100),
                    progress=False)
     whole = pd.read_csv(path, dtype={"code": str})
-    batch = bnb.NaiveBayes().fit(whole.drop(columns="label"), whole["label"])
-    chunked = fit_chunks(bnb.NaiveBayes(), read_csv_chunks(path, "label", chunksize=100,
-                                                           dtype={"code": str}), progress=False)
+    # numbers with one text value, inferred Categorical: said once per fit, not per chunk
+    with pytest.warns(InferredCategoricalWarning, match="column 'code'"):
+        batch = bnb.NaiveBayes().fit(whole.drop(columns="label"), whole["label"])
+    with pytest.warns(InferredCategoricalWarning, match="column 'code'") as caught:
+        chunked = fit_chunks(bnb.NaiveBayes(), read_csv_chunks(
+            path, "label", chunksize=100, dtype={"code": str}), progress=False)
+    assert len(caught) == 1
     assert_same_fit(chunked, batch)
 
 

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 import bayesnb as bnb
+from bayesnb.families.categorical import UnseenCategoryWarning
 
 
 @pytest.fixture
@@ -27,8 +28,14 @@ def test_unseen_value_gets_the_zero_count_probability(data, method, alpha, x64):
     if method != "map":
         prior = {"a": 5 / 9, "b": 4 / 9}
     joint = np.array([prior[c] * p_unseen[c] for c in ("a", "b")])
-    got = clf.predict_proba(pd.DataFrame({"colour": ["purple"]}))[0]
+    with pytest.warns(UnseenCategoryWarning, match=r"column 'colour'.*'purple'"):
+        got = clf.predict_proba(pd.DataFrame({"colour": ["purple"]}))[0]
     np.testing.assert_allclose(got, joint / joint.sum(), rtol=1e-12)
+    # unseen="smooth": the same number, silently
+    quiet = bnb.NaiveBayes(bnb.Categorical(alpha=alpha, unseen="smooth"), method=method,
+                           class_alpha=1.0).fit(X, y)
+    np.testing.assert_allclose(quiet.predict_proba(pd.DataFrame({"colour": ["purple"]}))[0],
+                               joint / joint.sum(), rtol=1e-12)
 
 
 def test_unseen_value_under_ml_names_column_and_value(data):
@@ -58,3 +65,83 @@ def test_declared_categories_make_the_value_a_level(data, x64):
                               method="mean", class_alpha=0).fit(X, y)
     np.testing.assert_allclose(smoothed.conditional_tables()["colour"].loc["b", "purple"],
                                1 / (3 + 4))
+
+
+# ---------------------------------------------------------------------- Categorical(unseen=)
+TITANIC_CLASSES = ["1st", "2nd", "3rd", "Crew"]
+
+
+@pytest.fixture(scope="module")
+def classes_data():
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({"Class": rng.choice(TITANIC_CLASSES, 60), "Sex": rng.choice(["M", "F"], 60)})
+    y = rng.choice(["No", "Yes"], 60)
+    return X, y
+
+
+@pytest.mark.parametrize("method", ["mean", "map", "bayes"])
+def test_misspelt_category_warns_by_default(classes_data, method):
+    """The default unseen="warn": the misspelling "Crw" is scored (as a zero-count level) and
+    named in a warning, with its column and the other offending values."""
+    X, y = classes_data
+    clf = bnb.NaiveBayes(bnb.Categorical(alpha=2.0), method=method).fit(X, y)  # MAP needs > 1
+    assert clf.blocks_[0].family.unseen == "warn"
+    new = pd.DataFrame({"Class": ["Crw", "1st", "Crw", "4th"], "Sex": ["M", "F", "F", "M"]})
+    with pytest.warns(UnseenCategoryWarning) as caught:
+        proba = clf.predict_proba(new)
+    (message,) = {str(w.message) for w in caught}
+    assert "column 'Class'" in message and "'Crw'" in message and "'4th'" in message
+    assert "3 row(s)" in message and "2 value(s)" in message
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    # the scores are those of the silent policy
+    silent = bnb.NaiveBayes(bnb.Categorical(alpha=2.0, unseen="smooth"), method=method).fit(X, y)
+    np.testing.assert_allclose(silent.predict_proba(new), proba, rtol=1e-6)
+
+
+def test_unseen_error_policy_refuses(classes_data):
+    X, y = classes_data
+    clf = bnb.NaiveBayes(bnb.Categorical(unseen="error")).fit(X, y)
+    with pytest.raises(ValueError, match=r"column 'Class'.*'Crw'.*unseen='error'"):
+        clf.predict(pd.DataFrame({"Class": ["Crw"], "Sex": ["M"]}))
+    clf.predict(pd.DataFrame({"Class": ["Crew"], "Sex": ["M"]}))  # known values are fine
+
+
+def test_unseen_policy_on_integer_levels():
+    """Integer columns take a lookup-table fast path: the policy applies there too."""
+    X = np.array([[0], [1], [2], [1], [0], [2]])
+    y = [0, 0, 0, 1, 1, 1]
+    clf = bnb.NaiveBayes(bnb.Categorical()).fit(X, y)
+    with pytest.warns(UnseenCategoryWarning, match=r"column 0.*\b7\b"):
+        clf.predict(np.array([[7], [1]]))
+    strict = bnb.NaiveBayes(bnb.Categorical(unseen="error")).fit(X, y)
+    with pytest.raises(ValueError, match=r"column 0.*\b7\b"):
+        strict.predict(np.array([[7], [1]]))
+
+
+def test_unseen_policy_must_be_known(classes_data):
+    X, y = classes_data
+    with pytest.raises(ValueError, match=r"unseen must be one of.*'sometimes'"):
+        bnb.NaiveBayes(bnb.Categorical(unseen="sometimes")).fit(X, y)
+
+
+def test_unseen_policy_survives_save_and_load(classes_data, tmp_path):
+    X, y = classes_data
+    clf = bnb.NaiveBayes(bnb.Categorical(unseen="error")).fit(X, y)
+    bnb.save(clf, tmp_path / "m.bnb")
+    loaded = bnb.load(tmp_path / "m.bnb")
+    with pytest.raises(ValueError, match="unseen='error'"):
+        loaded.predict(pd.DataFrame({"Class": ["Crw"], "Sex": ["M"]}))
+
+
+def test_files_without_the_policy_load_with_the_default():
+    """Model files written before ``unseen=`` existed have no such hyperparameter: they load
+    with the documented default, "warn"."""
+    from pathlib import Path
+
+    old = sorted((Path(__file__).parent.parent / "models").glob("*_v1.bnb"))
+    assert old, "the stored v1 model files are missing"
+    for path in old:
+        model = bnb.load(path)
+        for block in model.blocks_:
+            if block.family.name == "categorical":
+                assert block.family.unseen == "warn"

@@ -100,10 +100,38 @@ def default_features(name: str):
     return None
 
 
+#: one line per dataset for ``bayesnb datasets``: rows, columns, target and where it comes from
+_DESCRIPTIONS = {
+    "playtennis": "14 rows, 4 columns: Mitchell's PlayTennis days (Outlook, Temperature, "
+                  "Humidity, Wind; categorical) -> PlayTennis",
+    "temperature": "14 rows, 1 column: PlayTennis with a numeric Temperature (degrees C) "
+                   "-> PlayTennis",
+    "titanic": "2201 rows, 3 columns: R's datasets::Titanic, one row per person (Class, Sex, "
+               "Age; categorical) -> Survived",
+    "topics": "600 rows, 66 columns: word counts of synthetic short documents (multinomial) "
+              "-> topic (sport, finance, science)",
+    "iris": "150 rows, 4 columns: Fisher's iris flowers (sepal and petal sizes, cm) -> "
+            "species 0-2 (scikit-learn)",
+    "wine": "178 rows, 13 columns: chemical analysis of Italian wines -> cultivar 0-2 "
+            "(scikit-learn)",
+    "breast_cancer": "569 rows, 30 columns: Wisconsin breast cancer cell-nucleus "
+                     "measurements -> 0 malignant / 1 benign (scikit-learn)",
+    "digits": "1797 rows, 64 columns: 8x8 images of handwritten digits, pixel counts 0-16 "
+              "-> digit 0-9 (scikit-learn)",
+}
+
+
+def describe(name: str) -> str:
+    """One line about a dataset of :func:`names`: rows, columns, target, source."""
+    if name not in _DESCRIPTIONS:
+        raise ValueError(f"unknown dataset {name!r}; choose one of {names()}.")
+    return _DESCRIPTIONS[name]
+
+
 def names() -> list[str]:
     """Names :func:`load` accepts (``topics`` loads as word counts)."""
     return ["playtennis", "temperature", "titanic", "topics", *_SKLEARN]
 
 
-__all__ = ["default_features", "load", "load_playtennis", "load_temperature", "load_titanic",
-           "load_topics", "names", "titanic_counts"]
+__all__ = ["default_features", "describe", "load", "load_playtennis", "load_temperature",
+           "load_titanic", "load_topics", "names", "titanic_counts"]

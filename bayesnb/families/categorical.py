@@ -25,6 +25,13 @@ A value never seen in training (and not declared with ``categories=``) is an err
 under ML. Under ``mean``/``bayes`` it gets the probability a zero-count level would get,
 :math:`\bar\alpha_j/(n_{kj} + A_j)` with :math:`\bar\alpha_j` the column's mean concentration
 (the smoothed probability), and :math:`(\bar\alpha_j - 1)/(n_{kj} + A_j - V_j)` under MAP.
+``Categorical(unseen=...)`` says whether that happens with a warning (``"warn"``, the default:
+a misspelt value such as ``"Crw"`` should not pass unnoticed), silently (``"smooth"``) or not
+at all (``"error"``).
+
+Values are kept apart by type as well as value: Python's ``True == 1`` and ``hash(True) ==
+hash(1)`` would merge a boolean and a number into one level, so a column (or a prediction)
+that mixes booleans with numbers is refused with an error naming the column and both values.
 
 Levels are laid out flat: column :math:`j` owns entries ``offset[j] : offset[j] + V_j`` of every
 ``(.., L)`` array, ``L = sum_j V_j``, so columns with 2 and 200 levels share one table.
@@ -32,6 +39,8 @@ Levels are laid out flat: column :math:`j` owns entries ``offset[j] : offset[j] 
 
 from __future__ import annotations
 
+import numbers
+import warnings
 from typing import NamedTuple
 
 import jax
@@ -69,6 +78,112 @@ def _integer_levels(levels: tuple, boolean: bool) -> list | None:
     if not all(fits(v) for v in levels):
         return None
     return [int(v) for v in levels]
+
+
+#: what ``Categorical(unseen=...)`` accepts
+UNSEEN_POLICIES = ("warn", "smooth", "error")
+
+
+class UnseenCategoryWarning(UserWarning):
+    """A category value never seen in training was scored with the smoothed probability of a
+    zero-count level (``Categorical(unseen="warn")``, the default)."""
+
+
+def _show(values, limit: int = 3) -> str:
+    """The first ``limit`` values, as reprs, for a message."""
+    values = [v.item() if isinstance(v, np.generic) else v for v in values]
+    shown = ", ".join(repr(v) for v in values[:limit])
+    return shown + (f", ... ({len(values)} in all)" if len(values) > limit else "")
+
+
+def bool_and_number(values) -> tuple | None:
+    """The first boolean and the first (non-boolean) number among ``values`` (1-D, missing
+    values removed), or None when they do not mix. Python's ``True == 1`` would merge them."""
+    values = np.asarray(values, dtype=object)
+    if pd.api.types.infer_dtype(values, skipna=True) not in ("mixed", "mixed-integer"):
+        return None  # a fast Cython pass settles all-string, all-number and all-bool columns
+    first_bool = first_number = None
+    for v in values:
+        if isinstance(v, bool | np.bool_):
+            first_bool = v if first_bool is None else first_bool
+        elif isinstance(v, numbers.Number):
+            first_number = v if first_number is None else first_number
+        if first_bool is not None and first_number is not None:
+            return first_bool, first_number
+    return None
+
+
+def _refuse_mixing(values, col, levels=None) -> None:
+    """A ``TypeError`` when a column mixes booleans and numbers (or, at prediction, brings
+    booleans to number levels or numbers to boolean levels)."""
+    advice = ("True == 1 in Python, so they would be one level; give the column one type "
+              "(e.g. strings such as 'True' and '1').")
+    mixed = bool_and_number(values)
+    if mixed is not None:
+        raise TypeError(f"column {col!r} mixes booleans and numbers ({_show(mixed)}); "
+                        f"{advice}")
+    if levels is None or not len(values):
+        return
+    kinds = _kinds(levels) & {"bool", "number"}
+    if len(kinds) != 1:  # no boolean or number levels: nothing can merge with them
+        return
+    hit = _first_of_kind(values, "number" if kinds == {"bool"} else "bool")
+    if hit is not None:
+        raise TypeError(f"column {col!r}: value {_show([hit])} is a {_kind(hit)} but the "
+                        f"column's levels are {_show(list(levels), 5)}; {advice}")
+
+
+def _may_merge(levels) -> bool:
+    """Whether a value could equal one of ``levels`` while differing in type: only booleans
+    and numbers can (strings never equal them)."""
+    kind = pd.api.types.infer_dtype(np.asarray(levels, dtype=object), skipna=True)
+    return kind not in ("string", "bytes", "empty")
+
+
+def _kind(v) -> str:
+    if isinstance(v, bool | np.bool_):
+        return "bool"
+    return "number" if isinstance(v, numbers.Number) else "other"
+
+
+def _kinds(values) -> set:
+    return {_kind(v) for v in values}
+
+
+def _first_of_kind(values, kind: str):
+    values = np.asarray(values, dtype=object)
+    inferred = pd.api.types.infer_dtype(values, skipna=True)
+    if kind == "bool" and inferred not in ("boolean", "mixed", "mixed-integer"):
+        return None
+    if kind == "number" and inferred in ("string", "boolean", "empty", "bytes"):
+        return None
+    return next((v for v in values if _kind(v) == kind), None)
+
+
+def _unhashable(values, col, rows=None) -> None:
+    """A ``TypeError`` naming the column and row of the first value that cannot be a level
+    (a list or dict in a cell); returns when every value hashes."""
+    for i, v in enumerate(values):
+        try:
+            hash(v)
+        except TypeError:
+            row = i if rows is None else rows[i]
+            raise TypeError(f"column {col!r}, row {row}: value {_show([v])} of type "
+                            f"{type(v).__name__} cannot be a category (a cell must hold one "
+                            f"string, number or boolean).") from None
+
+
+def distinct_values(values, col) -> np.ndarray:
+    """Distinct non-missing values of one column in first-seen order, refusing unhashable
+    cells and booleans mixed with numbers (both with the column named)."""
+    column = pd.Series(np.asarray(values, dtype=object), dtype=object)
+    observed = column[~column.isna().to_numpy()]
+    _refuse_mixing(observed.to_numpy(), col)
+    try:
+        return pd.unique(observed.to_numpy())
+    except TypeError:
+        _unhashable(observed.to_numpy(), col, observed.index.to_numpy())
+        raise
 
 
 #: widest integer range handled by a lookup table rather than by hashing object values
@@ -126,6 +241,30 @@ def _integer_codes(values: np.ndarray, levels: tuple) -> np.ndarray | None:
     return np.where(inside, np.take(table, np.where(inside, rel, 0) + base), UNSEEN)
 
 
+def _unseen_values(col, levels, unknown, unseen: str, policy: str) -> None:
+    """Refuse or report values outside a column's levels (``unseen``: what the method allows,
+    ``policy``: the family's ``unseen=`` setting); returns when they are to be smoothed."""
+    if unseen != "smooth":
+        why = ("" if unseen == "error" else
+               f" Under {unseen} it has probability zero in every class; use "
+               f"method='mean', 'map' or 'bayes' (a prior gives it a probability).")
+        raise ValueError(
+            f"column {col!r}: value {_show([unknown[0]])} is not one of its categories "
+            f"{list(levels)}; declare it with Categorical(categories=...) before "
+            f"fitting.{why}")
+    distinct = pd.unique(unknown)
+    what = (f"column {col!r}: {len(distinct)} value(s) never seen in training "
+            f"({_show(distinct)}, in {len(unknown)} row(s); the levels are "
+            f"{_show(list(levels), 8)})")
+    if policy == "error":
+        raise ValueError(f"{what}; Categorical(unseen='error') refuses them. Check the "
+                         f"spelling, or declare them with Categorical(categories=...).")
+    if policy == "warn":
+        warnings.warn(f"{what} get the smoothed probability of a zero-count level. Check the "
+                      f"spelling; Categorical(unseen='smooth') accepts them silently, "
+                      f"unseen='error' refuses them.", UnseenCategoryWarning, stacklevel=3)
+
+
 class DirichletPrior(NamedTuple):
     alpha: jax.Array  # (L,) prior, or (K, L) posterior
     segment: jax.Array  # (L,) int: the column each flat level belongs to
@@ -159,20 +298,36 @@ class Categorical(Family):
     categories : sequence of sequences, optional
         The levels of each column, declared up front. By default the levels are the distinct
         values seen at fit time, sorted.
+    unseen : {"warn", "smooth", "error"}, default="warn"
+        What a value never seen in training (nor declared) means at prediction under the
+        smoothing methods (``mean``, ``map``, ``bayes``, ``mcmc``): ``"smooth"`` gives it the
+        probability of a zero-count level; ``"warn"`` (the default) does the same and issues an
+        :class:`UnseenCategoryWarning` naming the column and the first such values, since a
+        misspelling (``"Crw"`` for ``"Crew"``) would otherwise pass unnoticed; ``"error"``
+        refuses it with a ``ValueError``. Under ``ml`` (and in a model built from tables) an
+        unseen value is always an error: no estimate gives it a probability.
     """
 
     name = "categorical"
     integer_codes = True
     stats_type = CategoricalStats
     params_type = CategoricalParams
-    _hyper = ("alpha", "categories")
+    _hyper = ("alpha", "categories", "unseen")
 
-    def __init__(self, alpha=1.0, categories=None):
+    def __init__(self, alpha=1.0, categories=None, unseen="warn"):
         self.alpha = alpha
         self.categories = categories
+        self.unseen = unseen
+
+    def _unseen_policy(self) -> str:
+        if not isinstance(self.unseen, str) or self.unseen not in UNSEEN_POLICIES:
+            raise ValueError(f"Categorical: unseen must be one of {UNSEEN_POLICIES}, got "
+                             f"{self.unseen!r}.")
+        return self.unseen
 
     # ------------------------------------------------------------------ host side
     def learn_schema(self, values: np.ndarray, columns: tuple) -> Schema:
+        self._unseen_policy()
         if self.categories is not None and len(self.categories) != len(columns):
             raise ValueError(
                 f"Categorical: categories has {len(self.categories)} entries for the "
@@ -185,11 +340,12 @@ class Categorical(Family):
                 continue
             if self.categories is not None:
                 declared = tuple(self.categories[j])
+                _refuse_mixing(np.asarray(declared, dtype=object), col)
                 if len(set(declared)) != len(declared):
                     raise ValueError(f"column {col!r}: declared categories repeat a value.")
                 levels.append(declared)
                 continue
-            seen = pd.unique(pd.Series(values[:, j], dtype=object).dropna())
+            seen = distinct_values(values[:, j], col)
             try:
                 levels.append(tuple(sorted(seen)))
             except TypeError:  # mixed types that do not order: keep first-seen order
@@ -202,24 +358,26 @@ class Categorical(Family):
 
     def encode(self, values, schema: Schema, *, unseen: str = "error",
                dtype=None) -> np.ndarray:
+        policy = self._unseen_policy()
         codes = _integer_codes(np.asarray(values), schema.levels)
-        if codes is not None and (unseen == "smooth" or not np.any(codes == UNSEEN)):
+        if codes is not None and (not np.any(codes == UNSEEN) or
+                                  (unseen == "smooth" and policy == "smooth")):
             return codes
         values = np.asarray(values, dtype=object)
         codes = np.full(values.shape, -1, dtype=np.int32)
         for j, (col, levels) in enumerate(zip(schema.columns, schema.levels, strict=True)):
             column = pd.Series(values[:, j], dtype=object)
             missing = column.isna().to_numpy()
-            index = pd.Index(levels, dtype=object).get_indexer(column[~missing])
-            if np.any(index < 0) and unseen != "smooth":
-                unknown = column[~missing].to_numpy()[index < 0][0]
-                why = ("" if unseen == "error" else
-                       f" Under {unseen} it has probability zero in every class; use "
-                       f"method='mean', 'map' or 'bayes' (a prior gives it a probability).")
-                raise ValueError(
-                    f"column {col!r}: value {unknown!r} is not one of its categories "
-                    f"{list(levels)}; declare it with Categorical(categories=...) before "
-                    f"fitting.{why}")
+            observed = column[~missing]
+            if _may_merge(levels):  # string levels cannot be merged with anything
+                _refuse_mixing(observed.to_numpy(), col, levels)
+            try:
+                index = pd.Index(levels, dtype=object).get_indexer(observed)
+            except TypeError:
+                _unhashable(observed.to_numpy(), col, observed.index.to_numpy())
+                raise
+            if np.any(index < 0):
+                _unseen_values(col, levels, observed.to_numpy()[index < 0], unseen, policy)
             codes[~missing, j] = np.where(index < 0, UNSEEN, index)
         return codes
 

@@ -1,0 +1,301 @@
+"""The command line in-process (``bayesnb.cli.main``): every mistake is one line on standard
+error with exit status 2 and no traceback, warnings are one line each, and the options of
+issue 15 (version, dataset descriptions, MCMC fits, progress bars, precision, unused columns)
+do what they say."""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayesnb as bnb
+from bayesnb import datasets
+from bayesnb.cli import main
+
+
+def call(capsys, *args):
+    """``(exit status, stdout, stderr lines)`` of one in-process run."""
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, [line for line in out.err.splitlines() if line.strip()]
+
+
+def assert_one_line_error(code, err, *fragments):
+    assert code == 2, err
+    assert len(err) == 1, err
+    assert re.match(r"bayesnb( \w+)?: error: ", err[0]), err
+    for fragment in fragments:
+        assert fragment in err[0], err
+    assert "Traceback" not in err[0]
+
+
+@pytest.fixture(scope="module")
+def titanic_csv(tmp_path_factory):
+    X, y = datasets.load_titanic()
+    path = tmp_path_factory.mktemp("data") / "titanic.csv"
+    X.assign(Survived=y).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def titanic_model(tmp_path_factory, titanic_csv):
+    path = tmp_path_factory.mktemp("models") / "titanic_ml.bnb"
+    assert main(["fit", str(titanic_csv), "--target", "Survived", "--method", "ml",
+                 "-o", str(path)]) == 0
+    return path
+
+
+@pytest.fixture(scope="module")
+def tables_model(tmp_path_factory):
+    """A model built from stated tables: it has no posterior."""
+    path = tmp_path_factory.mktemp("models") / "tables.bnb"
+    clf = bnb.from_tables({"a": 0.5, "b": 0.5},
+                          categorical={"c": {"a": {"x": 0.5, "y": 0.5},
+                                             "b": {"x": 0.2, "y": 0.8}}})
+    bnb.save(clf, path)
+    return path
+
+
+# ---------------------------------------------------------------------- arguments
+@pytest.mark.parametrize("args, fragment", [
+    (["compare", "titanic", "--methods", ","], "at least one method"),
+    (["compare", "titanic", "--methods", ""], "at least one method"),
+    (["compare", "titanic", "--methods", "ml,magic"], "method must be one of"),
+    (["compare", "titanic", "--methods", "ml,map,ml"], "'ml' is listed twice"),
+    (["compare", "titanic", "--cv", "1"], "--cv: must be an integer of at least 2"),
+    (["compare", "titanic", "--cv", "three"], "--cv: must be an integer of at least 2"),
+    (["compare", "titanic", "--seed", "-1"], "--seed: must be a non-negative integer"),
+    (["compare", "titanic", "--class-alpha", "-1"], "--class-alpha: must be a finite number"),
+    (["compare", "titanic", "--class-alpha", "nan"], "--class-alpha: must be a finite number"),
+    (["compare", "titanic", "--num-samples", "0"], "--num-samples: must be a positive"),
+    (["predict", "{model}", "titanic", "--interval", "1.5"], "strictly between 0 and 1"),
+    (["predict", "{model}", "titanic", "--interval", "-1"], "strictly between 0 and 1"),
+    (["predict", "{model}", "titanic", "--interval", "1"], "strictly between 0 and 1"),
+    (["predict", "{model}", "titanic", "--interval", "nan"], "strictly between 0 and 1"),
+    (["predict", "{model}", "titanic", "--draws", "0"], "--draws: must be a positive integer"),
+    (["predict", "{model}", "titanic", "--draws", "-5"], "--draws: must be a positive integer"),
+    (["predict", "{model}", "titanic", "--draws", "2.5"], "--draws: must be a positive integer"),
+    (["predict", "{model}", "titanic", "--precision", "0"], "--precision: must be a positive"),
+    (["predict", "{model}", "titanic", "--precision", "40"], "1 to 17 significant digits"),
+    (["fit", "titanic", "-o", "{tmp}/m.bnb", "--family", "Class"], "COLUMN[,COLUMN...]=FAMILY"),
+    (["fit", "titanic", "-o", "{tmp}/m.bnb", "--family", "Class=gamma"], "FAMILY one of"),
+    (["fit", "titanic", "-o", "{tmp}/m.bnb", "--family", "Class,=poisson"], "=FAMILY"),
+    (["fit", "titanic", "-o", "{tmp}/m.bnb", "--method", "magic"], "invalid choice"),
+    (["fit", "titanic", "-o", "{tmp}/m.bnb", "--num-chains", "0"], "--num-chains: must be"),
+    (["fit", "titanic", "-o", "{tmp}/m.bnb", "--num-warmup", "-3"], "--num-warmup: must be"),
+    (["fit", "titanic", "-o", "{tmp}/m.bnb", "--num-chains", "2"], "'mcmc' method only"),
+    (["fit", "titanic", "-o", "{tmp}/m.bnb", "--seed", "3"], "'mcmc' method only"),
+    (["fit", "titanic", "-o", "{tmp}/m.bnb", "--family", "Cabin=categorical"],
+     "column 'Cabin'"),
+    (["fit", "titanic", "-o", "{tmp}/m.bnb", "--family", "Class=categorical",
+      "--family", "Class=categorical"], "two families"),
+    (["fit", "titanic"], "-o/--output"),
+    ([], "COMMAND"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_every_bad_argument_is_one_line_with_status_2(capsys, tmp_path, titanic_model, args,
+                                                      fragment):
+    args = [a.format(model=titanic_model, tmp=tmp_path) for a in args]
+    code, out, err = call(capsys, *args)
+    assert_one_line_error(code, err, fragment)
+    assert out == ""
+
+
+def test_predict_on_a_tables_model(capsys, tmp_path, tables_model):
+    """``from_tables`` models have no posterior: the default leaves the intervals out (it
+    used to fail with 'NoneType' object has no attribute 'alpha'); asking for them is a
+    one-line error."""
+    data = tmp_path / "new.csv"
+    pd.DataFrame({"c": ["x", "y"]}).to_csv(data, index=False)
+    code, out, err = call(capsys, "predict", tables_model, data)
+    assert code == 0, err
+    pred = pd.read_csv(io.StringIO(out))
+    assert list(pred.columns) == ["prediction", "p_a", "p_b"]
+    # by hand: p(a | x) = 0.5 * 0.5 / (0.5 * 0.5 + 0.5 * 0.2) = 5/7; p(a | y) = 5/13
+    np.testing.assert_allclose(pred["p_a"], [5 / 7, 5 / 13], atol=5e-7)  # 6 digits
+    code, _, err = call(capsys, "predict", tables_model, data, "--interval", "0.8")
+    assert_one_line_error(code, err, "stated tables", "--interval 0")
+    code, out, err = call(capsys, "predict", tables_model, data, "--interval", "0")
+    assert code == 0 and err == [] and "lower_" not in out
+
+
+@pytest.mark.parametrize("command", ["fit", "predict", "compare"])
+def test_header_only_csv(capsys, tmp_path, titanic_model, command):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("Class,Sex,Age,Survived\n")
+    args = {"fit": ["fit", empty, "--target", "Survived", "-o", tmp_path / "m.bnb"],
+            "predict": ["predict", titanic_model, empty],
+            "compare": ["compare", empty, "--target", "Survived"]}[command]
+    code, _, err = call(capsys, *args)
+    assert_one_line_error(code, err, "no data rows", "Class, Sex, Age, Survived")
+
+
+def test_a_file_with_only_the_target_column(capsys, tmp_path):
+    path = tmp_path / "y.csv"
+    pd.DataFrame({"y": [0, 1, 0]}).to_csv(path, index=False)
+    code, _, err = call(capsys, "fit", path, "--target", "y", "-o", tmp_path / "m.bnb")
+    assert_one_line_error(code, err, "only the target column")
+
+
+def _rewrite_member(src, dst, member, array):
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        assert member in zin.namelist()
+        for name in zin.namelist():
+            data = zin.read(name)
+            if name == member:
+                buf = io.BytesIO()
+                np.save(buf, array)
+                data = buf.getvalue()
+            zout.writestr(name, data)
+
+
+@pytest.mark.parametrize("member, array", [
+    ("arrays/class_count.npy", np.array(["a", "b"])),
+    ("arrays/block0/stats/counts.npy", np.full((2, 8), "x")),
+    ("arrays/block0/stats/counts.npy", np.ones((2, 8), dtype=complex)),
+    ("arrays/block0/prior/alpha.npy", np.ones(8, dtype=complex) * 1j),
+])
+def test_string_or_complex_arrays_in_a_model_file(capsys, tmp_path, titanic_model, member,
+                                                  array):
+    """Whatever the loader makes of a tampered array, the command line prints one line per
+    message and no traceback; predicting with it is an error."""
+    bad = tmp_path / "bad.bnb"
+    _rewrite_member(titanic_model, bad, member, array)
+    for args in (["show", bad], ["predict", bad, "titanic"]):
+        code, _, err = call(capsys, *args)
+        assert all(re.match(r"bayesnb \w+: (error|warning): ", line) for line in err), err
+        assert sum(": error: " in line for line in err) <= 1, err
+        assert code in (0, 2), err
+    assert code == 2, err  # predict
+
+
+def test_unexpected_failures_are_one_line_with_status_1(capsys, monkeypatch):
+    import bayesnb.cli as cli
+
+    def broken(args):
+        raise RuntimeError("something\nbroke")
+
+    monkeypatch.setattr(cli, "_cmd_datasets", broken)
+    code, _, err = call(capsys, "datasets")
+    assert code == 1
+    assert err == ["bayesnb datasets: internal error: RuntimeError: something broke (set "
+                   "BAYESNB_TRACEBACK=1 for the traceback, and please report it)"]
+
+
+# ---------------------------------------------------------------------- warnings as lines
+def test_unseen_category_is_a_one_line_warning(capsys, tmp_path, titanic_csv):
+    model = tmp_path / "mean.bnb"
+    assert main(["fit", str(titanic_csv), "--target", "Survived", "-o", str(model)]) == 0
+    capsys.readouterr()
+    new = tmp_path / "new.csv"
+    pd.DataFrame({"Class": ["Crw", "1st"], "Sex": ["Male", "Female"],
+                  "Age": ["Adult", "Adult"]}).to_csv(new, index=False)
+    code, out, err = call(capsys, "predict", model, new, "--interval", "0")
+    assert code == 0
+    assert len(err) == 1 and err[0].startswith("bayesnb predict: warning: column 'Class'")
+    assert "'Crw'" in err[0]
+    assert len(pd.read_csv(io.StringIO(out))) == 2
+
+
+def test_text_cell_in_a_numeric_column_is_a_one_line_warning(capsys, tmp_path):
+    rng = np.random.default_rng(0)
+    path = tmp_path / "d.csv"
+    frame = pd.DataFrame({"x": rng.normal(size=30).round(3).astype(object),
+                          "y": rng.choice(["a", "b"], 30)})
+    frame.loc[7, "x"] = "abc"
+    frame.to_csv(path, index=False)
+    code, _, err = call(capsys, "fit", path, "--target", "y", "-o", tmp_path / "m.bnb")
+    assert code == 0
+    assert len(err) == 1 and err[0].startswith("bayesnb fit: warning: column 'x'")
+    assert "'abc'" in err[0]
+
+
+def test_unused_columns_at_prediction_are_reported(capsys, titanic_csv, titanic_model):
+    """The training CSV still holds the target: that column is named, not silently
+    ignored."""
+    code, out, err = call(capsys, "predict", titanic_model, titanic_csv, "--interval", "0")
+    assert code == 0
+    assert len(err) == 1 and err[0].startswith("bayesnb predict: warning: 1 column(s)")
+    assert "'Survived'" in err[0] and "'Class', 'Sex', 'Age'" in err[0]
+    assert len(pd.read_csv(io.StringIO(out))) == 2201
+    code, _, err = call(capsys, "predict", titanic_model, "titanic", "--interval", "0")
+    assert code == 0 and err == []
+
+
+# ---------------------------------------------------------------------- new options
+def test_version(capsys):
+    code, out, err = call(capsys, "--version")
+    assert code == 0 and out.strip() == f"bayesnb {bnb.__version__}" and err == []
+
+
+def test_datasets_describes_every_dataset(capsys):
+    code, out, err = call(capsys, "datasets")
+    assert code == 0 and err == []
+    lines = out.strip().splitlines()
+    assert [line.split()[0] for line in lines] == datasets.names()
+    assert len(lines) == 8
+    for line in lines:
+        name = line.split()[0]
+        X, y = datasets.load(name)
+        rows, cols = re.search(r"(\d+) rows, (\d+) columns?", line).groups()
+        assert (int(rows), int(cols)) == X.shape, line
+        assert len(line.split(None, 1)[1]) > 40  # a description, not just the shape
+
+
+def test_predict_writes_a_stated_precision(capsys, tmp_path, titanic_model):
+    """e1071's posterior for a 2nd-class passenger with Sex and Age missing (seed 004):
+    0.5859649 / 0.4140351, written with 6 significant digits by default."""
+    new = tmp_path / "new.csv"
+    pd.DataFrame({"Class": ["2nd"], "Sex": [None], "Age": [None]}).to_csv(new, index=False)
+    code, out, _ = call(capsys, "predict", titanic_model, new)
+    assert code == 0
+    header, row = out.strip().splitlines()
+    fields = dict(zip(header.split(","), row.split(","), strict=True))
+    assert fields["p_No"] == "0.585965" and fields["p_Yes"] == "0.414035"
+    for name, text in fields.items():
+        if name != "prediction":
+            digits = re.sub(r"^0\.0*|[.\-]|e.*$", "", text)
+            assert len(digits) <= 6, (name, text)
+    code, out, _ = call(capsys, "predict", titanic_model, new, "--precision", "3",
+                        "--interval", "0")
+    assert out.strip().splitlines()[1] == "No,0.586,0.414"
+
+
+def test_fit_mcmc_with_its_settings_and_no_progress(capsys, tmp_path):
+    """``fit --method mcmc`` passes the NUTS settings through and saves the draws;
+    ``--no-progress`` silences NumPyro's bars, which are there without it."""
+    model = tmp_path / "mcmc.bnb"
+    code, out, err = call(capsys, "fit", "temperature", "--method", "mcmc", "--num-warmup",
+                          "20", "--num-samples", "15", "--num-chains", "2", "--seed", "7",
+                          "--no-progress", "-o", model)
+    assert code == 0, err
+    assert all(line.startswith("bayesnb fit: warning: MCMC") for line in err), err
+    assert "%|" not in "".join(err)
+    loaded = bnb.load(model)
+    assert (loaded.method, loaded.num_warmup, loaded.num_samples, loaded.num_chains,
+            loaded.seed) == ("mcmc", 20, 15, 2, 7)
+    assert all(v.shape[:2] == (2, 15) for v in loaded.draws_.values())
+    capsys.readouterr()
+    code = main(["fit", "temperature", "--method", "mcmc", "--num-warmup", "10",
+                 "--num-samples", "10", "-o", str(tmp_path / "bar.bnb")])
+    assert code == 0
+    assert "%|" in capsys.readouterr().err  # the bar the option silences
+
+
+def test_compare_summarises_unseen_categories_in_one_line(capsys, tmp_path):
+    """Cross-validation on a small table: a fold's test rows can hold a level its training
+    rows lack. One summary line, not one warning per fold and method."""
+    path = tmp_path / "small.csv"
+    pd.DataFrame({"colour": ["red", "blue", "red", "blue", "red", "blue", "green", "blue"],
+                  "y": ["a", "a", "a", "a", "b", "b", "b", "b"]}).to_csv(path, index=False)
+    code, out, err = call(capsys, "compare", path, "--target", "y", "--cv", "2",
+                          "--methods", "mean,bayes", "--no-progress")
+    assert code == 0, err
+    assert len(err) == 1, err
+    assert err[0].startswith("bayesnb compare: warning: ") and "column 'colour'" in err[0]
+    assert "mean" in out and "bayes" in out
