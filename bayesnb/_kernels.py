@@ -413,9 +413,10 @@ def _store(out, norm, output, sources, start, stop, result):
     for source, r in zip(sources, risk, strict=True):
         if float(r) > SCORE_ROUNDING_LIMIT:
             raise ValueError(
-                f"{_column(source, 0)} (and the rest of its block): counts this large make the "
-                f"float32 class scores inexact (rounding up to {float(r):.2g} in a log "
-                f"probability); float32 (JAX's default dtype) cannot represent them. Enable "
+                f"{_column(source, 0)} (and the rest of its block): counts this large (or this "
+                f"many columns) make the float32 class scores inexact (rounding up to "
+                f"{float(r):.2g} in a log probability); float32 (JAX's default dtype) cannot "
+                f"represent them. Enable "
                 f"x64: JAX_ENABLE_X64=1, or jax.config.update(\"jax_enable_x64\", True).")
     out[start:stop] = finish(np.asarray(s)[: stop - start], output)
     norm[start:stop] = np.asarray(z)[: stop - start]

@@ -342,9 +342,9 @@ def xp_of(*trees) -> Any:
 
 
 def host_f64(tree) -> Any:
-    """Every leaf as a float64 NumPy array (booleans kept)."""
+    """Every leaf as a float64 NumPy array (booleans and integer indices kept)."""
     return jax.tree_util.tree_map(
-        lambda a: np.asarray(a) if np.asarray(a).dtype == bool
+        lambda a: np.asarray(a) if np.asarray(a).dtype.kind in "biu"
         else np.asarray(a, dtype=np.float64), tree)
 
 

@@ -39,6 +39,7 @@ Levels are laid out flat: column :math:`j` owns entries ``offset[j] : offset[j] 
 
 from __future__ import annotations
 
+import functools
 import numbers
 import warnings
 from typing import NamedTuple
@@ -61,13 +62,49 @@ from ._base import (
 )
 
 
+@functools.lru_cache(maxsize=64)
+def _level_groups(n_levels: tuple) -> tuple:
+    """Columns grouped by their level count, for a one-hot whose compiled size does not grow
+    with the number of columns.
+
+    Returns ``(groups, order)``: ``groups`` is ``((V, columns), ...)`` (``columns`` a NumPy
+    index, or None for all columns in order), and ``order[i]`` is the flat-layout position of
+    entry ``i`` of the grouped one-hot (None when the two layouts coincide)."""
+    sizes = np.asarray(n_levels, dtype=np.int64)
+    offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    groups, order = [], []
+    for v in dict.fromkeys(n_levels):  # level counts in first-seen order
+        cols = np.flatnonzero(sizes == v)
+        groups.append((int(v), None if cols.size == sizes.size else cols))
+        order.append((offset[cols][:, None] + np.arange(v)).reshape(-1))
+    order = np.concatenate(order) if order else np.zeros(0, dtype=np.int64)
+    same = np.array_equal(order, np.arange(order.size))
+    return tuple(groups), None if same else order
+
+
 def _one_hot(codes, n_levels: tuple, dtype) -> jax.Array:
-    """``(n, L)`` indicator of each row's level in the flat layout (missing and unseen values,
-    codes -1 and -2, match nothing)."""
-    # static column slices compared with constants fuse into one loop (an index array
-    # would be a gather)
-    return jnp.concatenate([(codes[:, j:j + 1] == np.arange(v)).astype(dtype)
-                            for j, v in enumerate(n_levels)], axis=1)
+    """``(n, L)`` indicator of each row's level, columns grouped by level count (see
+    :func:`_level_groups`; missing and unseen values, codes -1 and -2, match nothing)."""
+    # one broadcast comparison per distinct level count: compile time and memory stay flat
+    # however many columns there are (genotype data: thousands of 3-level columns)
+    n = codes.shape[0]
+    parts = []
+    for v, cols in _level_groups(n_levels)[0]:
+        picked = codes if cols is None else codes[:, cols]
+        parts.append((picked[:, :, None] == np.arange(v)).astype(dtype).reshape(n, -1))
+    return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=1)
+
+
+def _to_flat(grouped: jax.Array, n_levels: tuple) -> jax.Array:
+    """``(.., L)`` values in the grouped layout of :func:`_one_hot` -> the flat layout."""
+    order = _level_groups(n_levels)[1]
+    return grouped if order is None else grouped[..., np.argsort(order)]
+
+
+def _to_grouped(flat: jax.Array, n_levels: tuple) -> jax.Array:
+    """``(.., L)`` values in the flat layout -> the grouped layout of :func:`_one_hot`."""
+    order = _level_groups(n_levels)[1]
+    return flat if order is None else flat[..., order]
 
 
 def _integer_levels(levels: tuple, boolean: bool) -> list | None:
@@ -282,8 +319,47 @@ class CategoricalParams(NamedTuple):
     log_unseen: jax.Array  # (K, F) log-probability of a value never seen in training
 
 
+class CategoricalShifted(NamedTuple):
+    """The float32 score kernel's form of a table (:meth:`Categorical.kernel_table`): log
+    probabilities centred per level on their mean over the classes, in float64."""
+
+    log_prob: jax.Array  # (K, L) log p(level | class) minus the level's mean over classes
+    offset: jax.Array  # (F,)
+    log_unseen: jax.Array  # (K, F) the same for a value never seen in training
+    rounding: jax.Array  # () bound on the rounding of a row's scores (score_rounding)
+
+
 #: code of a value outside the fitted levels (missing values are -1)
 UNSEEN = -2
+
+
+def _rounding(delta: np.ndarray, delta_unseen: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    r"""Bound on the float32 rounding of a row's scores,
+    :math:`\epsilon \log_2(2F) \sqrt{\sum_j m_j^2}` with :math:`m_j` the largest finite
+    :math:`|\delta|` of column :math:`j` (0 in float64 mode, where nothing is refused).
+
+    The table entries are float64 values rounded once, and XLA sums the :math:`F` terms of a
+    row in blocks, so the rounding grows like the root-sum-square of the terms times the depth
+    of the summation; the float32 property tests check the agreement itself."""
+    from ._base import float64_mode
+
+    if float64_mode() or offset.size == 0:
+        return np.zeros(())
+    size = np.where(np.isfinite(delta), np.abs(delta), 0.0).max(axis=0)
+    per_column = np.maximum.reduceat(size, offset) if size.size else np.zeros(offset.size)
+    unseen = np.where(np.isfinite(delta_unseen), np.abs(delta_unseen), 0.0).max(axis=0)
+    m = np.maximum(per_column, unseen)
+    eps = float(np.finfo(np.float32).eps)
+    return np.asarray(eps * np.log2(2 * offset.size) * np.sqrt(np.sum(m * m)))
+
+
+def _centred(log_prob: np.ndarray) -> np.ndarray:
+    """``log_prob`` minus, per level, its mean over the classes where finite (a level with
+    probability zero in every class keeps -inf): a class-free shift of every row's scores."""
+    finite = np.isfinite(log_prob)
+    count = finite.sum(axis=0)
+    mean = np.where(finite, log_prob, 0.0).sum(axis=0) / np.maximum(count, 1)
+    return log_prob - mean
 
 
 class Categorical(Family):
@@ -313,6 +389,9 @@ class Categorical(Family):
     stats_type = CategoricalStats
     params_type = CategoricalParams
     _hyper = ("alpha", "categories", "unseen")
+    #: tables in float64 on the host: one rounding of log(n_k + A) in float32 is shared by
+    #: every column of class k, so over thousands of columns it would add up
+    host_numeric = True
 
     def __init__(self, alpha=1.0, categories=None, unseen="warn"):
         self.alpha = alpha
@@ -420,12 +499,19 @@ class Categorical(Family):
     # ------------------------------------------------------------------ numeric side
     @staticmethod
     def suff_stats(codes, resp, n_levels=None) -> CategoricalStats:
-        return CategoricalStats(resp.T @ _one_hot(codes, n_levels, resp.dtype))
+        return CategoricalStats(_to_flat(resp.T @ _one_hot(codes, n_levels, resp.dtype),
+                                         n_levels))
 
     @staticmethod
     def _column_totals(values, prior: DirichletPrior):
-        """Per-level total of its column: ``(.., L)`` -> ``(.., L)``."""
+        """Per-level total of its column: ``(.., L)`` -> ``(.., L)`` (NumPy in, NumPy out: the
+        float64 host path of ``host_numeric``)."""
         f = prior.offset.shape[0]
+        if isinstance(values, np.ndarray):
+            segment = np.asarray(prior.segment)
+            rows = values.reshape(-1, values.shape[-1])
+            sums = np.stack([np.bincount(segment, weights=r, minlength=f) for r in rows])
+            return sums.reshape(values.shape[:-1] + (f,))[..., segment]
         sums = jax.ops.segment_sum(jnp.moveaxis(values, -1, 0), prior.segment, num_segments=f)
         return jnp.moveaxis(sums, 0, -1)[..., prior.segment]
 
@@ -435,10 +521,11 @@ class Categorical(Family):
         pseudo = 0.0 if method == "ml" else prior.alpha + shift
         num = stats.counts + pseudo
         totals = Categorical._column_totals(num, prior)
-        log_prob = jnp.log(num) - jnp.log(totals)
+        xp = np if isinstance(num, np.ndarray) else jnp
+        log_prob = xp.log(num) - xp.log(totals)
         # an unseen value gets what a zero-count level with the column's mean pseudo-count gets
         unseen = 0.0 if method == "ml" else prior.unseen + shift
-        log_unseen = jnp.log(unseen) - jnp.log(totals[:, prior.offset])
+        log_unseen = xp.log(unseen) - xp.log(totals[:, prior.offset])
         return CategoricalParams(log_prob, prior.offset, log_unseen)
 
     @staticmethod
@@ -451,7 +538,8 @@ class Categorical(Family):
         if n_levels is not None:
             # one comparison one-hot (n, L) and one matmul: on CPU 5-10x faster than a gather
             dtype = params.log_prob.dtype
-            return (log_matmul(_one_hot(codes, n_levels, dtype), params.log_prob)
+            return (log_matmul(_one_hot(codes, n_levels, dtype),
+                               _to_grouped(params.log_prob, n_levels))
                     + log_matmul((codes == UNSEEN).astype(dtype), params.log_unseen))
         observed = codes >= 0
         flat = jnp.where(observed, codes + params.offset, 0)
@@ -460,7 +548,42 @@ class Categorical(Family):
         return jnp.sum(jnp.where(codes != -1, picked, 0.0), axis=-1).T
 
     @staticmethod
+    def kernel_table(table, exact: bool, joint: bool):
+        r"""Log probabilities centred per level on their mean over the classes, in float64.
+
+        A row's score sums one log probability per column; over thousands of columns the
+        float32 partial sums grow to thousands while the classes differ in the fourth digit.
+        Centring removes the class-free part of every term (the shift of a row's scores is the
+        same for every class), so the partial sums stay of the size of the differences."""
+        if joint:
+            return table, None
+        if exact:  # the predictive's table, as log_predictive builds it, in float64
+            alpha = np.asarray(table.alpha, dtype=np.float64)
+            segment, offset = np.asarray(table.segment), np.asarray(table.offset)
+            totals = np.stack([np.bincount(segment, weights=a, minlength=offset.size)
+                               for a in alpha])
+            log_prob = np.log(alpha) - np.log(totals[:, segment])
+            log_unseen = np.log(np.asarray(table.unseen, np.float64)) - np.log(totals)
+        else:
+            offset = np.asarray(table.offset)
+            with np.errstate(divide="ignore"):
+                log_prob = np.asarray(table.log_prob, dtype=np.float64)
+                log_unseen = np.asarray(table.log_unseen, dtype=np.float64)
+        delta, delta_unseen = _centred(log_prob), _centred(log_unseen)
+        return CategoricalShifted(delta, offset, delta_unseen,
+                                  _rounding(delta, delta_unseen, offset)), None
+
+    @staticmethod
+    def score_rounding(table, x) -> jax.Array:
+        """The table's bound for every row (:func:`_rounding`)."""
+        if not isinstance(table, CategoricalShifted):
+            return jnp.zeros(x.shape[0])
+        return jnp.broadcast_to(table.rounding, (x.shape[0],))
+
+    @staticmethod
     def log_predictive(posterior: DirichletPrior, codes, n_levels=None) -> jax.Array:
+        if isinstance(posterior, CategoricalShifted):  # the kernel's form (kernel_table)
+            return Categorical.log_likelihood(posterior, codes, n_levels)
         totals = Categorical._column_totals(posterior.alpha, posterior)
         log_prob = jnp.log(posterior.alpha) - jnp.log(totals)
         log_unseen = jnp.log(posterior.unseen) - jnp.log(totals[:, posterior.offset])
