@@ -70,6 +70,7 @@ class TableScorer(NamedTuple):
         width = sum(raw.shape[1] for raw in raws) * n_classes
         max_rows = max(256, _EXACT_BUDGET // max(width, 1)) if self.exact else None
         if output == "joint" and all(type(b.family).log_normalizer is Family.log_normalizer
+                                     and type(b.family).kernel_table is Family.kernel_table
                                      for b in blocks):
             output = "scores"  # no class-free constants: the same compiled kernel serves both
         return _kernels.stream_scores(self.model.families,

@@ -62,22 +62,29 @@ from ._base import (
 )
 
 
-@functools.lru_cache(maxsize=64)
 def _level_groups(n_levels: tuple) -> tuple:
+    """:func:`_grouping` of ``n_levels``, cached per dtype mode (JAX caches the constants it
+    makes of NumPy index arrays: one made under float32 must not be reused under x64)."""
+    return _grouping(n_levels, jax.config.jax_enable_x64)
+
+
+@functools.lru_cache(maxsize=64)
+def _grouping(n_levels: tuple, x64: bool) -> tuple:
     """Columns grouped by their level count, for a one-hot whose compiled size does not grow
     with the number of columns.
 
     Returns ``(groups, order)``: ``groups`` is ``((V, columns), ...)`` (``columns`` a NumPy
     index, or None for all columns in order), and ``order[i]`` is the flat-layout position of
     entry ``i`` of the grouped one-hot (None when the two layouts coincide)."""
-    sizes = np.asarray(n_levels, dtype=np.int64)
+    index = np.int64 if x64 else np.int32
+    sizes = np.asarray(n_levels, dtype=index)
     offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     groups, order = [], []
     for v in dict.fromkeys(n_levels):  # level counts in first-seen order
-        cols = np.flatnonzero(sizes == v)
+        cols = np.flatnonzero(sizes == v).astype(index)
         groups.append((int(v), None if cols.size == sizes.size else cols))
-        order.append((offset[cols][:, None] + np.arange(v)).reshape(-1))
-    order = np.concatenate(order) if order else np.zeros(0, dtype=np.int64)
+        order.append((offset[cols][:, None] + np.arange(v, dtype=index)).reshape(-1))
+    order = np.concatenate(order).astype(index) if order else np.zeros(0, dtype=index)
     same = np.array_equal(order, np.arange(order.size))
     return tuple(groups), None if same else order
 
@@ -98,7 +105,7 @@ def _one_hot(codes, n_levels: tuple, dtype) -> jax.Array:
 def _to_flat(grouped: jax.Array, n_levels: tuple) -> jax.Array:
     """``(.., L)`` values in the grouped layout of :func:`_one_hot` -> the flat layout."""
     order = _level_groups(n_levels)[1]
-    return grouped if order is None else grouped[..., np.argsort(order)]
+    return grouped if order is None else grouped[..., np.argsort(order).astype(order.dtype)]
 
 
 def _to_grouped(flat: jax.Array, n_levels: tuple) -> jax.Array:
@@ -353,6 +360,12 @@ def _rounding(delta: np.ndarray, delta_unseen: np.ndarray, offset: np.ndarray) -
     return np.asarray(eps * np.log2(2 * offset.size) * np.sqrt(np.sum(m * m)))
 
 
+def _host_log(values) -> np.ndarray:
+    """``np.log`` with log 0 = -inf said by the result, not by a warning (ML tables)."""
+    with np.errstate(divide="ignore"):
+        return np.log(values)
+
+
 def _centred(log_prob: np.ndarray) -> np.ndarray:
     """``log_prob`` minus, per level, its mean over the classes where finite (a level with
     probability zero in every class keeps -inf): a class-free shift of every row's scores."""
@@ -521,11 +534,11 @@ class Categorical(Family):
         pseudo = 0.0 if method == "ml" else prior.alpha + shift
         num = stats.counts + pseudo
         totals = Categorical._column_totals(num, prior)
-        xp = np if isinstance(num, np.ndarray) else jnp
-        log_prob = xp.log(num) - xp.log(totals)
+        log = _host_log if isinstance(num, np.ndarray) else jnp.log
+        log_prob = log(num) - log(totals)
         # an unseen value gets what a zero-count level with the column's mean pseudo-count gets
         unseen = 0.0 if method == "ml" else prior.unseen + shift
-        log_unseen = xp.log(unseen) - xp.log(totals[:, prior.offset])
+        log_unseen = log(unseen) - log(totals[:, prior.offset])
         return CategoricalParams(log_prob, prior.offset, log_unseen)
 
     @staticmethod
