@@ -43,6 +43,7 @@ import ast
 import contextlib
 import io
 import re
+import shlex
 import textwrap
 import tokenize
 import traceback
@@ -180,6 +181,20 @@ BLOCKS = parse_readme(README.read_text(encoding="utf-8"))
 PYTHON = [b for b in BLOCKS if b.lang == "python"]
 
 
+def example_outputs() -> dict[tuple[str, tuple[str, ...]], str]:
+    """The README's quoted outputs of example scripts: a ```bash block holding one command
+    ``python examples/NAME.py ARGS`` followed by a ```text block, as ``(NAME.py, ARGS) ->
+    text``. ``tests/test_examples.py`` runs the examples (with these ARGS) and compares."""
+    out = {}
+    for block in BLOCKS:
+        if block.lang != "bash" or block.output is None:
+            continue
+        words = shlex.split(block.source)
+        if len(words) >= 2 and words[0] == "python" and words[1].startswith("examples/"):
+            out[(words[1].removeprefix("examples/"), tuple(words[2:]))] = block.output
+    return out
+
+
 # ---------------------------------------------------------------------- placeholders
 def _titanic_frame():
     from bayesnb.datasets import load_titanic
@@ -271,6 +286,17 @@ def test_readme_block_runs_and_prints_what_it_quotes(block, readme_run):
         pytest.skip(f"marked in the README: {block.skip}")
     problems = readme_run[block.id]
     assert not problems, f"{block.id}:\n" + "\n".join(problems)
+
+
+def test_quoted_example_runs_are_the_runs_the_example_tests_make():
+    """Example scripts take too long to run here; tests/test_examples.py runs each with the
+    arguments in its CASES and checks the numbers of a README output block quoting that run."""
+    from test_examples import CASES
+
+    for (name, args), _ in example_outputs().items():
+        assert name in CASES and tuple(CASES[name][0]) == args, (
+            f"the README quotes `python examples/{name} {' '.join(args)}`, a run "
+            f"tests/test_examples.py does not make (it runs {CASES.get(name, ('none',))[0]})")
 
 
 def test_skipped_blocks_say_why():
