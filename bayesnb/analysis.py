@@ -118,17 +118,22 @@ def empirical_bayes(clf, X, y, *, hyperparameter="alpha", bounds=(1e-3, 1e3)):
     log evidence of ``clf``'s specification on (X, y); returns ``(value, fitted model)``.
 
     The search is over log(value) within ``bounds`` (bounded Brent); the returned model is
-    fitted with that value.
+    fitted with that value. The families searched are the declared ones that have
+    ``hyperparameter``; when there are none (``features=None``: families inferred from the
+    dtypes), the inferred families are resolved by one fit and searched, and the returned
+    model's ``features`` maps each block's columns to its family.
     """
+    spec = _declared(clf, X, y, hyperparameter)
+
     def with_value(value):
-        model = clone(clf)
+        model = clone(spec)
         features = model.features
         families = ([features] if not isinstance(features, dict) else
                     list({id(f): f for f in features.values()}.values()))
         owners = [f for f in families if f is not None and hyperparameter in f._hyper]
         if not owners:
             raise ValueError(f"no family of this model has a hyperparameter {hyperparameter!r} "
-                             "(declare features= explicitly).")
+                             f"(its families: {', '.join(sorted({repr(f) for f in families}))}).")
         mapping = {}
         for f in owners:
             mapping[id(f)] = type(f)(**{**f.get_params(), hyperparameter: value})
@@ -145,3 +150,21 @@ def empirical_bayes(clf, X, y, *, hyperparameter="alpha", bounds=(1e-3, 1e3)):
                              options={"xatol": 1e-6})
     best = float(np.exp(result.x))
     return best, with_value(best)
+
+
+def _declared(clf, X, y, hyperparameter: str):
+    """``clf`` with the families to search declared. When no declared family has
+    ``hyperparameter`` (``features=None``, or a mapping of families without it), the model is
+    fitted once and its blocks become the mapping ``{columns: family}`` (one block, one family
+    instance, as the fit inferred them); otherwise only the declared families are searched."""
+    from .families import Family
+
+    features = clf.features
+    if isinstance(features, Family):
+        return clf
+    declared = features.values() if isinstance(features, dict) else ()
+    if any(hyperparameter in f._hyper for f in declared if isinstance(f, Family)):
+        return clf
+    probe = clone(clf).set_params(method="mean").fit(X, y)  # the method does not change them
+    return clone(clf).set_params(features={tuple(block.schema.columns): block.family
+                                           for block in probe.blocks_})

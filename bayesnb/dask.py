@@ -72,10 +72,7 @@ def fit(model, X, y, sample_weight=None, *, split_every: int = 8):
         raise ValueError("infer_counts=True decides from the values, which a Dask fit cannot "
                          "see before its families are fixed; declare the count columns, e.g. "
                          "features={'visits': bnb.Poisson()}, or fit chunks with fit_chunks.")
-    xs, meta = _x_partitions(X)
-    ys = _aligned(y, X, xs, "y")
-    ws = [None] * len(xs) if sample_weight is None else _aligned(sample_weight, X, xs,
-                                                                 "sample_weight")
+    xs, ys, ws, meta = _partitions(X, y, sample_weight)
     from .families._base import float64_mode
 
     x64 = float64_mode()
@@ -97,6 +94,74 @@ def fit(model, X, y, sample_weight=None, *, split_every: int = 8):
         raise ValueError("X has no rows: there is nothing to fit.")
     # as fit: undefined estimates are reported and NUTS runs before the model is installed
     return model._install(fitted.with_statistics(template, stats))
+
+
+def _partitions(X, y, sample_weight):
+    """Delayed row blocks of ``X``, ``y`` and ``sample_weight`` (``None`` per block when not
+    given) that line up, and the empty in-memory table of ``X``.
+
+    Columns of one Dask DataFrame (``df[["a", "b"]]`` and ``df["y"]``) are read as one frame:
+    Dask's optimiser plans each collection on its own and may give a projection of fewer
+    columns other partitions (Parquet files are combined when few columns are read), so they
+    are joined with ``assign`` (blockwise for co-aligned collections) and split again inside
+    each task. Unrelated collections are zipped partition by partition.
+    """
+    import dask
+
+    together = {name: v for name, v in (("y", y), ("sample_weight", sample_weight))
+                if v is not None and _same_frame(X, v)}
+    if not together:
+        xs, meta = _x_partitions(X)
+        ys = _aligned(y, X, xs, "y")
+        ws = ([None] * len(xs) if sample_weight is None else
+              _aligned(sample_weight, X, xs, "sample_weight"))
+        return xs, ys, ws, meta
+    meta = X._meta
+    columns = {name: _free_name(X.columns, name) for name in together}
+    frame = X.assign(**{columns[name]: v for name, v in together.items()})
+    pieces = frame.to_delayed()
+    split = [dask.delayed(_split_partition, nout=3)(p, columns.get("y"),
+                                                    columns.get("sample_weight"))
+             for p in pieces]
+    xs = [s[0] for s in split]
+    ys = ([s[1] for s in split] if "y" in together else _aligned(y, X, xs, "y"))
+    if sample_weight is None:
+        ws = [None] * len(xs)
+    elif "sample_weight" in together:
+        ws = [s[2] for s in split]
+    else:
+        ws = _aligned(sample_weight, X, xs, "sample_weight")
+    return xs, ys, ws, meta
+
+
+def _same_frame(X, v) -> bool:
+    """True when the Dask DataFrame ``X`` and the Dask Series ``v`` derive from the same frame
+    (Dask's own test for blockwise alignment: one common input, modulo blockwise steps and
+    column projection), so their rows line up partition by partition."""
+    import dask.dataframe as dd
+
+    if not (isinstance(X, dd.DataFrame) and isinstance(v, dd.Series)):
+        return False
+    try:
+        from dask.dataframe.dask_expr._expr import are_co_aligned
+    except ImportError:  # another Dask layout: equal known divisions are the safe case
+        return X.known_divisions and X.divisions == v.divisions
+    return bool(are_co_aligned(X.expr, v.expr))
+
+
+def _free_name(columns, name: str) -> str:
+    out = f"__bayesnb_{name}__"
+    while out in set(columns):
+        out += "_"
+    return out
+
+
+def _split_partition(part, y_column, w_column):
+    """One partition of ``X`` with the target (and weights) as columns -> ``(X, y, w)``."""
+    drop = [c for c in (y_column, w_column) if c is not None]
+    y = part[y_column] if y_column is not None else None
+    w = part[w_column] if w_column is not None else None
+    return part.drop(columns=drop), y, w
 
 
 def _x_partitions(X):
@@ -140,31 +205,35 @@ def _aligned(v, X, xs: list, name: str) -> list:
         else:
             raise TypeError(f"{name} is a Dask {type(v).__name__}; give a Dask Series or array.")
         if len(pieces) != len(xs):
-            raise ValueError(f"{name} has {len(pieces)} partitions and X has {len(xs)}; give "
-                             f"both with the same partitions (e.g. columns of one Dask "
-                             f"DataFrame).")
+            raise ValueError(f"{name} has {len(pieces)} partitions and X has {len(xs)}, and "
+                             f"they are not columns of one Dask DataFrame; take both from one "
+                             f"frame (df[columns], df[target]) or give them the same "
+                             f"partitions.")
         return pieces
     if v is None:
         raise ValueError(f"NaiveBayes requires {name} to be passed, but it is None.")
     values = v.to_numpy() if isinstance(v, pd.Series | pd.Index) else np.asarray(v)
-    lengths = _lengths(X)
+    lengths = _lengths(X, xs)
     if values.shape[0] != sum(lengths):
         raise ValueError(f"X has {sum(lengths)} rows but {name} has {values.shape[0]}.")
     bounds = np.cumsum([0, *lengths])
     return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
-def _lengths(X) -> list[int]:
+def _lengths(X, xs: list) -> list[int]:
     import dask.array as da
 
     if isinstance(X, da.Array) and not any(np.isnan(c) for c in X.chunks[0]):
         return [int(c) for c in X.chunks[0]]
     import dask
 
-    (lengths,) = dask.compute(X.map_partitions(len) if not isinstance(X, da.Array)
-                              else X.map_blocks(lambda b: np.array([b.shape[0]]), drop_axis=1,
-                                                dtype=int))
-    return [int(n) for n in np.asarray(lengths)]
+    if isinstance(X, da.Array):
+        (lengths,) = dask.compute(X.map_blocks(lambda b: np.array([b.shape[0]]), drop_axis=1,
+                                               dtype=int))
+        return [int(n) for n in np.asarray(lengths)]
+    # the lengths of the very blocks fitted (X.map_partitions(len) may be planned with other
+    # partitions: the optimiser combines files when no column is read)
+    return [int(n) for n in dask.compute(*[dask.delayed(len)(x) for x in xs])]
 
 
 def _tree(parts: list, combine, split_every: int):
@@ -237,8 +306,8 @@ def predict(model, X, method: str):
     shipped = dask.delayed(portable(model))
     x64 = float64_mode()
     classes = model.classes_
-    xs, _ = _x_partitions(X)
     if isinstance(X, da.Array):
+        xs, _ = _x_partitions(X)
         X = X.rechunk({1: -1})
         blocks = []
         for x, n in zip(xs, X.chunks[0], strict=True):
@@ -247,14 +316,18 @@ def predict(model, X, method: str):
             out = dask.delayed(_predict_partition)(shipped, x, method, x64, None)
             blocks.append(da.from_delayed(out, shape=shape, dtype=dtype))
         return da.concatenate(blocks, axis=0)
+    if not isinstance(X, dd.DataFrame):
+        _x_partitions(X)  # the error for other collections
     if method == "predict":
         meta = pd.Series(np.empty(0, dtype=classes.dtype), name="prediction",
                          index=X._meta.index, dtype=classes.dtype)
     else:
         meta = pd.DataFrame({c: np.empty(0) for c in classes}, index=X._meta.index,
                             columns=pd.Index(classes))
-    parts = [dask.delayed(_predict_partition)(shipped, x, method, x64, "frame") for x in xs]
-    return dd.from_delayed(parts, meta=meta, divisions=X.divisions, verify_meta=False)
+    # a blockwise step of X: it keeps X's partitions, divisions and index (name included),
+    # however the optimiser plans X
+    return X.map_partitions(_predict_frame, shipped, method, x64, meta=meta,
+                            enforce_metadata=False)
 
 
 def portable(model):
@@ -278,3 +351,7 @@ def _predict_partition(model, X, method: str, x64: bool, kind):
     if method == "predict":
         return pd.Series(result, index=X.index, name="prediction", dtype=model.classes_.dtype)
     return pd.DataFrame(result, index=X.index, columns=pd.Index(model.classes_))
+
+
+def _predict_frame(X, model, method: str, x64: bool):
+    return _predict_partition(model, X, method, x64, "frame")

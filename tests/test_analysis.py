@@ -60,3 +60,23 @@ def test_empirical_bayes_with_a_mapping(x64):
     near = [bnb.NaiveBayes({"Class": bnb.Categorical(alpha=a)}).fit(X, y).log_evidence()
             for a in (best * 0.9, best * 1.1)]
     assert model.log_evidence() >= max(near)
+
+
+def test_empirical_bayes_on_inferred_families(x64):
+    """Issue 15: families inferred from dtypes (features=None) are resolved and searched; a
+    Gaussian column (no alpha) leaves the answer as on the categorical columns alone."""
+    X, y = datasets.load_titanic()
+    best, model = empirical_bayes(bnb.NaiveBayes(method="bayes"), X, y)
+    grid = np.exp(np.linspace(np.log(0.5), np.log(2.0), 9))  # explicit fits, by hand
+    evidence = [bnb.NaiveBayes(bnb.Categorical(alpha=a), method="bayes").fit(X, y)
+                .log_evidence() for a in grid]
+    i = int(np.argmax(evidence))
+    assert 0 < i < len(grid) - 1 and grid[i - 1] <= best <= grid[i + 1]
+    assert model.log_evidence() >= max(evidence)
+    assert model.method == "bayes" and model.blocks_[0].family.alpha == pytest.approx(best)
+    np.testing.assert_allclose(model.predict_proba(X), bnb.NaiveBayes(
+        bnb.Categorical(alpha=best), method="bayes").fit(X, y).predict_proba(X), rtol=1e-12)
+    mixed = X.assign(noise=np.random.default_rng(0).normal(size=len(X)))
+    best_mixed, fitted = empirical_bayes(bnb.NaiveBayes(), mixed, y)
+    assert best_mixed == pytest.approx(best, rel=1e-4)
+    assert sorted(type(b.family).__name__ for b in fitted.blocks_) == ["Categorical", "Gaussian"]

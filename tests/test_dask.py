@@ -129,3 +129,58 @@ def test_partition_statistics_are_plain_numpy(x64):
     assert isinstance(count, np.ndarray)
     assert all(isinstance(a, np.ndarray) for block in blocks for a in block)
     assert count.sum() == 500 and all(np.asarray(a).sum() == 0 for a in template.blocks[0].stats)
+
+
+@pytest.fixture(scope="module")
+def titanic_parquet(tmp_path_factory):
+    """Sorted Titanic with a named index, written as four Parquet files (as a data set on disk
+    or object storage is)."""
+    X, y = sorted_titanic()
+    X.index = y.index = pd.Index(np.arange(1, len(X) + 1), name="passenger")
+    rng = np.random.default_rng(0)
+    w = pd.Series(rng.integers(1, 4, len(X)).astype(float), index=X.index, name="w")
+    folder = tmp_path_factory.mktemp("titanic_parquet")
+    frame = X.assign(Survived=y, w=w)
+    for i, rows in enumerate(np.array_split(np.arange(len(frame)), 4)):
+        frame.iloc[rows].to_parquet(folder / f"part{i}.parquet")
+    return X, y, w, folder
+
+
+# Dask 2026.8 reading a Parquet index calls pandas 3.1's deprecated (re)set_index(inplace=True)
+@pytest.mark.filterwarnings(r"ignore:(?s).*The inplace keyword in DataFrame\.(re)?set_index")
+def test_columns_of_one_parquet_frame_fit_as_they_are(client, titanic_parquet, tmp_path, x64):
+    """Issue 15: ``fit(df[cols], df[target])`` on a multi-file Parquet read works without
+    ``persist`` (Dask plans the single column with fewer partitions than the three columns),
+    with weights from the same frame too; predictions keep the index and its name."""
+    X, y, w, folder = titanic_parquet
+    cols = ["Class", "Sex", "Age"]
+    df = dd.read_parquet(str(folder / "*.parquet"))
+    batch = bnb.NaiveBayes(method="bayes").fit(X, y)
+    model = bnb.NaiveBayes(method="bayes").fit(df[cols], df["Survived"])
+    assert_same_fit(model, batch)
+    proba = model.predict_proba(df[cols])
+    assert proba._meta.index.name == "passenger"
+    got = proba.compute()
+    assert got.index.name == "passenger"
+    np.testing.assert_array_equal(got.index, X.index)
+    np.testing.assert_array_equal(got.to_numpy(), batch.predict_proba(X))
+    labels = model.predict(df[cols]).compute()
+    assert labels.index.name == "passenger" and labels.name == "prediction"
+    proba.to_parquet(str(tmp_path / "scores"))  # as the README writes them
+    assert pd.read_parquet(tmp_path / "scores").index.name == "passenger"
+    with dask.config.set(scheduler="sync"):  # the same graphs in this process: faster
+        weighted = bnb.NaiveBayes().fit(df[cols], df["Survived"], sample_weight=df["w"])
+        assert_same_fit(weighted, bnb.NaiveBayes().fit(X, y, sample_weight=w))
+        # one column: its predictions have that column's partitions, whatever they are
+        one = bnb.NaiveBayes().fit(df[["Class"]], df["Survived"])
+        np.testing.assert_array_equal(one.predict_proba(df[["Class"]]).compute().to_numpy(),
+                                      bnb.NaiveBayes().fit(X[["Class"]], y).predict_proba(
+                                          X[["Class"]]))
+
+
+def test_unnamed_index_stays_unnamed(x64):
+    X, y, dX, dy = titanic_dask(npartitions=3)
+    with dask.config.set(scheduler="sync"):
+        model = bnb.NaiveBayes().fit(dX, dy)
+        proba = model.predict_proba(dX)
+        assert proba._meta.index.name is None and proba.compute().index.name is None

@@ -305,3 +305,29 @@ def test_file_larger_than_the_memory_cap(tmp_path):
                 np.testing.assert_array_equal(got[name], expected, err_msg=name)
             else:
                 np.testing.assert_allclose(got[name], expected, rtol=1e-10, err_msg=name)
+
+
+def test_partial_fit_on_titanic_in_order_with_one_column_declared(x64):
+    """Issue 15: Titanic's rows come sorted by class, so its first chunk lacks levels; declaring
+    the one column's levels as a flat list (no list of lists) makes chunked partial_fit equal
+    the batch fit. A flat list for a Categorical of several columns is refused, saying how."""
+    X, y = load_titanic()
+    levels = ["1st", "2nd", "3rd", "Crew"]
+    online = bnb.NaiveBayes({"Class": bnb.Categorical(categories=levels)})
+    for rows in np.array_split(np.arange(len(y)), 4):
+        online.partial_fit(X.iloc[rows], y.iloc[rows], classes=["No", "Yes"])
+    batch = bnb.NaiveBayes({"Class": bnb.Categorical(categories=[levels])}).fit(X, y)
+    np.testing.assert_array_equal(online.classes_, batch.classes_)  # (classes= gives str dtype)
+    np.testing.assert_array_equal(online.class_count_, batch.class_count_)
+    for a, b in zip(online.blocks_, batch.blocks_, strict=True):
+        assert a.schema == b.schema and a.schema.levels[0] == tuple(b.schema.levels[0])
+        for u, v in zip(a.stats, b.stats, strict=True):
+            np.testing.assert_array_equal(u, v)
+    assert_same_fit(bnb.NaiveBayes({"Class": bnb.Categorical(categories=pd.Index(levels))})
+                    .fit(X, y), batch)
+    with pytest.raises(ValueError, match=r"one list of levels, but this Categorical has 3 "
+                                         r"columns \['Class', 'Sex', 'Age'\]; give one list per "
+                                         r"column .*\[levels\] \* 3"):
+        bnb.NaiveBayes(bnb.Categorical(categories=levels)).fit(X, y)
+    with pytest.raises(ValueError, match="mixes lists of levels and single values"):
+        bnb.NaiveBayes({"Class": bnb.Categorical(categories=["1st", ["2nd"]])}).fit(X, y)

@@ -336,6 +336,15 @@ class CategoricalShifted(NamedTuple):
     rounding: jax.Array  # () bound on the rounding of a row's scores (score_rounding)
 
 
+def _is_level_list(entry) -> bool:
+    """Whether an entry of ``categories`` is a column's list of levels rather than one level
+    (strings and bytes are levels; lists, tuples, ranges, arrays, Series, sets are lists)."""
+    if isinstance(entry, str | bytes):
+        return False
+    return isinstance(entry, list | tuple | range | set | frozenset | np.ndarray | pd.Index |
+                      pd.Series)
+
+
 #: code of a value outside the fitted levels (missing values are -1)
 UNSEEN = -2
 
@@ -353,7 +362,8 @@ def _rounding(delta: np.ndarray, delta_unseen: np.ndarray, offset: np.ndarray) -
     if float64_mode() or offset.size == 0:
         return np.zeros(())
     size = np.where(np.isfinite(delta), np.abs(delta), 0.0).max(axis=0)
-    per_column = np.maximum.reduceat(size, offset) if size.size else np.zeros(offset.size)
+    per_column = np.zeros(offset.size)  # (a column may have no level: no reduceat)
+    np.maximum.at(per_column, np.searchsorted(offset, np.arange(size.size), "right") - 1, size)
     unseen = np.where(np.isfinite(delta_unseen), np.abs(delta_unseen), 0.0).max(axis=0)
     m = np.maximum(per_column, unseen)
     eps = float(np.finfo(np.float32).eps)
@@ -384,8 +394,10 @@ class Categorical(Family):
         Dirichlet concentration. A scalar is symmetric over every column's levels; one value per
         column is symmetric within that column; a sequence of arrays gives each column's levels
         their own pseudo-counts (in the order of ``categories`` / the sorted levels).
-    categories : sequence of sequences, optional
-        The levels of each column, declared up front. By default the levels are the distinct
+    categories : sequence of sequences, or sequence of levels for one column, optional
+        The levels of each column, declared up front: one list per column
+        (``[["1st", "2nd"], ["F", "M"]]``), or for a Categorical of one column its levels
+        directly (``["1st", "2nd", "3rd", "Crew"]``). By default the levels are the distinct
         values seen at fit time, sorted.
     unseen : {"warn", "smooth", "error"}, default="warn"
         What a value never seen in training (nor declared) means at prediction under the
@@ -420,18 +432,15 @@ class Categorical(Family):
     # ------------------------------------------------------------------ host side
     def learn_schema(self, values: np.ndarray, columns: tuple) -> Schema:
         self._unseen_policy()
-        if self.categories is not None and len(self.categories) != len(columns):
-            raise ValueError(
-                f"Categorical: categories has {len(self.categories)} entries for the "
-                f"{len(columns)} columns {list(columns)[:5]}; give one list of levels per column.")
+        declared_levels = self._declared(columns)
         levels = []
-        seen_integers = None if self.categories is not None else _distinct_integers(values)
+        seen_integers = None if declared_levels is not None else _distinct_integers(values)
         for j, col in enumerate(columns):
             if seen_integers is not None:
                 levels.append(seen_integers[j])
                 continue
-            if self.categories is not None:
-                declared = tuple(self.categories[j])
+            if declared_levels is not None:
+                declared = declared_levels[j]
                 _refuse_mixing(np.asarray(declared, dtype=object), col)
                 if len(set(declared)) != len(declared):
                     raise ValueError(f"column {col!r}: declared categories repeat a value.")
@@ -442,11 +451,38 @@ class Categorical(Family):
                 levels.append(tuple(sorted(seen)))
             except TypeError:  # mixed types that do not order: keep first-seen order
                 levels.append(tuple(seen))
-        if self.categories is not None and len(self.categories) != len(columns):
-            raise ValueError(
-                f"Categorical: categories has {len(self.categories)} entries for "
-                f"{len(columns)} columns.")
         return Schema(columns=tuple(columns), levels=tuple(levels))
+
+    def _declared(self, columns: tuple) -> list[tuple] | None:
+        """The declared levels, one tuple per column, or ``None``.
+
+        ``categories`` is one sequence of levels per column (``[["a", "b"], [1, 2, 3]]``) or,
+        for a single column, its levels directly (``["1st", "2nd", "3rd", "Crew"]``). A flat
+        list for several columns is refused: it could mean the same levels for each column or
+        a mistake, and the message says how to write either.
+        """
+        if self.categories is None:
+            return None
+        entries = list(self.categories)
+        nested = [_is_level_list(e) for e in entries]
+        if entries and not any(nested):  # a flat list of levels: the single-column form
+            if len(columns) == 1:
+                return [tuple(entries)]
+            raise ValueError(
+                f"Categorical: categories=[{_show(entries)}] is one list of levels, but this "
+                f"Categorical has {len(columns)} columns {list(columns)[:5]}; give one list per "
+                f"column (categories=[[...], [...], ...]; the same levels for all: "
+                f"[levels] * {len(columns)}), or one Categorical per column in features=.")
+        if not all(nested):
+            raise ValueError(
+                f"Categorical: categories mixes lists of levels and single values "
+                f"({_show(entries)}); give one list of levels per column, or, for one column, "
+                f"a flat list of its levels.")
+        if len(entries) != len(columns):
+            raise ValueError(
+                f"Categorical: categories has {len(entries)} entries for the {len(columns)} "
+                f"columns {list(columns)[:5]}; give one list of levels per column.")
+        return [tuple(e) for e in entries]
 
     def encode(self, values, schema: Schema, *, unseen: str = "error",
                dtype=None) -> np.ndarray:
