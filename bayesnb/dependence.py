@@ -368,6 +368,7 @@ def dependence_report(model, X, y, columns=None) -> pd.DataFrame:
                           "skipped", *per_class_names])
     frame = frame.sort_values("log_bayes_factor", ascending=False, na_position="last",
                               kind="stable")
+    frame.attrs["columns"] = [u.name for u in units]  # the model's order, for the heat map
     frame.attrs["excluded_rows"] = ("rows where either column of a pair is missing are left "
                                     "out of that pair, under both hypotheses")
     return frame.reset_index(drop=True)
