@@ -337,6 +337,9 @@ def dependence_report(model, X, y, columns=None) -> pd.DataFrame:
     from ._data import labels_to_codes
 
     units, n_rows = _units(model, X)
+    place = {c: i for i, c in enumerate(model.columns)}  # the input's column order
+    units.sort(key=lambda u: min(place.get(c, len(place)) for c in
+                                 (u.name if u.kind == "multinomial" else (u.name,))))
     if columns is not None:
         wanted = list(columns)
         names = [u.name for u in units]
@@ -366,6 +369,8 @@ def dependence_report(model, X, y, columns=None) -> pd.DataFrame:
     frame = pd.DataFrame.from_records(
         records, columns=["column_a", "column_b", "log_bayes_factor", "method", "rows",
                           "skipped", *per_class_names])
+    for side in ("column_a", "column_b"):  # labels of any type (a block's tuple, integers)
+        frame[side] = pd.Series(frame[side].tolist(), index=frame.index, dtype=object)
     frame = frame.sort_values("log_bayes_factor", ascending=False, na_position="last",
                               kind="stable")
     frame.attrs["columns"] = [u.name for u in units]  # the model's order, for the heat map

@@ -49,8 +49,7 @@ def dependence_heatmap(report: pd.DataFrame, *, ax=None, annotate: bool | None =
         fig, ax = plt.subplots(figsize=(size + 1.2, size))
     else:
         fig = ax.figure
-    cmap = plt.get_cmap("RdBu_r").copy()
-    cmap.set_bad("0.85")
+    cmap = plt.get_cmap("RdBu_r").with_extremes(bad="0.85")
     image = ax.imshow(np.ma.masked_invalid(np.clip(values, -limit, limit)), cmap=cmap,
                       norm=TwoSlopeNorm(vcenter=0.0, vmin=-limit, vmax=limit))
     ax.set_xticks(range(n), matrix.columns, rotation=45, ha="right")
