@@ -84,6 +84,14 @@ the multinomial coefficients: both are the same under the two hypotheses. A Mult
 one unit (a row per block, named by the tuple of its columns; rows with a missing count are left
 out): its columns share the document length and are dependent by construction.
 
+**Reading the numbers.** A factor is comparable with 0 and with Jeffreys' thresholds, less so
+across pairs of different kinds: how negative an independent pair scores grows with the
+vagueness of the prior it is charged for (Bartlett's paradox). Under the Gaussian family's
+default ``kappa = 1e-3`` every extra mean a dependent model needs costs about
+:math:`\tfrac12\log(n/\kappa)`, so a discrete column against a Gaussian one with many levels
+reads far below 0; that says "no evidence of dependence", not "strongly independent". Every row
+counts once (sample weights are not taken).
+
 **Pairs without a closed form** are listed with ``log_bayes_factor`` NaN and the reason in
 ``skipped``, never dropped: two non-discrete columns of different families (Gaussian with
 Poisson, Poisson with Poisson, anything with a Multinomial block other than a discrete column),
