@@ -32,8 +32,8 @@ two columns', and by the Dirichlet's aggregation property its marginals are
 :math:`\mathrm{Dir}(N' p_a)` and :math:`\mathrm{Dir}(N' p_b)`: exactly the columns' own priors
 when :math:`A_a = A_b` (e.g. two Bernoulli columns, or two Categorical columns with as many
 levels and the same symmetric ``alpha``). The evidence of a table :math:`\mathbf n` under
-:math:`\mathrm{Dir}(\boldsymbol\alpha)` is
-:math:`\log\Gamma(A) - \log\Gamma(A + n) + \sum_v \log\Gamma(\alpha_v + n_v) - \log\Gamma(\alpha_v)`.
+:math:`\mathrm{Dir}(\boldsymbol\alpha)` is :math:`\log\Gamma(A) - \log\Gamma(A + n)
++ \sum_v \log\Gamma(\alpha_v + n_v) - \log\Gamma(\alpha_v)`.
 
 **Two Gaussian columns**: :math:`H_\text{ind}` is the model's Normal-Gamma prior per column,
 :math:`\lambda_j \sim \mathrm{Gamma}(a_j, b_j)`, :math:`\mu_j \mid \lambda_j \sim

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
+from sklearn.base import clone
 from sklearn.pipeline import make_pipeline
 
 import bayesnb as bnb
@@ -355,6 +356,8 @@ def test_joined_pipeline_equals_the_categorical_coding_and_survives_save(tmp_pat
     path = bnb.save(pipe[-1], tmp_path / "joined.bnb")
     np.testing.assert_array_equal(bnb.load(path).predict_proba(pipe[0].transform(X)), proba)
     assert list(pipe[0].get_feature_names_out()) == ["age0&age1&age2", "flag&flag_copy", "z"]
+    refit = clone(pipe[0]).fit(X)  # a scikit-learn estimator: clones and refits alike
+    assert refit.groups_ == pipe[0].groups_
 
 
 # ---------------------------------------------------------------------- heat map, example
