@@ -17,6 +17,12 @@ fitted model or the model file. The price: the join must be applied to the data 
 ``"a&b"``, levels ``"x&y"``); the joiner itself is its two parameters, to rebuild beside
 ``bayesnb.load``.
 
+The joined column gets its own family and prior (dtype inference: ``Categorical(alpha=1)``, a
+uniform Dirichlet over the combinations seen at fit; two Bernoulli(1, 1) columns that always agree
+join into exactly one Bernoulli(1, 1) column). A combination never seen at fit is a new level at
+prediction: declare the levels with ``Categorical(categories=...)`` on the joined column, or let
+the Categorical family's rule for unseen values apply.
+
 Values: each value is written with ``str`` (a float that is an integer as an int, so ``1`` and
 ``1.0`` give the same level whether or not a column held missing values), joined with ``sep``.
 A row with any member missing gets a missing joined value (the model leaves that factor out for
