@@ -7,6 +7,7 @@
 __version__ = "0.1.0"
 
 from .coursework import from_tables  # noqa: E402
+from .dependence_plot import dependence_heatmap  # noqa: E402
 from .estimator import METHODS, NaiveBayes, merge  # noqa: E402
 from .families import (  # noqa: E402
     REGISTRY,
@@ -18,6 +19,7 @@ from .families import (  # noqa: E402
     Multinomial,
     Poisson,
 )
+from .joining import JoinColumns, join_columns  # noqa: E402
 from .persistence import ModelFileError, load, save  # noqa: E402
 
 __all__ = [
@@ -27,12 +29,15 @@ __all__ = [
     "Categorical",
     "Family",
     "Gaussian",
+    "JoinColumns",
     "KernelDensity",
     "ModelFileError",
     "Multinomial",
     "NaiveBayes",
     "Poisson",
+    "dependence_heatmap",
     "from_tables",
+    "join_columns",
     "load",
     "merge",
     "save",

@@ -168,3 +168,36 @@ def _declared(clf, X, y, hyperparameter: str):
     probe = clone(clf).set_params(method="mean").fit(X, y)  # the method does not change them
     return clone(clf).set_params(features={tuple(block.schema.columns): block.family
                                            for block in probe.blocks_})
+
+
+def dependence(clf, X, y, *, columns=None) -> pd.DataFrame:
+    """Is the naive assumption safe? One row per pair of columns with the log Bayes factor for
+    "dependent given the class" against "independent given the class" (> 0 favours dependence;
+    by Jeffreys' scale > 2.3 strong, > 4.6 decisive), strongest evidence first.
+
+    Both hypotheses use ``clf``'s fitted priors (an unfitted ``clf`` is fitted on ``(X, y)``
+    first); the closed forms, and how each pair of families is handled, are in
+    :mod:`bayesnb.dependence`. Rows where either column of a pair is missing are left out of that
+    pair, under both hypotheses. Act on a dependent pair of discrete columns with
+    :func:`bayesnb.join_columns` (one Categorical over their combined levels).
+
+    Parameters
+    ----------
+    clf : NaiveBayes
+    X, y : the data to weigh (usually the training data)
+    columns : sequence, optional
+        Only pairs among these columns (a Multinomial block is named by the tuple of its
+        columns). The number of pairs grows as the square of the number of columns.
+
+    Returns
+    -------
+    DataFrame with columns ``column_a``, ``column_b``, ``log_bayes_factor``, ``method`` (which
+    closed form), ``rows`` (complete rows used), ``skipped`` (why a pair has no factor: NaN
+    factor, listed last) and one ``class=<label>`` column per class (its share of the sum; NaN
+    for pooled Gaussian pairs, whose evidence does not split by class).
+    """
+    from .dependence import dependence_report
+
+    if "fitted_" not in clf.__dict__:
+        clf = clone(clf).fit(X, y)
+    return dependence_report(clf.fitted_, X, y, columns=columns)

@@ -20,6 +20,7 @@ CASES = {
                            ["labeled + unlabeled", "posterior sd"]),
     "learned_smoothing.py": (["--samples", "200"], ["learned alpha (MCMC)", "empirical Bayes"]),
     "mcmc_arviz.py": (["--samples", "200", "--out", "{tmp}"], ["r_hat", "class_probs.png"]),
+    "dependence.py": ([], ["joint Dirichlet", "joined groups"]),  # numbers: test_dependence.py
     "dask_and_chunks.py": ([], ["chunked CSV (400 rows a chunk) == in memory: True",
                                 "dask (4 partitions) == in memory: True",
                                 "dask predict_proba == in memory: True"]),
