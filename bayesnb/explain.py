@@ -109,6 +109,13 @@ def masked_rows(model: FittedModel, row: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def refuse_draws():
+    raise ValueError("method='mcmc' averages p(x, class | theta) over draws, which does not "
+                     "factor column by column, so it has no per-column explanation; explain "
+                     "the exact counterpart instead: clf.set_params(method='bayes') (same "
+                     "fit), or 'mean' for the posterior-mean tables.")
+
+
 def explain_row(model: FittedModel, scorer, x, *, log: bool = False) -> pd.DataFrame:
     """The factors of the prediction of one row (see the module docstring): a DataFrame with
     the classes as columns and ``"prior"``, one entry per column, ``"joint"`` and
@@ -117,10 +124,7 @@ def explain_row(model: FittedModel, scorer, x, *, log: bool = False) -> pd.DataF
     from .scoring import TableScorer
 
     if not isinstance(scorer, TableScorer):
-        raise ValueError("method='mcmc' averages p(x, class | theta) over draws, which does not "
-                         "factor column by column, so it has no per-column explanation; "
-                         "explain the exact counterpart instead: clf.set_params(method='bayes')"
-                         " (refit), or 'mean' for the posterior-mean tables.")
+        refuse_draws()
     row = one_row(model, x)
     frame = masked_rows(model, row)
     joint, _ = scorer.scores(frame, "joint")

@@ -28,6 +28,7 @@ unweighted.
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -35,6 +36,8 @@ import numpy as np
 from scipy import sparse
 
 from ._blocks import levels_of, raw_blocks
+from . import _kernels
+from ._kernels import bucket, pad_rows
 from ._classes import class_log_prior
 from ._data import labels_to_codes
 from .fitted import FittedModel, check_parametric, check_weight, chunk_statistics
@@ -42,7 +45,7 @@ from .fitted import FittedModel, check_parametric, check_weight, chunk_statistic
 #: rows x classes x (block width) elements held at once while scoring left-out rows
 _BUDGET = 1 << 22
 #: left-out rows whose statistics are computed in one pass (each row its own "class")
-_ROWS = 128
+_ROWS = 1024
 
 QUANTITIES = ("conditional", "joint")
 
@@ -108,16 +111,19 @@ def leave_one_out(model: FittedModel, method: str, class_alpha, class_prior, X, 
     weight = check_weight(sample_weight, n)
     n_classes = len(model.classes)
     with jax.enable_x64(True):
-        full = chunk_statistics(model.blocks, raws, codes, weight, n_classes)
+        xs = [b.family.encode(raw, b.schema) for b, raw in zip(model.blocks, raws, strict=True)]
+        full = _statistics(model, raws, xs, codes, weight, n_classes)
         counts = np.bincount(codes, weights=weight, minlength=n_classes)
         _check_training_data(model, full, counts, sample_weight is None)
         pointwise = np.empty(n)
-        for start in range(0, n, _ROWS):
-            stop = min(n, start + _ROWS)
+        width = sum(np.shape(r)[1] for r in raws) + 1
+        step = int(np.clip(_BUDGET // (n_classes * width), 8, _ROWS))
+        for start in range(0, n, step):
+            stop = min(n, start + step)
             pointwise[start:stop] = _left_out(model, method, class_alpha, class_prior, full,
                                               counts, [r[start:stop] for r in raws],
-                                              codes[start:stop], weight[start:stop], quantity,
-                                              start)
+                                              [x[start:stop] for x in xs], codes[start:stop],
+                                              weight[start:stop], quantity, start)
     total = float(np.sum(pointwise))
     se = float(np.sqrt(n * np.var(pointwise))) if np.all(np.isfinite(pointwise)) else np.nan
     return LooResult(pointwise, total, se, method, quantity)
@@ -147,21 +153,39 @@ def _check_training_data(model, full, counts, unweighted: bool) -> None:
                     f"fitted on.")
 
 
-def _left_out(model, method, class_alpha, class_prior, full, counts, raws, codes, weight,
+def _statistics(model, raws, xs, codes, weight, n_classes) -> tuple:
+    """Per-class statistics of the rows (float64): the fit's own kernels, fed the blocks
+    encoded once (the fit's chunk-by-chunk encoding is most of the cost here); sparse input
+    takes the fit's sparse path."""
+    if any(sparse.issparse(x) for x in xs):
+        return tuple(chunk_statistics(model.blocks, raws, codes, weight, n_classes))
+    sources = []
+    for b, x in zip(model.blocks, xs, strict=True):
+        dtype = np.dtype(np.int32) if b.family.integer_codes else np.dtype(np.float64)
+        one_hot = sum(len(lv) for lv in b.schema.levels) * 8
+        sources.append(_kernels.Source(lambda start, stop, x=x: x[start:stop], x.shape[1],
+                                       dtype, lambda: None, one_hot,
+                                       columns=tuple(b.schema.columns)))
+    return _kernels.stream_suff_stats(model.families, tuple(levels_of(b.schema)
+                                                             for b in model.blocks),
+                                      n_classes, sources, codes, weight)
+
+
+def _left_out(model, method, class_alpha, class_prior, full, counts, raws, xs, codes, weight,
               quantity, first_row) -> np.ndarray:
     """The pointwise values of one chunk of rows (float64; x64 is on)."""
     m, n_classes = len(codes), len(model.classes)
     hot = np.eye(n_classes)[codes]  # (m, K): each row's own class
     # each row's statistics: the chunk's rows as so many "classes" of one row each
-    rows = chunk_statistics(model.blocks, raws, np.arange(m), weight, _ROWS)
+    rows = _statistics(model, raws, xs, np.arange(m), weight, bucket(m))
     scores = class_log_prior(counts - weight[:, None] * hot, class_alpha, class_prior,
                              method).copy()
     normalizer = np.zeros(m)
-    for block, stats, row_stats, raw in zip(model.blocks, full, rows, raws, strict=True):
+    for block, stats, row_stats, x in zip(model.blocks, full, rows, xs, strict=True):
         family = type(block.family)
-        x = block.family.encode(raw, block.schema)
         x = x.toarray() if sparse.issparse(x) else np.asarray(x)
-        normalizer += np.asarray(family.log_normalizer(jnp.asarray(x)), dtype=np.float64)
+        if quantity == "joint":
+            normalizer += np.asarray(_log_normalizer(family, jnp.asarray(x)), np.float64)
         scores += _block_scores(block, family, method, stats, row_stats, hot, x)
     own = scores[np.arange(m), codes]
     if quantity == "joint":
@@ -186,8 +210,7 @@ def _left_out(model, method, class_alpha, class_prior, full, counts, raws, codes
 
 def _block_scores(block, family, method, stats, row_stats, hot, x) -> np.ndarray:
     """``(m, K)`` log p(x_i | k, D without row i) of one block, class-free constants left out."""
-    m, n_classes = hot.shape
-    levels = levels_of(block.schema)
+    m = hot.shape[0]
 
     def embed(full_leaf, row_leaf):
         full_leaf = np.asarray(full_leaf, np.float64)
@@ -199,20 +222,31 @@ def _block_scores(block, family, method, stats, row_stats, hot, x) -> np.ndarray
                 own * row_leaf[:, None])  # the row's statistics in its own class, 0 elsewhere
 
     pairs = [embed(f, r) for f, r in zip(stats, row_stats, strict=True)]
-    kept = family.remove_stats(type(stats)(*(jnp.asarray(a) for a, _ in pairs)),
-                               type(stats)(*(jnp.asarray(b) for _, b in pairs)))
-    prior = block.prior
+    rows = bucket(m)  # padded to a few sizes, so the compiled function is reused
+    a = type(stats)(*(pad_rows(p[0], rows) for p in pairs))
+    b = type(stats)(*(pad_rows(p[1], rows) for p in pairs))
+    out = _scores(family, method, levels_of(block.schema), block.prior, a, b,
+                  pad_rows(x, rows))
+    return np.asarray(out, dtype=np.float64)[:m]
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2))
+def _scores(family, method, levels, prior, full, row, x):
+    """Per row: the statistics without the row (``remove_stats``), the method's table from
+    them, and the row's log score under every class."""
+    kept = family.remove_stats(full, row)
 
     def one(s, xi):
         if method == "bayes":
             return family.log_predictive(family.posterior(prior, s), xi[None], levels)[0]
         return family.log_likelihood(family.estimate(prior, s, method), xi[None], levels)[0]
 
-    per_row = max(1, _BUDGET // max(1, n_classes * max(x.shape[1], 1)))
-    out = [np.asarray(jax.vmap(one)(jax.tree_util.tree_map(lambda a: a[i:i + per_row], kept),
-                                    jnp.asarray(x[i:i + per_row])), dtype=np.float64)
-           for i in range(0, m, per_row)]
-    return np.concatenate(out)
+    return jax.vmap(one)(kept, x)
+
+
+@partial(jax.jit, static_argnums=0)
+def _log_normalizer(family, x):
+    return family.log_normalizer(x)
 
 
 # ---------------------------------------------------------------------- draws (ArviZ)

@@ -155,8 +155,10 @@ class BayesianReports:
         logs. A missing value's factor is 1 (log 0); ``attrs["missing"]`` lists those columns.
         ``method="mcmc"`` is refused (its draw average does not factor by column). See
         :mod:`bayesnb.explain`."""
-        from .explain import explain_row
+        from .explain import explain_row, refuse_draws
 
+        if self.method == "mcmc":
+            refuse_draws()
         return explain_row(self._fitted(), self._scorer(), x, log=log)
 
     def weight_of_evidence(self, x, a, b, *, unit: str = "nats"):
@@ -164,8 +166,10 @@ class BayesianReports:
         log p(x_j | a) - log p(x_j | b), between ``"prior"`` (the prior log odds) and
         ``"posterior"`` (the posterior log odds, the sum of everything above it); ``unit``
         "nats", "bits" or "decibans"."""
-        from .explain import weight_of_evidence
+        from .explain import refuse_draws, weight_of_evidence
 
+        if self.method == "mcmc":
+            refuse_draws()
         return weight_of_evidence(self._fitted(), self._scorer(), x, a, b, unit=unit)
 
     def loo(self, X, y, sample_weight=None, *, quantity: str = "conditional"):
