@@ -276,31 +276,41 @@ def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
         for b, raw in zip(model.blocks, raws, strict=True):
             x = b.family.encode(raw, b.schema, unseen="smooth")
             xs.append(x.toarray() if sparse.issparse(x) else np.asarray(x))
-        tables = []
-        for b, site in zip(model.blocks, block_sites(model.blocks), strict=True):
-            family = type(b.family)
-            post = family.posterior(b.prior, b.stats)
-            sample = jax.tree_util.tree_map(jnp.asarray, _block_draws(flat, site))
-            tables.append(jax.vmap(lambda s, f=family, p=post: f.params_from_sample(s, p))(
-                sample))
+        tables = tuple(
+            _draw_tables(type(b.family), type(b.family).posterior(b.prior, b.stats),
+                         jax.tree_util.tree_map(jnp.asarray, _block_draws(flat, site)))
+            for b, site in zip(model.blocks, block_sites(model.blocks), strict=True))
+        families = tuple(type(b.family) for b in model.blocks)
+        levels = tuple(levels_of(b.schema) for b in model.blocks)
         width = sum(x.shape[1] for x in xs) + len(model.classes)
-        rows = max(1, _BUDGET // max(1, n_draws * width))
+        rows = max(8, _BUDGET // max(1, n_draws * width))
         out = np.empty((n_draws, n))
         for start in range(0, n, rows):
             stop = min(n, start + rows)
-            s = jnp.asarray(class_lp)[:, None, :]
-            for b, table, x in zip(model.blocks, tables, xs, strict=True):
-                family, levels = type(b.family), levels_of(b.schema)
-                chunk = jnp.asarray(x[start:stop])
-                s = s + jax.vmap(lambda t, f=family, c=chunk, v=levels: f.log_likelihood(
-                    t, c, v))(table)
-                if quantity == "joint":
-                    s = s + family.log_normalizer(chunk)[None, :, None]
-            s = np.asarray(s, dtype=np.float64)  # (S, rows, K)
-            own = s[:, np.arange(stop - start), codes[start:stop]]
-            if quantity == "conditional":
-                from scipy.special import logsumexp
-
-                own = own - logsumexp(s, axis=-1)
-            out[:, start:stop] = own
+            m = bucket(stop - start)
+            s = _draw_scores(families, levels, quantity == "joint", jnp.asarray(class_lp),
+                             tables, tuple(jnp.asarray(pad_rows(x[start:stop], m)) for x in xs),
+                             jnp.asarray(pad_rows(codes[start:stop], m)))
+            out[:, start:stop] = np.asarray(s, dtype=np.float64)[:, :stop - start]
     return out.reshape(shape + (n,))
+
+
+@partial(jax.jit, static_argnums=0)
+def _draw_tables(family, posterior, sample):
+    """The plug-in table of every draw (a leading draw axis)."""
+    return jax.vmap(lambda one: family.params_from_sample(one, posterior))(sample)
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2))
+def _draw_scores(families, levels, joint, class_lp, tables, xs, codes):
+    """``(S, m)``: log p(x_i, y_i | theta_s) (``joint``) or log p(y_i | x_i, theta_s)."""
+
+    def one_draw(lp, tabs):
+        s = lp[None, :] + sum(f.log_likelihood(t, x, v) for f, t, x, v in
+                              zip(families, tabs, xs, levels, strict=True))
+        own = jnp.take_along_axis(s, codes[:, None], axis=1)[:, 0]
+        if joint:
+            return own + sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))
+        return own - jax.nn.logsumexp(s, axis=1)
+
+    return jax.vmap(one_draw)(class_lp, tables)
