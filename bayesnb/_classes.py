@@ -28,7 +28,7 @@ def class_log_prior(counts: np.ndarray, class_alpha, class_prior, method: str) -
     of shape ``(..., K)`` (e.g. one row of counts per left-out row) give ``(..., K)``."""
     counts = np.asarray(counts, dtype=np.float64)
     if class_prior is not None:
-        return np.broadcast_to(np.log(_fixed(class_prior, counts.shape[-1])), counts.shape)
+        return np.log(_fixed(class_prior, counts.shape[-1])) + np.zeros(counts.shape)
     gamma = _concentration(class_alpha, counts.shape[-1])
     if method == "map":
         if np.any((gamma > 0) & (gamma < 1)):

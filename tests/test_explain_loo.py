@@ -335,3 +335,36 @@ def test_example_runs_and_the_readme_quotes_it():
             quoted = line[len("README: "):]
             assert quoted in out.stdout and quoted in readme, quoted
     assert "0.0053" in out.stdout
+
+
+# ---------------------------------------------------------------------- remove_stats
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_values = st.lists(st.floats(-100, 100, allow_nan=False), min_size=0, max_size=6)
+
+
+def _gaussian_stats(values):
+    from bayesnb.families.gaussian import GaussianStats
+
+    v = np.asarray(values, dtype=np.float64)
+    mean = v.mean() if len(v) else 0.0
+    return GaussianStats(np.array([[float(len(v))]]), np.array([[mean]]),
+                         np.array([[np.sum((v - mean) ** 2)]]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_values, st.lists(st.floats(-100, 100, allow_nan=False), min_size=1, max_size=3))
+def test_gaussian_remove_stats_undoes_merge_stats(kept, removed):
+    """Statistics of a sample without a subset equal the subset-free sample's, computed by
+    hand, to the rounding of the merged statistics (the downdate subtracts from them)."""
+    from bayesnb.families.gaussian import Gaussian
+
+    merged = Gaussian.merge_stats(_gaussian_stats(kept), _gaussian_stats(removed))
+    got = Gaussian.remove_stats(merged, _gaussian_stats(removed))
+    want = _gaussian_stats(kept)
+    scale = 1e-9 * (1.0 + float(merged.m2[0, 0]))
+    np.testing.assert_allclose(got.count, want.count)
+    np.testing.assert_allclose(got.mean, want.mean, atol=1e-9 * 100)
+    np.testing.assert_allclose(got.m2, want.m2, atol=scale)
+    assert float(got.m2[0, 0]) >= 0.0
