@@ -18,6 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import bayesnb as bnb
@@ -338,9 +340,6 @@ def test_example_runs_and_the_readme_quotes_it():
 
 
 # ---------------------------------------------------------------------- remove_stats
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
 _values = st.lists(st.floats(-100, 100, allow_nan=False), min_size=0, max_size=6)
 
 
