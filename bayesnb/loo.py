@@ -62,7 +62,8 @@ class LooResult:
     elpd_loo : float
         Their sum (ArviZ's ``elpd_loo``).
     se : float
-        Its standard error, ``sqrt(n * var(pointwise))`` as ``az.loo`` reports it.
+        Its standard error, ``sqrt(n * var(pointwise))`` as ``az.loo`` reports it (NaN when
+        a row has probability zero, log -inf, which ``ml`` and ``map`` can give).
     method, quantity : str
     """
 
