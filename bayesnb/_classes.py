@@ -24,11 +24,12 @@ from scipy.special import gammaln
 
 
 def class_log_prior(counts: np.ndarray, class_alpha, class_prior, method: str) -> np.ndarray:
-    """log p(c = k | data) used by a plug-in or exact-Bayes prediction, shape ``(K,)``."""
+    """log p(c = k | data) used by a plug-in or exact-Bayes prediction, shape ``(K,)``; counts
+    of shape ``(..., K)`` (e.g. one row of counts per left-out row) give ``(..., K)``."""
     counts = np.asarray(counts, dtype=np.float64)
     if class_prior is not None:
-        return np.log(_fixed(class_prior, len(counts)))
-    gamma = _concentration(class_alpha, len(counts))
+        return np.log(_fixed(class_prior, counts.shape[-1])) + np.zeros(counts.shape)
+    gamma = _concentration(class_alpha, counts.shape[-1])
     if method == "map":
         if np.any((gamma > 0) & (gamma < 1)):
             raise ValueError(
@@ -41,7 +42,7 @@ def class_log_prior(counts: np.ndarray, class_alpha, class_prior, method: str) -
         pseudo = gamma
     num = counts + pseudo
     with np.errstate(divide="ignore"):
-        return np.log(num) - np.log(num.sum())
+        return np.log(num) - np.log(num.sum(axis=-1, keepdims=True))
 
 
 def class_log_evidence(counts: np.ndarray, class_alpha, class_prior) -> float:

@@ -6,6 +6,7 @@
     bayesnb fit titanic --method mcmc --num-chains 4 -o titanic.bnb   # NUTS draws, saved
     bayesnb predict titanic.bnb new.csv  # predictions and class probabilities as CSV
     bayesnb show titanic.bnb             # priors, conditional tables and evidence
+    bayesnb explain titanic.bnb rows.csv # the factors of each row's prediction
     bayesnb datasets                     # the built-in datasets, one line each
     bayesnb --version
 
@@ -352,6 +353,17 @@ def _cmd_show(args) -> int:
     return 0
 
 
+# ---- explain (issue 13, section 3): the logic lives in bayesnb/explain.py
+def _cmd_explain(args) -> int:
+    from . import load
+    from .explain import report
+
+    X, _ = _read_features(args.data)
+    print(report(load(args.model), X, log=args.log, versus=args.versus), end="")
+    return 0
+# ---- end explain
+
+
 def _cmd_datasets(args) -> int:
     names = datasets.names()
     width = max(map(len, names))
@@ -448,6 +460,18 @@ def build_parser() -> argparse.ArgumentParser:
                        "log evidence.")
     p.add_argument("model", help="a model file")
     p.set_defaults(run=_cmd_show)
+
+    # ---- explain (issue 13, section 3)
+    p = sub.add_parser("explain", help="show the factors of each row's prediction",
+                       description="Per row: p(class), each column's p(x_j | class), the "
+                       "joint p(x, class) and p(class | x) (see NaiveBayes.explain).")
+    p.add_argument("model", help="a model file")
+    p.add_argument("data", help="a CSV/Parquet file with one or more rows to explain")
+    p.add_argument("--log", action="store_true", help="natural logs instead of probabilities")
+    p.add_argument("--versus", nargs=2, metavar=("A", "B"),
+                   help="also the weight of evidence of each column for class A against B")
+    p.set_defaults(run=_cmd_explain)
+    # ---- end explain
 
     p = sub.add_parser("datasets", help="list the built-in datasets",
                        description="The built-in datasets, one line each: rows, columns, "

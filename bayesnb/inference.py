@@ -271,13 +271,14 @@ def dims_and_coords(fitted):
 
 
 def to_inference_data(fitted, draws, sample_stats=None, prior_draws=None, *, backend=None,
-                      predictive=None):
+                      predictive=None, log_likelihood=None):
     """ArviZ data for ``draws``: ``InferenceData`` with arviz 0.x (Python 3.11), an
     ``xarray.DataTree`` with arviz 1.x (``arviz_base``); groups posterior, sample_stats, prior
     and observed_data (the class counts), with named dims and coords.
 
     ``backend`` is the module whose ``from_dict`` builds it: by default ``arviz``; pass
-    ``arviz_base`` to get a DataTree on Python 3.11 too.
+    ``arviz_base`` to get a DataTree on Python 3.11 too. ``log_likelihood``: ``{name:
+    (chains, draws, rows)}`` per-row log likelihoods (``bayesnb.loo.draws_log_likelihood``).
     """
     az = backend if backend is not None else _arviz()
     dims, coords = dims_and_coords(fitted)
@@ -288,6 +289,9 @@ def to_inference_data(fitted, draws, sample_stats=None, prior_draws=None, *, bac
         groups["sample_stats"] = sample_stats
     if prior_draws is not None:
         groups["prior"] = prior_draws
+    if log_likelihood is not None:  # per row and draw, for az.loo / az.waic / az.compare
+        groups["log_likelihood"] = log_likelihood
+        dims.update({k: ["row"] for k in log_likelihood})
     for group, sites in (predictive or {}).items():
         groups[group] = {k: v[None] for k, v in sites.items()}  # one chain
         for k, v in sites.items():

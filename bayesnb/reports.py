@@ -97,7 +97,8 @@ class BayesianReports:
         return diagnostics(self.fitted_, nuts.draws, nuts.sample_stats)
 
     def to_arviz(self, draws=None, *, prior_draws: int | None = 500, seed=0, backend=None,
-                 predictive_rows: int | None = None):
+                 predictive_rows: int | None = None, X=None, y=None,
+                 log_likelihood: str = "joint"):
         """Export draws to ArviZ (``InferenceData`` with arviz 0.x, ``DataTree`` with 1.x).
 
         ``draws`` defaults to the NUTS draws (``method="mcmc"``) or else 1000 exact conjugate
@@ -106,7 +107,14 @@ class BayesianReports:
         ``backend=arviz_base`` builds an arviz 1.x DataTree on any Python.
         ``predictive_rows=n`` adds prior_predictive and posterior_predictive groups: ``n``
         synthetic rows per draw from the model (encoded: label and category codes; dims
-        ``row`` and the block's columns), from up to 200 draws."""
+        ``row`` and the block's columns), from up to 200 draws.
+
+        ``X, y`` (the training rows) add a ``log_likelihood`` group for ``az.loo``, ``az.waic``
+        and ``az.compare``: one variable, dims (chain, draw, row), holding per draw
+        log p(x_i, y_i | theta) (``log_likelihood="joint"``, the generative model's
+        likelihood of row i; az.loo then estimates what ``loo(X, y, quantity="joint")``
+        computes exactly) or log p(y_i | x_i, theta) (``"conditional"``). The variable is
+        named ``"xy"`` or ``"y_given_x"``, whatever the parameters are called."""
         from .inference import to_inference_data
         from .model import simulate_sites
 
@@ -125,8 +133,63 @@ class BayesianReports:
                                                 num_draws=n, seed=seed)
                           for group, posterior in (("posterior_predictive", True),
                                                    ("prior_predictive", False))}
+        log_lik = None
+        if X is not None or y is not None:  # issue 13 section 4: per-row log likelihoods
+            from .loo import draws_log_likelihood
+
+            if X is None or y is None:
+                raise ValueError("the log_likelihood group needs both X and y.")
+            values = draws_log_likelihood(model, self._class_setup()[1], draws, X, y,
+                                          log_likelihood)
+            log_lik = {"xy" if log_likelihood == "joint" else "y_given_x": values}
         return to_inference_data(self.fitted_, draws, sample_stats, prior, backend=backend,
-                                 predictive=predictive)
+                                 predictive=predictive, log_likelihood=log_lik)
+
+    # ------------------------------------------------------------------ issue 13, 3 and 4
+    def explain(self, x, *, log: bool = False):
+        """The factors of the prediction of one row ``x``: a DataFrame with the classes as
+        columns and, as index, ``"prior"`` p(c), each column's p(x_j | c) (a density for a
+        continuous column; a Multinomial block is one entry keyed by the tuple of its
+        columns), ``"joint"`` p(x, c) (their product) and ``"posterior"`` p(c | x). Under
+        ``method="bayes"`` the factors are the exact predictives. ``log=True`` gives natural
+        logs. A missing value's factor is 1 (log 0); ``attrs["missing"]`` lists those columns.
+        ``method="mcmc"`` is refused (its draw average does not factor by column). See
+        :mod:`bayesnb.explain`."""
+        from .explain import explain_row, refuse_draws
+
+        if self.method == "mcmc":
+            refuse_draws()
+        return explain_row(self._fitted(), self._scorer(), x, log=log)
+
+    def weight_of_evidence(self, x, a, b, *, unit: str = "nats"):
+        """Per column of one row ``x``, the weight of evidence for class ``a`` against ``b``,
+        log p(x_j | a) - log p(x_j | b), between ``"prior"`` (the prior log odds) and
+        ``"posterior"`` (the posterior log odds, the sum of everything above it); ``unit``
+        "nats", "bits" or "decibans"."""
+        from .explain import refuse_draws, weight_of_evidence
+
+        if self.method == "mcmc":
+            refuse_draws()
+        return weight_of_evidence(self._fitted(), self._scorer(), x, a, b, unit=unit)
+
+    def loo(self, X, y, sample_weight=None, *, quantity: str = "conditional"):
+        """Exact leave-one-out on the training rows, without refitting: per row
+        log p(y_i | x_i, D without row i) (``quantity="joint"``: log p(x_i, y_i | D without
+        row i)) under the current closed-form method, their sum ``elpd_loo`` and its standard
+        error ``se`` (as ``az.loo`` reports them). ``X, y`` and ``sample_weight`` must be
+        those of the fit (checked against the model's statistics). Costs about one
+        prediction. ``method="mcmc"``: use ``az.loo(clf.to_arviz(X=X, y=y))``. See
+        :mod:`bayesnb.loo`."""
+        from .loo import leave_one_out
+
+        model = self._fitted()
+        if self.method == "mcmc":
+            raise ValueError("exact leave-one-out is for the closed-form methods ('ml', 'map', "
+                             "'mean', 'bayes'); for method='mcmc' use PSIS-LOO: "
+                             "az.loo(clf.to_arviz(X=X, y=y)).")
+        self._scorer()  # the method's checks (undefined full-data estimates, priors)
+        return leave_one_out(model, self.method, self.class_alpha, self._class_prior_array(),
+                             X, y, sample_weight, quantity)
 
     @property
     def posterior_(self) -> list:
@@ -169,4 +232,7 @@ class BayesianReports:
             lines.append(f"log evidence: {self.log_evidence():.6f}")
         except ValueError as err:
             lines.append(f"log evidence: undefined ({err})")
+        lines += ["", "Per-row working: clf.explain(x) lists the factors p(c), p(x_j | c), "
+                  "p(x, c) and p(c | x) of one prediction (bayesnb explain MODEL ROWS.csv); "
+                  "clf.weight_of_evidence(x, a, b) each column's log odds for a against b."]
         return "\n".join(lines)

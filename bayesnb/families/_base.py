@@ -169,6 +169,13 @@ class Family:
         return jax.tree_util.tree_map(lambda u, v: u + v, a, b)
 
     @staticmethod
+    def remove_stats(a: NamedTuple, b: NamedTuple) -> NamedTuple:
+        """Statistics of data set ``a`` without its subset ``b``: the inverse of
+        ``merge_stats`` (differences of sums unless the family says otherwise), elementwise,
+        so any leading batch axes broadcast (exact leave-one-out, ``bayesnb.loo``)."""
+        return jax.tree_util.tree_map(lambda u, v: u - v, a, b)
+
+    @staticmethod
     def estimate(prior: NamedTuple, stats: NamedTuple, method: str) -> NamedTuple:
         """Plug-in parameters for ``method`` in {'ml', 'map', 'mean'}, in the form
         ``log_likelihood`` reads."""

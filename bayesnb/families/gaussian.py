@@ -254,6 +254,25 @@ class Gaussian(Family):
         return GaussianStats(count, mean, m2)
 
     @staticmethod
+    def remove_stats(a: GaussianStats, b: GaussianStats) -> GaussianStats:
+        r"""The inverse of :meth:`merge_stats`: with :math:`n' = n - w`,
+        :math:`\bar x' = (n\bar x - w\bar x_b)/n'` and :math:`M_2' = M_2 - M_{2b} - (\bar x_b -
+        \bar x)^2\, n w / n'` (empty statistics where :math:`n' = 0`). The difference
+        cancels where the rest has (almost) no spread: a result within float rounding of
+        :math:`M_2` is the exact zero it stands for (e.g. two values, one left out)."""
+        xp = xp_of(a, b)
+        count = a.count - b.count
+        kept = count > 0
+        safe = xp.where(kept, count, 1.0)
+        delta = b.mean - a.mean
+        mean = xp.where(kept, a.mean - delta * (b.count / safe), 0.0)
+        removed = b.m2 + delta**2 * a.count * b.count / safe
+        m2 = a.m2 - removed
+        eps = xp.finfo(xp.result_type(m2)).eps
+        m2 = xp.where(kept & (m2 > 64 * eps * (a.m2 + removed)), m2, 0.0)
+        return GaussianStats(count, mean, m2)
+
+    @staticmethod
     def _class_terms(prior: NormalGammaPrior, stats: GaussianStats):
         kappa_n = prior.kappa + stats.count
         loc_n = (prior.kappa * prior.loc + stats.count * stats.mean) / kappa_n

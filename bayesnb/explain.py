@@ -1,0 +1,202 @@
+r"""Show the working of one prediction: the factors naive Bayes multiplies, and the weight of
+evidence of each column.
+
+For a row :math:`x` and each class :math:`k` the prediction is
+
+.. math::
+
+    p(k \mid x) = \frac{p(k) \prod_j p(x_j \mid k)}{\sum_{k'} p(k') \prod_j p(x_j \mid k')},
+
+and :func:`explain` lists its factors: ``"prior"`` :math:`p(k)`, one entry per column
+:math:`p(x_j \mid k)` (a probability for a discrete column, a density for a continuous one),
+``"joint"`` :math:`p(x, k)` (their product) and ``"posterior"`` :math:`p(k \mid x)`. The method
+decides the numbers: the plug-in tables of ``ml``/``map``/``mean``, the stated tables of
+:func:`bayesnb.from_tables`, and under ``bayes`` the exact predictives (the label's
+:math:`(n_k+\gamma_k)/(N+\Gamma_0)`, each column's posterior predictive). A Multinomial block is
+one random vector (a document's word counts), so it is one entry, keyed by the *tuple* of its
+columns (as in :meth:`~bayesnb.NaiveBayes.conditional_tables`; select it with
+``frame.loc[[key]]``); every other column is its own entry, keyed by its name. A missing value
+drops out of the likelihood: its factor is exactly 1 (0 in log space), and the frame's
+``attrs["missing"]`` lists those columns.
+
+The weight of evidence of column :math:`j` for class :math:`a` against :math:`b` (I. J. Good) is
+:math:`\log p(x_j \mid a) - \log p(x_j \mid b)`; the prior log odds plus the weights give the
+posterior log odds :math:`\log p(a \mid x) - \log p(b \mid x)`.
+
+Each factor is computed by the method's own scorer on copies of the row in which every other
+column is missing, so the explanation is the prediction's arithmetic, not a second
+implementation of it. ``method="mcmc"`` averages :math:`p(x, k \mid \theta)` over draws, which does
+not factorise by column; it is refused (refit with ``method="bayes"``, the exact counterpart,
+for an explanation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .fitted import FittedModel
+
+UNITS = {"nats": 1.0, "bits": 1.0 / np.log(2.0), "decibans": 10.0 / np.log(10.0)}
+
+
+def entries(model: FittedModel) -> list[tuple[object, tuple]]:
+    """``(key, columns)`` per factor: a Multinomial block as one entry keyed by the tuple of
+    its columns, every other column alone, keyed by its name."""
+    out = []
+    for b in model.blocks:
+        columns = tuple(b.schema.columns)
+        if b.family.joint_columns:
+            out.append((columns, columns))
+        else:
+            out.extend((c, (c,)) for c in columns)
+    return out
+
+
+def one_row(model: FittedModel, x) -> pd.DataFrame:
+    """``x`` (a Series, a one-row DataFrame, a 1-D sequence, a one-row 2-D array or sparse
+    matrix) as a one-row DataFrame with the model's columns."""
+    from scipy import sparse
+
+    columns = list(model.columns)
+    if isinstance(x, pd.DataFrame):
+        if len(x) != 1:
+            raise ValueError(f"explain takes one row, got {len(x)}; pass x.iloc[[i]].")
+        frame = x.reset_index(drop=True)
+        if model.named:
+            missing = [c for c in columns if c not in frame.columns]
+            if missing:
+                raise ValueError(f"column {missing[0]!r} is missing from x.")
+            return frame[columns]
+        return pd.DataFrame(frame.to_numpy(dtype=object), columns=columns) \
+            if frame.shape[1] == len(columns) else _wrong_width(frame.shape[1], len(columns))
+    if isinstance(x, pd.Series):
+        if model.named:
+            missing = [c for c in columns if c not in x.index]
+            if missing:
+                raise ValueError(f"column {missing[0]!r} is missing from x.")
+            return pd.DataFrame([x[columns].to_numpy(dtype=object)], columns=columns)
+        values = x.to_numpy(dtype=object)
+    elif sparse.issparse(x):
+        if x.shape[0] != 1:
+            raise ValueError(f"explain takes one row, got {x.shape[0]}.")
+        values = np.asarray(x.toarray())[0]
+    else:
+        values = np.asarray(x, dtype=object)
+        if values.ndim == 2:
+            if values.shape[0] != 1:
+                raise ValueError(f"explain takes one row, got {values.shape[0]}.")
+            values = values[0]
+        if values.ndim != 1:
+            raise ValueError(f"explain takes one row (1-D), got shape {values.shape}.")
+    if len(values) != len(columns):
+        _wrong_width(len(values), len(columns))
+    return pd.DataFrame([list(values)], columns=columns)
+
+
+def _wrong_width(got: int, want: int):
+    raise ValueError(f"x has {got} values but the model has {want} columns.")
+
+
+def masked_rows(model: FittedModel, row: pd.DataFrame) -> pd.DataFrame:
+    """The row itself, then one copy per entry with every other column missing (None)."""
+    keys = entries(model)
+    frame = pd.DataFrame([row.iloc[0].to_numpy(dtype=object)] * (len(keys) + 1),
+                         columns=row.columns, dtype=object)
+    for i, (_, cols) in enumerate(keys, start=1):
+        others = [c for c in row.columns if c not in set(cols)]
+        frame.loc[i, others] = None
+    return frame
+
+
+def refuse_draws():
+    raise ValueError("method='mcmc' averages p(x, class | theta) over draws, which does not "
+                     "factor column by column, so it has no per-column explanation; explain "
+                     "the exact counterpart instead: clf.set_params(method='bayes') (same "
+                     "fit), or 'mean' for the posterior-mean tables.")
+
+
+def explain_row(model: FittedModel, scorer, x, *, log: bool = False) -> pd.DataFrame:
+    """The factors of the prediction of one row (see the module docstring): a DataFrame with
+    the classes as columns and ``"prior"``, one entry per column, ``"joint"`` and
+    ``"posterior"`` as index; probabilities (densities for continuous columns), or their
+    natural logs with ``log=True``."""
+    from .scoring import TableScorer
+
+    if not isinstance(scorer, TableScorer):
+        refuse_draws()
+    row = one_row(model, x)
+    frame = masked_rows(model, row)
+    joint, _ = scorer.scores(frame, "joint")
+    joint = np.asarray(joint, dtype=np.float64)
+    log_prior = np.asarray(scorer.log_prior, dtype=np.float64)
+    keys = [k for k, _ in entries(model)]
+    with np.errstate(invalid="ignore"):
+        factors = joint[1:] - log_prior  # -inf - -inf (a class of prior 0) is undefined
+    top = np.max(joint[0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        posterior = joint[0] - (np.log(np.sum(np.exp(joint[0] - top))) + top) \
+            if np.isfinite(top) else np.full_like(joint[0], np.nan)
+    values = np.vstack([log_prior, factors, joint[0], posterior])
+    index = pd.Index(["prior", *keys, "joint", "posterior"], dtype=object, name="factor")
+    out = pd.DataFrame(values if log else np.exp(values), index=index,
+                       columns=pd.Index(model.classes, name="class"))
+    out.attrs["log"] = bool(log)
+    out.attrs["missing"] = [c for c in row.columns if _is_missing(row.iloc[0][c])]
+    return out
+
+
+def _is_missing(value) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def weight_of_evidence(model: FittedModel, scorer, x, a, b, *, unit: str = "nats") -> pd.Series:
+    """Per column, log p(x_j | a) - log p(x_j | b), with ``"prior"`` the prior log odds
+    log p(a) - log p(b) first and ``"posterior"`` the posterior log odds log p(a | x) -
+    log p(b | x) (their sum) last; in ``unit`` "nats" (natural log), "bits" or "decibans"
+    (10 log10, Good's unit)."""
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {sorted(UNITS)}, got {unit!r}.")
+    classes = list(model.classes)
+    for label in (a, b):
+        if label not in classes:
+            raise ValueError(f"{label!r} is not a class of this model ({classes}).")
+    logs = explain_row(model, scorer, x, log=True)
+    col_a, col_b = logs.columns[classes.index(a)], logs.columns[classes.index(b)]
+    with np.errstate(invalid="ignore"):
+        woe = (logs[col_a] - logs[col_b]).drop("joint") * UNITS[unit]
+    woe.name = f"weight of evidence for {a!r} against {b!r} ({unit})"
+    return woe
+
+
+def report(clf, X, *, log: bool = False, versus=None) -> str:
+    """The text ``bayesnb explain`` prints: per row of ``X``, the explanation and (with
+    ``versus=(a, b)``) the weights of evidence."""
+    rows = X if isinstance(X, pd.DataFrame) else pd.DataFrame(X)
+    parts = []
+    for i in range(len(rows)):
+        row = rows.iloc[[i]]
+        title = f"row {i} (method={clf.method!r}, {'log ' if log else ''}factors by class)"
+        frame = clf.explain(row, log=log)
+        parts += [title, frame.to_string()]
+        if frame.attrs["missing"]:
+            parts.append(f"missing (factor 1): {', '.join(map(str, frame.attrs['missing']))}")
+        if versus is not None:
+            a, b = _labels(clf.classes_, versus)
+            parts += ["", clf.weight_of_evidence(row, a, b).to_frame().to_string()]
+        parts.append("")
+    return "\n".join(parts)
+
+
+def _labels(classes, versus) -> tuple:
+    """Class labels from ``versus`` (strings from the command line matched to the labels)."""
+    out = []
+    for v in versus:
+        match = [c for c in classes if c == v or str(c) == str(v)]
+        if not match:
+            raise ValueError(f"{v!r} is not a class of this model ({list(classes)}).")
+        out.append(match[0])
+    return tuple(out)

@@ -1,0 +1,317 @@
+r"""Exact leave-one-out for the closed-form methods, and per-row log likelihoods of draws.
+
+Leaving row :math:`i` out of a conjugate fit needs no refit: the fit is a function of the
+per-class sufficient statistics, so the statistics without row :math:`i` are the class's
+statistics with the row's own removed (each family's ``remove_stats``, the inverse of its
+``merge_stats``; the row's label only changes its own class). Row :math:`i` is then scored under
+the same method from the downdated statistics, the class term included:
+
+.. math::
+
+    \log p(y_i \mid x_i, D_{-i}) = \log p(x_i, y_i \mid D_{-i})
+        - \log \sum_k p(x_i, k \mid D_{-i}),
+
+with :math:`p(x, k \mid D_{-i})` the plug-in tables of ``ml``/``map``/``mean`` estimated from
+:math:`D_{-i}`, or under ``bayes`` the exact posterior predictive given :math:`D_{-i}` (the
+label predictive :math:`(n_k + \gamma_k)/(N + \Gamma_0)` and each family's predictive).
+``quantity="joint"`` gives :math:`\log p(x_i, y_i \mid D_{-i})` instead: the generative
+model's LOO, the quantity PSIS-LOO (``az.loo``) estimates from the ``log_likelihood`` group of
+:meth:`bayesnb.NaiveBayes.to_arviz`, whose entries are :math:`\log p(x_i, y_i \mid \theta)`.
+
+Everything is vectorised over rows (rows in bounded chunks; no Python loop over rows) and
+computed in float64 (JAX's x64 mode inside this module only), from the training data's
+statistics recomputed here in float64, so the float32 default dtype never enters the result.
+A row keeps its full weight: leaving it out removes all of it, and the sum over rows is
+unweighted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy import sparse
+
+from . import _kernels
+from ._blocks import levels_of, raw_blocks
+from ._classes import class_log_prior
+from ._data import labels_to_codes
+from ._kernels import bucket, pad_rows
+from .fitted import FittedModel, check_parametric, check_weight, chunk_statistics
+
+#: rows x classes x (block width) elements held at once while scoring left-out rows
+_BUDGET = 1 << 22
+#: left-out rows whose statistics are computed in one pass (each row its own "class")
+_ROWS = 1024
+
+QUANTITIES = ("conditional", "joint")
+
+
+@dataclasses.dataclass(frozen=True)
+class LooResult:
+    """Exact leave-one-out of a fitted model on its training rows.
+
+    Attributes
+    ----------
+    pointwise : ndarray of shape (n,)
+        ``log p(y_i | x_i, D without row i)`` (``quantity="conditional"``) or
+        ``log p(x_i, y_i | D without row i)`` (``"joint"``), natural log.
+    elpd_loo : float
+        Their sum (ArviZ's ``elpd_loo``).
+    se : float
+        Its standard error, ``sqrt(n * var(pointwise))`` as ``az.loo`` reports it (NaN when
+        a row has probability zero, log -inf, which ``ml`` and ``map`` can give).
+    method, quantity : str
+    """
+
+    pointwise: np.ndarray
+    elpd_loo: float
+    se: float
+    method: str
+    quantity: str
+
+    @property
+    def n(self) -> int:
+        return len(self.pointwise)
+
+    def to_frame(self):
+        """The pointwise values as a one-column DataFrame (``loo_log_p``), one row per row."""
+        import pandas as pd
+
+        return pd.DataFrame({"loo_log_p": self.pointwise})
+
+    def __repr__(self) -> str:
+        what = ("log p(y_i | x_i, D_-i)" if self.quantity == "conditional"
+                else "log p(x_i, y_i | D_-i)")
+        return (f"Exact leave-one-out (method={self.method!r}, {what}, n={self.n}): "
+                f"elpd_loo={self.elpd_loo:.4f} (se {self.se:.4f})")
+
+
+def leave_one_out(model: FittedModel, method: str, class_alpha, class_prior, X, y,
+                  sample_weight=None, quantity: str = "conditional") -> LooResult:
+    """Exact leave-one-out of ``model`` (fitted on ``X``, ``y``, ``sample_weight``) under
+    ``method`` in {"ml", "map", "mean", "bayes"}; see the module docstring.
+
+    Raises a ValueError when ``X``, ``y`` (and the weights) are not the training data (their
+    statistics differ from the model's), and when leaving a row out leaves its class without a
+    defined estimate (``ml`` with a class of one row, say), naming the row.
+    """
+    if quantity not in QUANTITIES:
+        raise ValueError(f"quantity must be one of {QUANTITIES}, got {quantity!r}.")
+    if model.stated is not None:
+        raise ValueError("this model was built from stated tables: it has no training data "
+                         "to leave rows out of.")
+    check_parametric(model, "exact leave-one-out")
+    raws, n = raw_blocks(model, X)
+    codes = labels_to_codes(y, model.classes)
+    if codes.shape[0] != n:
+        raise ValueError(f"X has {n} rows but y has {codes.shape[0]} labels.")
+    weight = check_weight(sample_weight, n)
+    n_classes = len(model.classes)
+    with jax.enable_x64(True):
+        xs = [b.family.encode(raw, b.schema) for b, raw in zip(model.blocks, raws, strict=True)]
+        full = _statistics(model, raws, xs, codes, weight, n_classes)
+        counts = np.bincount(codes, weights=weight, minlength=n_classes)
+        _check_training_data(model, full, counts, sample_weight is None)
+        pointwise = np.empty(n)
+        width = sum(np.shape(r)[1] for r in raws) + 1
+        step = int(np.clip(_BUDGET // (n_classes * width), 8, _ROWS))
+        for start in range(0, n, step):
+            stop = min(n, start + step)
+            pointwise[start:stop] = _left_out(model, method, class_alpha, class_prior, full,
+                                              counts, [r[start:stop] for r in raws],
+                                              [x[start:stop] for x in xs], codes[start:stop],
+                                              weight[start:stop], quantity, start)
+    total = float(np.sum(pointwise))
+    se = float(np.sqrt(n * np.var(pointwise))) if np.all(np.isfinite(pointwise)) else np.nan
+    return LooResult(pointwise, total, se, method, quantity)
+
+
+def _check_training_data(model, full, counts, unweighted: bool) -> None:
+    """Refuse data whose class counts or statistics are not the model's (float32 fits agree
+    to about 1e-6 relative; 1e-4 leaves room)."""
+    if not np.allclose(counts, model.class_count, rtol=1e-9, atol=1e-9):
+        hint = (" If the model was fitted with sample_weight, pass the same sample_weight "
+                "again." if unweighted else "")
+        raise ValueError(
+            f"X, y are not the training data of this model: the (weighted) class counts are "
+            f"{counts.tolist()}, the model's {np.asarray(model.class_count).tolist()}. "
+            f"Leave-one-out needs exactly the rows the model was fitted on, with the same "
+            f"sample_weight.{hint}")
+    for block, stats in zip(model.blocks, full, strict=True):
+        for name, mine, theirs in zip(type(stats)._fields, stats, block.stats, strict=True):
+            mine, theirs = np.asarray(mine, np.float64), np.asarray(theirs, np.float64)
+            scale = float(np.max(np.abs(theirs))) if theirs.size else 0.0
+            if mine.shape != theirs.shape or not np.allclose(mine, theirs, rtol=1e-4,
+                                                             atol=1e-6 * scale + 1e-12):
+                raise ValueError(
+                    f"columns {list(block.schema.columns)[:5]}: X, y are not the training data "
+                    f"of this model (the {block.family.name} statistic {name!r} differs). "
+                    f"Leave-one-out needs exactly the rows (and sample_weight) the model was "
+                    f"fitted on.")
+
+
+def _statistics(model, raws, xs, codes, weight, n_classes) -> tuple:
+    """Per-class statistics of the rows (float64): the fit's own kernels, fed the blocks
+    encoded once (the fit's chunk-by-chunk encoding is most of the cost here); sparse input
+    takes the fit's sparse path."""
+    if any(sparse.issparse(x) for x in xs):
+        return tuple(chunk_statistics(model.blocks, raws, codes, weight, n_classes))
+    sources = []
+    for b, x in zip(model.blocks, xs, strict=True):
+        dtype = np.dtype(np.int32) if b.family.integer_codes else np.dtype(np.float64)
+        one_hot = sum(len(lv) for lv in b.schema.levels) * 8
+        sources.append(_kernels.Source(lambda start, stop, x=x: x[start:stop], x.shape[1],
+                                       dtype, lambda: None, one_hot,
+                                       columns=tuple(b.schema.columns)))
+    return _kernels.stream_suff_stats(model.families, tuple(levels_of(b.schema)
+                                                             for b in model.blocks),
+                                      n_classes, sources, codes, weight)
+
+
+def _left_out(model, method, class_alpha, class_prior, full, counts, raws, xs, codes, weight,
+              quantity, first_row) -> np.ndarray:
+    """The pointwise values of one chunk of rows (float64; x64 is on)."""
+    m, n_classes = len(codes), len(model.classes)
+    hot = np.eye(n_classes)[codes]  # (m, K): each row's own class
+    # each row's statistics: the chunk's rows as so many "classes" of one row each
+    rows = _statistics(model, raws, xs, np.arange(m), weight, bucket(m))
+    scores = class_log_prior(counts - weight[:, None] * hot, class_alpha, class_prior,
+                             method).copy()
+    normalizer = np.zeros(m)
+    for block, stats, row_stats, x in zip(model.blocks, full, rows, xs, strict=True):
+        family = type(block.family)
+        x = x.toarray() if sparse.issparse(x) else np.asarray(x)
+        if quantity == "joint":
+            normalizer += np.asarray(_log_normalizer(family, jnp.asarray(x)), np.float64)
+        scores += _block_scores(block, family, method, stats, row_stats, hot, x)
+    own = scores[np.arange(m), codes]
+    if quantity == "joint":
+        out = own + normalizer
+    else:
+        top = np.max(scores, axis=1)
+        shift = np.where(np.isfinite(top), top, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = own - (np.log(np.sum(np.exp(scores - shift[:, None]), axis=1)) + shift)
+    bad = np.isnan(out) | (out == np.inf)
+    if bad.any():
+        i = int(np.argmax(bad))
+        label = model.classes[codes[i]]
+        label = label.item() if isinstance(label, np.generic) else label
+        raise ValueError(
+            f"row {first_row + i}: leaving it out leaves class {label!r} without a defined "
+            f"estimate under method={method!r} (no other observed value, or zero spread, "
+            f"in some column; or every class has probability zero), so its leave-one-out "
+            f"probability is undefined; use method='mean' or 'bayes'.")
+    return out
+
+
+def _block_scores(block, family, method, stats, row_stats, hot, x) -> np.ndarray:
+    """``(m, K)`` log p(x_i | k, D without row i) of one block, class-free constants left out."""
+    m = hot.shape[0]
+
+    def embed(full_leaf, row_leaf):
+        full_leaf = np.asarray(full_leaf, np.float64)
+        if full_leaf.ndim == 0:  # a class-free total (e.g. log coefficients): not downdated
+            return np.broadcast_to(full_leaf, (m,)), np.zeros(m)
+        row_leaf = np.asarray(row_leaf, np.float64)[:m]
+        own = hot.reshape(hot.shape + (1,) * (full_leaf.ndim - 1))
+        return (np.broadcast_to(full_leaf, (m,) + full_leaf.shape),
+                own * row_leaf[:, None])  # the row's statistics in its own class, 0 elsewhere
+
+    pairs = [embed(f, r) for f, r in zip(stats, row_stats, strict=True)]
+    rows = bucket(m)  # padded to a few sizes, so the compiled function is reused
+    a = type(stats)(*(pad_rows(p[0], rows) for p in pairs))
+    b = type(stats)(*(pad_rows(p[1], rows) for p in pairs))
+    out = _scores(family, method, levels_of(block.schema), block.prior, a, b,
+                  pad_rows(x, rows))
+    return np.asarray(out, dtype=np.float64)[:m]
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2))
+def _scores(family, method, levels, prior, full, row, x):
+    """Per row: the statistics without the row (``remove_stats``), the method's table from
+    them, and the row's log score under every class."""
+    kept = family.remove_stats(full, row)
+
+    def one(s, xi):
+        if method == "bayes":
+            return family.log_predictive(family.posterior(prior, s), xi[None], levels)[0]
+        return family.log_likelihood(family.estimate(prior, s, method), xi[None], levels)[0]
+
+    return jax.vmap(one)(kept, x)
+
+
+@partial(jax.jit, static_argnums=0)
+def _log_normalizer(family, x):
+    return family.log_normalizer(x)
+
+
+# ---------------------------------------------------------------------- draws (ArviZ)
+def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
+                         quantity: str = "joint") -> np.ndarray:
+    r"""``(chains, draws, n)``: per posterior draw :math:`\theta_s` and row,
+    :math:`\log p(x_i, y_i \mid \theta_s)` (``"joint"``: the class term and every block,
+    constants included) or :math:`\log p(y_i \mid x_i, \theta_s)` (``"conditional"``), for
+    the ``log_likelihood`` group of ArviZ (PSIS-LOO, WAIC). ``class_prior`` is the fixed
+    class probabilities, or None when they are drawn (site ``class_probs``)."""
+    from .inference import _block_draws, block_sites
+
+    if quantity not in QUANTITIES:
+        raise ValueError(f"quantity must be one of {QUANTITIES}, got {quantity!r}.")
+    check_parametric(model, "per-draw log likelihoods")
+    raws, n = raw_blocks(model, X)
+    codes = labels_to_codes(y, model.classes)
+    if codes.shape[0] != n:
+        raise ValueError(f"X has {n} rows but y has {codes.shape[0]} labels.")
+    shape = next(iter(draws.values())).shape[:2]
+    flat = {k: np.asarray(v).reshape((-1,) + np.shape(v)[2:]) for k, v in draws.items()}
+    n_draws = shape[0] * shape[1]
+    with jax.enable_x64(True):
+        class_lp = (np.log(flat["class_probs"]) if class_prior is None else
+                    np.broadcast_to(np.log(class_prior), (n_draws, len(model.classes))))
+        xs = []
+        for b, raw in zip(model.blocks, raws, strict=True):
+            x = b.family.encode(raw, b.schema, unseen="smooth")
+            xs.append(x.toarray() if sparse.issparse(x) else np.asarray(x))
+        tables = tuple(
+            _draw_tables(type(b.family), type(b.family).posterior(b.prior, b.stats),
+                         jax.tree_util.tree_map(jnp.asarray, _block_draws(flat, site)))
+            for b, site in zip(model.blocks, block_sites(model.blocks), strict=True))
+        families = tuple(type(b.family) for b in model.blocks)
+        levels = tuple(levels_of(b.schema) for b in model.blocks)
+        width = sum(x.shape[1] for x in xs) + len(model.classes)
+        rows = max(8, _BUDGET // max(1, n_draws * width))
+        out = np.empty((n_draws, n))
+        for start in range(0, n, rows):
+            stop = min(n, start + rows)
+            m = bucket(stop - start)
+            s = _draw_scores(families, levels, quantity == "joint", jnp.asarray(class_lp),
+                             tables, tuple(jnp.asarray(pad_rows(x[start:stop], m)) for x in xs),
+                             jnp.asarray(pad_rows(codes[start:stop], m)))
+            out[:, start:stop] = np.asarray(s, dtype=np.float64)[:, :stop - start]
+    return out.reshape(shape + (n,))
+
+
+@partial(jax.jit, static_argnums=0)
+def _draw_tables(family, posterior, sample):
+    """The plug-in table of every draw (a leading draw axis)."""
+    return jax.vmap(lambda one: family.params_from_sample(one, posterior))(sample)
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2))
+def _draw_scores(families, levels, joint, class_lp, tables, xs, codes):
+    """``(S, m)``: log p(x_i, y_i | theta_s) (``joint``) or log p(y_i | x_i, theta_s)."""
+
+    def one_draw(lp, tabs):
+        s = lp[None, :] + sum(f.log_likelihood(t, x, v) for f, t, x, v in
+                              zip(families, tabs, xs, levels, strict=True))
+        own = jnp.take_along_axis(s, codes[:, None], axis=1)[:, 0]
+        if joint:
+            return own + sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))
+        return own - jax.nn.logsumexp(s, axis=1)
+
+    return jax.vmap(one_draw)(class_lp, tables)

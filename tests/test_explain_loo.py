@@ -1,0 +1,369 @@
+"""Issue 13, sections 3 and 4: per-row explanations (``explain``, ``weight_of_evidence``, the
+``bayesnb explain`` command) and exact leave-one-out (``loo``, the ``log_likelihood`` group of
+``to_arviz``).
+
+References are independent of the code under test: the course notes' PlayTennis numbers
+(literals), hand computations from the raw data and scipy.stats densities for the factors, and
+brute-force refits on n - 1 rows for leave-one-out.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import bayesnb as bnb
+from bayesnb import datasets
+
+ROOT = Path(__file__).resolve().parent.parent
+SUNNY = pd.Series({"Outlook": "Sunny", "Temperature": "Cool", "Humidity": "High",
+                   "Wind": "Strong"})
+
+
+# ---------------------------------------------------------------------- explain
+@pytest.fixture(scope="module")
+def tennis():
+    X, y = datasets.load_playtennis()
+    return X, y, bnb.NaiveBayes(method="ml").fit(X, y)
+
+
+def test_playtennis_factors_are_those_of_the_course_notes(tennis):
+    _, _, clf = tennis
+    frame = clf.explain(SUNNY)
+    assert list(frame.columns) == ["No", "Yes"]
+    assert list(frame.index) == ["prior", "Outlook", "Temperature", "Humidity", "Wind",
+                                 "joint", "posterior"]
+    yes, no = frame["Yes"], frame["No"]
+    np.testing.assert_allclose(yes.iloc[:5], [9 / 14, 2 / 9, 3 / 9, 3 / 9, 3 / 9], rtol=1e-6)
+    np.testing.assert_allclose(no.iloc[:5], [5 / 14, 3 / 5, 1 / 5, 4 / 5, 3 / 5], rtol=1e-6)
+    assert f"{yes['joint']:.4f}" == "0.0053" and f"{no['joint']:.4f}" == "0.0206"
+    np.testing.assert_allclose(frame.loc["posterior"], [0.0206 / (0.0206 + 0.0053),
+                                                        0.0053 / (0.0206 + 0.0053)], atol=2e-3)
+    logs = clf.explain(SUNNY, log=True)
+    np.testing.assert_allclose(np.exp(logs.to_numpy()), frame.to_numpy(), rtol=1e-6)
+    # every input form of one row gives the same explanation
+    for x in (SUNNY.to_frame().T, list(SUNNY), np.array([list(SUNNY)], dtype=object)):
+        np.testing.assert_allclose(clf.explain(x).to_numpy(), frame.to_numpy())
+
+
+def test_a_missing_value_has_factor_one(tennis):
+    _, _, clf = tennis
+    x = SUNNY.copy()
+    x["Wind"] = None
+    frame = clf.explain(x)
+    assert frame.attrs["missing"] == ["Wind"]
+    np.testing.assert_array_equal(frame.loc["Wind"], [1.0, 1.0])
+    np.testing.assert_allclose(frame.loc["joint", "Yes"], 9 / 14 * 2 / 9 * 3 / 9 * 3 / 9,
+                               rtol=1e-6)
+
+
+def test_weight_of_evidence_adds_up_to_the_posterior_log_odds(tennis):
+    _, _, clf = tennis
+    woe = clf.weight_of_evidence(SUNNY, "No", "Yes")
+    assert list(woe.index) == ["prior", "Outlook", "Temperature", "Humidity", "Wind",
+                               "posterior"]
+    np.testing.assert_allclose(woe["Outlook"], np.log((3 / 5) / (2 / 9)), rtol=1e-6)
+    np.testing.assert_allclose(woe["prior"], np.log(5 / 9), rtol=1e-6)
+    p = clf.predict_proba(SUNNY.to_frame().T)[0]
+    np.testing.assert_allclose(woe["posterior"], np.log(p[0] / p[1]), rtol=1e-6)
+    np.testing.assert_allclose(woe.drop("posterior").sum(), woe["posterior"], rtol=1e-6)
+    bans = clf.weight_of_evidence(SUNNY, "No", "Yes", unit="decibans")
+    np.testing.assert_allclose(bans, 10 * np.log10(np.exp(woe)), rtol=1e-9)
+    with pytest.raises(ValueError, match="'Maybe' is not a class"):
+        clf.weight_of_evidence(SUNNY, "Maybe", "Yes")
+
+
+def _mixed(n=24, seed=3):
+    """A small mixed data set: Gaussian (one pooled), Categorical, Bernoulli, Poisson and a
+    Multinomial block, three classes of n / 3 rows, a few missing values."""
+    rng = np.random.default_rng(seed)
+    k = np.repeat([0, 1, 2], n // 3)
+    words = np.array([rng.multinomial(8, p) for p in np.array(
+        [[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.3, 0.2, 0.5]])[k]])
+    X = pd.DataFrame({
+        "g": rng.normal([-1.0, 0.0, 1.5], 1.0, size=(n, 3))[np.arange(n), k],
+        "gp": rng.normal([0.0, 1.0, 2.0], 1.0, size=(n, 3))[np.arange(n), k],
+        "c": np.array(["r", "s", "t"], dtype=object)[
+            [rng.choice(3, p=p) for p in np.array([[.6, .3, .1], [.2, .5, .3], [.1, .3, .6]])[k]]],
+        "b": rng.random(n) < np.array([0.3, 0.5, 0.8])[k],
+        "p": rng.poisson(np.array([1.0, 3.0, 5.0])[k]).astype(np.int64),
+        "w1": words[:, 0], "w2": words[:, 1], "w3": words[:, 2],
+    })
+    X.loc[2, "g"] = np.nan
+    X.loc[13, "c"] = None
+    y = np.array(["a", "b", "c"], dtype=object)[k]
+    return X, y
+
+
+def _features():
+    words = bnb.Multinomial(alpha=1.0)
+    return {"g": bnb.Gaussian(), "gp": bnb.Gaussian(pooled=True),
+            "c": bnb.Categorical(categories=[["r", "s", "t"]]), "b": bnb.Bernoulli(),
+            "p": bnb.Poisson(), "w1": words, "w2": words, "w3": words}
+
+
+def test_explain_factors_against_hand_computation(x64):
+    X, y = _mixed()
+    clf = bnb.NaiveBayes(_features(), method="ml").fit(X, y)
+    x = X.iloc[5]
+    frame = clf.explain(x)
+    assert list(frame.index) == ["prior", "g", "gp", "c", "b", "p", ("w1", "w2", "w3"),
+                                 "joint", "posterior"]
+    for label in ("a", "b", "c"):
+        rows = X[y == label]
+        g = rows["g"].dropna()
+        np.testing.assert_allclose(frame.loc["g", label],
+                                   stats.norm.pdf(x["g"], g.mean(), g.std(ddof=0)), rtol=1e-9)
+        np.testing.assert_allclose(frame.loc["c", label],
+                                   (rows["c"] == x["c"]).sum() / rows["c"].notna().sum())
+        np.testing.assert_allclose(frame.loc["p", label],
+                                   stats.poisson.pmf(x["p"], rows["p"].mean()), rtol=1e-9)
+        counts = rows[["w1", "w2", "w3"]].sum().to_numpy()
+        np.testing.assert_allclose(frame.loc[[("w1", "w2", "w3")], label].iloc[0],
+                                   stats.multinomial.pmf(x[["w1", "w2", "w3"]].to_numpy(int), 8,
+                                                         counts / counts.sum()), rtol=1e-9)
+    # pooled variance: one sd per column, the class means apart
+    resid = X["gp"] - X.groupby(y)["gp"].transform("mean")
+    sd = np.sqrt(np.mean(resid**2))
+    mean_b = X.loc[y == "b", "gp"].mean()
+    np.testing.assert_allclose(frame.loc["gp", "b"], stats.norm.pdf(x["gp"], mean_b, sd),
+                               rtol=1e-9)
+    product = frame.iloc[:-2].prod()
+    np.testing.assert_allclose(frame.loc["joint"], product, rtol=1e-9)
+    np.testing.assert_allclose(frame.loc["joint"], np.exp(clf.predict_joint_log_proba(
+        X.iloc[[5]])[0]), rtol=1e-9)
+    np.testing.assert_allclose(frame.loc["posterior"], clf.predict_proba(X.iloc[[5]])[0],
+                               rtol=1e-9)
+
+
+def test_explain_under_bayes_shows_the_predictives(x64):
+    X, y = _mixed()
+    clf = bnb.NaiveBayes(_features(), method="bayes", class_alpha=1.0).fit(X, y)
+    x = X.iloc[0]
+    frame = clf.explain(x)
+    n_a = (y == "a").sum()
+    np.testing.assert_allclose(frame.loc["prior", "a"], (n_a + 1) / (len(y) + 3))
+    rows = X[y == "a"]
+    c = rows["c"].dropna()
+    np.testing.assert_allclose(frame.loc["c", "a"], ((c == x["c"]).sum() + 1) / (len(c) + 3))
+    # Normal-Gamma (loc 0, kappa 1e-3, shape 1, rate 0.01) -> Student-t, by hand
+    g = rows["g"].dropna().to_numpy()
+    n, mean = len(g), g.mean()
+    kappa_n, a_n = 1e-3 + n, 1.0 + n / 2
+    b_n = 0.01 + 0.5 * np.sum((g - mean) ** 2) + 1e-3 * n * mean**2 / (2 * kappa_n)
+    loc_n = n * mean / kappa_n
+    scale = np.sqrt(b_n * (kappa_n + 1) / (a_n * kappa_n))
+    np.testing.assert_allclose(frame.loc["g", "a"],
+                               stats.t.pdf(x["g"], 2 * a_n, loc_n, scale), rtol=1e-9)
+    np.testing.assert_allclose(frame.loc["posterior"], clf.predict_proba(X.iloc[[0]])[0],
+                               rtol=1e-9)
+
+
+def test_explain_refuses_mcmc(tennis):
+    X, y, _ = tennis
+    clf = bnb.NaiveBayes(method="bayes").fit(X, y).set_params(method="mcmc")
+    with pytest.raises(ValueError, match="method='mcmc'.*per-column explanation"):
+        clf.explain(SUNNY)
+
+
+def test_cli_explain_prints_the_factors(tennis, tmp_path):
+    X, y, clf = tennis
+    bnb.save(clf, tmp_path / "tennis.bnb")
+    SUNNY.to_frame().T.to_csv(tmp_path / "row.csv", index=False)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-m", "bayesnb.cli", "explain",
+                          str(tmp_path / "tennis.bnb"), str(tmp_path / "row.csv"),
+                          "--versus", "No", "Yes"], capture_output=True, text=True,
+                         timeout=120, check=False, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "0.222222" in out.stdout and "0.005291" in out.stdout  # 2/9 and the joint
+    assert "weight of evidence for 'No' against 'Yes'" in out.stdout
+
+
+# ---------------------------------------------------------------------- leave-one-out
+def _brute_force(features, method, X, y, weight=None, joint=False, **params):
+    """log p(y_i | x_i) (or log p(x_i, y_i)) of row i under a refit on the other rows."""
+    out = np.empty(len(y))
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        clf = bnb.NaiveBayes(features, method=method, **params).fit(
+            X[keep], y[keep], sample_weight=None if weight is None else weight[keep])
+        scores = (clf.predict_joint_log_proba if joint else clf.predict_log_proba)(
+            X.iloc[[i]])[0]
+        out[i] = scores[list(clf.classes_).index(y[i])]
+    return out
+
+
+@pytest.mark.parametrize("method", ["ml", "map", "mean", "bayes"])
+def test_loo_equals_brute_force_refits(method, x64):
+    X, y = _mixed()
+    params = {"class_alpha": 2.0} if method == "map" else {}
+    clf = bnb.NaiveBayes(_features(), method=method, **params).fit(X, y)
+    result = clf.loo(X, y)
+    expected = _brute_force(_features(), method, X, y, **params)
+    np.testing.assert_allclose(result.pointwise, expected, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(result.elpd_loo, expected.sum(), rtol=1e-9)
+    if np.all(np.isfinite(expected)):  # ML can give a row probability 0 (log -inf)
+        np.testing.assert_allclose(result.se, np.sqrt(len(y) * np.var(expected)), rtol=1e-9)
+    if method in ("ml", "bayes"):
+        joint = clf.loo(X, y, quantity="joint")
+        np.testing.assert_allclose(joint.pointwise, _brute_force(
+            _features(), method, X, y, joint=True, **params), rtol=1e-9, atol=1e-9)
+
+
+def test_loo_with_weights_and_fixed_class_prior(x64):
+    X, y = _mixed()
+    weight = np.random.default_rng(0).uniform(0.5, 3.0, len(y))
+    params = {"class_prior": [0.2, 0.3, 0.5]}
+    clf = bnb.NaiveBayes(_features(), method="bayes", **params).fit(X, y, sample_weight=weight)
+    result = clf.loo(X, y, sample_weight=weight)
+    np.testing.assert_allclose(result.pointwise, _brute_force(
+        _features(), "bayes", X, y, weight=weight, **params), rtol=1e-9, atol=1e-9)
+    with pytest.raises(ValueError, match="pass the same sample_weight"):
+        clf.loo(X, y)
+
+
+def test_loo_refuses_other_data_and_undefined_rows(x64):
+    X, y = _mixed()
+    clf = bnb.NaiveBayes(_features(), method="mean").fit(X, y)
+    with pytest.raises(ValueError, match="not the training data"):
+        clf.loo(X.assign(g=X["g"] + 1.0), y)
+    with pytest.raises(ValueError, match="not the training data"):
+        clf.loo(X, np.roll(y, 1))
+    with pytest.raises(ValueError, match="rows but y has"):
+        clf.loo(X, y[:-1])
+    # ML with a class of two rows: leaving one out leaves a single value (no ML variance)
+    Xs = pd.DataFrame({"g": [0.0, 1.0, 5.0, 6.0, 7.0]})
+    ys = np.array(["a", "a", "b", "b", "b"])
+    with pytest.raises(ValueError, match="row 0: leaving it out leaves class 'a'"):
+        bnb.NaiveBayes(method="ml").fit(Xs, ys).loo(Xs, ys)
+
+
+def test_loo_in_float32_is_the_float64_answer():
+    """The fit may be float32; leave-one-out recomputes the statistics in float64."""
+    X, y = _mixed()
+    clf32 = bnb.NaiveBayes(_features(), method="bayes").fit(X, y)
+    got = clf32.loo(X, y).pointwise
+    import jax
+
+    with jax.enable_x64(True):
+        ref = bnb.NaiveBayes(_features(), method="bayes").fit(X, y).loo(X, y).pointwise
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_loo_permutes_with_the_rows(x64):
+    X, y = _mixed()
+    order = np.random.default_rng(1).permutation(len(y))
+    a = bnb.NaiveBayes(_features(), method="mean").fit(X, y).loo(X, y).pointwise
+    Xp, yp = X.iloc[order].reset_index(drop=True), y[order]
+    b = bnb.NaiveBayes(_features(), method="mean").fit(Xp, yp).loo(Xp, yp).pointwise
+    np.testing.assert_allclose(b, a[order], rtol=1e-9, atol=1e-12)
+
+
+# ---------------------------------------------------------------------- ArviZ
+def _conjugate_data(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    k = rng.integers(0, 2, n)
+    X = pd.DataFrame({"g": rng.normal(1.5 * k, 1.0),
+                      "c": np.array(["u", "v", "w"], dtype=object)[
+                          [rng.choice(3, p=p) for p in np.array([[.6, .3, .1], [.2, .3, .5]])[k]]]})
+    return X, np.array(["n", "p"], dtype=object)[k]
+
+
+def test_az_loo_on_exact_draws_agrees_with_the_exact_loo(x64):
+    import arviz as az
+
+    X, y = _conjugate_data()
+    clf = bnb.NaiveBayes(method="bayes").fit(X, y)
+    exact = clf.loo(X, y, quantity="joint")
+    idata = clf.to_arviz(clf.sample_posterior(4000, seed=1), prior_draws=None, X=X, y=y)
+    assert idata.log_likelihood["xy"].dims == ("chain", "draw", "row")
+    psis = az.loo(idata, pointwise=True)
+    assert abs(psis.elpd_loo - exact.elpd_loo) < psis.se
+    assert abs(psis.elpd_loo - exact.elpd_loo) < 0.1  # PSIS is far better than its se here
+    np.testing.assert_allclose(psis.loo_i.values, exact.pointwise, atol=0.1)
+    with warnings.catch_warnings():  # ArviZ's WAIC reliability note is not under test
+        warnings.simplefilter("ignore", UserWarning)
+        assert np.isfinite(az.waic(idata).elpd_waic)
+
+
+@pytest.mark.filterwarnings("ignore::bayesnb.inference.ConvergenceWarning")
+def test_az_loo_and_compare_on_an_mcmc_fit():
+    import arviz as az
+    import jax
+
+    X, y = _conjugate_data()
+    clf = bnb.NaiveBayes(method="mcmc", num_warmup=200, num_samples=500, num_chains=1,
+                         progress_bar=False, seed=0).fit(X, y)
+    idata = clf.to_arviz(X=X, y=y, prior_draws=None)
+    psis = az.loo(idata)
+    with jax.enable_x64(True):
+        exact = bnb.NaiveBayes(method="bayes").fit(X, y).loo(X, y, quantity="joint")
+    assert abs(psis.elpd_loo - exact.elpd_loo) < psis.se
+    conditional = clf.to_arviz(X=X, y=y, prior_draws=None, log_likelihood="conditional")
+    assert list(conditional.log_likelihood.data_vars) == ["y_given_x"]
+    with jax.enable_x64(True):
+        bayes = bnb.NaiveBayes(method="bayes").fit(X, y)
+        exact_draws = bayes.to_arviz(bayes.sample_posterior(500, seed=2), prior_draws=None,
+                                     X=X, y=y)
+    with warnings.catch_warnings():  # ArviZ's notes (Pareto k, pandas API) are not under test
+        warnings.simplefilter("ignore")
+        table = az.compare({"nuts": idata, "exact draws": exact_draws})
+    assert set(table.index) == {"nuts", "exact draws"}
+    assert abs(table["elpd_loo"].iloc[0] - table["elpd_loo"].iloc[1]) < psis.se
+    with pytest.raises(ValueError, match="PSIS-LOO"):
+        clf.loo(X, y)
+
+
+# ---------------------------------------------------------------------- example and README
+def test_example_runs_and_the_readme_quotes_it():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / "explain_and_loo.py")],
+                         capture_output=True, text=True, timeout=300, check=False, env=env)
+    assert out.returncode == 0, out.stderr
+    readme = (ROOT / "README.md").read_text()
+    for line in out.stdout.splitlines():
+        if line.startswith("README: "):
+            quoted = line[len("README: "):]
+            assert quoted in out.stdout and quoted in readme, quoted
+    assert "0.0053" in out.stdout
+
+
+# ---------------------------------------------------------------------- remove_stats
+_values = st.lists(st.floats(-100, 100, allow_nan=False), min_size=0, max_size=6)
+
+
+def _gaussian_stats(values):
+    from bayesnb.families.gaussian import GaussianStats
+
+    v = np.asarray(values, dtype=np.float64)
+    mean = v.mean() if len(v) else 0.0
+    return GaussianStats(np.array([[float(len(v))]]), np.array([[mean]]),
+                         np.array([[np.sum((v - mean) ** 2)]]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_values, st.lists(st.floats(-100, 100, allow_nan=False), min_size=1, max_size=3))
+def test_gaussian_remove_stats_undoes_merge_stats(kept, removed):
+    """Statistics of a sample without a subset equal the subset-free sample's, computed by
+    hand, to the rounding of the merged statistics (the downdate subtracts from them)."""
+    from bayesnb.families.gaussian import Gaussian
+
+    merged = Gaussian.merge_stats(_gaussian_stats(kept), _gaussian_stats(removed))
+    got = Gaussian.remove_stats(merged, _gaussian_stats(removed))
+    want = _gaussian_stats(kept)
+    scale = 1e-9 * (1.0 + float(merged.m2[0, 0]))
+    np.testing.assert_allclose(got.count, want.count)
+    np.testing.assert_allclose(got.mean, want.mean, atol=1e-9 * 100)
+    np.testing.assert_allclose(got.m2, want.m2, atol=scale)
+    assert float(got.m2[0, 0]) >= 0.0
