@@ -49,8 +49,12 @@ def _cmd_compare(args) -> int:
     table = compare(X, y, methods=methods, features=features, cv=args.cv,
                     random_state=args.seed, class_alpha=args.class_alpha,
                     progress=not args.no_progress)
+    # --- issue 15 section 3 (plots branch): compile_s, computed footnote, calibration table
+    from .compare import zero_probability_note
+
     shown = ["accuracy", "log_loss", "brier", "ece", "entropy", "fit_s", "predict_s",
-             "zero_prob_rows"]
+             "compile_s", "zero_prob_rows"]
+    calibration = table.attrs["calibration"]
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(f"{args.data}: {len(y)} rows, {X.shape[1]} columns, {args.cv}-fold CV "
               f"(mean over folds; *_sd columns in --csv output)")
@@ -58,12 +62,30 @@ def _cmd_compare(args) -> int:
         errors = table["error"][table["error"] != ""]
         for name, msg in errors.items():
             print(f"{name}: not fitted: {msg}")
-        if table["zero_prob_rows"].fillna(0).gt(0).any():
-            print("zero_prob_rows: test rows whose true class got probability 0 (infinite "
-                  "log loss); the unsmoothed ML estimate does this, the priors do not.")
+        print("fit_s, predict_s: timed after a warm-up fit; compile_s: the warm-up's extra "
+              "time (JAX compilation, shared by models of the same shapes).")
+        note = zero_probability_note(table)
+        if note:
+            print(note)
+        if len(calibration):
+            print("\ncalibration, test rows of all folds per bin of the top class probability: "
+                  "n rows, mean predicted (pred), observed accuracy (obs); a row with no "
+                  "defined posterior is in the first bin, wrong:")
+            cells = calibration[calibration["count"] > 0].assign(
+                n=lambda t: t["count"].map("{:d}".format),
+                pred=lambda t: t["mean_predicted"].map("{:.3f}".format),
+                obs=lambda t: t["observed"].map("{:.3f}".format),
+                bins=lambda t: [f"{lo:.1f}-{hi:.1f}" for lo, hi in zip(t["lower"], t["upper"])])
+            wide = cells.pivot(index="bins", columns="model", values=["n", "pred", "obs"])
+            wide = wide.swaplevel(axis=1)[list(dict.fromkeys(calibration["model"]))]
+            print(wide.fillna("").to_string())
     if args.csv:
         table.to_csv(args.csv)
         print(f"wrote {args.csv}")
+        path = Path(args.csv)
+        calibration.to_csv(path.with_name(path.stem + ".calibration.csv"), index=False)
+        print(f"wrote {path.with_name(path.stem + '.calibration.csv')}")
+    # --- end of the plots branch's edit
     if args.plots:
         _write_plots(X, y, methods, features, args)
     return 0
@@ -121,6 +143,14 @@ def _parse_families(specs):
     from .families import REGISTRY
 
     features = {}
+    # --- plots branch (issue 15 section 3): "--family multinomial" alone = every column
+    if specs and len(specs) == 1 and "=" not in specs[0] and specs[0] in REGISTRY:
+        return REGISTRY[specs[0]]()
+    for spec in specs or []:
+        if "=" not in spec and spec in REGISTRY:
+            raise ValueError(f"--family {spec!r} (one family for every column) cannot be "
+                             f"combined with other --family options.")
+    # --- end of the plots branch's edit
     for spec in specs or []:
         columns, sep, name = spec.rpartition("=")
         if not sep or not columns or name not in REGISTRY:
@@ -228,10 +258,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="fold shuffling seed")
     p.add_argument("--class-alpha", type=float, default=1.0,
                    help="Dirichlet prior on class proportions (default: %(default)s)")
-    p.add_argument("--family", action="append", metavar="COLS=FAMILY",
+    p.add_argument("--family", action="append", metavar="[COLS=]FAMILY",
                    help="declare a family, e.g. visits=poisson or w1,w2,w3=multinomial "
-                   "(repeatable; other columns are inferred from their types)")
-    p.add_argument("--csv", help="also write the full table (with spreads) to this CSV file")
+                   "(repeatable; other columns are inferred from their types), or one family "
+                   "for every column, e.g. multinomial")
+    p.add_argument("--csv", help="also write the full table (with spreads) to this CSV file, "
+                   "and the calibration table beside it (NAME.calibration.csv)")
     p.add_argument("--plots", metavar="DIR", help="also write a reliability diagram and "
                    "learning curves (PNG, needs matplotlib) to this folder")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
