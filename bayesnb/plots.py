@@ -40,6 +40,12 @@ def method_style(name: str) -> dict:
     return {"color": colour, "marker": "P", "markersize": 6, "linewidth": 1.5}
 
 
+def _drawing_order(names) -> list:
+    """Largest markers first, so a smaller one drawn over it stays visible where curves
+    coincide."""
+    return sorted(names, key=lambda name: -method_style(name)["markersize"])
+
+
 def _axes(ax, ncols=1, figsize=(5, 4)):
     import matplotlib.pyplot as plt
 
@@ -70,7 +76,8 @@ def reliability_diagram(y_true, probas: Mapping[str, np.ndarray], classes, *, n_
                          f"{classes.tolist()}.")
     codes = np.array([position[v] for v in y_true.tolist()], dtype=int)
     ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="calibrated")
-    for name, proba in probas.items():
+    for name in _drawing_order(probas):
+        proba = probas[name]
         table = calibration_table(np.asarray(proba), codes, n_bins=n_bins)
         table = table[table["count"] > 0]
         ax.plot(table["mean_predicted"], table["observed"], label=name, **method_style(name))
@@ -92,14 +99,20 @@ def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", 
       where the sd is undefined (one repeat, or an infinite value);
     - repeats that could not be fitted or scored are counted beside the point ("2/5 failed"):
       the mean is over the others; a size where all failed is an "x" at the bottom edge. The
-      legend gives each method's total of failed repeats.
+      legend (below the panels) gives each method's total of failed repeats and says what the
+    markers mean.
     """
+    from matplotlib.lines import Line2D
+
     fig, axes = _axes(None, ncols=len(metrics))
+    handles, marks = {}, set()
     for ax, metric in zip(axes, metrics, strict=True):
         part = curves[curves["metric"] == metric]
         low, high = METRIC_RANGES.get(metric, (-np.inf, np.inf))
         edge = ax.get_xaxis_transform()  # x in data, y in axes: 1 is the top edge, 0 the bottom
-        for method, rows in part.groupby("method", sort=False):
+        groups = dict(list(part.groupby("method", sort=False)))
+        for method in _drawing_order(groups):
+            rows = groups[method]
             style = method_style(method)
             rows = rows.sort_values("n_train")
             n = rows["n_train"].to_numpy(dtype=float)
@@ -109,40 +122,49 @@ def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", 
             repeats = rows["repeats"].to_numpy(dtype=int)
             finite = np.isfinite(mean)
             infinite = np.isinf(mean)
+            everything = failed == repeats
             label = str(method)
             if failed.sum():
                 label += f" ({failed.sum()} of {repeats.sum()} repeats failed)"
-            ax.plot(n, np.where(finite, mean, np.nan), label=label, **style)
+            if rows["unscored_rows"].sum():
+                label += f" ({rows['unscored_rows'].sum()} test rows of unseen classes unscored)"
+            line, = ax.plot(n, np.where(finite, mean, np.nan), label=label, **style)
+            handles.setdefault(label, line)
             band = finite & np.isfinite(sd)
             if band.any():
                 ax.fill_between(n[band], np.clip(mean[band] - sd[band], low, high),
                                 np.clip(mean[band] + sd[band], low, high),
                                 color=style["color"], alpha=0.15, linewidth=0)
             if infinite.any():
+                marks.add("infinite")
                 ax.plot(n[infinite], np.ones(infinite.sum()), transform=edge, clip_on=False,
                         linestyle="none", marker="^", color=style["color"],
                         markersize=style["markersize"], gid="infinite")
-                for x in n[infinite]:
-                    ax.annotate("inf", (x, 1.0), xycoords=edge, xytext=(0, 6),
-                                textcoords="offset points", ha="center", fontsize=7,
-                                color=style["color"])
-            everything = failed == repeats
             if everything.any():
+                marks.add("all_failed")
                 ax.plot(n[everything], np.zeros(everything.sum()), transform=edge,
                         clip_on=False, linestyle="none", marker="x", color=style["color"],
                         markersize=style["markersize"], gid="all_failed")
             for x, y, k, r, shown in zip(n, mean, failed, repeats, finite, strict=True):
                 if k:
                     where = (x, y) if shown else (x, 1.0 if np.isinf(y) else 0.0)
-                    ax.annotate(f"{k}/{r} failed", where,
-                                xycoords="data" if shown else edge, xytext=(4, -10),
+                    ax.annotate(f"{k}/{r} failed", where, xycoords="data" if shown else edge,
+                                xytext=(6, -12 if np.isinf(y) else 4),
                                 textcoords="offset points", fontsize=7, color=style["color"],
                                 gid="failed")
-        ax.set(xscale="log", xlabel="training rows", ylabel=metric, title=metric)
-        if np.isinf(part["mean"]).any():
-            ax.set_title(f"{metric} (inf: a true class got probability 0)", fontsize=9)
-    axes[0].legend(fontsize=8)
+        for x in np.unique(part["n_train"][np.isinf(part["mean"])]):
+            ax.annotate("inf", (x, 1.0), xycoords=edge, xytext=(0, 8), ha="center",
+                        textcoords="offset points", fontsize=7, gid="inf_label")
+        ax.set(xscale="log", xlabel="training rows", ylabel=metric)
+        ax.set_title(metric, pad=18)
+    explained = {"infinite": ("^", "inf: mean is infinite (a true class got probability 0)"),
+                 "all_failed": ("x", "every repeat failed (no value)")}
+    for key in sorted(marks):
+        marker, text = explained[key]
+        handles[text] = Line2D([], [], color="black", marker=marker, linestyle="none")
     fig.tight_layout()
+    fig.legend(list(handles.values()), list(handles), loc="upper center", fontsize=8,
+               ncol=min(len(handles), 3), bbox_to_anchor=(0.5, 0.0), frameon=False)
     return fig
 
 
