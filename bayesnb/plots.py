@@ -103,8 +103,9 @@ def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", 
     markers mean.
     """
     from matplotlib.lines import Line2D
+    from matplotlib.ticker import NullFormatter
 
-    fig, axes = _axes(None, ncols=len(metrics))
+    fig, axes = _axes(None, ncols=len(metrics), figsize=(5, 4.6))
     handles, marks = {}, set()
     for ax, metric in zip(axes, metrics, strict=True):
         part = curves[curves["metric"] == metric]
@@ -156,15 +157,21 @@ def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", 
             ax.annotate("inf", (x, 1.0), xycoords=edge, xytext=(0, 8), ha="center",
                         textcoords="offset points", fontsize=7, gid="inf_label")
         ax.set(xscale="log", xlabel="training rows", ylabel=metric)
+        sizes = np.unique(part["n_train"].to_numpy())
+        ax.set_xticks(sizes, [str(int(v)) for v in sizes])  # the sizes drawn, as numbers
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_title(metric, pad=18)
     explained = {"infinite": ("^", "inf: mean is infinite (a true class got probability 0)"),
                  "all_failed": ("x", "every repeat failed (no value)")}
     for key in sorted(marks):
         marker, text = explained[key]
         handles[text] = Line2D([], [], color="black", marker=marker, linestyle="none")
-    fig.tight_layout()
-    fig.legend(list(handles.values()), list(handles), loc="upper center", fontsize=8,
-               ncol=min(len(handles), 3), bbox_to_anchor=(0.5, 0.0), frameon=False)
+    ncol = min(len(handles), 3)
+    rows = -(-len(handles) // ncol)
+    bottom = 0.06 + 0.045 * rows  # room for the legend's rows
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    fig.legend(list(handles.values()), list(handles), loc="lower center", fontsize=8,
+               ncol=ncol, bbox_to_anchor=(0.5, 0.0), frameon=False)
     return fig
 
 
