@@ -2,9 +2,12 @@
 
 ``compare`` answers "what does the Bayesian treatment buy me on my data?": every method (or
 named model) is fitted and scored on the same folds, and the table reports each metric's mean
-and spread over folds. Zero probabilities are reported honestly: under ``method="ml"`` a test row
-whose true class has probability 0 has infinite log loss, and that is what the table shows (with
-the count of such rows), rather than a clipped number.
+and spread over folds. Zero probabilities are reported honestly: under ``method="ml"`` (and
+``"map"`` where a prior's concentration is 1, which makes MAP equal ML) a test row whose true
+class has probability 0 has infinite log loss, and that is what the table shows (with the count
+of such rows), rather than a clipped number; :func:`zero_probability_note` says which models did
+it on the data at hand. Times are taken after a warm-up run, with JAX's compilation apart
+(``compile_s``), and :func:`calibration_table` gives the bins behind the ECE as data.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@ their artists, the tables checked against hand computations."""
 
 import matplotlib
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import pandas as pd
 import pytest
 from matplotlib.collections import PolyCollection
@@ -328,3 +330,27 @@ def test_cli_compare_digits_and_one_family_for_every_column(tmp_path, capsys):
     assert cli.main(["compare", str(tmp_path / "counts.csv"), "--target", "y", "--family",
                      "multinomial", "--family", "w1=poisson", "--no-progress"]) == 2
     assert "cannot be combined" in capsys.readouterr().err
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 5), st.integers(1, 12))
+def test_calibration_table_ignores_the_order_of_the_classes(seed, k, n_bins):
+    rng = np.random.default_rng(seed)
+    proba = rng.dirichlet(np.ones(k), size=40)
+    codes = rng.integers(0, k, 40)
+    order = rng.permutation(k)
+    table = calibration_table(proba, codes, n_bins)
+    permuted = calibration_table(proba[:, order], np.argsort(order)[codes], n_bins)
+    pd.testing.assert_frame_equal(table, permuted)
+    assert table["count"].sum() == 40
+    full = table[table["count"] > 0]
+    assert ((full["mean_predicted"] >= 1 / k - 1e-12) & (full["observed"].between(0, 1))).all()
+
+
+def test_cli_footnote_names_the_methods_that_gave_zero_probabilities(capsys):
+    assert cli.main(["compare", "playtennis", "--cv", "3", "--methods", "ml,map,mean",
+                     "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("zero_prob_rows:")]
+    assert "ml (" in line and "map (" in line and "None under mean." in line
+    assert "the priors do not" not in out
