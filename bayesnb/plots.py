@@ -63,10 +63,19 @@ def reliability_diagram(y_true, probas: Mapping[str, np.ndarray], classes, *, n_
     ``probas`` maps a model name to its ``(n, K)`` class probabilities, columns in ``classes``
     order. The bins are those of :func:`bayesnb.compare.calibration_table` (the table behind
     ``compare``'s ECE); empty bins are not drawn. Each model keeps its :func:`method_style`.
+    On a new figure (``ax=None``) a panel below gives the rows in each bin, so a point made of
+    a handful of rows is seen as such; ``fig.axes[0]`` is the diagram, ``fig.axes[1]`` the
+    counts.
     """
     from .compare import calibration_table
 
-    fig, (ax,) = _axes(ax)
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        fig, (ax, counts_ax) = plt.subplots(2, 1, figsize=(5, 5.2), sharex=True,
+                                            gridspec_kw={"height_ratios": (4, 1.2)})
+    else:
+        fig, counts_ax = ax.figure, None
     classes = np.asarray(classes)
     y_true = np.asarray(y_true)
     position = {c: k for k, c in enumerate(classes.tolist())}
@@ -77,13 +86,23 @@ def reliability_diagram(y_true, probas: Mapping[str, np.ndarray], classes, *, n_
     codes = np.array([position[v] for v in y_true.tolist()], dtype=int)
     ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="calibrated")
     for name in _drawing_order(probas):
-        proba = probas[name]
-        table = calibration_table(np.asarray(proba), codes, n_bins=n_bins)
-        table = table[table["count"] > 0]
-        ax.plot(table["mean_predicted"], table["observed"], label=name, **method_style(name))
-    ax.set(xlabel="mean predicted probability", ylabel="observed accuracy", xlim=(0, 1),
-           ylim=(0, 1), title="Reliability diagram")
+        table = calibration_table(np.asarray(probas[name]), codes, n_bins=n_bins)
+        style = method_style(name)
+        full = table[table["count"] > 0]
+        ax.plot(full["mean_predicted"], full["observed"], label=name, **style)
+        if counts_ax is not None:
+            counts_ax.stairs(table["count"], np.r_[table["lower"], table["upper"].iloc[-1]],
+                             color=style["color"], linewidth=style["linewidth"], label=name)
+    ax.set(ylabel="observed accuracy", xlim=(0, 1), ylim=(0, 1), title="Reliability diagram")
     ax.legend()
+    if counts_ax is None:
+        ax.set_xlabel("mean predicted probability")
+    else:
+        counts_ax.set(xlabel="mean predicted probability (bins of the top class probability)",
+                      ylabel="rows", xlim=(0, 1))
+        counts_ax.set_yscale("symlog", linthresh=1)  # a bin of 3 rows beside one of 300 shows
+        counts_ax.set_ylim(bottom=0)
+        fig.tight_layout()
     return fig
 
 

@@ -354,3 +354,22 @@ def test_cli_footnote_names_the_methods_that_gave_zero_probabilities(capsys):
     (line,) = [ln for ln in out.splitlines() if ln.startswith("zero_prob_rows:")]
     assert "ml (" in line and "map (" in line and "None under mean." in line
     assert "the priors do not" not in out
+
+
+def test_reliability_diagram_shows_the_rows_behind_each_point():
+    rng = np.random.default_rng(2)
+    proba = rng.dirichlet([2, 2], size=50)
+    y = np.where(rng.random(50) < proba[:, 1], "b", "a")
+    fig = reliability_diagram(y, {"mean": proba}, classes=["a", "b"], n_bins=5)
+    diagram, counts = fig.axes
+    codes = (y == "b").astype(int)
+    confidence = proba.max(axis=1)
+    expected, _ = np.histogram(confidence, np.linspace(0, 1, 6))
+    (stairs,) = counts.patches
+    np.testing.assert_array_equal(stairs.get_data().values, expected)
+    (line,) = [ln for ln in diagram.get_lines() if ln.get_label() == "mean"]
+    hit = (proba.argmax(axis=1) == codes).astype(float)
+    full = expected > 0
+    observed = np.histogram(confidence, np.linspace(0, 1, 6), weights=hit)[0][full] / \
+        expected[full]
+    np.testing.assert_allclose(line.get_ydata(), observed)
