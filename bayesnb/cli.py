@@ -75,7 +75,8 @@ def _cmd_compare(args) -> int:
                 n=lambda t: t["count"].map("{:d}".format),
                 pred=lambda t: t["mean_predicted"].map("{:.3f}".format),
                 obs=lambda t: t["observed"].map("{:.3f}".format),
-                bins=lambda t: [f"{lo:.1f}-{hi:.1f}" for lo, hi in zip(t["lower"], t["upper"])])
+                bins=lambda t: [f"{lo:.1f}-{hi:.1f}"
+                                for lo, hi in zip(t["lower"], t["upper"], strict=True)])
             wide = cells.pivot(index="bins", columns="model", values=["n", "pred", "obs"])
             wide = wide.swaplevel(axis=1)[list(dict.fromkeys(calibration["model"]))]
             print(wide.fillna("").to_string())

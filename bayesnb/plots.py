@@ -11,7 +11,6 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-
 #: one look per method in every figure: colour, marker, and a size that shrinks down the list, so
 #: methods whose curves coincide (MAP with alpha = 1 is ML) show as nested markers, not one line
 METHOD_STYLES = {

@@ -3,10 +3,10 @@ their artists, the tables checked against hand computations."""
 
 import matplotlib
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import to_hex
 
@@ -207,7 +207,7 @@ def test_zero_probability_footnote_names_map_with_alpha_one(x64):
     zero = 0
     for train, test in StratifiedKFold(3, shuffle=True, random_state=0).split(X, y):
         tr, te = X.iloc[train].assign(y=y.iloc[train]), X.iloc[test].assign(y=y.iloc[test])
-        seen = {(col, v, k) for col in ("c", "d") for v, k in zip(tr[col], tr["y"])}
+        seen = {(col, v, k) for col in ("c", "d") for v, k in zip(tr[col], tr["y"], strict=True)}
         zero += sum(any((col, r[col], r["y"]) not in seen for col in ("c", "d"))
                     for _, r in te.iterrows())
     assert zero > 0
