@@ -101,7 +101,7 @@ def _write_plots(X, y, methods, features, args):
     from sklearn.model_selection import train_test_split
 
     from . import NaiveBayes
-    from .compare import learning_curves
+    from .compare import _posterior, learning_curves
     from .plots import learning_curves_plot, reliability_diagram
 
     out = Path(args.plots)
@@ -113,12 +113,12 @@ def _write_plots(X, y, methods, features, args):
         try:
             model = NaiveBayes(features, method=method, class_alpha=args.class_alpha,
                                progress_bar=False).fit(X_tr, y_tr)
-            probas[method] = np.exp(model.predict_joint_log_proba(X_te) - _lse(
-                model.predict_joint_log_proba(X_te)))
+            # plots branch: rows with no defined posterior (all classes -inf) are all zeros
+            probas[method] = _posterior(model.predict_joint_log_proba(X_te))
             classes = model.classes_
         except ValueError as err:
             print(f"{method}: left out of the reliability diagram: {err}")
-    fig = reliability_diagram(y_te, {k: np.nan_to_num(v) for k, v in probas.items()}, classes)
+    fig = reliability_diagram(y_te, probas, classes)
     fig.savefig(out / "reliability.png", bbox_inches="tight")
     n = len(y_tr)
     sizes = sorted({s for s in (10, 20, 40, 80, 160, 320, n) if s <= n})

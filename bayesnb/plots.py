@@ -62,8 +62,9 @@ def reliability_diagram(y_true, probas: Mapping[str, np.ndarray], classes, *, n_
     ``probas`` maps a model name to its ``(n, K)`` class probabilities, columns in ``classes``
     order. The bins are those of :func:`bayesnb.compare.calibration_table` (the table behind
     ``compare``'s ECE); empty bins are not drawn. Each model keeps its :func:`method_style`.
-    On a new figure (``ax=None``) a panel below gives the rows in each bin, so a point made of
-    a handful of rows is seen as such; ``fig.axes[0]`` is the diagram, ``fig.axes[1]`` the
+    Rows with no defined posterior (every probability 0) are left out and counted in the
+    legend. On a new figure (``ax=None``) a panel below gives the rows in each bin, so a point
+    made of a handful of rows is seen as such; ``fig.axes[0]`` is the diagram, ``fig.axes[1]`` the
     counts.
     """
     from .compare import calibration_table
@@ -85,10 +86,17 @@ def reliability_diagram(y_true, probas: Mapping[str, np.ndarray], classes, *, n_
     codes = np.array([position[v] for v in y_true.tolist()], dtype=int)
     ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="calibrated")
     for name in _drawing_order(probas):
-        table = calibration_table(np.asarray(probas[name]), codes, n_bins=n_bins)
+        proba = np.asarray(probas[name], dtype=float)
+        # a row with no posterior (every class probability 0, possible under ML) has no
+        # confidence to draw: left out, and counted in the legend (not put at the origin)
+        defined = np.nan_to_num(proba, nan=0.0).sum(axis=1) > 0
+        table = calibration_table(proba[defined], codes[defined], n_bins=n_bins)
         style = method_style(name)
         full = table[table["count"] > 0]
-        ax.plot(full["mean_predicted"], full["observed"], label=name, **style)
+        label = str(name)
+        if not defined.all():
+            label += f" ({int((~defined).sum())} rows without a posterior not drawn)"
+        ax.plot(full["mean_predicted"], full["observed"], label=label, **style)
         if counts_ax is not None:
             counts_ax.stairs(table["count"], np.r_[table["lower"], table["upper"].iloc[-1]],
                              color=style["color"], linewidth=style["linewidth"], label=name)

@@ -373,3 +373,12 @@ def test_reliability_diagram_shows_the_rows_behind_each_point():
     observed = np.histogram(confidence, np.linspace(0, 1, 6), weights=hit)[0][full] / \
         expected[full]
     np.testing.assert_allclose(line.get_ydata(), observed)
+
+
+def test_rows_without_a_posterior_are_counted_not_drawn_at_the_origin():
+    proba = np.array([[0.9, 0.1], [0.0, 0.0], [0.3, 0.7], [0.0, 0.0]])
+    fig = reliability_diagram(["a", "a", "b", "b"], {"ml": proba}, classes=["a", "b"])
+    (line,) = [ln for ln in fig.axes[0].get_lines() if ln.get_label().startswith("ml")]
+    assert line.get_label() == "ml (2 rows without a posterior not drawn)"
+    assert sorted(line.get_xdata()) == [0.7, 0.9]
+    assert fig.axes[1].patches[0].get_data().values.sum() == 2
