@@ -110,14 +110,18 @@ def method_list(text: str) -> list[str]:
 
 
 def family_spec(text: str) -> tuple[list[str], str]:
-    """``"w1,w2=multinomial"`` -> ``(["w1", "w2"], "multinomial")``."""
+    """``"w1,w2=multinomial"`` -> ``(["w1", "w2"], "multinomial")``; a bare family name
+    (``"multinomial"``: every column) -> ``([], "multinomial")``."""
     from .families import REGISTRY
 
+    if text in REGISTRY:
+        return [], text
     columns, sep, name = text.rpartition("=")
     cols = columns.split(",") if sep else []
     if not sep or not columns or any(not c for c in cols) or name not in REGISTRY:
         raise argparse.ArgumentTypeError(
-            f"expected COLUMN[,COLUMN...]=FAMILY with FAMILY one of {', '.join(REGISTRY)}, "
+            f"expected FAMILY or COLUMN[,COLUMN...]=FAMILY with FAMILY one of "
+            f"{', '.join(REGISTRY)}, "
             f"got {text!r}")
     return cols, name
 
@@ -171,7 +175,13 @@ def _features(args, X):
     from .families import REGISTRY
 
     features = {}
-    for columns, name in args.family or []:
+    specs = args.family or []
+    if any(not columns for columns, _ in specs):  # one family for every column
+        if len(specs) > 1:
+            raise ValueError("--family FAMILY (one family for every column) cannot be "
+                             "combined with other --family options.")
+        return REGISTRY[specs[0][1]]()
+    for columns, name in specs:
         family = REGISTRY[name]()
         for col in columns:
             if col not in X.columns:
@@ -205,8 +215,12 @@ def _cmd_compare(args) -> int:
     table = compare(X, y, methods=methods, features=features, cv=args.cv,
                     random_state=args.seed, class_alpha=args.class_alpha,
                     progress=not args.no_progress, seed=args.seed, **params)
+    # --- issue 15 section 3 (plots branch): compile_s, computed footnote, calibration table
+    from .compare import zero_probability_note
+
     shown = ["accuracy", "log_loss", "brier", "ece", "entropy", "fit_s", "predict_s",
-             "zero_prob_rows"]
+             "compile_s", "zero_prob_rows"]
+    calibration = table.attrs["calibration"]
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(f"{args.data}: {len(y)} rows, {X.shape[1]} columns, {args.cv}-fold CV "
               f"(mean over folds; *_sd columns in --csv output)")
@@ -214,12 +228,31 @@ def _cmd_compare(args) -> int:
         errors = table["error"][table["error"] != ""]
         for name, msg in errors.items():
             print(f"{name}: not fitted: {msg}")
-        if table["zero_prob_rows"].fillna(0).gt(0).any():
-            print("zero_prob_rows: test rows whose true class got probability 0 (infinite "
-                  "log loss); the unsmoothed ML estimate does this, the priors do not.")
+        print("fit_s, predict_s: timed after a warm-up fit; compile_s: the warm-up's extra "
+              "time (JAX compilation, shared by models of the same shapes).")
+        note = zero_probability_note(table)
+        if note:
+            print(note)
+        if len(calibration):
+            print("\ncalibration, test rows of all folds per bin of the top class probability: "
+                  "n rows, mean predicted (pred), observed accuracy (obs); a row with no "
+                  "defined posterior is in the first bin, wrong:")
+            cells = calibration[calibration["count"] > 0].assign(
+                n=lambda t: t["count"].map("{:d}".format),
+                pred=lambda t: t["mean_predicted"].map("{:.3f}".format),
+                obs=lambda t: t["observed"].map("{:.3f}".format),
+                bins=lambda t: [f"{lo:.1f}-{hi:.1f}"
+                                for lo, hi in zip(t["lower"], t["upper"], strict=True)])
+            wide = cells.pivot(index="bins", columns="model", values=["n", "pred", "obs"])
+            wide = wide.swaplevel(axis=1)[list(dict.fromkeys(calibration["model"]))]
+            print(wide.fillna("").to_string())
     if args.csv:
         table.to_csv(args.csv)
         print(f"wrote {args.csv}")
+        path = Path(args.csv)
+        calibration.to_csv(path.with_name(path.stem + ".calibration.csv"), index=False)
+        print(f"wrote {path.with_name(path.stem + '.calibration.csv')}")
+    # --- end of the plots branch's edit
     if args.plots:
         _write_plots(X, y, methods, features, args, params)
     return 0
@@ -234,7 +267,7 @@ def _write_plots(X, y, methods, features, args, params):
     from sklearn.model_selection import train_test_split
 
     from . import NaiveBayes
-    from .compare import learning_curves
+    from .compare import _posterior, learning_curves
     from .plots import learning_curves_plot, reliability_diagram
 
     out = Path(args.plots)
@@ -247,12 +280,12 @@ def _write_plots(X, y, methods, features, args, params):
             model = NaiveBayes(features, method=method, class_alpha=args.class_alpha,
                                seed=args.seed, **{**params, "progress_bar": False}
                                ).fit(X_tr, y_tr)
-            probas[method] = np.exp(model.predict_joint_log_proba(X_te) - _lse(
-                model.predict_joint_log_proba(X_te)))
+            # plots branch: rows with no defined posterior (all classes -inf) are all zeros
+            probas[method] = _posterior(model.predict_joint_log_proba(X_te))
             classes = model.classes_
         except ValueError as err:
             print(f"{method}: left out of the reliability diagram: {err}")
-    fig = reliability_diagram(y_te, {k: np.nan_to_num(v) for k, v in probas.items()}, classes)
+    fig = reliability_diagram(y_te, probas, classes)
     fig.savefig(out / "reliability.png", bbox_inches="tight")
     n = len(y_tr)
     sizes = sorted({s for s in (10, 20, 40, 80, 160, 320, n) if s <= n})
@@ -263,13 +296,6 @@ def _write_plots(X, y, methods, features, args, params):
     learning_curves_plot(curves).savefig(out / "learning_curves.png", bbox_inches="tight")
     plt.close("all")
     print(f"wrote {out / 'reliability.png'} and {out / 'learning_curves.png'}")
-
-
-def _lse(scores):
-    from scipy.special import logsumexp
-
-    with np.errstate(invalid="ignore"):
-        return logsumexp(scores, axis=1, keepdims=True)
 
 
 def _cmd_fit(args) -> int:
@@ -374,9 +400,10 @@ def _cmd_datasets(args) -> int:
 
 # ---------------------------------------------------------------------- parser
 def _add_family(p):
-    p.add_argument("--family", action="append", metavar="COLS=FAMILY", type=family_spec,
+    p.add_argument("--family", action="append", metavar="[COLS=]FAMILY", type=family_spec,
                    help="declare a family, e.g. visits=poisson or w1,w2,w3=multinomial "
-                   "(repeatable; other columns are inferred from their types)")
+                   "(repeatable; other columns are inferred from their types), or one family "
+                   "for every column, e.g. multinomial")
 
 
 def _add_mcmc(p):
@@ -412,7 +439,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--class-alpha", type=concentration, default=1.0,
                    help="Dirichlet prior on class proportions (default: %(default)s)")
     _add_family(p)
-    p.add_argument("--csv", help="also write the full table (with spreads) to this CSV file")
+    p.add_argument("--csv", help="also write the full table (with spreads) to this CSV file, "
+                   "and the calibration table beside it (NAME.calibration.csv)")
     p.add_argument("--plots", metavar="DIR", help="also write a reliability diagram and "
                    "learning curves (PNG, needs matplotlib) to this folder")
     p.add_argument("--no-progress", action="store_true",

@@ -2,9 +2,12 @@
 
 ``compare`` answers "what does the Bayesian treatment buy me on my data?": every method (or
 named model) is fitted and scored on the same folds, and the table reports each metric's mean
-and spread over folds. Zero probabilities are reported honestly: under ``method="ml"`` a test row
-whose true class has probability 0 has infinite log loss, and that is what the table shows (with
-the count of such rows), rather than a clipped number.
+and spread over folds. Zero probabilities are reported honestly: under ``method="ml"`` (and
+``"map"`` where a prior's concentration is 1, which makes MAP equal ML) a test row whose true
+class has probability 0 has infinite log loss, and that is what the table shows (with the count
+of such rows), rather than a clipped number; :func:`zero_probability_note` says which models did
+it on the data at hand. Times are taken after a warm-up run, with JAX's compilation apart
+(``compile_s``), and :func:`calibration_table` gives the bins behind the ECE as data.
 """
 
 from __future__ import annotations
@@ -23,6 +26,85 @@ from .estimator import METHODS as METHODS_ALL
 from .estimator import NaiveBayes
 
 METRICS = ("accuracy", "log_loss", "brier", "ece", "entropy", "fit_s", "predict_s")
+
+#: the clock of the timings (a name of this module, so tests can give it a fake one)
+_clock = time.perf_counter
+
+#: why each method can put probability 0 on a true class (said only for methods that did)
+_ZERO_REASONS = {
+    "ml": "ML estimates a value (or class) a training fold never showed at probability 0",
+    "map": "MAP does the same wherever the prior's mode leaves a zero count at zero (a "
+           "Dirichlet or Beta alpha of 1, a Gamma shape of 1: there MAP equals ML)",
+}
+
+
+def calibration_table(proba: np.ndarray, true_codes: np.ndarray, n_bins: int = 10
+                      ) -> pd.DataFrame:
+    r"""The table behind the expected calibration error: per confidence bin, how many rows,
+    their mean predicted probability and how often the prediction was right.
+
+    The confidence of a row is its largest class probability :math:`\hat p_i = \max_c p(c
+    \mid x_i)`, and bin :math:`b = \min(\lfloor n_{bins} \hat p_i \rfloor, n_{bins} - 1)`
+    (equal-width bins of [0, 1], the top one closed). A row with no defined posterior (every
+    probability 0 or NaN, possible under ML) has confidence 0 and counts as wrong.
+
+    Parameters
+    ----------
+    proba : (n, K) class probabilities.
+    true_codes : (n,) index of each row's true class in the columns of ``proba``.
+    n_bins : number of bins.
+
+    Returns
+    -------
+    DataFrame
+        Indexed by ``bin`` (all ``n_bins``, empty ones included) with columns ``lower``,
+        ``upper`` (the bin's edges), ``count``, ``mean_predicted`` (mean confidence),
+        ``observed`` (fraction predicted right; NaN in an empty bin). The expected
+        calibration error is :math:`\sum_b \frac{count_b}{n} |observed_b -
+        mean\_predicted_b|` (:func:`expected_calibration_error`).
+    """
+    proba = np.asarray(proba, dtype=float)
+    true_codes = np.asarray(true_codes)
+    defined = np.nan_to_num(proba, nan=0.0).sum(axis=1) > 0
+    safe = np.nan_to_num(proba, nan=0.0)
+    confidence = np.where(defined, safe.max(axis=1), 0.0)
+    correct = defined & (safe.argmax(axis=1) == true_codes)
+    bins = np.minimum((confidence * n_bins).astype(int), n_bins - 1)
+    count = np.bincount(bins, minlength=n_bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_predicted = np.bincount(bins, confidence, minlength=n_bins) / count
+        observed = np.bincount(bins, correct.astype(float), minlength=n_bins) / count
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    return pd.DataFrame({"lower": edges[:-1], "upper": edges[1:], "count": count,
+                         "mean_predicted": mean_predicted, "observed": observed},
+                        index=pd.RangeIndex(n_bins, name="bin"))
+
+
+def expected_calibration_error(table: pd.DataFrame) -> float:
+    """ECE from a :func:`calibration_table`: the count-weighted mean of
+    ``|observed - mean_predicted|`` over the non-empty bins."""
+    full = table[table["count"] > 0]
+    n = table["count"].sum()
+    return float(np.sum(full["count"] * np.abs(full["observed"] - full["mean_predicted"])) / n)
+
+
+def zero_probability_note(table: pd.DataFrame) -> str | None:
+    """The footnote to a :func:`compare` table about zero probabilities, from what happened:
+    which models gave a test row's true class probability 0 on this data (None if none)."""
+    counts = table["zero_prob_rows"]
+    hit = counts[counts.fillna(0) > 0]
+    if hit.empty:
+        return None
+    said = ", ".join(f"{name} ({int(n)} rows)" for name, n in hit.items())
+    note = (f"zero_prob_rows: test rows whose true class got probability 0 (infinite log "
+            f"loss); on this data: {said}.")
+    reasons = [_ZERO_REASONS[name] for name in hit.index if name in _ZERO_REASONS]
+    if reasons:
+        note += " " + "; ".join(reasons) + "."
+    clean = [str(name) for name, n in counts.items() if n == 0]
+    if clean:
+        note += f" None under {', '.join(clean)}."
+    return note
 
 
 def classification_metrics(log_joint: np.ndarray, true_codes: np.ndarray,
@@ -43,10 +125,7 @@ def classification_metrics(log_joint: np.ndarray, true_codes: np.ndarray,
     correct = (pred == true_codes) & ~undefined
     onehot = np.zeros_like(prob)
     onehot[rows, true_codes] = 1.0
-    confidence = prob.max(axis=1)
-    bins = np.minimum((confidence * n_bins).astype(int), n_bins - 1)
-    ece = sum(abs(correct[bins == b].mean() - confidence[bins == b].mean()) * np.mean(bins == b)
-              for b in range(n_bins) if np.any(bins == b))
+    ece = expected_calibration_error(calibration_table(prob, true_codes, n_bins))
     with np.errstate(divide="ignore", invalid="ignore"):
         entropy = -np.sum(np.where(prob > 0, prob * log_post, 0.0), axis=1)
     return {
@@ -62,7 +141,8 @@ def classification_metrics(log_joint: np.ndarray, true_codes: np.ndarray,
 
 def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, features=None,
             models: Mapping[str, NaiveBayes] | None = None, cv: int = 5, split=None,
-            random_state: int = 0, progress: bool = False, **params) -> pd.DataFrame:
+            random_state: int = 0, progress: bool = False, warm_up: bool = True,
+            n_bins: int = 10, **params) -> pd.DataFrame:
     """Fit and score every method (or named model) on the same folds.
 
     Parameters
@@ -77,6 +157,13 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
         One given split instead of cross-validation.
     progress : bool, default=False
         Show a progress bar (tqdm) over models x folds.
+    warm_up : bool, default=True
+        Fit and predict each model once on the first fold before the timed runs, so that
+        ``fit_s`` and ``predict_s`` time the computation and not JAX's compilation (which is
+        reported as ``compile_s``). Costs one more fit per model (a second NUTS run under
+        ``mcmc``).
+    n_bins : int, default=10
+        Confidence bins of the ECE and of the calibration table.
 
     Returns
     -------
@@ -84,6 +171,17 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
         One row per model; for every metric its mean over folds and ``<metric>_sd``, plus
         ``zero_prob_rows`` (test rows whose true class got probability 0, summed over folds) and
         ``error`` (the message when a model could not be fitted, e.g. an undefined ML variance).
+        ``compile_s`` is the first (cold) fit and prediction on fold 1 less the same timed
+        warm: JAX compilation and first-call set-up. Compiled kernels are shared by models of
+        the same shapes, so the first model of a kind pays for those after it; timing noise can
+        make the difference slightly negative, and it is then shown as 0. Without ``warm_up``
+        it is NaN and the first fold's times include compilation.
+
+        ``table.attrs["calibration"]`` is the calibration table as data: per model and
+        confidence bin, :func:`calibration_table` of the test rows of every fold together
+        (columns ``model, bin, lower, upper, count, mean_predicted, observed``); the ``ece``
+        column is the mean of the per-fold ECEs of the same bins.
+        :func:`zero_probability_note` turns the table into its footnote.
     """
     methods = list(methods)
     unknown = [m for m in methods if m not in METHODS_ALL]
@@ -103,34 +201,41 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
     def take(idx):
         return frame.iloc[idx] if frame is not None else np.asarray(X)[idx]
 
-    rows = []
+    def fit_predict(model, train, test):
+        start = _clock()
+        model.fit(take(train), y_arr[train])
+        middle = _clock()
+        log_joint = model.predict_joint_log_proba(take(test))
+        return log_joint, middle - start, _clock() - middle
+
+    rows, calibration = [], []
     bar = progress_bar(len(candidates) * len(folds), progress, "compare")
     for name, template in candidates.items():
-        per_fold, error = [], ""
-        for train, test in folds:
+        per_fold, probas, error, compile_s = [], [], "", np.nan
+        for i, (train, test) in enumerate(folds):
             bar.update(1)
-            model = clone(template)
             try:
-                start = time.perf_counter()
-                model.fit(take(train), y_arr[train])
-                fit_s = time.perf_counter() - start
-                start = time.perf_counter()
-                log_joint = model.predict_joint_log_proba(take(test))
-                predict_s = time.perf_counter() - start
+                if warm_up and i == 0:  # the cold run compiles; the timed one below is warm
+                    _, cold_fit, cold_predict = fit_predict(clone(template), train, test)
+                model = clone(template)
+                log_joint, fit_s, predict_s = fit_predict(model, train, test)
             except ValueError as err:
                 error = str(err)
                 break
+            if warm_up and i == 0:
+                compile_s = max(cold_fit + cold_predict - fit_s - predict_s, 0.0)
             codes = np.searchsorted(model.classes_, y_arr[test])
             unseen = (codes >= len(model.classes_)) | (model.classes_[
                 np.minimum(codes, len(model.classes_) - 1)] != y_arr[test])
             if unseen.any():
                 error = f"test label {y_arr[test][unseen][0]!r} absent from a training fold"
                 break
-            per_fold.append({**classification_metrics(log_joint, codes),
+            per_fold.append({**classification_metrics(log_joint, codes, n_bins),
                              "fit_s": fit_s, "predict_s": predict_s})
+            probas.append((_posterior(log_joint), codes))
         row = {"model": name}
         if error:
-            row.update({m: np.nan for m in METRICS}, error=error)
+            row.update({m: np.nan for m in METRICS}, compile_s=np.nan, error=error)
         else:
             folds_df = pd.DataFrame(per_fold)
             for m in METRICS:
@@ -138,13 +243,29 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
                 with np.errstate(invalid="ignore"):  # inf log loss has an undefined spread
                     row[m] = values.mean()
                     row[f"{m}_sd"] = values.std(ddof=1) if len(values) > 1 else 0.0
+            row["compile_s"] = compile_s
             row["zero_prob_rows"] = int(folds_df["zero_prob_rows"].sum())
             row["error"] = ""
+            pooled = calibration_table(np.concatenate([p for p, _ in probas]),
+                                       np.concatenate([c for _, c in probas]), n_bins)
+            calibration.append(pooled.reset_index().assign(model=name))
         rows.append(row)
     bar.close()
     table = pd.DataFrame(rows).set_index("model")
-    ordered = [c for m in METRICS for c in (m, f"{m}_sd")] + ["zero_prob_rows", "error"]
-    return table.reindex(columns=ordered)
+    ordered = [c for m in METRICS for c in (m, f"{m}_sd")] + [
+        "compile_s", "zero_prob_rows", "error"]
+    table = table.reindex(columns=ordered)
+    columns = ["model", "bin", "lower", "upper", "count", "mean_predicted", "observed"]
+    table.attrs["calibration"] = (pd.concat(calibration, ignore_index=True)[columns]
+                                  if calibration else pd.DataFrame(columns=columns))
+    return table
+
+
+def _posterior(log_joint: np.ndarray) -> np.ndarray:
+    """p(c | x) from log p(x, c); rows with no defined posterior are all zeros."""
+    norm = logsumexp(log_joint, axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(norm), np.exp(log_joint - norm), 0.0)
 
 
 def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *,
@@ -155,9 +276,22 @@ def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"
     ML, MAP and Bayes show.
 
     One stratified test split (``test_size``) is held out; for each size, ``repeats`` random
-    training subsets of that size are drawn from the rest. Returns a tidy DataFrame with
-    columns ``n_train, method, metric, mean, sd, undefined`` (``undefined``: repeats where the
-    method could not be fitted, e.g. an ML variance from a single row).
+    training subsets of that size are drawn from the rest.
+
+    Returns
+    -------
+    DataFrame
+        Tidy, one row per ``n_train, method, metric``, with
+
+        - ``mean``, ``sd``: over the repeats that were fitted and scored (``inf`` when one of
+          them is infinite, whose ``sd`` is then NaN);
+        - ``repeats``: repeats drawn; ``failed``: those where the method could not be fitted
+          or could not score the test rows (e.g. an ML variance from a single row, or a test
+          value ML gives probability zero in every class), left out of ``mean``;
+          ``failure``: the first such message;
+        - ``infinite``: repeats whose value is infinite (a true class of probability 0);
+        - ``unscored_rows``: test rows, summed over repeats, whose class was absent from the
+          training subset (no model can score them; left out of the metrics).
     """
     from sklearn.model_selection import train_test_split
 
@@ -172,6 +306,7 @@ def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"
         return frame.iloc[idx] if frame is not None else np.asarray(X)[idx]
 
     methods = list(methods)
+    metrics = ["accuracy", "log_loss", "brier", "ece", "entropy"]
     records = []
     bar = progress_bar(len(train_sizes) * repeats * len(methods), progress, "learning curves")
     for n in train_sizes:
@@ -183,25 +318,30 @@ def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"
             for method in methods:
                 bar.update(1)
                 model = NaiveBayes(features, method=method, **params)
+                record = {"n_train": n, "method": method, "repeat": r}
                 try:
                     model.fit(take(train), y_arr[train])
                     log_joint = model.predict_joint_log_proba(take(test))
-                except ValueError:
-                    records.append({"n_train": n, "method": method, "repeat": r,
-                                    "undefined": 1})
+                except ValueError as err:
+                    records.append({**record, "failed": 1, "failure": str(err),
+                                    "unscored_rows": 0})
                     continue
                 known = np.isin(y_arr[test], model.classes_)
                 codes = np.searchsorted(model.classes_, y_arr[test][known])
                 m = classification_metrics(log_joint[known], codes)
-                records.append({"n_train": n, "method": method, "repeat": r, "undefined": 0,
-                                **{k: m[k] for k in ("accuracy", "log_loss", "brier", "ece",
-                                                     "entropy")}})
+                records.append({**record, "failed": 0, "failure": None,
+                                "unscored_rows": int((~known).sum()),
+                                **{k: m[k] for k in metrics}})
     bar.close()
     raw = pd.DataFrame(records)
-    metrics = ["accuracy", "log_loss", "brier", "ece", "entropy"]
-    long = raw.melt(id_vars=["n_train", "method", "repeat", "undefined"], value_vars=metrics,
-                    var_name="metric")
+    for k in metrics:  # every repeat failed: the metric columns were never made
+        if k not in raw:
+            raw[k] = np.nan
+    long = raw.melt(id_vars=["n_train", "method", "repeat", "failed", "failure",
+                             "unscored_rows"], value_vars=metrics, var_name="metric")
     with np.errstate(invalid="ignore"):
         out = long.groupby(["n_train", "method", "metric"], sort=True).agg(
-            mean=("value", "mean"), sd=("value", "std"), undefined=("undefined", "sum"))
+            mean=("value", "mean"), sd=("value", "std"), repeats=("repeat", "size"),
+            failed=("failed", "sum"), infinite=("value", lambda v: int(np.isinf(v).sum())),
+            unscored_rows=("unscored_rows", "sum"), failure=("failure", "first"))
     return out.reset_index()

@@ -11,6 +11,39 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+#: one look per method in every figure: colour, marker, and a size that shrinks down the list, so
+#: methods whose curves coincide (MAP with alpha = 1 is ML) show as nested markers, not one line
+METHOD_STYLES = {
+    "ml": {"color": "tab:red", "marker": "o", "markersize": 10, "linewidth": 3.2},
+    "map": {"color": "tab:orange", "marker": "s", "markersize": 8, "linewidth": 2.4},
+    "mean": {"color": "tab:green", "marker": "^", "markersize": 6.5, "linewidth": 1.8},
+    "bayes": {"color": "tab:blue", "marker": "D", "markersize": 4.5, "linewidth": 1.2},
+    "mcmc": {"color": "tab:purple", "marker": "v", "markersize": 4, "linewidth": 1.0},
+}
+_OTHER_COLOURS = ("tab:brown", "tab:pink", "tab:gray", "tab:olive", "tab:cyan")
+
+#: the range each metric lives in; bands are clipped to it (log loss and entropy are unbounded)
+METRIC_RANGES = {"accuracy": (0.0, 1.0), "log_loss": (0.0, np.inf), "brier": (0.0, 2.0),
+                 "ece": (0.0, 1.0), "entropy": (0.0, np.inf)}
+
+
+def method_style(name: str) -> dict:
+    """Matplotlib style (``color``, ``marker``, ``markersize``, ``linewidth``) of a method or
+    named model: fixed for the five methods, and for other names picked from the rest of the
+    palette by a stable hash of the name, so a name looks the same in every figure."""
+    if name in METHOD_STYLES:
+        return dict(METHOD_STYLES[name])
+    import zlib
+
+    colour = _OTHER_COLOURS[zlib.crc32(str(name).encode()) % len(_OTHER_COLOURS)]
+    return {"color": colour, "marker": "P", "markersize": 6, "linewidth": 1.5}
+
+
+def _drawing_order(names) -> list:
+    """Largest markers first, so a smaller one drawn over it stays visible where curves
+    coincide."""
+    return sorted(names, key=lambda name: -method_style(name)["markersize"])
+
 
 def _axes(ax, ncols=1, figsize=(5, 4)):
     import matplotlib.pyplot as plt
@@ -27,47 +60,144 @@ def reliability_diagram(y_true, probas: Mapping[str, np.ndarray], classes, *, n_
     against its mean predicted probability (the diagonal is perfect calibration).
 
     ``probas`` maps a model name to its ``(n, K)`` class probabilities, columns in ``classes``
-    order.
+    order. The bins are those of :func:`bayesnb.compare.calibration_table` (the table behind
+    ``compare``'s ECE); empty bins are not drawn. Each model keeps its :func:`method_style`.
+    Rows with no defined posterior (every probability 0) are left out and counted in the
+    legend. On a new figure (``ax=None``) a panel below gives the rows in each bin, so a point
+    made of a handful of rows is seen as such; ``fig.axes[0]`` is the diagram, ``fig.axes[1]`` the
+    counts.
     """
-    fig, (ax,) = _axes(ax)
+    from .compare import calibration_table
+
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        fig, (ax, counts_ax) = plt.subplots(2, 1, figsize=(5, 5.2), sharex=True,
+                                            gridspec_kw={"height_ratios": (4, 1.2)})
+    else:
+        fig, counts_ax = ax.figure, None
+    classes = np.asarray(classes)
     y_true = np.asarray(y_true)
-    edges = np.linspace(0, 1, n_bins + 1)
+    position = {c: k for k, c in enumerate(classes.tolist())}
+    unknown = [v for v in np.unique(y_true).tolist() if v not in position]
+    if unknown:
+        raise ValueError(f"y_true holds {unknown[0]!r}, which is not one of classes "
+                         f"{classes.tolist()}.")
+    codes = np.array([position[v] for v in y_true.tolist()], dtype=int)
     ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="calibrated")
-    for name, proba in probas.items():
-        proba = np.asarray(proba)
-        confidence = proba.max(axis=1)
-        correct = np.asarray(classes)[proba.argmax(axis=1)] == y_true
-        bins = np.clip(np.digitize(confidence, edges) - 1, 0, n_bins - 1)
-        xs, ys = [], []
-        for b in range(n_bins):
-            inside = bins == b
-            if inside.any():
-                xs.append(confidence[inside].mean())
-                ys.append(correct[inside].mean())
-        ax.plot(xs, ys, marker="o", label=name)
-    ax.set(xlabel="mean predicted probability", ylabel="observed accuracy", xlim=(0, 1),
-           ylim=(0, 1), title="Reliability diagram")
+    for name in _drawing_order(probas):
+        proba = np.asarray(probas[name], dtype=float)
+        # a row with no posterior (every class probability 0, possible under ML) has no
+        # confidence to draw: left out, and counted in the legend (not put at the origin)
+        defined = np.nan_to_num(proba, nan=0.0).sum(axis=1) > 0
+        table = calibration_table(proba[defined], codes[defined], n_bins=n_bins)
+        style = method_style(name)
+        full = table[table["count"] > 0]
+        label = str(name)
+        if not defined.all():
+            label += f" ({int((~defined).sum())} rows without a posterior not drawn)"
+        ax.plot(full["mean_predicted"], full["observed"], label=label, **style)
+        if counts_ax is not None:
+            counts_ax.stairs(table["count"], np.r_[table["lower"], table["upper"].iloc[-1]],
+                             color=style["color"], linewidth=style["linewidth"], label=name)
+    ax.set(ylabel="observed accuracy", xlim=(0, 1), ylim=(0, 1), title="Reliability diagram")
     ax.legend()
+    if counts_ax is None:
+        ax.set_xlabel("mean predicted probability")
+    else:
+        counts_ax.set(xlabel="mean predicted probability (bins of the top class probability)",
+                      ylabel="rows", xlim=(0, 1))
+        counts_ax.set_yscale("symlog", linthresh=1)  # a bin of 3 rows beside one of 300 shows
+        counts_ax.set_ylim(bottom=0)
+        fig.tight_layout()
     return fig
 
 
 def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", "brier")):
     """One panel per metric from :func:`bayesnb.compare.learning_curves`: mean +- sd against
-    training-set size, one line per method (infinite log loss is drawn at the top edge)."""
-    fig, axes = _axes(None, ncols=len(metrics))
+    training-set size, one line per method (styles of :func:`method_style`).
+
+    Nothing is drawn that the data do not say:
+
+    - an infinite mean (some repeat gave a true class probability 0) is a triangle at the top
+      edge of the panel marked "inf", never a point on the axis; lines break around it;
+    - the +- sd band is clipped to the metric's range (:data:`METRIC_RANGES`) and left out
+      where the sd is undefined (one repeat, or an infinite value);
+    - repeats that could not be fitted or scored are counted beside the point ("2/5 failed"):
+      the mean is over the others; a size where all failed is an "x" at the bottom edge. The
+      legend (below the panels) gives each method's total of failed repeats and says what the
+    markers mean.
+    """
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import NullFormatter
+
+    fig, axes = _axes(None, ncols=len(metrics), figsize=(5, 4.6))
+    handles, marks = {}, set()
     for ax, metric in zip(axes, metrics, strict=True):
         part = curves[curves["metric"] == metric]
-        finite = part["mean"][np.isfinite(part["mean"])]
-        top = finite.max() * 1.2 if len(finite) else 1.0
-        for method, rows in part.groupby("method"):
-            mean = rows["mean"].to_numpy()
-            shown = np.where(np.isfinite(mean), mean, top)
-            ax.plot(rows["n_train"], shown, marker="o", label=method)
-            sd = np.nan_to_num(rows["sd"].to_numpy(), nan=0.0, posinf=0.0)
-            ax.fill_between(rows["n_train"], shown - sd, shown + sd, alpha=0.15)
-        ax.set(xscale="log", xlabel="training rows", ylabel=metric, title=metric)
-    axes[0].legend()
-    fig.tight_layout()
+        low, high = METRIC_RANGES.get(metric, (-np.inf, np.inf))
+        edge = ax.get_xaxis_transform()  # x in data, y in axes: 1 is the top edge, 0 the bottom
+        groups = dict(list(part.groupby("method", sort=False)))
+        for method in _drawing_order(groups):
+            rows = groups[method]
+            style = method_style(method)
+            rows = rows.sort_values("n_train")
+            n = rows["n_train"].to_numpy(dtype=float)
+            mean = rows["mean"].to_numpy(dtype=float)
+            sd = rows["sd"].to_numpy(dtype=float)
+            failed = rows["failed"].to_numpy(dtype=int)
+            repeats = rows["repeats"].to_numpy(dtype=int)
+            finite = np.isfinite(mean)
+            infinite = np.isinf(mean)
+            everything = failed == repeats
+            label = str(method)
+            if failed.sum():
+                label += f" ({failed.sum()} of {repeats.sum()} repeats failed)"
+            if rows["unscored_rows"].sum():
+                label += f" ({rows['unscored_rows'].sum()} test rows of unseen classes unscored)"
+            line, = ax.plot(n, np.where(finite, mean, np.nan), label=label, **style)
+            handles.setdefault(label, line)
+            band = finite & np.isfinite(sd)
+            if band.any():
+                ax.fill_between(n[band], np.clip(mean[band] - sd[band], low, high),
+                                np.clip(mean[band] + sd[band], low, high),
+                                color=style["color"], alpha=0.15, linewidth=0)
+            if infinite.any():
+                marks.add("infinite")
+                ax.plot(n[infinite], np.ones(infinite.sum()), transform=edge, clip_on=False,
+                        linestyle="none", marker="^", color=style["color"],
+                        markersize=style["markersize"], gid="infinite")
+            if everything.any():
+                marks.add("all_failed")
+                ax.plot(n[everything], np.zeros(everything.sum()), transform=edge,
+                        clip_on=False, linestyle="none", marker="x", color=style["color"],
+                        markersize=style["markersize"], gid="all_failed")
+            for x, y, k, r, shown in zip(n, mean, failed, repeats, finite, strict=True):
+                if k:
+                    where = (x, y) if shown else (x, 1.0 if np.isinf(y) else 0.0)
+                    ax.annotate(f"{k}/{r} failed", where, xycoords="data" if shown else edge,
+                                xytext=(6, -12 if np.isinf(y) else 4),
+                                textcoords="offset points", fontsize=7, color=style["color"],
+                                gid="failed")
+        for x in np.unique(part["n_train"][np.isinf(part["mean"])]):
+            ax.annotate("inf", (x, 1.0), xycoords=edge, xytext=(0, 8), ha="center",
+                        textcoords="offset points", fontsize=7, gid="inf_label")
+        ax.set(xscale="log", xlabel="training rows", ylabel=metric)
+        sizes = np.unique(part["n_train"].to_numpy())
+        ax.set_xticks(sizes, [str(int(v)) for v in sizes])  # the sizes drawn, as numbers
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_title(metric, pad=18)
+    explained = {"infinite": ("^", "inf: mean is infinite (a true class got probability 0)"),
+                 "all_failed": ("x", "every repeat failed (no value)")}
+    for key in sorted(marks):
+        marker, text = explained[key]
+        handles[text] = Line2D([], [], color="black", marker=marker, linestyle="none")
+    ncol = min(len(handles), 3)
+    rows = -(-len(handles) // ncol)
+    bottom = 0.06 + 0.045 * rows  # room for the legend's rows
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    fig.legend(list(handles.values()), list(handles), loc="lower center", fontsize=8,
+               ncol=ncol, bbox_to_anchor=(0.5, 0.0), frameon=False)
     return fig
 
 
@@ -107,7 +237,8 @@ def posterior_density_plot(clf, site: str, index: tuple = (), *, draws=None, ax=
     for method, style in (("ml", "--"), ("map", ":"), ("mean", "-")):
         point = plug_in_value(clf, site, index, method)
         if point is not None and np.isfinite(point):
-            ax.axvline(point, linestyle=style, color="k", label=f"{method.upper()} {point:.3g}")
+            ax.axvline(point, linestyle=style, color=method_style(method)["color"],
+                       label=f"{method.upper()} {point:.3g}")
     ax.set(xlabel=f"{site}{list(index)}", ylabel="density", title="Posterior and point estimates")
     ax.legend()
     return fig

@@ -11,7 +11,8 @@ topics         600     short synthetic documents of 3 topics (sport, finance, sc
 =============  ======  =====================================================================
 
 scikit-learn's shipped sets (``iris``, ``wine``, ``breast_cancer``, ``digits``) load through
-the same :func:`load` when scikit-learn is installed.
+the same :func:`load` when scikit-learn is installed. ``digits`` (1797 8x8 images, each pixel
+an ink count 0-16) defaults to one Multinomial over the 64 pixels (see :func:`default_features`).
 """
 
 from __future__ import annotations
@@ -92,8 +93,16 @@ def _topic_counts() -> tuple[pd.DataFrame, pd.Series]:
 
 
 def default_features(name: str):
-    """The family specification a built-in dataset calls for (``None``: infer from dtypes)."""
-    if name == "topics":
+    """The family specification a built-in dataset calls for (``None``: infer from dtypes).
+
+    ``topics`` and ``digits`` are counts: one Multinomial over all columns. For ``digits`` the
+    pixels are ink counts 0-16 and a class is a distribution of ink over the 64 pixels, the
+    model of scikit-learn's ``MultinomialNB`` on these data. Gaussians (what the dtypes infer)
+    fit border pixels of near-zero variance within a class: 5-fold CV log loss 103 under the
+    posterior mean (5.3 exact Bayes), against 2.77 (2.71) for Multinomial and 2.79 (2.74) for
+    Poisson; accuracy 0.89-0.90 for all.
+    """
+    if name in ("topics", "digits"):
         from ..families import Multinomial
 
         return Multinomial()
