@@ -28,7 +28,6 @@ import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from . import __version__, datasets
