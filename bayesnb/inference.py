@@ -28,8 +28,16 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 
-from .model import (ColumnSites, block_sites, column_labels, parameter_sites, sample_block,
-                    site_name, with_priors)
+from .model import (
+    ColumnSites,
+    block_sites,
+    column_labels,
+    parameter_sites,
+    positional_site,
+    sample_block,
+    site_name,
+    with_priors,
+)
 
 #: rows x draws x (classes + columns) elements held at once by the predictive over draws
 _DRAWS_BUDGET = 1 << 25
@@ -110,8 +118,12 @@ def check_prior_sites(fitted, priors) -> None:
     sites = set(parameter_sites(fitted.blocks)) | {"class_probs"}
     unknown = sorted(set(priors) - sites)
     if unknown:
+        meant = positional_site(unknown[0], block_sites(fitted.blocks),
+                                column_labels(fitted.blocks))
+        hint = (f"; a Categorical column's sites are named by the column: {meant!r}"
+                if meant != unknown[0] and meant in sites else "")
         raise ValueError(f"priors names {unknown[0]!r}, which is not a parameter site of this "
-                         f"model (sites: {sorted(sites)}).")
+                         f"model (sites: {sorted(sites)}){hint}.")
 
 
 def _priors_f64(prior):

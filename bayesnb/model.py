@@ -77,6 +77,19 @@ def site_name(block_site: str, key: str, labels) -> str:
     return f"{block_site}.{key}"
 
 
+def positional_site(name: str, sites, labels) -> str:
+    """The site that ``name`` in the older positional form ``"{block}.{j}.{parameter}"`` (the
+    block's j-th column) stands for, ``"{block}.{column}.{parameter}"``; other names as given.
+    ``sites`` are the blocks' prefixes (:func:`block_sites`), ``labels`` their
+    :func:`column_labels`."""
+    for prefix, labs in zip(sites, labels, strict=True):
+        key = name[len(prefix) + 1:] if name.startswith(prefix + ".") else ""
+        head, dot, _ = key.partition(".")
+        if dot and head.isdigit() and int(head) < len(labs):
+            return site_name(prefix, key, labs)
+    return name
+
+
 def parameter_sites(blocks) -> dict[str, tuple[int, str]]:
     """``{site: (block index, family key)}`` of every block parameter (not ``class_probs``)."""
     blocks = getattr(blocks, "blocks_", blocks)

@@ -74,7 +74,7 @@ from .estimator import METHODS, NaiveBayes
 from .families import REGISTRY, Schema
 from .families._base import is_distribution
 from .fitted import FittedBlock, FittedModel, NutsRun
-from .model import column_labels, site_name
+from .model import column_labels, positional_site, site_name
 
 FORMAT = "bayesnb-model"
 FORMAT_VERSION = 1
@@ -393,7 +393,7 @@ def _layout(m, path, budget: int) -> _Layout:
     labels = column_labels(blocks)
     naming = m.get("site_names")
     if naming is None:  # an older file: per-column sites named by position
-        rename = partial(_named_site, sites=sites, labels=labels)
+        rename = partial(positional_site, sites=sites, labels=labels)
         priors = _renamed(priors, rename, "priors")
         if draws:
             draws = {**_dict(draws, "draws"),
@@ -495,17 +495,6 @@ def _fields(names, template, where, expect, *, exact, kinds=None):
         expect(array, _Expect(f"{where} {f}", kinds or ("iu" if kind in "iu" else kind),
                               tuple(np.shape(leaf))))
     return names
-
-
-def _named_site(name, sites, labels):
-    """The site an older file's ``name`` stands for: ``"{block}.{j}.{parameter}"`` (the j-th
-    column of the block) becomes ``"{block}.{column}.{parameter}"``."""
-    for prefix, labs in zip(sites, labels, strict=True):
-        key = name[len(prefix) + 1:] if name.startswith(prefix + ".") else ""
-        head, dot, _ = key.partition(".")
-        if dot and head.isdigit() and int(head) < len(labs):
-            return site_name(prefix, key, labs)
-    return name
 
 
 def _renamed(mapping, rename, what):

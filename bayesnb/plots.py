@@ -125,7 +125,8 @@ def _entry_label(clf, site, index):
     site_dims = dims.get(site, ())
     if not index or len(index) != len(site_dims):
         return f"{site}{list(index)}" if index else site
-    return f"{site}[{', '.join(str(coords[d][i]) for d, i in zip(site_dims, index))}]"
+    names = (str(coords[d][i]) for d, i in zip(site_dims, index, strict=True))
+    return f"{site}[{', '.join(names)}]"
 
 
 def plug_in_value(clf, site: str, index: tuple, method: str):
