@@ -180,7 +180,7 @@ def test_arviz_export_has_named_dims_and_plots(mcmc_fit, tmp_path):
 def test_short_chains_warn_and_name_the_worst_parameters():
     X, y, features = mixed_data(n=60)
     with pytest.warns(ConvergenceWarning, match=r"ESS as low as .*\(.*\["):
-        bnb.NaiveBayes(features, method="mcmc", num_warmup=20, num_samples=30,
+        bnb.NaiveBayes(features, method="mcmc", num_warmup=20, num_samples=30, num_chains=1,
                        progress_bar=False).fit(X, y)
 
 
@@ -233,7 +233,8 @@ def test_semi_supervised_unlabeled_rows_sharpen_the_posterior():
 
     X_l, y_l = draw(8)
     X_u, _ = draw(300)
-    settings = dict(method="mcmc", num_warmup=300, num_samples=500, progress_bar=False)
+    settings = dict(method="mcmc", num_warmup=300, num_samples=500, num_chains=1,
+                    progress_bar=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         labeled = bnb.NaiveBayes(bnb.Gaussian(rate=1.0), **settings).fit(X_l, y_l)
@@ -268,7 +269,7 @@ def test_learned_smoothing_beats_a_fixed_alpha_on_held_out_data():
     X_test, y_test = corpus(3000)
     fixed = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="bayes").fit(X, y)
     learned = bnb.NaiveBayes(bnb.Multinomial(alpha=dist.Gamma(1.0, 1.0)), method="mcmc",
-                             num_warmup=300, num_samples=300, progress_bar=False)
+                             num_warmup=300, num_samples=300, num_chains=1, progress_bar=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         learned.fit(X, y)
