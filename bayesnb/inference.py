@@ -365,18 +365,20 @@ def check_convergence(summary, sample_stats, *, r_hat_max=1.01, ess_min=400, set
 
 
 def _advice(settings, n_div):
-    """What to change, in the estimator's own parameter names."""
+    """What to change, in the estimator's own parameter names, with a call to copy."""
     warmup, samples = settings.get("num_warmup"), settings.get("num_samples")
     chains = settings.get("num_chains")
-    steps = []
+    raise_, call = [], []
     if chains is not None and chains < 4:
-        steps.append(f"num_chains=4 (now {chains})")
+        raise_.append(f"num_chains to 4 (now {chains})")
+        call.append("num_chains=4")
     if warmup is not None and samples is not None:
-        steps.append(f"num_warmup={max(1000, 2 * warmup)}, num_samples={max(1000, 2 * samples)} "
-                     f"(now {warmup}, {samples})")
-    else:
-        steps.append("larger num_warmup and num_samples")
-    text = "Refit with NaiveBayes(method='mcmc', " + ", ".join(steps) + ")"
+        more = max(1000, 2 * warmup), max(1000, 2 * samples)
+        raise_.append(f"num_warmup, num_samples to {more[0]}, {more[1]} (now {warmup}, "
+                      f"{samples})")
+        call += [f"num_warmup={more[0]}", f"num_samples={more[1]}"]
+    text = ("Raise " + " and ".join(raise_) + ", e.g. NaiveBayes(method='mcmc', "
+            + ", ".join(call) + ")") if call else "Run longer chains (num_warmup, num_samples)"
     if n_div:
         text += " (a longer warm-up adapts a smaller step size against divergences)"
     return text + "; where the model is conjugate, method='bayes' gives the exact answer."

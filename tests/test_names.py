@@ -210,8 +210,9 @@ def test_convergence_warning_says_which_settings_to_raise():
     assert len(problems) == 2
     assert "r-hat up to 1.030 > 1.01 (categorical.Class.probs[No, 1st]" in text
     assert "ESS as low as 150 < 400 (categorical.Class.probs[No, 1st]" in text
-    assert "num_chains=4 (now 2)" in text
-    assert "num_warmup=1000, num_samples=1000 (now 500, 300)" in text
+    assert ("Raise num_chains to 4 (now 2) and num_warmup, num_samples to 1000, 1000 (now 500, "
+            "300), e.g. NaiveBayes(method='mcmc', num_chains=4, num_warmup=1000, "
+            "num_samples=1000)") in text
     assert "method='bayes'" in text
     with warnings.catch_warnings():
         warnings.simplefilter("error")
