@@ -122,7 +122,7 @@ def test_priors_naming_a_position_are_refused_with_the_sites_listed(tennis):
 
 def test_nuts_draws_summary_and_saved_file_are_named_by_column(tennis, tmp_path):
     X, y, _ = tennis
-    clf = bnb.NaiveBayes(method="mcmc", num_warmup=30, num_samples=30, num_chains=2,
+    clf = bnb.NaiveBayes(method="mcmc", num_warmup=10, num_samples=10, num_chains=1,
                          progress_bar=False,
                          priors={"categorical.Outlook.probs": dist.Dirichlet(jnp.ones(3) * 2)})
     with warnings.catch_warnings():
