@@ -73,9 +73,10 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
     priors : mapping {site: numpyro distribution}, optional
         Replace the conjugate prior of parameter sites, e.g.
         ``{"poisson.rate": dist.LogNormal(0, 1), "bernoulli.theta": dist.Kumaraswamy(2, 5)}``
-        (sites as in ``to_arviz()``/``bayesnb.model``: ``"{family}.{parameter}"``). Any
-        distribution with the parameter's support and event shape; it is expanded over the
-        classes and columns. Non-conjugate, so ``method="mcmc"`` is the only method.
+        (sites as in ``to_arviz()``: ``"{family}.{parameter}"``, or
+        ``"categorical.{column}.probs"`` per Categorical column; ``bayesnb.model`` lists
+        them). Any distribution with the parameter's support and event shape; it is expanded
+        over the classes and columns. Non-conjugate, so ``method="mcmc"`` is the only method.
         Hyperparameters of a family may also be distributions (a hyperprior: learned
         smoothing), e.g. ``Multinomial(alpha=dist.Gamma(1, 1))``.
     use_kernel : bool, default=False
@@ -86,7 +87,10 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         NUTS settings for ``method="mcmc"`` (NumPyro's ``MCMC``; ``chain_method`` one of
         "sequential", "parallel", "vectorized"). ``"mcmc"`` draws from the posterior of the
         NumPyro model by NUTS; prediction averages over the draws. On a conjugate model it
-        converges to ``"bayes"``; it is the method for priors without a closed form.
+        converges to ``"bayes"``; it is the method for priors without a closed form. The
+        defaults (4 chains of 1000 warm-up and 1000 kept draws, Stan's) are what r-hat needs
+        to be judged (Vehtari et al. 2021: at least 4 chains, r-hat < 1.01, ESS >= 400); a
+        ``ConvergenceWarning`` after the fit says which settings to raise.
 
     Attributes
     ----------
@@ -117,7 +121,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
 
     def __init__(self, features=None, *, method="mean", class_alpha=1.0, class_prior=None,
                  priors=None, infer_counts=False, use_kernel=False, num_warmup=1000,
-                 num_samples=1000, num_chains=1, seed=0, chain_method="sequential",
+                 num_samples=1000, num_chains=4, seed=0, chain_method="sequential",
                  progress_bar=True):
         self.features = features
         self.infer_counts = infer_counts
@@ -259,7 +263,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
             return model
         draws, stats = run_nuts(model, *self._class_setup(), self.priors,
                                 **self._mcmc_settings())
-        check_convergence(diagnostics(model, draws, stats), stats)
+        check_convergence(diagnostics(model, draws, stats), stats,
+                          settings=self._mcmc_settings())
         return model.replace(nuts=NutsRun(key, draws, stats))
 
     def _mcmc_settings(self) -> dict:

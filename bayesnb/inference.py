@@ -2,8 +2,9 @@
 diagnostics and ArviZ export from draws.
 
 Draws are dictionaries ``{site: array of shape (chains, draws, ...)}`` with the sites of the
-NumPyro program (``bayesnb.model``): ``class_probs`` and ``"{block}.{parameter}"``. MCMC and the
-exact i.i.d. sampler produce the same format, so they can be laid side by side.
+NumPyro program (``bayesnb.model``, which defines the names): ``class_probs``,
+``"{block}.{parameter}"`` and ``"{block}.{column}.{parameter}"``. MCMC and the exact i.i.d.
+sampler produce the same format, so they can be laid side by side.
 
 NUTS scores the sufficient statistics (``stats_log_likelihood``), not the rows: the likelihood
 of the whole training set is a function of the per-class statistics, so one gradient costs
@@ -27,14 +28,23 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 
-from .model import block_sites, param_keys, sample_block, with_priors
+from .model import (
+    ColumnSites,
+    block_sites,
+    column_labels,
+    parameter_sites,
+    positional_site,
+    sample_block,
+    site_name,
+    with_priors,
+)
 
 #: rows x draws x (classes + columns) elements held at once by the predictive over draws
 _DRAWS_BUDGET = 1 << 25
 
 
 def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_count,
-                unlabeled=None, hyper=None):
+                unlabeled=None, hyper=None, labels=None):
     """The Naive Bayes posterior written on sufficient statistics: same sample sites and the
     same log density (constants included) as ``model.naive_bayes_model``.
 
@@ -50,8 +60,11 @@ def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_
         pi = class_prior
     tables = []
     hyper = hyper or (None,) * len(families)
-    for family, prior, site, st, h in zip(families, priors, sites, stats, hyper, strict=True):
-        params, prior = sample_block(family, prior, h, n_classes, site)
+    labels = labels or (None,) * len(families)
+    for family, prior, site, st, h, lab in zip(families, priors, sites, stats, hyper, labels,
+                                               strict=True):
+        with ColumnSites(block_site=site, labels=lab):
+            params, prior = sample_block(family, prior, h, n_classes, site)
         numpyro.factor(f"{site}.x", family.stats_log_likelihood(params, st))
         if unlabeled is not None:
             tables.append(family.params_from_sample(params, family.posterior(prior, st)))
@@ -62,7 +75,7 @@ def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_
 
 
 def run_nuts(fitted, class_alpha, class_prior, priors=None, *, num_warmup=1000,
-             num_samples=1000, num_chains=1, seed=0, chain_method="sequential",
+             num_samples=1000, num_chains=4, seed=0, chain_method="sequential",
              progress_bar=True, target_accept_prob=0.8):
     """NUTS draws for a fitted model (``bayesnb.fitted.FittedModel``) under the class setup
     of :func:`bayesnb.model.class_setup` and optional replacement ``priors``:
@@ -84,6 +97,7 @@ def run_nuts(fitted, class_alpha, class_prior, priors=None, *, num_warmup=1000,
             unlabeled=None if unlabeled is None else tuple(
                 jnp.asarray(np.array(x, copy=True)) for x in unlabeled),
             hyper=tuple(b.family.hyperpriors() for b in fitted.blocks),
+            labels=tuple(column_labels(fitted.blocks)),
         )
         model = with_priors(stats_model, priors)
         mcmc = MCMC(NUTS(model, target_accept_prob=target_accept_prob),
@@ -101,12 +115,15 @@ def check_prior_sites(fitted, priors) -> None:
     """Refuse ``priors`` that name a site the model does not sample."""
     if not priors:
         return
-    sites = {f"{s}.{k}" for b, s in zip(fitted.blocks, block_sites(fitted.blocks), strict=True)
-             for k in param_keys(b)} | {"class_probs"}
+    sites = set(parameter_sites(fitted.blocks)) | {"class_probs"}
     unknown = sorted(set(priors) - sites)
     if unknown:
+        meant = positional_site(unknown[0], block_sites(fitted.blocks),
+                                column_labels(fitted.blocks))
+        hint = (f"; a Categorical column's sites are named by the column: {meant!r}"
+                if meant != unknown[0] and meant in sites else "")
         raise ValueError(f"priors names {unknown[0]!r}, which is not a parameter site of this "
-                         f"model (sites: {sorted(sites)}).")
+                         f"model (sites: {sorted(sites)}){hint}.")
 
 
 def _priors_f64(prior):
@@ -128,12 +145,13 @@ def exact_draws(fitted, class_alpha, class_prior, num_draws=1000, seed=0, num_ch
         gamma = np.asarray(class_alpha) + (0.0 if prior else fitted.class_count)
         g = rng.standard_gamma(np.broadcast_to(gamma, (n, k)))
         draws["class_probs"] = g / g.sum(axis=1, keepdims=True)
-    for block, site in zip(fitted.blocks, block_sites(fitted.blocks), strict=True):
+    for block, site, labels in zip(fitted.blocks, block_sites(fitted.blocks),
+                                   column_labels(fitted.blocks), strict=True):
         family = type(block.family)
         source = _prior_per_class(family, block, k) if prior else family.posterior(
             block.prior, block.stats)
         for key, value in family.sample_posterior(rng, source, n).items():
-            draws[f"{site}.{key}"] = value
+            draws[site_name(site, key, labels)] = value
     return {s: v.reshape((num_chains, num_draws) + v.shape[1:]) for s, v in draws.items()}
 
 
@@ -143,9 +161,10 @@ def _prior_per_class(family, block, k):
     return family.posterior(block.prior, empty)
 
 
-def _block_draws(draws, site):
-    prefix = f"{site}."
-    return {k[len(prefix):]: v for k, v in draws.items() if k.startswith(prefix)}
+def _block_draws(draws, index, blocks):
+    """Block ``index``'s draws keyed as its family keys them (``"{j}.probs"``, ``"theta"``)."""
+    return {key: draws[site] for site, (i, key) in parameter_sites(blocks).items()
+            if i == index}
 
 
 @partial(jax.jit, static_argnums=(0, 1))
@@ -186,7 +205,6 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9):
     from ._kernels import bucket, pad_rows
 
     families = tuple(type(b.family) for b in blocks)
-    sites = block_sites(blocks)
     flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in draws.items()}
     n_draws = next(iter(flat.values())).shape[0]
     if class_prior is None:
@@ -197,8 +215,8 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9):
     posteriors = [type(b.family).posterior(b.prior, b.stats) for b in blocks]
     tables = tuple(
         jax.vmap(lambda s, f=f, post=post: f.params_from_sample(s, post))(
-            jax.tree_util.tree_map(jnp.asarray, _block_draws(flat, site)))
-        for f, site, post in zip(families, sites, posteriors, strict=True))
+            jax.tree_util.tree_map(jnp.asarray, _block_draws(flat, i, blocks)))
+        for i, (f, post) in enumerate(zip(families, posteriors, strict=True)))
     n = xs[0].shape[0]
     width = sum(x.shape[1] for x in xs) + class_lp.shape[1]
     rows = max(8, _DRAWS_BUDGET // max(1, n_draws * width))
@@ -250,18 +268,22 @@ def _arviz():
 
 
 def dims_and_coords(fitted):
-    """Named dims for every site: class labels, column names, category levels."""
+    """Named dims for every site (names: ``bayesnb.model``): ``class`` (the class labels), per
+    block ``"{block}_feature"`` (its column names), per Categorical column ``"{column}_level"``
+    (its levels), so ArviZ labels every entry and ``az.plot_trace(..., legend=True)`` tells the
+    levels apart."""
     coords = {"class": list(fitted.classes)}
     dims = {"class_probs": ["class"]}
-    for block, site in zip(fitted.blocks, block_sites(fitted.blocks), strict=True):
-        cols = [str(c) for c in block.schema.columns]
+    for block, (site, labels) in zip(fitted.blocks, zip(block_sites(fitted.blocks),
+                                                        column_labels(fitted.blocks),
+                                                        strict=True), strict=True):
         name = block.family.name
         if name == "categorical":
-            for j, (col, levels) in enumerate(zip(cols, block.schema.levels, strict=True)):
-                coords[f"{col}_level"] = list(levels)
-                dims[f"{site}.{j}.probs"] = ["class", f"{col}_level"]
+            for j, (label, levels) in enumerate(zip(labels, block.schema.levels, strict=True)):
+                coords[f"{label}_level"] = list(levels)
+                dims[site_name(site, f"{j}.probs", labels)] = ["class", f"{label}_level"]
             continue
-        coords[f"{site}_feature"] = cols
+        coords[f"{site}_feature"] = list(labels)
         for key in {"bernoulli": ["theta"], "multinomial": ["probs"], "poisson": ["rate"],
                     "gaussian": ["mean", "precision"]}[name]:
             dims[f"{site}.{key}"] = ["class", f"{site}_feature"]
@@ -316,8 +338,16 @@ def diagnostics(fitted, draws, sample_stats=None):
         return az.summary(idata, round_to="none")
 
 
-def check_convergence(summary, sample_stats, *, r_hat_max=1.01, ess_min=400):
-    """Warn, naming the worst parameters, when r-hat, ESS or divergences look bad."""
+def check_convergence(summary, sample_stats, *, r_hat_max=1.01, ess_min=400, settings=None):
+    """Warn, naming the worst parameters and what to change, when r-hat, ESS or divergences
+    look bad.
+
+    The thresholds are those of Vehtari, Gelman, Simpson, Carpenter & Buerkner (2021), the
+    reference of ``az.rhat`` and ``az.ess``: rank-normalised split r-hat below 1.01 and bulk and
+    tail ESS of at least 400 (100 per chain over 4 chains; ``az.plot_ess``'s ``min_ess``).
+    ``settings`` (``num_warmup``, ``num_samples``, ``num_chains``) are quoted in the advice.
+    Returns the list of problems (empty when none).
+    """
     problems = []
     r_hat = summary["r_hat"].dropna()
     if len(r_hat) and r_hat.max() > r_hat_max:
@@ -333,10 +363,29 @@ def check_convergence(summary, sample_stats, *, r_hat_max=1.01, ess_min=400):
     if n_div:
         problems.append(f"{n_div} divergent transitions")
     if problems:
-        warnings.warn("MCMC may not have converged: " + "; ".join(problems) + ". Run longer "
-                      "(num_warmup, num_samples), more chains, or compare with method='bayes'.",
-                      ConvergenceWarning, stacklevel=5)
+        warnings.warn("MCMC may not have converged: " + "; ".join(problems) + ". "
+                      + _advice(settings or {}, n_div), ConvergenceWarning, stacklevel=5)
     return problems
+
+
+def _advice(settings, n_div):
+    """What to change, in the estimator's own parameter names, with a call to copy."""
+    warmup, samples = settings.get("num_warmup"), settings.get("num_samples")
+    chains = settings.get("num_chains")
+    raise_, call = [], []
+    if chains is not None and chains < 4:
+        raise_.append(f"num_chains to 4 (now {chains})")
+        call.append("num_chains=4")
+    if warmup is not None and samples is not None:
+        more = max(1000, 2 * warmup), max(1000, 2 * samples)
+        raise_.append(f"num_warmup, num_samples to {more[0]}, {more[1]} (now {warmup}, "
+                      f"{samples})")
+        call += [f"num_warmup={more[0]}", f"num_samples={more[1]}"]
+    text = ("Raise " + " and ".join(raise_) + ", e.g. NaiveBayes(method='mcmc', "
+            + ", ".join(call) + ")") if call else "Run longer chains (num_warmup, num_samples)"
+    if n_div:
+        text += " (a longer warm-up adapts a smaller step size against divergences)"
+    return text + "; where the model is conjugate, method='bayes' gives the exact answer."
 
 
 class ConvergenceWarning(UserWarning):

@@ -8,10 +8,29 @@
     x_{i,b} \\mid c_i \\sim p_b(x_{i,b} \\mid \\theta_{b, c_i}).
 
 Each family contributes its own ``sample_params`` and ``observe`` statements; this module only
-strings them together. Sample sites are named ``"{block}.{parameter}"`` with ``block`` the
-family's name (numbered when a family has several blocks), the class proportions are
-``"class_probs"`` and the labels ``"y"``. Missing feature values are masked out of the
-likelihood, never imputed.
+strings them together. Missing feature values are masked out of the likelihood, never imputed.
+
+Site names (the one place they are defined; NUTS draws, exact draws, ``priors=``, model files,
+``mcmc_summary`` and ``to_arviz`` all use them):
+
+* ``"class_probs"``: the class proportions; ``"y"``: the labels;
+* ``"{block}.{parameter}"``: a parameter shared by a block's columns, laid out (class, column),
+  e.g. ``"bernoulli.theta"``, ``"gaussian.mean"``, ``"poisson.rate"``, ``"multinomial.probs"``;
+  ``block`` is the family's name, numbered (``"gaussian0"``, ``"gaussian1"``) when a family
+  has several blocks, and ArviZ names the column dimension ``"{block}_feature"``;
+* ``"{block}.{column}.{parameter}"``: a parameter of one column, e.g.
+  ``"categorical.Class.probs"`` (each Categorical column has its own levels, so its own
+  Dirichlet, laid out (class, level); ArviZ names the level dimension ``"{column}_level"``);
+  ``"{block}.{column}.x"`` are that column's simulated values;
+* ``"{block}.{hyperparameter}"``: a hyperparameter with a hyperprior, e.g.
+  ``"multinomial.alpha"``.
+
+``{column}`` is ``str(column)``: a DataFrame's column name, and 0, 1, ... for a NumPy array (so
+an array's sites are ``"categorical.0.probs"``, ...). When two columns of a model print alike
+(the int 1 and the string "1"), every column is named by its position instead. Families key a
+column's parameters ``"{j}.{parameter}"`` by the column's position ``j`` in the block;
+:func:`site_name` turns that into the public name, and the NumPyro program publishes it under
+that name (:class:`ColumnSites`).
 """
 
 from __future__ import annotations
@@ -38,8 +57,69 @@ def block_sites(blocks) -> list[str]:
     return out
 
 
+def column_labels(blocks) -> list[tuple[str, ...]]:
+    """How each block's columns appear in site names and ArviZ coordinates: ``str(column)``, or
+    every column's position in the model when two columns' strings coincide."""
+    blocks = getattr(blocks, "blocks_", blocks)
+    labels = [str(c) for b in blocks for c in b.schema.columns]
+    if len(set(labels)) == len(labels):
+        return [tuple(str(c) for c in b.schema.columns) for b in blocks]
+    return [tuple(str(p) for p in b.positions) for b in blocks]
+
+
+def site_name(block_site: str, key: str, labels) -> str:
+    """The public site of a family's key ``key`` in the block whose prefix is ``block_site``:
+    a per-column key ``"{j}.{parameter}"`` (``j`` the column's position in the block) becomes
+    ``"{block_site}.{labels[j]}.{parameter}"``, any other key ``"{block_site}.{key}"``."""
+    head, dot, rest = key.partition(".")
+    if dot and head.isdigit():
+        return f"{block_site}.{labels[int(head)]}.{rest}"
+    return f"{block_site}.{key}"
+
+
+def positional_site(name: str, sites, labels) -> str:
+    """The site that ``name`` in the older positional form ``"{block}.{j}.{parameter}"`` (the
+    block's j-th column) stands for, ``"{block}.{column}.{parameter}"``; other names as given.
+    ``sites`` are the blocks' prefixes (:func:`block_sites`), ``labels`` their
+    :func:`column_labels`."""
+    for prefix, labs in zip(sites, labels, strict=True):
+        key = name[len(prefix) + 1:] if name.startswith(prefix + ".") else ""
+        head, dot, _ = key.partition(".")
+        if dot and head.isdigit() and int(head) < len(labs):
+            return site_name(prefix, key, labs)
+    return name
+
+
+def parameter_sites(blocks) -> dict[str, tuple[int, str]]:
+    """``{site: (block index, family key)}`` of every block parameter (not ``class_probs``)."""
+    blocks = getattr(blocks, "blocks_", blocks)
+    return {site_name(prefix, key, labels): (i, key)
+            for i, (b, prefix, labels) in enumerate(zip(blocks, block_sites(blocks),
+                                                        column_labels(blocks), strict=True))
+            for key in param_keys(b)}
+
+
+class ColumnSites(numpyro.primitives.Messenger):
+    """Publish a block's per-column sites under their column names: the family samples
+    ``"{block}.{j}.{parameter}"`` (it knows positions, not names) and the trace, ``priors=``
+    and ``Predictive`` see ``site_name(block, "{j}.{parameter}", labels)``."""
+
+    def __init__(self, fn=None, block_site: str = "", labels=None):
+        self.prefix, self.labels = block_site + ".", labels
+        super().__init__(fn)
+
+    def process_message(self, msg):
+        name = msg["name"]
+        if msg["type"] == "sample" and self.labels is not None and name.startswith(self.prefix):
+            key = name[len(self.prefix):]
+            head = key.partition(".")[0]
+            if head.isdigit() and int(head) < len(self.labels):
+                msg["name"] = site_name(self.prefix[:-1], key, self.labels)
+
+
 def param_keys(block) -> list:
-    """The parameter names a block samples (its NumPyro sites without the block prefix)."""
+    """The family's keys of a block's parameters (``"{j}.probs"`` per Categorical column);
+    :func:`site_name` gives their public sites."""
     name = block.family.name
     if name == "categorical":
         return [f"{j}.probs" for j in range(len(block.schema.columns))]
@@ -56,22 +136,27 @@ def sample_block(family, prior, hyper: dict, n_classes: int, site: str):
 
 
 def naive_bayes_model(families, priors, sites, class_alpha, class_prior, xs, y, n_rows=None,
-                      total_count=None, hyper=None):
+                      total_count=None, hyper=None, labels=None):
     """The joint model p(pi, theta, y, X). ``xs`` are the encoded blocks, ``y`` label codes;
     ``y=None`` and ``xs`` of ``None`` make it simulate ``n_rows`` rows (Multinomial blocks
-    then draw documents of ``total_count`` words)."""
+    then draw documents of ``total_count`` words). ``labels`` (:func:`column_labels`) name the
+    per-column sites; without them they keep the columns' positions."""
     n_classes = len(class_alpha) if class_prior is None else len(class_prior)
     if class_prior is None:
         pi = numpyro.sample("class_probs", dist.Dirichlet(class_alpha))
     else:
         pi = class_prior
     hyper = hyper or (None,) * len(families)
-    params = [sample_block(family, prior, h, n_classes, site)[0]
-              for family, prior, site, h in zip(families, priors, sites, hyper, strict=True)]
+    labels = labels or (None,) * len(families)
+    params = []
+    for family, prior, site, h, lab in zip(families, priors, sites, hyper, labels, strict=True):
+        with ColumnSites(block_site=site, labels=lab):
+            params.append(sample_block(family, prior, h, n_classes, site)[0])
     with numpyro.plate("row", n_rows if y is None else y.shape[0], dim=-1):
         y = numpyro.sample("y", dist.Categorical(pi), obs=y)
-    for family, p, x, site in zip(families, params, xs, sites, strict=True):
-        family.observe(p, x, y, site, total_count=total_count)
+    for family, p, x, site, lab in zip(families, params, xs, sites, labels, strict=True):
+        with ColumnSites(block_site=site, labels=lab):
+            family.observe(p, x, y, site, total_count=total_count)
 
 
 def model_and_data(clf, X, y):
@@ -117,11 +202,12 @@ def simulate(clf, n_rows: int, *, posterior: bool = True, num_draws: int = 1, se
     frames = []
     for d in range(num_draws):
         columns = {}
-        for block, site in zip(clf.blocks_, block_sites(clf.blocks_), strict=True):
+        for block, site, labels in zip(clf.blocks_, block_sites(clf.blocks_),
+                                       column_labels(clf.blocks_), strict=True):
             if block.family.name == "categorical":
                 for j, (col, levels) in enumerate(zip(block.schema.columns, block.schema.levels,
                                                       strict=True)):
-                    codes = np.asarray(out[f"{site}.{j}.x"][d])
+                    codes = np.asarray(out[site_name(site, f"{j}.x", labels)][d])
                     columns[col] = np.asarray(levels, dtype=object)[codes]
                 continue
             values = np.asarray(out[f"{site}.x"][d])
@@ -137,7 +223,8 @@ def simulate(clf, n_rows: int, *, posterior: bool = True, num_draws: int = 1, se
 
 
 def simulate_sites(clf, n_rows, *, posterior=True, num_draws=1, seed=0, total_count=None):
-    """The raw simulated sites ``{"y": (draws, n), "{block}.x": (draws, n, F), ...}``
+    """The raw simulated sites ``{"y": (draws, n), "{block}.x": (draws, n, F),
+    "{block}.{column}.x": (draws, n), ...}``
     (encoded: label and category codes) from ``numpyro.infer.Predictive``."""
     import jax
     from numpyro.infer import Predictive
@@ -174,7 +261,8 @@ def model_and_data_for_simulation(clf):
         priors=tuple(b.prior for b in clf.blocks_),
         sites=tuple(block_sites(clf.blocks_)), class_alpha=class_alpha, class_prior=class_prior,
         xs=tuple(None for _ in clf.blocks_), y=None,
-        hyper=tuple(b.family.hyperpriors() for b in clf.blocks_))
+        hyper=tuple(b.family.hyperpriors() for b in clf.blocks_),
+        labels=tuple(column_labels(clf.blocks_)))
 
 
 class ReplacePriors(numpyro.primitives.Messenger):

@@ -46,7 +46,11 @@ refused at ``save`` with a ``TypeError`` naming the site.
 Format versions: 1 (this release). Files of an older version keep loading; a newer version is
 refused with a clear error. A prior field that a later release adds is recomputed from the
 stored hyperparameters when an older file lacks it (``models/*_v1.bnb`` are such files: they
-predate Categorical's ``unseen`` field).
+predate Categorical's ``unseen`` field). Draws and replacement priors are keyed by site
+(``bayesnb.model``); a file without the manifest's ``"site_names": "column"`` was written when a
+Categorical column's sites were named by its position in the block (``categorical.0.probs``),
+and ``load`` renames them to the column's name (``categorical.Class.probs``)
+(``tests/data/playtennis_mcmc_positional_sites.bnb`` is such a file).
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ import io
 import json
 import zipfile
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -69,9 +74,13 @@ from .estimator import METHODS, NaiveBayes
 from .families import REGISTRY, Schema
 from .families._base import is_distribution
 from .fitted import FittedBlock, FittedModel, NutsRun
+from .model import column_labels, positional_site, site_name
 
 FORMAT = "bayesnb-model"
 FORMAT_VERSION = 1
+#: how the manifest names per-column sites: ``"categorical.{column}.probs"``; a file without
+#: ``site_names`` (written before it existed) has ``"categorical.{position}.probs"``
+SITE_NAMES = "column"
 MANIFEST = "manifest.json"
 #: the largest manifest ``save`` writes and ``load`` parses (a 100,000-word vocabulary takes
 #: about 4 MB)
@@ -147,6 +156,9 @@ def save(model: NaiveBayes, path) -> Path:
         "blocks": blocks,
         "mcmc": {k: _json_value(v, k) for k, v in model._mcmc_settings().items()},
         "draws": draws,
+        # draws and priors are keyed by the sites of ``bayesnb.model``, per-column ones by
+        # column name; files without this key name them by the column's position in its block
+        "site_names": SITE_NAMES,
     }
     if model.priors:
         if not isinstance(model.priors, dict) or not all(isinstance(k, str)
@@ -378,8 +390,19 @@ def _layout(m, path, budget: int) -> _Layout:
             raise ValueError(f"priors: invalid site name {site[:50]!r}.")
         expect_distribution(spec, f"prior {site!r}", f"priors/{site}/")
     draws = m.get("draws") or {}
+    labels = column_labels(blocks)
+    naming = m.get("site_names")
+    if naming is None:  # an older file: per-column sites named by position
+        rename = partial(positional_site, sites=sites, labels=labels)
+        priors = _renamed(priors, rename, "priors")
+        if draws:
+            draws = {**_dict(draws, "draws"),
+                     "posterior": _renamed(_dict(draws["posterior"], "draws"), rename,
+                                           "draws")}
+    elif naming != SITE_NAMES:
+        raise ValueError(f"unknown site_names {str(naming)[:50]!r} (known: {SITE_NAMES!r}).")
     if draws:
-        _draws_layout(_dict(draws, "draws"), blocks, shapes, sites, hyper_sites, k,
+        _draws_layout(_dict(draws, "draws"), blocks, shapes, sites, labels, hyper_sites, k,
                       class_prior is None, mcmc, site_bound, expect)
     return _Layout(kind, method, classes, columns, _bool(m["named_columns"], "named_columns"),
                    class_alpha, class_prior, mcmc, m["class_count"], blocks, priors, draws,
@@ -474,19 +497,26 @@ def _fields(names, template, where, expect, *, exact, kinds=None):
     return names
 
 
-def _draws_layout(draws, blocks, shapes, sites, hyper_sites, n_classes, free_classes, mcmc,
-                  site_bound, expect):
+def _renamed(mapping, rename, what):
+    out = {rename(k): v for k, v in _dict(mapping, what).items()}
+    if len(out) != len(mapping):
+        raise ValueError(f"{what}: two sites name the same parameter.")
+    return out
+
+
+def _draws_layout(draws, blocks, shapes, sites, labels, hyper_sites, n_classes, free_classes,
+                  mcmc, site_bound, expect):
     """Expected draws: ``(num_chains, num_samples)`` then each site's own shape."""
     lead = (mcmc["num_chains"], mcmc["num_samples"])
     want = {"class_probs": (n_classes,)} if free_classes else {}
     rng = np.random.default_rng(0)
-    for b, (prior, stats), site in zip(blocks, shapes, sites, strict=True):
+    for b, (prior, stats), site, labs in zip(blocks, shapes, sites, labels, strict=True):
         # the prior as a posterior of no data: its draws have the sites' shapes
         family = b.family_cls
         zero = jax.tree_util.tree_map(lambda s: np.zeros(s.shape, s.dtype), stats)
         for key, value in family.sample_posterior(rng, family.posterior(prior, zero),
                                                   1).items():
-            want[f"{site}.{key}"] = np.shape(value)[1:]
+            want[site_name(site, key, labs)] = np.shape(value)[1:]
     posterior = _dict(draws["posterior"], "draws")
     names = set(want) | set(hyper_sites)
     if set(posterior) != names:

@@ -225,12 +225,15 @@ def posterior_density_plot(clf, site: str, index: tuple = (), *, draws=None, ax=
     """Density of one parameter's posterior draws (NUTS draws under ``method="mcmc"``, else
     exact conjugate draws), with the ML, MAP and posterior-mean plug-in values marked.
 
-    ``site`` is a parameter site (``"bernoulli.theta"``, ``"categorical.0.probs"``,
-    ``"class_probs"``, ...) and ``index`` picks one entry, e.g. ``(class, column)``.
+    ``site`` is a parameter site (``"bernoulli.theta"``, ``"categorical.Outlook.probs"``,
+    ``"class_probs"``, ...; see ``bayesnb.model``) and ``index`` picks one entry, e.g.
+    ``(class, column)`` or ``(class, level)``.
     """
     fig, (ax,) = _axes(ax)
     if draws is None:
         draws = clf.draws_ if hasattr(clf, "draws_") else clf.sample_posterior(num_draws, seed)
+    if site not in draws:
+        raise ValueError(f"unknown parameter site {site!r} (sites: {sorted(draws)}).")
     values = np.asarray(draws[site]).reshape((-1,) + np.shape(draws[site])[2:])
     values = values[(slice(None), *index)]
     ax.hist(values, bins=50, density=True, alpha=0.6, label="posterior draws")
@@ -239,28 +242,40 @@ def posterior_density_plot(clf, site: str, index: tuple = (), *, draws=None, ax=
         if point is not None and np.isfinite(point):
             ax.axvline(point, linestyle=style, color=method_style(method)["color"],
                        label=f"{method.upper()} {point:.3g}")
-    ax.set(xlabel=f"{site}{list(index)}", ylabel="density", title="Posterior and point estimates")
+    ax.set(xlabel=_entry_label(clf, site, index), ylabel="density",
+           title="Posterior and point estimates")
     ax.legend()
     return fig
+
+
+def _entry_label(clf, site, index):
+    """``"categorical.Outlook.probs[No, Rain]"``: the entry named by its ArviZ coordinates."""
+    from .inference import dims_and_coords
+
+    dims, coords = dims_and_coords(clf.fitted_)
+    site_dims = dims.get(site, ())
+    if not index or len(index) != len(site_dims):
+        return f"{site}{list(index)}" if index else site
+    names = (str(coords[d][i]) for d, i in zip(site_dims, index, strict=True))
+    return f"{site}[{', '.join(names)}]"
 
 
 def plug_in_value(clf, site: str, index: tuple, method: str):
     """The ``method`` plug-in estimate of one parameter entry (None where it is undefined)."""
     from ._classes import class_log_prior
-    from .model import block_sites
+    from .model import parameter_sites
 
     try:
         if site == "class_probs":
             lp = class_log_prior(clf.class_count_, clf.class_alpha, clf._class_prior_array(),
                                  method)
             return float(np.exp(lp[index]))
-        for block, prefix in zip(clf.blocks_, block_sites(clf.blocks_), strict=True):
-            if not site.startswith(prefix + "."):
-                continue
+        if site in parameter_sites(clf.blocks_):
+            i, key = parameter_sites(clf.blocks_)[site]
+            block = clf.blocks_[i]
             family = type(block.family)
             block.family.check_prior(block.prior, block.schema, method)
             table = family.estimate(block.prior, block.stats, method)
-            key = site[len(prefix) + 1:]
             if key == "theta":
                 return float(np.exp(np.asarray(table.log_p)[index]))
             if key == "rate":
@@ -276,7 +291,8 @@ def plug_in_value(clf, site: str, index: tuple, method: str):
                 return float(np.exp(np.asarray(table.log_prob)[k, int(table.offset[j]) + v]))
     except ValueError:  # e.g. MAP undefined under this prior
         return None
-    raise ValueError(f"unknown parameter site {site!r}.")
+    raise ValueError(f"unknown parameter site {site!r} (sites: "
+                     f"{['class_probs', *parameter_sites(clf.blocks_)]}).")
 
 
 def density_plot(clf, column, X=None, y=None, *, bins=30, grid=512, ax=None):

@@ -90,7 +90,11 @@ class BayesianReports:
                         total_count=total_count)
 
     def mcmc_summary(self):
-        """ArviZ summary of the NUTS draws: mean, sd, HDI, MCSE, ESS (bulk, tail), r-hat."""
+        """ArviZ summary of the NUTS draws: mean, sd, HDI, MCSE, ESS (bulk, tail), r-hat.
+
+        One row per parameter entry, named by site and coordinates (see :meth:`to_arviz`),
+        e.g. ``class_probs[No]``, ``categorical.Class.probs[No, 1st]``,
+        ``gaussian.mean[setosa, sepal_length]``."""
         from .inference import diagnostics
 
         nuts = self._nuts()
@@ -101,20 +105,54 @@ class BayesianReports:
                  log_likelihood: str = "joint"):
         """Export draws to ArviZ (``InferenceData`` with arviz 0.x, ``DataTree`` with 1.x).
 
-        ``draws`` defaults to the NUTS draws (``method="mcmc"``) or else 1000 exact conjugate
-        draws; groups: posterior, sample_stats (NUTS), prior (``prior_draws`` i.i.d. draws from
-        the prior), observed_data; dims and coords name classes, columns and levels.
-        ``backend=arviz_base`` builds an arviz 1.x DataTree on any Python.
-        ``predictive_rows=n`` adds prior_predictive and posterior_predictive groups: ``n``
-        synthetic rows per draw from the model (encoded: label and category codes; dims
-        ``row`` and the block's columns), from up to 200 draws.
+        Groups: posterior, sample_stats (NUTS), prior, observed_data (the class counts) and,
+        with ``predictive_rows``, posterior_predictive and prior_predictive. Variables are the
+        sites of the NumPyro program (named in ``bayesnb.model``), with named dims and coords:
 
-        ``X, y`` (the training rows) add a ``log_likelihood`` group for ``az.loo``, ``az.waic``
-        and ``az.compare``: one variable, dims (chain, draw, row), holding per draw
-        log p(x_i, y_i | theta) (``log_likelihood="joint"``, the generative model's
-        likelihood of row i; az.loo then estimates what ``loo(X, y, quantity="joint")``
-        computes exactly) or log p(y_i | x_i, theta) (``"conditional"``). The variable is
-        named ``"xy"`` or ``"y_given_x"``, whatever the parameters are called."""
+        * ``class_probs``, dims ``(class,)``;
+        * ``"{block}.{parameter}"`` (``bernoulli.theta``, ``gaussian.mean``, ...), dims
+          ``(class, "{block}_feature")``, the feature coordinate holding the column names;
+        * ``"categorical.{column}.probs"``, dims ``(class, "{column}_level")``, the level
+          coordinate holding the column's levels.
+
+        So ``az.summary`` rows read ``categorical.Class.probs[No, 1st]``, plot titles name the
+        column, and ``az.plot_trace(idata, var_names=["categorical.Class.probs"],
+        legend=True)`` labels each (class, level) line.
+
+        Parameters
+        ----------
+        draws : dict, optional
+            ``{site: array (chains, draws, ...)}`` (e.g. from :meth:`sample_posterior`);
+            default: the NUTS draws under ``method="mcmc"`` (with their sample_stats), else
+            1000 exact conjugate draws.
+        prior_draws : int or None, default=500
+            Number of i.i.d. draws from the prior for the ``prior`` group (conjugate models;
+            ``None`` or a model with replacement priors or hyperpriors: no prior group).
+        seed : int, default=0
+            Seed of the exact, prior and predictive draws.
+        backend : module, optional
+            The module whose ``from_dict`` builds the result; ``arviz_base`` builds an arviz
+            1.x ``DataTree`` on any Python.
+        predictive_rows : int, optional
+            Add ``posterior_predictive`` and ``prior_predictive`` groups: ``predictive_rows``
+            synthetic rows per draw, simulated from the NumPyro program by
+            ``numpyro.infer.Predictive`` (as :meth:`simulate`) for up to 200 draws (one chain)
+            of the model's own posterior (NUTS under ``method="mcmc"``, else exact; not
+            ``draws``) and of its prior. Variables are encoded: ``y`` the label codes (indices
+            into ``classes_``), ``"categorical.{column}.x"`` the level codes (indices into the
+            column's levels), dims ``(row,)``; ``"{block}.x"`` the values of the block's
+            columns, dims ``(row, "{block}_feature")``. ``None`` (default): no predictive
+            groups.
+        X, y : array-like, optional
+            The training rows: add a ``log_likelihood`` group for ``az.loo``, ``az.waic`` and
+            ``az.compare``, one variable with dims ``(chain, draw, row)`` holding per draw
+            log p(x_i, y_i | theta) (``log_likelihood="joint"``, the generative model's
+            likelihood of row i; ``az.loo`` then estimates what ``loo(X, y, quantity="joint")``
+            computes exactly) or log p(y_i | x_i, theta) (``"conditional"``). The variable is
+            named ``"xy"`` or ``"y_given_x"``, whatever the parameters are called.
+        log_likelihood : {"joint", "conditional"}, default="joint"
+            Which per-row likelihood the ``log_likelihood`` group holds.
+        """
         from .inference import to_inference_data
         from .model import simulate_sites
 

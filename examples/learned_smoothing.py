@@ -40,7 +40,7 @@ def main(argv=None):
     fixed = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="bayes").fit(X, y)
     learned = bnb.NaiveBayes(bnb.Multinomial(alpha=dist.Gamma(1.0, 1.0)), method="mcmc",
                              num_warmup=args.samples, num_samples=args.samples,
-                             progress_bar=False)
+                             num_chains=1, progress_bar=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         learned.fit(X, y)

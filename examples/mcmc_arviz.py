@@ -48,9 +48,9 @@ def main(argv=None):
     az.plot_posterior(idata, var_names=["class_probs"])
     plt.savefig(out / "class_probs.png", bbox_inches="tight")
     az.plot_forest([idata, exact_idata], model_names=["NUTS", "exact"],
-                   var_names=["categorical.0.probs"], combined=True)
+                   var_names=["categorical.Class.probs"], combined=True)
     plt.savefig(out / "class_given_survival_forest.png", bbox_inches="tight")
-    az.plot_trace(idata, var_names=["categorical.1.probs"])
+    az.plot_trace(idata, var_names=["categorical.Sex.probs"], legend=True)
     plt.savefig(out / "sex_trace.png", bbox_inches="tight")
     plt.close("all")
     print(f"wrote {', '.join(sorted(p.name for p in out.glob('*.png')))} to {out}/")

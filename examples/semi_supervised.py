@@ -34,7 +34,7 @@ def main(argv=None):
     X = np.vstack([X_l, X_u])
     y = np.concatenate([y_l.astype(float), np.full(args.unlabeled, np.nan)])
     settings = dict(method="mcmc", num_warmup=args.samples // 2, num_samples=args.samples,
-                    progress_bar=False)
+                    num_chains=1, progress_bar=False)
     rows = []
     for name, data in (("labeled only", (X_l, y_l)), ("labeled + unlabeled", (X, y))):
         clf = bnb.NaiveBayes(bnb.Gaussian(rate=1.0), **settings).fit(*data)

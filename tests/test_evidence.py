@@ -25,7 +25,7 @@ from scipy.integrate import quad
 from scipy.optimize import minimize_scalar
 
 import bayesnb as bnb
-from bayesnb.model import block_sites, model_and_data
+from bayesnb.model import block_sites, model_and_data, parameter_sites
 
 TOL = 1e-6  # |log p_lib - log p_quad|, i.e. the evidence itself to relative 1e-6
 LOG_2PI = math.log(2 * math.pi)
@@ -387,9 +387,9 @@ def test_bayes_rule_with_numpyro_program(x64, case):
             latent |= {name for name in params if name.startswith(site + ".")}
         assert latent == set(params)
         log_post = 0.0
-        for block, site, post in zip(clf.blocks_, sites, clf.posterior_, strict=True):
-            own = {name[len(site) + 1:]: v for name, v in params.items()
-                   if name.startswith(site + ".")}
+        for i, (block, post) in enumerate(zip(clf.blocks_, clf.posterior_, strict=True)):
+            own = {key: params[name] for name, (b, key) in parameter_sites(clf).items()
+                   if b == i}  # keyed as the family keys them
             log_post += float(type(block.family).posterior_log_density(post, own))
         if class_prior is None:
             log_post += st.dirichlet.logpdf(np.asarray(params["class_probs"], dtype=np.float64),

@@ -59,10 +59,11 @@ def closed_form_moments(clf):
                                                                        + 1)))
         elif name == "categorical":
             a = np.asarray(post.alpha)
-            for j, part in enumerate(np.split(a, np.asarray(post.offset)[1:], axis=1)):
+            for col, part in zip(block.schema.columns,
+                                 np.split(a, np.asarray(post.offset)[1:], axis=1), strict=True):
                 mean = part / part.sum(axis=1, keepdims=True)
-                out[f"{site}.{j}.probs"] = (mean, np.sqrt(mean * (1 - mean) /
-                                                          (part.sum(1, keepdims=True) + 1)))
+                out[f"{site}.{col}.probs"] = (mean, np.sqrt(mean * (1 - mean) /
+                                                            (part.sum(1, keepdims=True) + 1)))
         elif name == "gaussian":
             a, b = np.asarray(post.shape), np.asarray(post.rate)
             kappa, loc = np.asarray(post.kappa), np.asarray(post.loc)
@@ -154,7 +155,8 @@ def test_arviz_export_has_named_dims_and_plots(mcmc_fit, tmp_path):
         assert hasattr(idata, group), group
     post = idata.posterior
     assert list(post["class"].values) == ["a", "b"]
-    assert list(post["categorical.0.probs"].dims) == ["chain", "draw", "class", "colour_level"]
+    assert list(post["categorical.colour.probs"].dims) == ["chain", "draw", "class",
+                                                           "colour_level"]
     assert list(post["colour_level"].values) == ["blue", "green", "red"]
     assert list(post["multinomial_feature"].values) == ["w0", "w1", "w2"]
     assert post["gaussian.mean"].sizes == {"chain": 2, "draw": 1000, "class": 2,
@@ -178,7 +180,7 @@ def test_arviz_export_has_named_dims_and_plots(mcmc_fit, tmp_path):
 def test_short_chains_warn_and_name_the_worst_parameters():
     X, y, features = mixed_data(n=60)
     with pytest.warns(ConvergenceWarning, match=r"ESS as low as .*\(.*\["):
-        bnb.NaiveBayes(features, method="mcmc", num_warmup=20, num_samples=30,
+        bnb.NaiveBayes(features, method="mcmc", num_warmup=20, num_samples=30, num_chains=1,
                        progress_bar=False).fit(X, y)
 
 
@@ -231,7 +233,8 @@ def test_semi_supervised_unlabeled_rows_sharpen_the_posterior():
 
     X_l, y_l = draw(8)
     X_u, _ = draw(300)
-    settings = dict(method="mcmc", num_warmup=300, num_samples=500, progress_bar=False)
+    settings = dict(method="mcmc", num_warmup=300, num_samples=500, num_chains=1,
+                    progress_bar=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         labeled = bnb.NaiveBayes(bnb.Gaussian(rate=1.0), **settings).fit(X_l, y_l)
@@ -266,7 +269,7 @@ def test_learned_smoothing_beats_a_fixed_alpha_on_held_out_data():
     X_test, y_test = corpus(3000)
     fixed = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="bayes").fit(X, y)
     learned = bnb.NaiveBayes(bnb.Multinomial(alpha=dist.Gamma(1.0, 1.0)), method="mcmc",
-                             num_warmup=300, num_samples=300, progress_bar=False)
+                             num_warmup=300, num_samples=300, num_chains=1, progress_bar=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         learned.fit(X, y)
@@ -290,7 +293,7 @@ def test_arviz_1x_datatree_export_when_arviz_base_is_installed():
     assert {"posterior", "prior", "observed_data"} <= set(tree.children)
     post = tree["posterior"]
     assert list(post["class"].values) == ["a", "b"]
-    assert post["categorical.0.probs"].dims == ("chain", "draw", "class", "colour_level")
+    assert post["categorical.colour.probs"].dims == ("chain", "draw", "class", "colour_level")
 
 
 def test_non_conjugate_parameter_prior_matches_numerical_integration():
@@ -342,4 +345,4 @@ def test_arviz_predictive_groups(x64):
     assert pp["y"].dims == ("chain", "draw", "row") and pp["y"].sizes["row"] == 15
     assert list(pp["bernoulli.x"].dims) == ["chain", "draw", "row", "bernoulli_feature"]
     assert list(pp["bernoulli_feature"].values) == ["flag"]
-    assert set(np.unique(pp["categorical.0.x"].values)) <= {0, 1, 2}
+    assert set(np.unique(pp["categorical.colour.x"].values)) <= {0, 1, 2}

@@ -419,7 +419,7 @@ def hierarchical(tmp_path_factory):
         {"visits": bnb.Poisson(), "w0": bag, "w1": bag, "size": bnb.Gaussian()},
         method="mcmc", priors={"poisson.rate": dist.LogNormal(0.0, 1.5),
                                "gaussian.mean": dist.Normal(0.0, 3.0).expand((2, 1))},
-        num_warmup=30, num_samples=20, progress_bar=False, seed=1)
+        num_warmup=30, num_samples=20, num_chains=1, progress_bar=False, seed=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deliberately short chains
         clf.fit(df[["visits", "w0", "w1", "size"]], y)

@@ -194,7 +194,8 @@ def test_mcmc_draws_are_saved_and_not_rerun(tmp_path, monkeypatch):
     import bayesnb.inference as inference
 
     X, y = datasets.load_playtennis()
-    clf = bnb.NaiveBayes(method="mcmc", num_warmup=50, num_samples=100, progress_bar=False)
+    clf = bnb.NaiveBayes(method="mcmc", num_warmup=50, num_samples=100, num_chains=1,
+                         progress_bar=False)
     with pytest.warns(inference.ConvergenceWarning):  # deliberately short chains
         clf.fit(X, y)
     loaded = bnb.load(bnb.save(clf, tmp_path / "mcmc.bnb"))

@@ -45,14 +45,14 @@ def test_reliability_diagram_and_credible_intervals(tmp_path):
 def test_posterior_density_marks_ml_map_mean(tmp_path, x64):
     X, y = datasets.load_playtennis()
     clf = bnb.NaiveBayes(bnb.Categorical(alpha=2.0), method="bayes").fit(X, y)
-    fig = posterior_density_plot(clf, "categorical.0.probs", (0, 1))
+    fig = posterior_density_plot(clf, "categorical.Outlook.probs", (0, 1))
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert any(t.startswith("ML") for t in labels) and any(t.startswith("MAP") for t in labels)
     save(fig, tmp_path, "posterior")
     # the marked values are the textbook formulas: class No (5 rows), Outlook = Rain (2 of 5)
-    assert plug_in_value(clf, "categorical.0.probs", (0, 1), "ml") == pytest.approx(2 / 5)
-    assert plug_in_value(clf, "categorical.0.probs", (0, 1), "mean") == pytest.approx(4 / 11)
-    assert plug_in_value(clf, "categorical.0.probs", (0, 1), "map") == pytest.approx(3 / 8)
+    assert plug_in_value(clf, "categorical.Outlook.probs", (0, 1), "ml") == pytest.approx(2 / 5)
+    assert plug_in_value(clf, "categorical.Outlook.probs", (0, 1), "mean") == pytest.approx(4 / 11)
+    assert plug_in_value(clf, "categorical.Outlook.probs", (0, 1), "map") == pytest.approx(3 / 8)
     assert plug_in_value(clf, "class_probs", (1,), "ml") == pytest.approx(9 / 14)
 
 
