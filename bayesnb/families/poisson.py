@@ -219,11 +219,12 @@ class Poisson(Family):
 
     @staticmethod
     def score_rounding(table, x) -> jax.Array:
-        r"""Twice float32's epsilon times :math:`\sum_j |x_j - c_j| \max_k |s_{kj}| +
-        \max_k |o_{kj}|` (slopes ``s``, offsets ``o``; for a complete row the offsets' one
-        rounding instead), per row:
-        counts beyond float32's exact integers (2**24) are refused unless their products
-        stay small."""
+        r"""Twice float32's epsilon times :math:`\sqrt{\sum_j ((x_j - c_j) \max_k |s_{kj}|)^2}
+        + \max_k |o_{kj}|` (slopes ``s``, offsets ``o``; for a complete row the offsets' one
+        rounding instead), per row: the products' roundings are independent, so their typical
+        size is the root sum of squares (as for the Multinomial; the plain sum refused ordinary
+        200-column count data). Counts beyond float32's exact integers (2**24) are refused
+        unless their products stay small."""
         if not isinstance(table, (PoissonShifted, NegBinShifted)):
             return jnp.zeros(x.shape[0])
         observed = ~jnp.isnan(x)
@@ -232,7 +233,8 @@ class Poisson(Family):
         complete = jnp.all(observed, axis=1)
         # a complete row's offsets are one float64 sum, rounded once to float32
         once = jnp.finfo(obs.dtype).eps * jnp.max(jnp.abs(table.bias))
-        return (jnp.abs(x0 - obs * table.center) @ table.rounding[0]
+        dev = x0 - obs * table.center
+        return (jnp.sqrt((dev * dev) @ (table.rounding[0] * table.rounding[0]))
                 + jnp.where(complete, once, obs @ table.rounding[1]))
 
     @staticmethod
