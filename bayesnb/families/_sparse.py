@@ -249,6 +249,28 @@ def log_rising(a, x) -> np.ndarray:
     return np.where(big, large, small)
 
 
+#: integer counts up to this are summed term by term on the host (a log1p per step), the
+#: others take ``log_rising``'s series (about thirty operations)
+_TERMWISE_MAX = 32
+
+
+def _rising_values(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    r"""``log_rising(a, x)`` for ``a`` of shape (K, E) and ``x`` of shape (E,): small integer
+    counts as :math:`\sum_{t=1}^{x-1}\log(1 + t/a)` (the usual tail is a 2 or a 3: one or
+    two ``log1p``), the rest through :func:`log_rising`."""
+    out = np.zeros(a.shape)
+    termwise = (x <= _TERMWISE_MAX) & (x == np.floor(x))
+    rest = np.flatnonzero(~termwise)
+    if rest.size:
+        out[:, rest] = log_rising(a[:, rest], x[rest])
+    top = int(x[termwise].max()) if termwise.any() else 0
+    live = np.flatnonzero(termwise & (x > 1))
+    for t in range(1, top):
+        live = live[x[live] > t]
+        out[:, live] += np.log1p(t / a[:, live])
+    return out
+
+
 def rising_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.ndarray,
                 n_rows: int) -> np.ndarray:
     """``(n_rows, K)``: per row, the sum of ``log_rising(a[:, col], value)`` over the listed
@@ -256,7 +278,7 @@ def rising_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.nd
     out = np.zeros((n_rows, a.shape[0]))
     if rows.size == 0:
         return out
-    values = log_rising(a[:, cols], values)  # (K, E)
+    values = _rising_values(a[:, cols], values)  # (K, E)
     starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
     out[rows[starts]] = np.add.reduceat(values, starts, axis=1).T
     return out
