@@ -30,10 +30,10 @@ from .families._steps import needs_tail
 
 #: the indicator steps ``S`` a kernel may be compiled for
 STEP_CHOICES = (1, 2, 4, 8, 16, 32)
-#: cost of one count added on the host (per class: a float64 ``log_rising``) relative to one
-#: more indicator product per entry (per class: a multiply-add); S minimises
-#: ``(S - 1) + TAIL_COST * (share of counts above S or not integers)``
-TAIL_COST = 100.0
+#: cost of one term added on the host (per class: a gathered float64 ``log1p``) relative to
+#: one more indicator product per entry (per class: a multiply-add); S minimises
+#: ``(S - 1) + TAIL_COST * (mean number of host terms per entry)``
+TAIL_COST = 50.0
 #: rows of the input read to choose ``S``
 SAMPLE_ROWS = 512
 
@@ -48,8 +48,11 @@ def choose_steps(sample) -> int:
     integer = x == np.floor(x)
     top = STEP_CHOICES[-1] + 1
     hist = np.bincount(np.minimum(x[integer], top).astype(np.int64), minlength=top + 1)
-    above = (x.size - np.cumsum(hist)) / x.size  # above[s]: share above s, or not integer
-    return min(STEP_CHOICES, key=lambda s: (s - 1) + TAIL_COST * above[s])
+    # per value, the host's terms past s: (x - s) for an integer count above s, about ten
+    # for a non-integer value (``log_rising``'s series)
+    past = [(np.maximum(np.arange(top + 1) - s, 0) @ hist + 10.0 * (~integer).sum()) / x.size
+            for s in range(top + 1)]
+    return min(STEP_CHOICES, key=lambda s: (s - 1) + TAIL_COST * past[s])
 
 
 def counted(family) -> bool:

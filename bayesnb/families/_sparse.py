@@ -249,50 +249,56 @@ def log_rising(a, x) -> np.ndarray:
     return np.where(big, large, small)
 
 
-#: integer counts up to this are summed term by term on the host (a log1p per step), the
-#: others take ``log_rising``'s series (about thirty operations)
-_TERMWISE_MAX = 32
+#: integer counts up to this many steps past the start are summed term by term on the host
+#: (one log1p per step), the others take ``log_rising``'s series (about thirty operations)
+_TERMWISE_MAX = 64
 
 
-def _rising_values(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    r"""``log_rising(a, x)`` for ``a`` of shape (K, E) and ``x`` of shape (E,): small integer
-    counts as :math:`\sum_{t=1}^{x-1}\log(1 + t/a)` (the usual tail is a 2 or a 3: one or
-    two ``log1p``), the rest through :func:`log_rising`."""
+def _rising_values(a: np.ndarray, x: np.ndarray, start: int = 1) -> np.ndarray:
+    r"""``(K, E)``: for ``a`` of shape (K, E) and counts ``x`` of shape (E,), the part of
+    ``log_rising(a, x)`` past ``start`` steps: :math:`\sum_{t=start}^{x-1}\log(1 + t/a)` for
+    an integer count (0 at or below ``start``; the kernel's indicator products hold the rest),
+    the whole :math:`h(a, x)` for any other value. Integer counts are expanded into one
+    (entry, step) pair per term and summed in one pass."""
     out = np.zeros(a.shape)
-    termwise = (x <= _TERMWISE_MAX) & (x == np.floor(x))
-    rest = np.flatnonzero(~termwise)
-    if rest.size:
-        out[:, rest] = log_rising(a[:, rest], x[rest])
-    top = int(x[termwise].max()) if termwise.any() else 0
-    live = np.flatnonzero(termwise & (x > 1))
-    for t in range(1, top):
-        live = live[x[live] > t]
-        out[:, live] += np.log1p(t / a[:, live])
+    integer = x == np.floor(x)
+    whole = np.flatnonzero(~integer | (x - start > _TERMWISE_MAX))
+    if whole.size:
+        out[:, whole] = log_rising(a[:, whole], x[whole]) - np.where(
+            integer[whole], log_rising(a[:, whole], float(start)), 0.0)
+    terms = np.flatnonzero(integer & (x > start) & (x - start <= _TERMWISE_MAX))
+    if terms.size:
+        counts = (x[terms] - start).astype(np.int64)
+        first = np.cumsum(counts) - counts
+        entry = np.repeat(terms, counts)
+        step = start + np.arange(entry.size) - np.repeat(first, counts)
+        out[:, terms] = np.add.reduceat(np.log1p(step / a[:, entry]), first, axis=1)
     return out
 
 
 def rising_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.ndarray,
-                n_rows: int) -> np.ndarray:
+                n_rows: int, start: int = 1) -> np.ndarray:
     """``(n_rows, K)``: per row, the sum of ``log_rising(a[:, col], value)`` over the listed
     entries (``rows`` sorted, as NumPy's ``nonzero`` and CSR order give them)."""
     out = np.zeros((n_rows, a.shape[0]))
     if rows.size == 0:
         return out
-    values = _rising_values(a[:, cols], values)  # (K, E)
+    values = _rising_values(a[:, cols], values, start)  # (K, E)
     starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
     out[rows[starts]] = np.add.reduceat(values, starts, axis=1).T
     return out
 
 
 def dense_rising_tail(a: np.ndarray, x: np.ndarray, steps: int) -> np.ndarray:
-    """``(n, K)`` float64 :math:`\\sum_j h(a_{kj}, x_{ij})` over the entries of a dense chunk
-    that the score kernel's indicator products leave out: observed values above ``steps`` or
-    not integers (``x <= steps`` integers are summed in the kernel, see ``step_tables``)."""
+    r"""``(n, K)`` float64: the part of :math:`\sum_j h(a_{kj}, x_{ij})` that the score
+    kernel's indicator products leave out of a dense chunk: the steps of integer counts past
+    ``steps``, and the whole ``h`` of non-integer values (see ``step_tables``)."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        tail = ((x > steps) | (x != np.floor(x))) & ~np.isnan(x)
+        tail = (x > steps) | (x != np.floor(x))
+    tail &= ~np.isnan(x)
     rows, cols = np.nonzero(tail)
-    return rising_rows(rows, cols, x[rows, cols], a, x.shape[0])
+    return rising_rows(rows, cols, x[rows, cols], a, x.shape[0], steps)
 
 
 def step_tables(a: np.ndarray, steps: int, shift: bool) -> np.ndarray:

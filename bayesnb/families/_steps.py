@@ -21,23 +21,25 @@ def n_steps(x: jax.Array, steps: jax.Array) -> int:
     return steps.shape[0] // x.shape[1] + 1 if x.shape[1] else 1
 
 
-def regular(x: jax.Array, steps: jax.Array) -> jax.Array:
-    """Observed integer counts at most ``S`` (what the products sum exactly)."""
-    s = n_steps(x, steps)
-    return (x <= s) & (x == jnp.floor(x))
+def integer(x: jax.Array) -> jax.Array:
+    """Integer counts (NaN is not)."""
+    return x == jnp.floor(x)
 
 
 def step_sums(x: jax.Array, steps: jax.Array) -> jax.Array:
-    r"""``(n, K)``: :math:`\sum_j h(a_{kj}, x_{ij})` over the regular entries of ``x`` (NaN
-    and the host's tail entries count as 0), as one product of the stacked indicators."""
+    r"""``(n, K)``: :math:`\sum_j \sum_{t=1}^{\min(x_{ij}, S)-1} \log(1 + t/a_{kj})` over
+    the integer counts of ``x`` (NaN and non-integer values count as 0: the host adds their
+    whole term, and the steps past ``S`` of larger counts), as one product of the stacked
+    indicators."""
     s = n_steps(x, steps)
     if s <= 1:
         return jnp.zeros((x.shape[0], steps.shape[1]), steps.dtype)
-    xr = jnp.where(regular(x, steps), x, 0.0)
+    xr = jnp.where(integer(x), x, 0.0)
     hot = jnp.concatenate([(xr > t).astype(steps.dtype) for t in range(1, s)], axis=1)
     return hot @ steps
 
 
 def needs_tail(x: jax.Array, steps: jax.Array) -> jax.Array:
-    """Whether a chunk holds an observed count the products leave out (one reduction)."""
-    return jnp.any(~regular(x, steps) & ~jnp.isnan(x))
+    """Whether a chunk holds a count the products do not finish: above ``S`` or not an
+    integer (one reduction)."""
+    return jnp.any(((x > n_steps(x, steps)) | ~integer(x)) & ~jnp.isnan(x))
