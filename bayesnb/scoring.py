@@ -21,15 +21,11 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import sparse
 
-from . import _kernels
+from . import _exact, _kernels
 from ._blocks import block_source, encode_blocks, levels_of, raw_blocks
 from ._classes import class_log_prior
 from .families import Family
 from .fitted import FittedBlock, FittedModel
-
-#: rows x classes x columns elements held at once by the exact (Student-t, Dirichlet-multinomial,
-#: negative binomial) scorers, which cannot be written as a matmul
-_EXACT_BUDGET = 1 << 24
 
 
 class TableScorer(NamedTuple):
@@ -67,16 +63,17 @@ class TableScorer(NamedTuple):
             return normalised(scores + host_scores, output)
         sources = [block_source(b.family, raw, b.schema, self.unseen)
                    for b, raw in zip(blocks, raws, strict=True)]
-        width = sum(raw.shape[1] for raw in raws) * n_classes
-        max_rows = max(256, _EXACT_BUDGET // max(width, 1)) if self.exact else None
         if output == "joint" and all(type(b.family).log_normalizer is Family.log_normalizer
                                      and type(b.family).kernel_table is Family.kernel_table
                                      for b in blocks):
             output = "scores"  # no class-free constants: the same compiled kernel serves both
-        return _kernels.stream_scores(self.model.families,
-                                      tuple(levels_of(b.schema) for b in blocks), self.exact,
-                                      output, self.log_prior, self.tables, sources, n,
-                                      n_classes, max_rows=max_rows)
+        levels = tuple(levels_of(b.schema) for b in blocks)
+        if self.exact:  # indicator products and host tails (see ``_exact``)
+            return normalised(_exact.stream(self.model.families, levels, output == "joint",
+                                            self.log_prior, self.tables, sources, n,
+                                            n_classes), output)
+        return _kernels.stream_scores(self.model.families, levels, False, output,
+                                      self.log_prior, self.tables, sources, n, n_classes)
 
     def _sparse_scores(self, raws, output):
         xs = [b.family.encode(raw, b.schema, unseen=self.unseen)

@@ -211,3 +211,114 @@ def row_totals(X) -> tuple[np.ndarray, np.ndarray]:
 
 def row_sums(X) -> np.ndarray:
     return np.asarray(X.sum(axis=1)).ravel()
+
+
+# ------------------------------------------------------------------ exact count predictives
+def log_rising(a, x) -> np.ndarray:
+    r"""float64 :math:`h(a, x) = \log\Gamma(a + x) - \log\Gamma(a) - x\log a` for ``a > 0``,
+    ``x >= 0`` (broadcast), accurate to its own magnitude.
+
+    The NumPy twin of ``families._base.log_rising`` (which runs in the kernels' dtype): below
+    ``a = 10`` log-Gamma directly; above, Stirling's series with two more terms (truncation
+    below 1e-13 at ``a = 10``), so large ``a`` do not cancel two huge log-Gamma values. With
+    integer ``x`` it equals :math:`\sum_{t=1}^{x-1}\log(1 + t/a)`."""
+    a = np.asarray(a, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
+    big = a >= 10.0
+    ab = np.where(big, a, 10.0)
+    u = x / ab
+    l1p = np.log1p(u)
+    us = np.minimum(u, 0.25)
+    series = np.zeros_like(us)
+    for k in range(24, 3, -1):  # sum_{k>=4} (-u)^k / (k (k - 1)), Horner's scheme
+        series = series * us + (-1) ** k / (k * (k - 1))
+    series = series * us**4
+    with np.errstate(invalid="ignore"):
+        tail = np.where(u < 0.25, series, (1.0 + u) * l1p - u - u * u * (0.5 - u / 6.0))
+
+    def stirling(z):  # log Gamma(z) minus its Stirling approximation, to 1/z^9
+        zi = 1.0 / z
+        z2 = zi * zi
+        return zi * (1 / 12 - z2 * (1 / 360 - z2 * (1 / 1260 - z2 * (1 / 1680
+                                                                      - z2 / 1188))))
+
+    large = (ab * tail - 0.5 * l1p + (stirling(ab + x) - stirling(ab))
+             + x * x / (2.0 * ab) - x**3 / (6.0 * ab * ab))
+    a_small = np.where(big, 1.0, a)
+    small = gammaln(a_small + x) - gammaln(a_small) - x * np.log(a_small)
+    return np.where(big, large, small)
+
+
+#: integer counts up to this many steps past the start are summed term by term on the host
+#: (one log1p per step), the others take ``log_rising``'s series (about thirty operations)
+_TERMWISE_MAX = 64
+
+
+def _rising_values(a: np.ndarray, x: np.ndarray, start: int = 1) -> np.ndarray:
+    r"""``(K, E)``: for ``a`` of shape (K, E) and counts ``x`` of shape (E,), the part of
+    ``log_rising(a, x)`` past ``start`` steps: :math:`\sum_{t=start}^{x-1}\log(1 + t/a)` for
+    an integer count (0 at or below ``start``; the kernel's indicator products hold the rest),
+    the whole :math:`h(a, x)` for any other value. Integer counts are expanded into one
+    (entry, step) pair per term and summed in one pass."""
+    out = np.zeros(a.shape)
+    integer = x == np.floor(x)
+    whole = np.flatnonzero(~integer | (x - start > _TERMWISE_MAX))
+    if whole.size:
+        out[:, whole] = log_rising(a[:, whole], x[whole]) - np.where(
+            integer[whole], log_rising(a[:, whole], float(start)), 0.0)
+    terms = np.flatnonzero(integer & (x > start) & (x - start <= _TERMWISE_MAX))
+    if terms.size:
+        counts = (x[terms] - start).astype(np.int64)
+        first = np.cumsum(counts) - counts
+        entry = np.repeat(terms, counts)
+        step = start + np.arange(entry.size) - np.repeat(first, counts)
+        out[:, terms] = np.add.reduceat(np.log1p(step / a[:, entry]), first, axis=1)
+    return out
+
+
+def rising_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.ndarray,
+                n_rows: int, start: int = 1) -> np.ndarray:
+    """``(n_rows, K)``: per row, the sum of ``log_rising(a[:, col], value)`` over the listed
+    entries (``rows`` sorted, as NumPy's ``nonzero`` and CSR order give them)."""
+    out = np.zeros((n_rows, a.shape[0]))
+    if rows.size == 0:
+        return out
+    values = _rising_values(a[:, cols], values, start)  # (K, E)
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    out[rows[starts]] = np.add.reduceat(values, starts, axis=1).T
+    return out
+
+
+def dense_rising_tail(a: np.ndarray, x: np.ndarray, steps: int) -> np.ndarray:
+    r"""``(n, K)`` float64: the part of :math:`\sum_j h(a_{kj}, x_{ij})` that the score
+    kernel's indicator products leave out of a dense chunk: the steps of integer counts past
+    ``steps``, and the whole ``h`` of non-integer values (see ``step_tables``)."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        tail = (x > steps) | (x != np.floor(x))
+    tail &= ~np.isnan(x)
+    rows, cols = np.nonzero(tail)
+    return rising_rows(rows, cols, x[rows, cols], a, x.shape[0], steps)
+
+
+def step_tables(a: np.ndarray, steps: int, shift: bool) -> np.ndarray:
+    r"""``((steps - 1) F, K)`` float64: row block ``t - 1`` holds :math:`\log(1 + t / a_{kj})`
+    (transposed), ``t = 1 .. steps - 1``. For an integer count ``x <= steps``,
+    :math:`h(a, x) = \sum_{t=1}^{x-1} \log(1 + t/a) = \sum_t [x > t] \log(1 + t/a)`, so the
+    counts' Gamma-function terms are products of indicator matrices with these tables. With
+    ``shift`` each (step, column) is taken relative to its largest class (a class-free
+    constant per row, dropped where only class differences matter)."""
+    t = np.arange(1, steps, dtype=np.float64)[:, None, None]  # (S, 1, 1)
+    table = np.log1p(t / a[None])  # (S, K, F)
+    if shift:
+        table = table - table.max(axis=1, keepdims=True)
+    return np.ascontiguousarray(table.transpose(0, 2, 1).reshape(-1, a.shape[0]))
+
+
+def sparse_rising(X, a: np.ndarray) -> np.ndarray:
+    """``(n, K)``: :math:`\\sum_j h(a_{kj}, x_{ij})` over the stored values of a CSR matrix;
+    a count of 1 (and 0) has ``h = 0``, so only the other values are evaluated."""
+    data = X.data
+    keep = np.flatnonzero(data != 1.0)
+    rows = _row_of_each_value(X, np.arange(X.shape[0]))[keep]
+    return rising_rows(rows, X.indices[keep], data[keep], a, X.shape[0])

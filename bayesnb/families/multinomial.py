@@ -60,6 +60,7 @@ from ._base import (
     rising_polynomial,
     xp_of,
 )
+from ._steps import step_sums
 
 #: log k! for k < 256: a lookup replaces gammaln for the usual small integer counts
 _LOG_FACTORIAL = np_gammaln(np.arange(256) + 1.0)
@@ -104,14 +105,18 @@ class MultinomialShifted(NamedTuple):
 
 class DirichletMultinomialShifted(NamedTuple):
     r"""The exact predictive as the score kernel reads it: :math:`\sum_v x_v(\log a_{kv} -
-    \log A_k) + \sum_v h(a_{kv}, x_v) - h(A_k, n)` (``log_rising``), the first term
-    relative to a reference class (float64)."""
+    \log A_k) + \sum_v h(a_{kv}, x_v) - h(A_k, n)` with :math:`h(a, x) = \log\Gamma(a + x) -
+    \log\Gamma(a) - x\log a` (``log_rising``). For an integer count ``x <= S`` (``S`` the
+    table's number of steps), :math:`h(a, x) = \sum_{t=1}^{S-1} [x > t]\log(1 + t/a)`: the
+    per-column sum is one product per step against ``steps`` (one in all with 0/1 counts),
+    and the host adds :math:`h` in float64 for the few other entries (``host_tail``).
+    ``slope`` and ``steps`` are relative to a reference class per column (float64) unless the
+    table serves the joint density (``joint``)."""
 
-    alpha: jax.Array  # (K, V) posterior concentration
+    alpha: jax.Array  # (K, V) posterior concentration (float64 on the host, for the tail)
     slope: jax.Array  # (K, V) log a - log A, minus the column's reference
     total: jax.Array  # (K,) A
-    quadratic: jax.Array  # (K, V) h's x^2 coefficient, minus the column's reference
-    cubic: jax.Array  # (K, V) h's x^3 coefficient, minus the column's reference
+    steps: jax.Array  # ((S - 1) V, K) log(1 + t / a), t = 1 .. S - 1 (``_sparse.step_tables``)
     total_quadratic: jax.Array  # (K,) h(A, n)'s n^2 coefficient, minus class 0's
     total_cubic: jax.Array  # (K,) h(A, n)'s n^3 coefficient, minus class 0's
     rounding: jax.Array  # (V,) per count, the bound on the scores' rounding (score_rounding)
@@ -193,20 +198,37 @@ class Multinomial(Family):
         r"""Tables relative to a reference class, in float64: with counts in the thousands
         :math:`\sum_v x_v \log\theta_{kv}` is a large number that differs little between
         classes, and float32 would lose the difference."""
+        if exact:
+            return Multinomial.exact_table(table, 1, joint), None
         if joint:
             return table, None
-        if exact:
-            a = np.asarray(table.alpha, dtype=np.float64)
-            total = a.sum(axis=1)
-            slope = np.log(a) - np.log(total)[:, None]
-            (quad, cube), (total_quad, total_cube) = rising_polynomial(a), rising_polynomial(total)
-            slope = slope - reference(slope)
-            return DirichletMultinomialShifted(
-                a, slope, total, quad - reference(quad), cube - reference(cube),
-                total_quad - total_quad[0], total_cube - total_cube[0], _rounding(slope)), None
         log_prob = np.asarray(table.log_prob, dtype=np.float64)
         delta = log_prob - reference(log_prob)
         return MultinomialShifted(delta, np.exp(log_prob), _rounding(delta)), None
+
+    @staticmethod
+    def exact_table(table, steps: int, joint: bool) -> DirichletMultinomialShifted:
+        """The exact predictive's kernel table with ``steps`` indicator steps (see
+        :class:`DirichletMultinomialShifted`); relative to reference classes unless
+        ``joint``, where every term is kept (the joint density needs them all)."""
+        a = np.asarray(table.alpha, dtype=np.float64)
+        total = a.sum(axis=1)
+        slope = np.log(a) - np.log(total)[:, None]
+        total_quad, total_cube = rising_polynomial(total)
+        if joint:
+            zero = np.zeros(a.shape[1])
+            return DirichletMultinomialShifted(a, slope, total, _sparse.step_tables(
+                a, steps, False), total_quad, total_cube, zero)
+        slope = slope - reference(slope)
+        return DirichletMultinomialShifted(
+            a, slope, total, _sparse.step_tables(a, steps, True), total_quad - total_quad[0],
+            total_cube - total_cube[0], _rounding(slope))
+
+    @staticmethod
+    def host_tail(table: DirichletMultinomialShifted, x: np.ndarray, steps: int) -> np.ndarray:
+        r"""float64 :math:`\sum_v h(a_{kv}, x_v)` over the entries the kernel's steps leave out
+        (counts above ``steps``, non-integer counts)."""
+        return _sparse.dense_rising_tail(table.alpha, x, steps)
 
     @staticmethod
     def score_rounding(table, x) -> jax.Array:
@@ -267,22 +289,22 @@ class Multinomial(Family):
     @staticmethod
     def _log_predictive_shifted(table: DirichletMultinomialShifted, x) -> jax.Array:
         a = table.alpha
-        x0 = jnp.nan_to_num(x, nan=0.0).astype(a.dtype)
-        observed = (~jnp.isnan(x)).astype(a.dtype)
+        x0 = jnp.nan_to_num(x, nan=0.0).astype(table.slope.dtype)
+        observed = (~jnp.isnan(x)).astype(x0.dtype)
         n = x0.sum(axis=1, keepdims=True)
         a_total = observed @ a.T  # (n, K): the observed columns' concentration
         # log(A_observed / A) from the unobserved share, exact where nothing is missing
         share = jnp.log1p(-((1.0 - observed) @ a.T) / table.total)
         safe = jnp.where(a_total > 0, a_total, 1.0)
-        per_column = jnp.sum(log_rising(a[None], x0[:, None, :], polynomial=False), axis=-1)
-        # the quadratic parts of h from float64 tables relative to a reference class; a row
-        # with missing counts has its own observed total, whose h is computed whole
+        # the quadratic parts of h(A, n) from float64 tables (relative to a reference class
+        # unless joint); a row with missing counts has its own observed total, whose h is
+        # computed whole
         complete = jnp.all(observed > 0, axis=1, keepdims=True)
         whole = jnp.where(complete, (n * n) * table.total_quadratic
                           + (n * n * n) * table.total_cubic
                           + log_rising(safe, n, polynomial=False), log_rising(safe, n))
-        log_p = (x0 @ table.slope.T - jnp.where(n > 0, n * share, 0.0) + per_column
-                 + (x0 * x0) @ table.quadratic.T + (x0 * x0 * x0) @ table.cubic.T - whole)
+        log_p = (x0 @ table.slope.T - jnp.where(n > 0, n * share, 0.0)
+                 + step_sums(x0, table.steps) - whole)
         return jnp.where(a_total > 0, log_p, 0.0)
 
     @staticmethod
@@ -328,12 +350,14 @@ class Multinomial(Family):
 
     @staticmethod
     def sparse_log_predictive(posterior, X) -> np.ndarray:
+        r""":math:`\sum_v x_v\log a_{kv} - n\log A_k - h(A_k, n) + \sum_v h(a_{kv}, x_v)`:
+        one sparse product (the plug-in's cost) plus ``h`` on the stored values other than 1
+        (``h(a, 1) = 0``), in float64."""
         a = np.asarray(posterior.alpha, dtype=np.float64)  # (K, V)
         a_total = a.sum(axis=1)
         n = _sparse.row_sums(X)[:, None]
-        return (np_gammaln(a_total) - np_gammaln(a_total + n)
-                + _sparse.per_nonzero(X, lambda cols, x: np_gammaln(a[:, cols] + x)
-                                      - np_gammaln(a[:, cols])))
+        return (_sparse.log_matmul(X, np.log(a)) - n * np.log(a_total)
+                - _sparse.log_rising(a_total, n) + _sparse.sparse_rising(X, a))
 
     @staticmethod
     def sparse_log_normalizer(X) -> np.ndarray:

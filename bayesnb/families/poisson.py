@@ -26,7 +26,6 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
-from scipy.special import gammaln as np_gammaln
 
 from . import _sparse
 from ._base import (
@@ -38,13 +37,12 @@ from ._base import (
     finish_class_sums,
     float64_mode,
     log_matmul,
-    log_rising,
     numeric_block,
     numpyro,
     reference,
-    rising_polynomial,
     xp_of,
 )
+from ._steps import step_sums
 
 
 class GammaPrior(NamedTuple):
@@ -66,13 +64,16 @@ class PoissonParams(NamedTuple):
 class NegBinShifted(NamedTuple):
     r"""The posterior predictive as the score kernel reads it (``Poisson.kernel_table``):
     :math:`\log p(x) + \log x! = x\,(\log a' - \log(1 + b')) + h(a', x) + a'\log\frac{b'}{b'+1}`
-    with the two per-class terms relative to a reference class (float64)."""
+    with :math:`h(a, x) = \log\Gamma(a + x) - \log\Gamma(a) - x\log a`: for integer counts up to
+    the table's ``S`` steps, :math:`h` is a sum of indicator products with ``steps``
+    (``_steps.step_sums``), and the host adds it in float64 for larger counts
+    (``host_tail``). The per-class terms are relative to a reference class (float64) unless
+    the table serves the joint density."""
 
-    shape: jax.Array  # (K, F) a'
+    shape: jax.Array  # (K, F) a' (float64 on the host, for the tail)
     slope: jax.Array  # (K, F) log a' - log(1 + b'), minus the column's reference
     offset: jax.Array  # (K, F) a' log(b' / (b' + 1)), minus the column's reference
-    quadratic: jax.Array  # (K, F) h's x^2 coefficient, minus the column's reference
-    cubic: jax.Array  # (K, F) h's x^3 coefficient, minus the column's reference
+    steps: jax.Array  # ((S - 1) F, K) log(1 + t / a'), t = 1 .. S - 1 (``_sparse.step_tables``)
     center: jax.Array  # (F,) an integer count the slope multiplies x minus (see PoissonShifted)
     rounding: jax.Array  # (2, F) the scores' rounding bound per |x - c| and per observed value
     bias: jax.Array  # (K,) the offsets' sum over the columns (float64), for complete rows
@@ -181,20 +182,10 @@ class Poisson(Family):
     def kernel_table(table, exact: bool, joint: bool):
         r"""Scores relative to a reference class, so the large common part cancels in float64:
         :math:`x(\log\lambda_k - \log\lambda_{ref}) - (\lambda_k - \lambda_{ref})`."""
+        if exact:
+            return Poisson.exact_table(table, 1, joint), None
         if joint:
             return table, None
-        if exact:
-            a, b = (np.asarray(v, dtype=np.float64) for v in table)
-            slope = np.log(a) - np.log1p(b)
-            offset = a * (np.log(b) - np.log1p(b))
-            quad, cube = rising_polynomial(a)
-            slope = slope - reference(slope)
-            center = _center(a / b, slope)
-            offset = offset + center * slope
-            offset = offset - reference(offset)
-            return NegBinShifted(a, slope, offset, quad - reference(quad),
-                                 cube - reference(cube), center, _rounding(slope, offset),
-                                 offset.sum(axis=1)), None
         log_rate, rate = (np.asarray(v, dtype=np.float64) for v in table)
         slope = log_rate - reference(log_rate)
         center = _center(rate, slope)
@@ -204,12 +195,36 @@ class Poisson(Family):
                               offset.sum(axis=1)), None
 
     @staticmethod
+    def exact_table(table: GammaPrior, steps: int, joint: bool) -> NegBinShifted:
+        """The negative binomial's kernel table with ``steps`` indicator steps (see
+        :class:`NegBinShifted`); relative to reference classes unless ``joint``."""
+        a, b = (np.asarray(v, dtype=np.float64) for v in table[:2])
+        slope = np.log(a) - np.log1p(b)
+        offset = a * (np.log(b) - np.log1p(b))
+        if joint:
+            return NegBinShifted(a, slope, offset, _sparse.step_tables(a, steps, False),
+                                 np.zeros(a.shape[1]), np.zeros((2, a.shape[1])),
+                                 offset.sum(axis=1))
+        slope = slope - reference(slope)
+        center = _center(a / b, slope)
+        offset = offset + center * slope
+        offset = offset - reference(offset)
+        return NegBinShifted(a, slope, offset, _sparse.step_tables(a, steps, True), center,
+                             _rounding(slope, offset), offset.sum(axis=1))
+
+    @staticmethod
+    def host_tail(table: NegBinShifted, x: np.ndarray, steps: int) -> np.ndarray:
+        r"""float64 :math:`\sum_j h(a'_{kj}, x_j)` over the counts above ``steps``."""
+        return _sparse.dense_rising_tail(table.shape, x, steps)
+
+    @staticmethod
     def score_rounding(table, x) -> jax.Array:
-        r"""Twice float32's epsilon times :math:`\sum_j |x_j - c_j| \max_k |s_{kj}| +
-        \max_k |o_{kj}|` (slopes ``s``, offsets ``o``; for a complete row the offsets' one
-        rounding instead), per row:
-        counts beyond float32's exact integers (2**24) are refused unless their products
-        stay small."""
+        r"""Twice float32's epsilon times :math:`\sqrt{\sum_j ((x_j - c_j) \max_k |s_{kj}|)^2}
+        + \max_k |o_{kj}|` (slopes ``s``, offsets ``o``; for a complete row the offsets' one
+        rounding instead), per row: the products' roundings are independent, so their typical
+        size is the root sum of squares (as for the Multinomial; the plain sum refused ordinary
+        200-column count data). Counts beyond float32's exact integers (2**24) are refused
+        unless their products stay small."""
         if not isinstance(table, (PoissonShifted, NegBinShifted)):
             return jnp.zeros(x.shape[0])
         observed = ~jnp.isnan(x)
@@ -218,7 +233,8 @@ class Poisson(Family):
         complete = jnp.all(observed, axis=1)
         # a complete row's offsets are one float64 sum, rounded once to float32
         once = jnp.finfo(obs.dtype).eps * jnp.max(jnp.abs(table.bias))
-        return (jnp.abs(x0 - obs * table.center) @ table.rounding[0]
+        dev = x0 - obs * table.center
+        return (jnp.sqrt((dev * dev) @ (table.rounding[0] * table.rounding[0]))
                 + jnp.where(complete, once, obs @ table.rounding[1]))
 
     @staticmethod
@@ -242,13 +258,10 @@ class Poisson(Family):
     def log_predictive(posterior, x, n_levels=None) -> jax.Array:
         observed = ~jnp.isnan(x)
         if isinstance(posterior, NegBinShifted):  # the kernel's form (``kernel_table``)
-            a = posterior.shape
-            x0 = jnp.where(observed, x, 0).astype(a.dtype)
-            obs = observed.astype(a.dtype)
+            x0 = jnp.where(observed, x, 0).astype(posterior.slope.dtype)
+            obs = observed.astype(x0.dtype)
             return ((x0 - obs * posterior.center) @ posterior.slope.T
-                    + _offsets(posterior, observed, obs)
-                    + (x0 * x0) @ posterior.quadratic.T + (x0 * x0 * x0) @ posterior.cubic.T
-                    + jnp.sum(log_rising(a, x0[:, None, :], polynomial=False), axis=-1))
+                    + _offsets(posterior, observed, obs) + step_sums(x0, posterior.steps))
         a, b = posterior.shape, posterior.rate  # (K, F)
         x0 = jnp.where(observed, x, 0).astype(a.dtype)[:, None, :]  # (n, 1, F)
         # negative binomial without its class-free -log x!
@@ -297,13 +310,13 @@ class Poisson(Family):
 
     @staticmethod
     def sparse_log_predictive(posterior: GammaPrior, X) -> np.ndarray:
+        r"""A zero count has NB pmf :math:`(b/(b + 1))^a`: summed over all columns, plus one
+        sparse product for :math:`x(\log a - \log(1 + b))` and :math:`h(a, x)` on the stored
+        values other than 1 (``h(a, 1) = 0``), in float64."""
         a, b = (np.asarray(v, dtype=np.float64) for v in posterior)
-        # a zero count has NB pmf (b / (b + 1))^a: sum it over all columns, then correct the
-        # non-zeros by their Gamma-function and log1p terms
-        base = np.sum(a * np.log(b / (b + 1.0)), axis=1)
-        return base + _sparse.per_nonzero(
-            X, lambda cols, x: np_gammaln(x + a[:, cols]) - np_gammaln(a[:, cols])
-            - x * np.log1p(b[:, cols]))
+        base = np.sum(a * (np.log(b) - np.log1p(b)), axis=1)
+        return (base + _sparse.log_matmul(X, np.log(a) - np.log1p(b))
+                + _sparse.sparse_rising(X, a))
 
     @staticmethod
     def sparse_log_normalizer(X) -> np.ndarray:

@@ -1,0 +1,159 @@
+r"""The exact posterior predictive (``method="bayes"``) scored chunk by chunk.
+
+The count families' predictives (Dirichlet-multinomial, negative binomial) hold
+:math:`\log\Gamma(a + x) - \log\Gamma(a)` per (row, class, column). For an integer count it is
+:math:`\sum_{t<x}\log(a + t) = x\log a + \sum_{t=1}^{x-1}\log(1 + t/a)`, so a row's sum over
+columns is the plug-in's product for the first term plus products of the indicator matrices
+:math:`[X > t]`, ``t = 1 .. S - 1``, with float64 tables (``families._steps``): with 0/1
+counts, one product in all. ``S`` is chosen per call from a sample of the rows
+(:func:`choose_steps`: the count quantiles, bucketed to powers of two so a kernel compiles
+once per bucket), and the few counts above it (and non-integer counts) are added on the host
+in float64 (each family's ``host_tail``), only for the chunks the kernel flags. The Gaussian's
+Student-t needs one ``log1p`` per (row, class, column): its kernel is one fused pass over the
+chunk (``Gaussian.log_predictive``).
+
+Chunks are streamed as in ``_kernels.stream_scores`` (the same staging, value checks and
+float32 rounding bounds); the scores are normalised on the host in float64, after the tails.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _kernels
+from .families._base import Float32Unrepresentable
+from .families._steps import needs_tail
+
+#: the indicator steps ``S`` a kernel may be compiled for
+STEP_CHOICES = (1, 2, 4, 8, 16, 32)
+#: cost of one term added on the host (per class: a gathered float64 ``log1p``) relative to
+#: one more indicator product per entry (per class: a multiply-add); S minimises
+#: ``(S - 1) + TAIL_COST * (mean number of host terms per entry)``
+TAIL_COST = 50.0
+#: rows of the input read to choose ``S``
+SAMPLE_ROWS = 512
+
+
+def choose_steps(sample) -> int:
+    """``S`` for a block from a sample of its rows (see :data:`TAIL_COST`), from one
+    histogram of its integer counts."""
+    x = np.asarray(sample, dtype=np.float64).ravel()
+    x = x[~np.isnan(x)]
+    if x.size == 0:
+        return 1
+    integer = x == np.floor(x)
+    top = STEP_CHOICES[-1] + 1
+    hist = np.bincount(np.minimum(x[integer], top).astype(np.int64), minlength=top + 1)
+    # per value, the host's terms past s: (x - s) for an integer count above s, about ten
+    # for a non-integer value (``log_rising``'s series)
+    past = [(np.maximum(np.arange(top + 1) - s, 0) @ hist + 10.0 * (~integer).sum()) / x.size
+            for s in range(top + 1)]
+    return min(STEP_CHOICES, key=lambda s: (s - 1) + TAIL_COST * past[s])
+
+
+def counted(family) -> bool:
+    """Whether a family (class) scores its exact predictive through indicator steps."""
+    return hasattr(family, "exact_table")
+
+
+#: kernel tables by the identity of the fitted table, the joint flag and the steps
+_cache: dict = {}
+
+
+def kernel_tables(families, tables, joint: bool, steps, sources):
+    """Every block's exact table as the kernel reads it, and its host-side shift."""
+    out, shifts = [], []
+    for b, (family, table, s) in enumerate(zip(families, tables, steps, strict=True)):
+        key = (family, id(table), joint, s)
+        hit = _cache.get(key)
+        if hit is None or hit[0] is not table:
+            try:
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    if s is not None:
+                        kernel, shift = family.exact_table(table, s, joint), None
+                    else:
+                        kernel, shift = family.kernel_table(table, True, joint)
+            except Float32Unrepresentable as err:
+                raise ValueError(f"{_kernels._column(sources[b], err.column)}: {err.reason}; "
+                                 f"float32 (JAX's default dtype) cannot represent it. Enable "
+                                 f"x64: JAX_ENABLE_X64=1, or jax.config.update("
+                                 f"\"jax_enable_x64\", True).") from None
+            if len(_cache) >= 32:  # a few models' worth; the oldest goes first
+                _cache.pop(next(iter(_cache)))
+            hit = _cache[key] = (table, kernel, shift)
+        out.append(hit[1])
+        shifts.append(hit[2])
+    return tuple(out), shifts
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2))
+def scores(families, levels, joint, class_log_prior, tables, xs, n_valid):
+    """One chunk: exact class scores (joint: with every class-free constant), per block
+    whether the host must add a tail, the value checks and the float32 rounding bounds."""
+    out = jnp.broadcast_to(class_log_prior, (xs[0].shape[0], class_log_prior.shape[0]))
+    for family, lv, table, x in zip(families, levels, tables, xs, strict=True):
+        out = out + family.log_predictive(table, x, lv)
+    if joint:
+        out = out + sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))[:, None]
+    tails = tuple(needs_tail(x, t.steps) if counted(f) else jnp.zeros((), bool)
+                  for f, t, x in zip(families, tables, xs, strict=True))
+    bad = tuple(_kernels.invalid_values(f, x) for f, x in zip(families, xs, strict=True))
+    valid = jnp.arange(xs[0].shape[0]) < n_valid
+    risk = tuple(jnp.max(jnp.where(valid, f.score_rounding(t, x), 0.0))
+                 for f, t, x in zip(families, tables, xs, strict=True))
+    return out, tails, bad, risk
+
+
+def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_classes):
+    """``(n, K)`` float64 exact class scores (log p(x, c) up to a class-free constant, or
+    with every constant if ``joint``), chunk by chunk; the host adds each chunk's tail while
+    the next chunk computes. The caller normalises them (``scoring.normalised``)."""
+    steps = [choose_steps(s.read(0, min(n_rows, SAMPLE_ROWS))) if counted(f) else None
+             for f, s in zip(families, sources, strict=True)]
+    ktables, shifts = kernel_tables(families, tables, joint, steps, sources)
+    # per row: the input, the stacked indicators and the (rows, K) scores; the other exact
+    # kernels (Student-t) reduce a (rows, K, F) expression, bounded by a chunk as well
+    row_bytes = sum(s.width * s.dtype.itemsize * (st or 1) for s, st in
+                    zip(sources, steps, strict=True)) + _kernels.SCORE_CLASS_BYTES * n_classes
+    rows = _kernels.chunk_rows(n_rows, row_bytes)
+    wide = sum(s.width for s, st in zip(sources, steps, strict=True) if st is None)
+    if wide:
+        rows = min(rows, _kernels.chunk_rows(n_rows, 1, budget=(
+            _kernels.CLASS_COLUMN_ELEMENTS // max(n_classes * wide, 1))))
+    out = np.empty((n_rows, n_classes), dtype=np.float64)
+    staging = _kernels._Staging(sources, rows, shifts)
+
+    def store(start, stop, result):
+        s, tails, bad, risk = result
+        _kernels._report(sources, bad)
+        for source, r in zip(sources, risk, strict=True):
+            if float(r) > _kernels.SCORE_ROUNDING_LIMIT:
+                raise ValueError(
+                    f"{_kernels._column(source, 0)} (and the rest of its block): counts this "
+                    f"large make the float32 class scores inexact (rounding up to {float(r):.2g}"
+                    f" in a log probability); float32 (JAX's default dtype) cannot represent "
+                    f"them. Enable x64: JAX_ENABLE_X64=1, or jax.config.update("
+                    f"\"jax_enable_x64\", True).")
+        block = np.asarray(s, dtype=np.float64)[: stop - start]
+        for b, flag in enumerate(tails):
+            if bool(flag):
+                block = block + families[b].host_tail(ktables[b], sources[b].read(start, stop),
+                                                      steps[b])
+        out[start:stop] = block
+
+    pending = None
+    for i, start in enumerate(range(0, n_rows, rows)):
+        stop = min(start + rows, n_rows)
+        xs = staging.fill(i, start, stop)  # chunk i - 2 was stored (and so waited for)
+        result = scores(families, levels, joint, class_log_prior, ktables, xs,
+                        np.int32(stop - start))
+        if pending is not None:  # finish the previous chunk while this one computes
+            store(*pending)
+        pending = (start, stop, result)
+    if pending is not None:
+        store(*pending)
+    return out

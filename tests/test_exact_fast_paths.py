@@ -1,0 +1,212 @@
+"""The exact predictive's fast paths (issue 12 section 1) against scipy.stats and hand sums.
+
+The count families score :math:`\\log\\Gamma(a + x) - \\log\\Gamma(a)` as indicator products
+for counts up to ``S`` steps and add the rest on the host (``bayesnb._exact``); the Gaussian's
+Student-t is one fused pass. Every path is checked against an independent reference: forced
+step counts (so counts fall on both sides of ``S``), large and non-integer counts, missing
+values, chunk boundaries (tails in some chunks only), SciPy-sparse input, float32 against x64.
+"""
+
+import math
+
+import jax
+import numpy as np
+import pytest
+import scipy.stats as st
+from numpy.testing import assert_allclose
+from scipy import sparse
+from scipy.special import gammaln, logsumexp
+
+import bayesnb as bnb
+from bayesnb import _exact, _kernels
+from bayesnb.families import _sparse
+
+K = 3
+Y = np.arange(60) % K
+PRIOR = np.full(K, 1.0 / K)
+
+
+def _fit(family, X, y=Y):
+    return bnb.NaiveBayes(family, method="bayes", class_prior=PRIOR).fit(X, y)
+
+
+@pytest.fixture(params=[1, 2, 4, 32], ids=lambda s: f"S={s}")
+def steps(request, monkeypatch):
+    """Force the number of indicator steps, so counts fall on both sides of it."""
+    monkeypatch.setattr(_exact, "STEP_CHOICES", (request.param,))
+    return request.param
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """64-row chunks (the smallest), so a 200-row input spans four with a partial last one."""
+    monkeypatch.setattr(_kernels, "CHUNK_BYTES", 1)
+
+
+def count_data(seed, n=60, f=5, big=(), frac=False, nan=False):
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(rng.gamma(2.0, 1.0, (K, f))[np.arange(n) % K]).astype(float)
+    for i, j, v in big:
+        X[i, j] = v
+    if frac:
+        X[::3, 1] += 0.37
+    if nan:
+        X[4, 2] = X[9, 0] = X[10, :2] = np.nan
+    return X
+
+
+# ---------------------------------------------------------------------------- references
+def dirichlet_multinomial_joint(X, y, Xn, alpha):
+    """log p(x, c) by the Gamma function over each row's observed columns (``x`` any
+    non-negative value; SciPy's dirichlet_multinomial agrees on integer rows)."""
+    a_post = np.stack([alpha + np.nansum(X[y == k], axis=0) for k in range(K)])
+    out = np.zeros((len(Xn), K))
+    for i, row in enumerate(Xn):
+        obs = ~np.isnan(row)
+        x, n = row[obs], row[obs].sum()
+        for k in range(K):
+            a = a_post[k, obs]
+            out[i, k] = (np.log(PRIOR[k]) + gammaln(n + 1) - gammaln(x + 1).sum()
+                         + gammaln(a.sum()) - gammaln(a.sum() + n)
+                         + (gammaln(a + x) - gammaln(a)).sum())
+            if obs.any() and np.all(x == np.round(x)):
+                assert_allclose(out[i, k] - np.log(PRIOR[k]),
+                                st.dirichlet_multinomial.logpmf(x, a, int(n)), rtol=1e-9,
+                                atol=1e-10)
+    return out
+
+
+def negative_binomial_joint(X, y, Xn, shape, rate):
+    out = np.tile(np.log(PRIOR), (len(Xn), 1))
+    for k in range(K):
+        xk = X[y == k]
+        a = shape + np.nansum(xk, axis=0)
+        b = rate + np.sum(~np.isnan(xk), axis=0)
+        lp = st.nbinom.logpmf(Xn, a, b / (b + 1.0))
+        out[:, k] += np.where(np.isnan(Xn), 0.0, lp).sum(axis=1)
+    return out
+
+
+def student_t_joint(X, y, Xn, loc=0.0, kappa=1.0, shape=1.0, rate=1.0):
+    out = np.tile(np.log(PRIOR), (len(Xn), 1))
+    for k in range(K):
+        xk = X[y == k]
+        n = np.sum(~np.isnan(xk), axis=0)
+        mean = np.nanmean(xk, axis=0)
+        m2 = np.nansum((xk - mean) ** 2, axis=0)
+        kn = kappa + n
+        ln = (kappa * loc + n * mean) / kn
+        an = shape + n / 2
+        bn = rate + m2 / 2 + kappa * n * (mean - loc) ** 2 / (2 * kn)
+        lp = st.t.logpdf(Xn, 2 * an, ln, np.sqrt(bn * (kn + 1) / (an * kn)))
+        out[:, k] += np.where(np.isnan(Xn), 0.0, lp).sum(axis=1)
+    return out
+
+
+def check(clf, Xn, joint, rtol=1e-9):
+    assert_allclose(clf.predict_joint_log_proba(Xn), joint, rtol=rtol, atol=1e-9)
+    assert_allclose(clf.predict_proba(Xn), np.exp(joint - logsumexp(joint, axis=1,
+                                                                    keepdims=True)),
+                    rtol=1e-7, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------- count families
+BIG = ((3, 0, 40.0), (7, 4, 311.0), (11, 2, 9.0))
+
+
+def test_multinomial_steps_and_large_counts(x64, steps):
+    X = count_data(0, big=BIG)
+    Xn = count_data(1, n=12, big=((2, 1, 57.0), (5, 3, 1000.0)))
+    Xn[0] = 0.0  # an empty document has probability one in every class
+    alpha = np.array([0.5, 1.0, 2.0, 0.3, 4.0])
+    check(_fit(bnb.Multinomial(alpha=alpha), X), Xn, dirichlet_multinomial_joint(X, Y, Xn, alpha))
+
+
+def test_multinomial_non_integer_counts_and_missing_values(x64, steps):
+    X = count_data(2, frac=True, big=BIG)
+    Xn = count_data(3, n=15, frac=True, nan=True, big=((1, 1, 23.5),))
+    alpha = np.ones(5)
+    check(_fit(bnb.Multinomial(alpha=alpha), X), Xn, dirichlet_multinomial_joint(X, Y, Xn, alpha))
+
+
+def test_poisson_steps_large_counts_and_missing_values(x64, steps):
+    X = count_data(4, big=BIG)
+    Xn = count_data(5, n=15, nan=True, big=((2, 1, 75.0), (6, 0, 2000.0)))
+    family = bnb.Poisson(shape=np.array([2.0, 0.5, 1.0, 3.0, 0.7]), rate=0.2)
+    check(_fit(family, X), Xn, negative_binomial_joint(X, Y, Xn, family.shape, 0.2))
+
+
+@pytest.mark.parametrize("name", ["multinomial", "poisson"])
+def test_chunk_boundaries_with_tails_in_some_chunks(x64, small_chunks, monkeypatch, name):
+    """200 rows in 64-row chunks: counts above S only in the second and last chunks."""
+    monkeypatch.setattr(_exact, "STEP_CHOICES", (4,))
+    X = count_data(6)
+    Xn = count_data(7, n=200, big=((70, 1, 30.0), (199, 3, 12.0)))
+    if name == "multinomial":
+        clf, ref = _fit(bnb.Multinomial(), X), dirichlet_multinomial_joint(X, Y, Xn, np.ones(5))
+    else:
+        clf, ref = _fit(bnb.Poisson(), X), negative_binomial_joint(X, Y, Xn, 1.0, 0.1)
+    check(clf, Xn, ref)
+
+
+@pytest.mark.parametrize("name", ["multinomial", "poisson"])
+def test_sparse_matches_the_reference(x64, name):
+    X = count_data(8, big=BIG)
+    Xn = count_data(9, n=20, big=((3, 2, 44.0),))
+    Xn[5] = 0.0
+    if name == "multinomial":
+        Xn[::4, 0] += 0.25  # non-integer counts are allowed here
+        clf, ref = _fit(bnb.Multinomial(), X), dirichlet_multinomial_joint(X, Y, Xn, np.ones(5))
+    else:
+        clf, ref = _fit(bnb.Poisson(), X), negative_binomial_joint(X, Y, Xn, 1.0, 0.1)
+    check(clf, sparse.csr_matrix(Xn), ref)
+
+
+# ---------------------------------------------------------------------------- Gaussian
+def test_student_t_with_missing_values_and_chunks(x64, small_chunks):
+    rng = np.random.default_rng(10)
+    X = rng.normal(np.arange(K)[Y % K, None], 1.0, (60, 4))
+    Xn = rng.normal(1.0, 2.0, (150, 4))
+    Xn[[3, 70, 149], [0, 2, 3]] = np.nan  # missing values in some chunks only
+    family = bnb.Gaussian(loc=0.0, kappa=1.0, shape=1.0, rate=1.0)
+    check(_fit(family, X), Xn, student_t_joint(X, Y, Xn))
+
+
+# ---------------------------------------------------------------------------- float32
+@pytest.mark.parametrize("name", ["multinomial", "poisson", "gaussian"])
+def test_float32_agrees_with_x64(name, monkeypatch):
+    """Default float32 against x64 on the same data, with counts above S (host tails)."""
+    monkeypatch.setattr(_exact, "STEP_CHOICES", (2,))
+    rng = np.random.default_rng(11)
+    if name == "gaussian":
+        X, Xn, family = (rng.normal(Y[:, None] % K, 1.0, (60, 6)), rng.normal(1, 1.5, (30, 6)),
+                         bnb.Gaussian())
+    else:
+        X, Xn = count_data(12, f=6, big=BIG), count_data(13, n=30, f=6, big=((4, 2, 25.0),))
+        Xn[6, 1] = np.nan
+        family = bnb.Multinomial() if name == "multinomial" else bnb.Poisson()
+    p32 = _fit(family, X).predict_proba(Xn)
+    with jax.enable_x64(True):
+        p64 = _fit(family, X).predict_proba(Xn)
+    assert np.abs(p32 - p64).max() <= 1e-4
+
+
+# ---------------------------------------------------------------------------- pieces
+def test_choose_steps_from_the_count_quantiles():
+    rng = np.random.default_rng(14)
+    assert _exact.choose_steps(rng.integers(0, 2, (500, 50))) == 1  # 0/1: one product
+    assert _exact.choose_steps(rng.poisson(4.0, (500, 50))) >= 8
+    assert _exact.choose_steps(rng.random((100, 10))) == 1  # non-integer: all on the host
+    assert _exact.choose_steps(np.full((3, 3), np.nan)) == 1
+
+
+def test_host_log_rising_against_exact_sums():
+    """h(a, x) = sum_{t<x} log(1 + t/a) for integer x (math.fsum), and the log-Gamma
+    difference where it does not cancel."""
+    for a in (0.3, 1.0, 9.5, 10.0, 37.0, 1e4, 1e8):
+        for x in (0, 1, 2, 5, 60, 700):
+            ref = math.fsum(math.log1p(t / a) for t in range(1, x))
+            assert abs(float(_sparse.log_rising(a, x)) - ref) <= 1e-12 * max(1.0, abs(ref))
+    a, x = np.array([0.7, 3.0, 12.0]), np.array([0.5, 2.25, 7.75])
+    assert_allclose(_sparse.log_rising(a, x),
+                    gammaln(a + x) - gammaln(a) - x * np.log(a), rtol=1e-12, atol=1e-14)
