@@ -22,6 +22,7 @@ from bayesnb import datasets
 
 def playtennis():
     X, y = datasets.load_playtennis()
+    print(f"data: PlayTennis (bayesnb.datasets.load_playtennis), {len(X)} days")
     clf = bnb.NaiveBayes(method="ml").fit(X, y)
     print(clf.summary())
     x = pd.DataFrame([["Sunny", "Cool", "High", "Strong"]], columns=X.columns)
@@ -33,6 +34,7 @@ def playtennis():
 
 def temperature():
     X, y = datasets.load_temperature()
+    print(f"data: temperature (bayesnb.datasets.load_temperature), {len(X)} days")
     clf = bnb.NaiveBayes(method="ml").fit(X, y)
     print("Temperature, Gaussian ML (1/N variance):")
     print(clf.conditional_tables()["Temperature"].round(2), "\n")
@@ -41,6 +43,7 @@ def temperature():
 def barber():
     stated = {"x1": (1, 1 / 2), "x2": (4 / 7, 1 / 2), "x3": (3 / 7, 1 / 3), "x4": (5 / 7, 1 / 2),
               "x5": (3 / 7, 1 / 2)}
+    print("data: Barber's stated probabilities, then a 13-person table with those frequencies")
     clf = bnb.from_tables({"S": 7 / 13, "E": 6 / 13},
                           bernoulli={c: {"S": s, "E": e} for c, (s, e) in stated.items()})
     s = list(clf.classes_).index("S")
@@ -63,6 +66,7 @@ def barber():
 
 def titanic():
     X, y = datasets.load_titanic()
+    print(f"data: Titanic (bayesnb.datasets.load_titanic), {len(X)} passengers")
     clf = bnb.NaiveBayes(method="ml").fit(X, y)
     print(clf.summary())
     second = pd.DataFrame({"Class": ["2nd", "2nd"], "Sex": [None, None],

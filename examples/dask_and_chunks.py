@@ -1,6 +1,9 @@
 """Out of core and Dask: the same Titanic model fitted in memory, from a CSV file read in
 chunks, and from a Dask DataFrame; the three agree exactly.
 
+Data: the built-in Titanic table (``bayesnb.datasets.load_titanic``: 2,201 passengers, Class,
+Sex and Age, label Survived), written to a CSV file in a temporary folder for the chunked fit.
+
 The CSV is read twice in chunks of ``--chunksize`` rows (a scan for the classes and levels, then
 the statistics), holding one chunk at a time. The Dask fit runs on whatever scheduler is active:
 Dask's threads by default, a local cluster of worker processes with ``--workers N``, or a real
@@ -17,6 +20,7 @@ from pathlib import Path
 
 import dask.dataframe as dd
 import numpy as np
+import pandas as pd
 
 import bayesnb as bnb
 from bayesnb.datasets import load_titanic
@@ -41,6 +45,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     X, y = load_titanic()
+    print(f"data: Titanic (bayesnb.datasets.load_titanic), {len(X)} passengers, columns "
+          f"{', '.join(X.columns)}; label Survived ({', '.join(sorted(set(y)))})")
     memory = bnb.NaiveBayes(method="bayes").fit(X, y)
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -73,6 +79,10 @@ def main(argv=None):
     print("dask predict_proba == in memory: "
           f"{np.allclose(proba.to_numpy(), memory.predict_proba(X), rtol=1e-6, atol=0)}")
     print(memory.conditional_tables()["Class"].round(4).to_string())
+    rows = X.drop_duplicates().head(3).reset_index(drop=True)
+    proba = memory.predict_proba(rows)
+    print(rows.join(pd.DataFrame(proba, columns=[f"P(Survived={c})" for c in memory.classes_]))
+          .round(4).to_string())
 
 
 if __name__ == "__main__":

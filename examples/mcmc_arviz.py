@@ -5,10 +5,16 @@ tail ESS, MCSE) and the divergence count, checks the MCMC predictive against the
 and writes three ArviZ plots with named coordinates: the posterior of the class proportions,
 a forest plot of P(Class | Survived) from NUTS beside i.i.d. exact draws, and a trace plot.
 
+Data: the built-in Titanic table (``bayesnb.datasets.load_titanic``: 2,201 passengers, Class,
+Sex and Age, label Survived). The plots go to ``--out`` (default: a new temporary folder whose
+name is printed). ``--samples`` and ``--chains`` make a quick run (the test runs ``--samples
+40``); the defaults are the ones to read the diagnostics from.
+
     python examples/mcmc_arviz.py --out plots/
 """
 
 import argparse
+import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -18,6 +24,7 @@ matplotlib.use("Agg")
 import arviz as az  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
 import bayesnb as bnb  # noqa: E402
 from bayesnb.datasets import load_titanic  # noqa: E402
@@ -25,14 +32,18 @@ from bayesnb.datasets import load_titanic  # noqa: E402
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="plots", help="folder for the PNG files")
+    parser.add_argument("--out", help="folder for the PNG files (default: a new temporary "
+                        "folder, printed)")
     parser.add_argument("--samples", type=int, default=1000)
     parser.add_argument("--chains", type=int, default=2)
     args = parser.parse_args(argv)
-    out = Path(args.out)
+    out = Path(args.out or tempfile.mkdtemp(prefix="bayesnb-mcmc_arviz-"))
     out.mkdir(parents=True, exist_ok=True)
+    print(f"plots go to {out}/")
 
     X, y = load_titanic()
+    print(f"data: Titanic (bayesnb.datasets.load_titanic), {len(X)} passengers, columns "
+          f"{', '.join(X.columns)}; label Survived ({', '.join(sorted(set(y)))})")
     mcmc = bnb.NaiveBayes(method="mcmc", num_warmup=args.samples, num_samples=args.samples,
                           num_chains=args.chains, progress_bar=False).fit(X, y)
     exact = bnb.NaiveBayes(method="bayes").fit(X, y)
@@ -42,6 +53,10 @@ def main(argv=None):
     rows = X.drop_duplicates()
     gap = np.abs(mcmc.predict_proba(rows) - exact.predict_proba(rows)).max()
     print(f"max |p_mcmc - p_exact| over the {len(rows)} distinct passengers: {gap:.4f}")
+    first = rows.head(4).reset_index(drop=True)
+    names = [f"P(Survived={c}) {m}" for m in ("NUTS", "exact") for c in mcmc.classes_]
+    table = np.hstack([mcmc.predict_proba(first), exact.predict_proba(first)])
+    print(first.join(pd.DataFrame(table, columns=names)).round(4).to_string())
 
     idata = mcmc.to_arviz()
     exact_idata = exact.to_arviz(prior_draws=None)

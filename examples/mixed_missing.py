@@ -6,6 +6,9 @@ model on data with 20% of the cells missing, shows the inferred and declared fam
 checks that a prediction with a missing column equals the prediction of a model that never saw
 that column.
 
+Data: simulated, printed at the start: classes low, mid and high; columns region (strings),
+member (nullable booleans), income (floats) and purchases (counts), 20% of cells missing.
+
     python examples/mixed_missing.py
 """
 
@@ -38,7 +41,8 @@ def main(argv=None):
     rng = np.random.default_rng(1)
     X, y = make_data(rng, args.rows)
     X["member"] = X["member"].astype("boolean")  # nullable booleans keep their dtype
-    print(f"{X.isna().mean().mean():.0%} of the cells are missing")
+    print(f"data: simulated, {len(X)} rows, classes {', '.join(sorted(set(y)))}; columns "
+          f"{', '.join(X.columns)}; {X.isna().mean().mean():.0%} of the cells are missing")
     clf = bnb.NaiveBayes({"purchases": bnb.Poisson()}, method="bayes").fit(X, y)
     for block in clf.blocks_:
         print(f"  {block.family!r:55} <- {list(block.schema.columns)}")
@@ -52,8 +56,11 @@ def main(argv=None):
         X.drop(columns="income"), y)
     a = clf.predict_proba(row)
     b = without.predict_proba(row.drop(columns="income"))
-    print("income missing:        ", np.round(a, 6))
-    print("model without income:  ", np.round(b, 6))
+    def cells(p):
+        return ", ".join(f"P({c}) = {pk:.6f}" for c, pk in zip(clf.classes_, p[0], strict=True))
+
+    print(f"income missing:         {cells(a)}")
+    print(f"model without income:   {cells(b)}")
     assert np.allclose(a, b, atol=1e-5)
 
 

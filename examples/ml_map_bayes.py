@@ -5,12 +5,18 @@ infinite log loss) to values a class never showed, the posterior mean smooths th
 exact posterior predictive also widens Gaussian and count predictions (Student-t, negative
 binomial) to account for the uncertainty in the parameters. This script draws small training
 sets from a known mixed-type model, scores each method on a large test set, and prints the
-average over repetitions.
+average over repetitions, then one test row's class probabilities under each method.
 
-    python examples/ml_map_bayes.py --train-sizes 10 20 40 --repeats 20
+Data: simulated, printed at the start: classes "no" and "yes", a 4-level categorical
+(``colour``), a Gaussian (``size``) and a Poisson count (``visits``); 5,000 test rows. The
+reliability diagram and learning curves go to ``--out`` (default: a new temporary folder whose
+name is printed).
+
+    python examples/ml_map_bayes.py --train-sizes 10 20 40 --repeats 20 --out plots/
 """
 
 import argparse
+import tempfile
 
 import numpy as np
 import pandas as pd
@@ -34,7 +40,7 @@ def run(train_sizes, repeats, seed=0):
     rng = np.random.default_rng(seed)
     X_test, y_test = simulate(rng, 5000)
     spec = {"colour": bnb.Categorical(categories=[list("abcd")]), "visits": bnb.Poisson()}
-    rows = []
+    rows, last = [], {}
     for n in train_sizes:
         for _ in range(repeats):
             X, y = simulate(rng, n)
@@ -50,26 +56,37 @@ def run(train_sizes, repeats, seed=0):
                 codes = np.searchsorted(clf.classes_, y_test)
                 m = classification_metrics(clf.predict_joint_log_proba(X_test), codes)
                 rows.append({"n": n, "method": method, "undefined_fit": 0, **m})
+                last[method] = (n, clf)
     table = pd.DataFrame(rows).groupby(["n", "method"]).agg(
         accuracy=("accuracy", "mean"), log_loss=("log_loss", "median"),
         brier=("brier", "mean"), zero_prob_rows=("zero_prob_rows", "mean"),
         undefined_fits=("undefined_fit", "sum"))
-    return table
+    row = X_test.head(1)
+    probs = pd.DataFrame({f"{m} (trained on {n} rows)": clf.predict_proba(row)[0]
+                          for m, (n, clf) in last.items()},
+                         index=[f"P({c})" for c in next(iter(last.values()))[1].classes_]).T
+    return table, row, probs
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train-sizes", type=int, nargs="+", default=[8, 16, 32, 128])
     parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--plots", metavar="DIR", help="write a reliability diagram and "
-                        "learning curves (PNG) to this folder")
+    parser.add_argument("--out", "--plots", metavar="DIR", help="folder for the reliability "
+                        "diagram and learning curves (PNG); default: a new temporary folder")
     args = parser.parse_args(argv)
-    table = run(args.train_sizes, args.repeats)
+    out = args.out or tempfile.mkdtemp(prefix="bayesnb-ml_map_bayes-")
+    print(f"plots go to {out}/")
+    print("data: simulated, classes no and yes; columns colour (4 levels), size (Gaussian), "
+          f"visits (Poisson); training sizes {args.train_sizes}, {args.repeats} repeats each, "
+          "5000 test rows")
+    table, row, probs = run(args.train_sizes, args.repeats)
     with pd.option_context("display.width", 120):
         print("median log loss is inf when ML gave a test row's class probability 0")
         print(table.round(4))
-    if args.plots:
-        write_plots(args.plots, args.train_sizes, args.repeats)
+        print(f"\nfirst test row {row.round(3).to_dict('records')[0]}, each method's last fit:")
+        print(probs.round(4))
+    write_plots(out, args.train_sizes, args.repeats)
 
 
 def write_plots(folder, train_sizes, repeats):

@@ -6,6 +6,9 @@ matrix, which bayesnb fits without densifying. The script compares the posterior
 predictive on held-out documents, lists the most probable words of each topic, and shows the
 uncertainty of a few ambiguous documents.
 
+Data: the built-in ``topics`` documents (``bayesnb.datasets.load_topics``), described in the
+first line printed.
+
     python examples/text_classification.py
 """
 
@@ -29,6 +32,8 @@ def main(argv=None):
                         help="training documents (small, where the methods differ)")
     args = parser.parse_args(argv)
     text, topic = load_topics()
+    print(f"data: bayesnb.datasets.load_topics, {len(text)} short documents, topics "
+          f"{', '.join(sorted(set(topic)))}")
     train_text, test_text, train_y, test_y = train_test_split(
         text, topic, train_size=args.train_size, stratify=topic, random_state=0)
 

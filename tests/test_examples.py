@@ -1,5 +1,13 @@
-"""Every example runs as a script (with small settings) and prints what it promises."""
+"""Every example runs as a script (with small settings) and prints what it promises: the data it
+uses (a ``data:`` line), class names beside its probabilities, and, for those that draw, the
+folder its plots go to (``--out``; by default a new temporary folder, printed).
 
+The MCMC examples run with a handful of draws here (``--samples``): the test is that the script
+runs end to end and prints its parts; NUTS against the closed forms is tested in
+``test_mcmc.py``."""
+
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,22 +17,34 @@ from test_readme import example_outputs, mismatches
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
+#: name -> (arguments, texts stdout must contain); "{tmp}" is the test's temporary folder
 CASES = {
-    "coursework.py": ([], ["0.0053", "0.0206", "0.8076", "0.676965", "0.585965"]),
-    "ml_map_bayes.py": (["--train-sizes", "8", "64", "--repeats", "3", "--plots", "{tmp}"],
-                        ["bayes", "inf", "learning_curves.png"]),
-    "mixed_missing.py": (["--rows", "600"], ["held-out accuracy", "model without income"]),
+    "coursework.py": ([], ["0.0053", "0.0206", "0.8076", "0.676965", "0.585965",
+                           "PlayTennis=No"]),
+    # no --out: the plots go to a new temporary folder (under TMPDIR, set to {tmp} below)
+    "ml_map_bayes.py": (["--train-sizes", "8", "64", "--repeats", "3"],
+                        ["bayes", "inf", "learning_curves.png", "P(no)", "P(yes)"]),
+    "mixed_missing.py": (["--rows", "600"], ["held-out accuracy", "model without income",
+                                             "P(high)", "P(low)", "P(mid)"]),
     "text_classification.py": ([], ["scikit-learn MultinomialNB", "Dirichlet-multinomial",
-                                    "mutual information"]),
-    "semi_supervised.py": (["--samples", "300", "--unlabeled", "150"],
-                           ["labeled + unlabeled", "posterior sd"]),
-    "learned_smoothing.py": (["--samples", "200"], ["learned alpha (MCMC)", "empirical Bayes"]),
-    "mcmc_arviz.py": (["--samples", "200", "--out", "{tmp}"], ["r_hat", "class_probs.png"]),
+                                    "mutual information", "sport"]),
+    "semi_supervised.py": (["--samples", "60", "--unlabeled", "100"],
+                           ["labeled + unlabeled", "posterior sd", "P(minus)", "P(plus)"]),
+    # the README quotes this run's output (test_readme checks that it is a run made here)
+    "learned_smoothing.py": (["--samples", "200"],
+                             ["learned alpha (MCMC)", "empirical Bayes", "P(ham)", "P(spam)"]),
+    "mcmc_arviz.py": (["--samples", "40", "--out", "{tmp}"],
+                      ["r_hat", "class_probs.png", "P(Survived=No) NUTS",
+                       "P(Survived=Yes) exact"]),
     "dependence.py": ([], ["joint Dirichlet", "joined groups"]),  # numbers: test_dependence.py
     "dask_and_chunks.py": ([], ["chunked CSV (400 rows a chunk) == in memory: True",
                                 "dask (4 partitions) == in memory: True",
-                                "dask predict_proba == in memory: True"]),
+                                "dask predict_proba == in memory: True",
+                                "P(Survived=No)", "P(Survived=Yes)"]),
 }
+PLOTS = {"ml_map_bayes.py": ("reliability.png", "learning_curves.png"),
+         "mcmc_arviz.py": ("class_probs.png", "class_given_survival_forest.png",
+                           "sex_trace.png")}
 
 
 #: examples run (and their output checked against the README) by another test file
@@ -39,8 +59,9 @@ def test_every_example_is_covered():
 def test_example_runs(name, tmp_path):
     args, expected = CASES[name]
     args = [a.format(tmp=tmp_path) for a in args]
+    env = dict(os.environ, TMPDIR=str(tmp_path))  # where a default plot folder is made
     out = subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True,
-                         text=True, timeout=120, check=False)
+                         text=True, timeout=900, check=False, env=env)  # shared machine
     assert out.returncode == 0, out.stderr
     for text in expected:
         assert text in out.stdout, (text, out.stdout)
@@ -48,5 +69,11 @@ def test_example_runs(name, tmp_path):
     if quoted is not None:  # the README quotes this very run: its numbers must be these
         assert mismatches(out.stdout, quoted) is None, (mismatches(out.stdout, quoted),
                                                         out.stdout)
-    for png in tmp_path.glob("*.png"):  # plots render to real images
-        assert png.stat().st_size > 5000
+    assert re.search(r"^data: \S", out.stdout, re.MULTILINE), out.stdout  # says what data
+    if name in PLOTS:  # the folder is printed, and the plots are there as real images
+        folder = Path(re.search(r"^plots go to (.+?)/?$", out.stdout, re.MULTILINE)[1])
+        assert folder.is_relative_to(tmp_path), folder
+        if "--out" not in args:
+            assert folder.name.startswith(f"bayesnb-{name[:-3]}-"), folder
+        for png in PLOTS[name]:
+            assert (folder / png).stat().st_size > 5000, png

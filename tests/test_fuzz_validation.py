@@ -70,7 +70,7 @@ with warnings.catch_warnings():
     except ImportError:  # pragma: no cover - libcst not installed
         pass
 
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
+SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 ROWS = (0, 1, 2, 5, 12)
