@@ -457,16 +457,7 @@ def _block_layout(i, entry, n_classes, kind, expect):
     n_levels = tuple(len(lv) for lv in levels) or None
     x = jax.ShapeDtypeStruct((1, len(columns)),
                              jnp.int32 if family_cls.integer_codes else jnp.float32)
-    resp = jax.ShapeDtypeStruct((1, n_classes), jnp.float32)
-    # the shapes of finished statistics: the kernel's chunk statistics of one zero row, as
-    # the host finishes them (``finish_stats``), computed for real (tiny) not traced
-    chunk = family_cls.suff_stats(jnp.zeros(x.shape, x.dtype), jnp.zeros(resp.shape, resp.dtype),
-                                  n_levels)
-    finished = family_cls.finish_stats(
-        jax.tree_util.tree_map(lambda a: np.asarray(a, dtype=np.float64)
-                               if np.asarray(a).dtype.kind == "f" else np.asarray(a), chunk), None)
-    stats = jax.tree_util.tree_map(
-        lambda a: jax.ShapeDtypeStruct(np.shape(a), np.asarray(a).dtype), finished)
+    stats = _finished_shapes(family_cls, x, n_levels, n_classes, where)
     arrays = {}
     if kind == "tables":
         params = jax.eval_shape(lambda s: family_cls.estimate(prior, s, "ml"), stats)
@@ -477,6 +468,32 @@ def _block_layout(i, entry, n_classes, kind, expect):
         arrays["stats"] = _fields(entry["stats"], stats, f"{where} statistics", expect,
                                   exact=True, kinds="f")
     return (_BlockLayout(i, family_cls, hyper, schema, positions, arrays), prior, stats)
+
+
+def _finished_shapes(family_cls, x, n_levels, n_classes: int, where: str):
+    """Shapes and dtypes of a block's finished statistics with ``n_classes`` classes.
+
+    The kernel's chunk statistics of one zero row, as the host finishes them
+    (``finish_stats``), are computed for real with one and with two classes (tiny: no
+    allocation grows with the class count a manifest claims, which may be a lie); the axes
+    that differ between the two are the class axes."""
+    def finished(k: int):
+        chunk = family_cls.suff_stats(jnp.zeros(x.shape, x.dtype), jnp.zeros((1, k), jnp.float32),
+                                      n_levels)
+        return family_cls.finish_stats(jax.tree_util.tree_map(
+            lambda a: np.asarray(a, dtype=np.float64) if np.asarray(a).dtype.kind == "f"
+            else np.asarray(a), chunk), None)
+
+    def scaled(a, b):
+        dims = []
+        for da, db in zip(np.shape(a), np.shape(b), strict=True):
+            if da != db and (da, db) != (1, 2):
+                raise ValueError(f"{where}: statistics whose shape is not per class "
+                                 f"({np.shape(a)} with one class, {np.shape(b)} with two).")
+            dims.append(n_classes if da != db else da)
+        return jax.ShapeDtypeStruct(tuple(dims), np.asarray(a).dtype)
+
+    return jax.tree_util.tree_map(scaled, finished(1), finished(2))
 
 
 def _fields(names, template, where, expect, *, exact, kinds=None):
