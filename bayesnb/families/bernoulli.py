@@ -107,6 +107,17 @@ class Bernoulli(Family):
                               resp.T @ jnp.where(observed, x, 0).astype(resp.dtype))
 
     @staticmethod
+    def label_stats(x, labels, n_levels=None) -> BernoulliStats:
+        """:meth:`suff_stats` summed by label: one scatter-add of the observed flags and the
+        values side by side (no ``(rows, classes)`` one-hot)."""
+        observed = ~jnp.isnan(x)
+        f = x.shape[1]
+        sums = labels.sum(jnp.concatenate([observed.astype(labels.dtype),
+                                           jnp.where(observed, x, 0).astype(labels.dtype)],
+                                          axis=1))
+        return BernoulliStats(sums[:, :f], sums[:, f:])
+
+    @staticmethod
     def estimate(prior: BetaPrior, stats: BernoulliStats, method: str) -> BernoulliParams:
         a, b = prior.alpha, prior.beta
         s, f = stats.ones, stats.count - stats.ones

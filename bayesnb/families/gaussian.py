@@ -211,6 +211,39 @@ class Gaussian(Family):
         return GaussianStats(count, mean, jnp.maximum(m2, 0.0))
 
     @staticmethod
+    def label_stats(x, labels, n_levels=None) -> GaussianStats:
+        """:meth:`suff_stats`' chunk form, summed by label: the same two passes (class means,
+        then each row's deviation from its own class mean and their squares), each one
+        scatter-add of the columns side by side, and the class means gathered per row. No
+        ``(rows, classes)`` array, so the cost does not grow with rows x classes."""
+        return jax.lax.cond(has_missing(x),
+                            lambda v: Gaussian._label_stats(v, labels, True),
+                            lambda v: Gaussian._label_stats(v, labels, False), x)
+
+    @staticmethod
+    def _label_stats(x, labels, missing: bool) -> GaussianStats:
+        x = x.astype(labels.dtype)
+        f = x.shape[1]
+        if missing:
+            observed = ~jnp.isnan(x)
+            x = jnp.where(observed, x, 0.0)
+            first = labels.sum(jnp.concatenate([observed.astype(x.dtype), x], axis=1))
+            count = first[:, :f]
+        else:
+            first = labels.sum(jnp.concatenate([jnp.ones_like(x[:, :1]), x], axis=1))
+            count = jnp.broadcast_to(first[:, :1], (first.shape[0], f))
+        safe = jnp.where(count > 0, count, 1.0)
+        mean0 = first[:, -f:] / safe
+        dev = x - labels.gather(mean0)
+        if missing:
+            dev = jnp.where(observed, dev, 0.0)
+        second = labels.sum(jnp.concatenate([dev, dev * dev], axis=1))
+        mean_dev = second[:, :f] / safe
+        m2 = second[:, f:] - count * mean_dev**2
+        mean = jnp.where(count > 0, jnp.stack([mean0, mean_dev]), 0.0)
+        return GaussianStats(count, mean, jnp.maximum(m2, 0.0))
+
+    @staticmethod
     def fit_shift(first: np.ndarray) -> np.ndarray:
         """Mid-range of each column in the first 64 rows (0 for a column with no finite value
         there): any value inside the data's range keeps the float32 deviations exact enough,

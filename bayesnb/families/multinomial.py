@@ -52,6 +52,7 @@ from ._base import (
     finish_class_sums,
     float64_mode,
     has_missing,
+    label_class_sums,
     log_matmul,
     log_rising,
     numeric_block,
@@ -174,6 +175,17 @@ class Multinomial(Family):
             x = x.astype(resp.dtype)
             coef = Multinomial.log_normalizer(x)
             return MultinomialStats(class_sums(resp, x), jnp.sum(resp, axis=1) @ coef)
+
+        return jax.lax.cond(has_missing(x), lambda x: stats(jnp.nan_to_num(x, nan=0.0)),
+                            stats, x)
+
+    @staticmethod
+    def label_stats(x, labels, n_levels=None) -> MultinomialStats:
+        """:meth:`suff_stats` summed by label (no ``(rows, classes)`` one-hot)."""
+        def stats(x):
+            x = x.astype(labels.dtype)
+            coef = Multinomial.log_normalizer(x)
+            return MultinomialStats(label_class_sums(labels, x), labels.weights @ coef)
 
         return jax.lax.cond(has_missing(x), lambda x: stats(jnp.nan_to_num(x, nan=0.0)),
                             stats, x)

@@ -36,6 +36,7 @@ from ._base import (
     dist,
     finish_class_sums,
     float64_mode,
+    label_class_sums,
     log_matmul,
     numeric_block,
     numpyro,
@@ -43,6 +44,7 @@ from ._base import (
     xp_of,
 )
 from ._steps import step_sums
+from .multinomial import log_factorial_sum
 
 
 class GammaPrior(NamedTuple):
@@ -162,6 +164,15 @@ class Poisson(Family):
         x0 = jnp.where(observed, x, 0).astype(resp.dtype)
         return PoissonStats(resp.T @ observed.astype(resp.dtype), class_sums(resp, x0),
                             jnp.sum(resp, axis=1) @ jnp.sum(gammaln(x0 + 1.0), axis=1))
+
+    @staticmethod
+    def label_stats(x, labels, n_levels=None) -> PoissonStats:
+        """:meth:`suff_stats` summed by label (no ``(rows, classes)`` one-hot)."""
+        observed = ~jnp.isnan(x)
+        x0 = jnp.where(observed, x, 0).astype(labels.dtype)
+        return PoissonStats(labels.sum(observed.astype(labels.dtype)),
+                            label_class_sums(labels, x0),
+                            labels.weights @ log_factorial_sum(x0))
 
     @staticmethod
     def finish_stats(stats: PoissonStats, shift) -> PoissonStats:
