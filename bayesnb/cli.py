@@ -383,8 +383,12 @@ def _cmd_explain(args) -> int:
     from . import load
     from .explain import report
 
-    X, _ = _read_features(args.data)
-    print(report(load(args.model), X, log=args.log, versus=args.versus), end="")
+    model = load(args.model)
+    if args.data in datasets.names():
+        X, _ = datasets.load(args.data)
+    else:
+        X = _read_features(args.data)
+    print(report(model, X, log=args.log, versus=args.versus), end="")
     return 0
 # ---- end explain
 

@@ -13,6 +13,7 @@ it on the data at hand. Times are taken after a warm-up run, with JAX's compilat
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Iterable, Mapping
 
 import numpy as np
@@ -24,6 +25,7 @@ from sklearn.model_selection import StratifiedKFold
 from ._progress import progress_bar
 from .estimator import METHODS as METHODS_ALL
 from .estimator import NaiveBayes
+from .families.categorical import UnseenCategoryWarning
 
 METRICS = ("accuracy", "log_loss", "brier", "ece", "entropy", "fit_s", "predict_s")
 
@@ -268,6 +270,16 @@ def _posterior(log_joint: np.ndarray) -> np.ndarray:
         return np.where(np.isfinite(norm), np.exp(log_joint - norm), 0.0)
 
 
+def _pass_on(caught, unseen: list) -> None:
+    """Warnings caught around one refit: unseen-category ones are collected in ``unseen``
+    (reported once), the others are warned again."""
+    for w in caught:
+        if issubclass(w.category, UnseenCategoryWarning):
+            unseen.append(str(w.message))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
 def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *,
                     train_sizes=(10, 20, 40, 80, 160), repeats: int = 5, test_size=0.3,
                     features=None, random_state: int = 0, progress: bool = False,
@@ -292,6 +304,9 @@ def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"
         - ``infinite``: repeats whose value is infinite (a true class of probability 0);
         - ``unscored_rows``: test rows, summed over repeats, whose class was absent from the
           training subset (no model can score them; left out of the metrics).
+
+    A test value absent from a small training subset is scored as ``Categorical(unseen=...)``
+    says; its warnings are gathered into one :class:`UnseenCategoryWarning` at the end.
     """
     from sklearn.model_selection import train_test_split
 
@@ -307,7 +322,7 @@ def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"
 
     methods = list(methods)
     metrics = ["accuracy", "log_loss", "brier", "ece", "entropy"]
-    records = []
+    records, unseen = [], []
     bar = progress_bar(len(train_sizes) * repeats * len(methods), progress, "learning curves")
     for n in train_sizes:
         if n > len(pool):
@@ -320,12 +335,16 @@ def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"
                 model = NaiveBayes(features, method=method, **params)
                 record = {"n_train": n, "method": method, "repeat": r}
                 try:
-                    model.fit(take(train), y_arr[train])
-                    log_joint = model.predict_joint_log_proba(take(test))
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always", UnseenCategoryWarning)
+                        model.fit(take(train), y_arr[train])
+                        log_joint = model.predict_joint_log_proba(take(test))
                 except ValueError as err:
                     records.append({**record, "failed": 1, "failure": str(err),
                                     "unscored_rows": 0})
                     continue
+                finally:
+                    _pass_on(caught, unseen)
                 known = np.isin(y_arr[test], model.classes_)
                 codes = np.searchsorted(model.classes_, y_arr[test][known])
                 m = classification_metrics(log_joint[known], codes)
@@ -333,6 +352,11 @@ def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"
                                 "unscored_rows": int((~known).sum()),
                                 **{k: m[k] for k in metrics}})
     bar.close()
+    if unseen:  # small subsets lack rare levels by design: one warning, not one per refit
+        warnings.warn(f"learning_curves: in {len(unseen)} of {len(records)} refits a test "
+                      f"value absent from that training subset got the smoothed probability "
+                      f"of a zero-count level (first: {unseen[0]})", UnseenCategoryWarning,
+                      stacklevel=2)
     raw = pd.DataFrame(records)
     for k in metrics:  # every repeat failed: the metric columns were never made
         if k not in raw:

@@ -258,7 +258,7 @@ def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
     constants included) or :math:`\log p(y_i \mid x_i, \theta_s)` (``"conditional"``), for
     the ``log_likelihood`` group of ArviZ (PSIS-LOO, WAIC). ``class_prior`` is the fixed
     class probabilities, or None when they are drawn (site ``class_probs``)."""
-    from .inference import _block_draws, block_sites
+    from .inference import _block_draws
 
     if quantity not in QUANTITIES:
         raise ValueError(f"quantity must be one of {QUANTITIES}, got {quantity!r}.")
@@ -279,8 +279,9 @@ def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
             xs.append(x.toarray() if sparse.issparse(x) else np.asarray(x))
         tables = tuple(
             _draw_tables(type(b.family), type(b.family).posterior(b.prior, b.stats),
-                         jax.tree_util.tree_map(jnp.asarray, _block_draws(flat, site)))
-            for b, site in zip(model.blocks, block_sites(model.blocks), strict=True))
+                         jax.tree_util.tree_map(jnp.asarray,
+                                                _block_draws(flat, i, model.blocks)))
+            for i, b in enumerate(model.blocks))
         families = tuple(type(b.family) for b in model.blocks)
         levels = tuple(levels_of(b.schema) for b in model.blocks)
         width = sum(x.shape[1] for x in xs) + len(model.classes)
