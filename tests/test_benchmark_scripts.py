@@ -5,34 +5,16 @@ is that each script completes, prints a row for every case, and that every row's
 with its reference: the scripts reach into the library's internals (``--profile``), and a
 stage that no longer matches them used to print "n/a" without failing anything.
 
-``run.py`` runs in this process (``main(argv)``, as ``python benchmarks/run.py`` calls it), so
-its two tests share one import of the stack and the kernels compiled at the quick shapes;
-``sparse.py`` runs as a script in a subprocess (and starts its own child for the memory
-measurement), which keeps the command-line entry covered."""
+The scripts run as subprocesses: the harness forks children to measure memory, and a fork of a
+process whose JAX threads are running can deadlock (run in this process, ``run.py --quick``
+hung the suite)."""
 
-import contextlib
-import importlib.util
-import io
 import re
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-def run_main(*args):
-    """``benchmarks/run.py``'s ``main(args)`` in this process: its printed output."""
-    spec = importlib.util.spec_from_file_location("benchmarks_run", BENCHMARKS / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # puts benchmarks/ on sys.path, as the script does
-    out = io.StringIO()
-    # as a script would: warnings are printed, not raised (this suite turns them into errors)
-    with warnings.catch_warnings(), contextlib.redirect_stdout(out):
-        warnings.simplefilter("default")
-        assert module.main(list(args)) == 0
-    return out.getvalue()
 
 
 def run_script(*args, timeout=900):  # generous: the 2-core machine is shared
@@ -43,7 +25,7 @@ def run_script(*args, timeout=900):  # generous: the 2-core machine is shared
 
 
 def test_run_quick_prints_every_case_with_agreeing_answers():
-    text = run_main("--quick")
+    text = run_script("run.py", "--quick")
     rows = [line.split("|") for line in text.splitlines()
             if line.startswith("| ") and not line.startswith("| case")]
     cases = {(r[1].strip(), r[2].strip(), r[3].strip()) for r in rows}
@@ -69,8 +51,8 @@ def test_run_quick_prints_every_case_with_agreeing_answers():
 
 def test_profile_stages_reach_the_current_internals():
     # one dtype: the stages are the same code in both policies
-    text = run_main("--quick", "--profile", "--dtype", "float32", "--only", "multinomial",
-                    "--only", "categorical")
+    text = run_script("run.py", "--quick", "--profile", "--dtype", "float32", "--only",
+                      "multinomial", "--only", "categorical")
     assert "[n/a" not in text, [line for line in text.splitlines() if "[n/a" in line]
     for stage in ("stream_suff_stats", "stream_scores", "of which staging copies",
                   "of which kernel, one device-resident chunk"):
