@@ -36,7 +36,6 @@ CASES = {
     "mcmc_arviz.py": (["--samples", "40", "--out", "{tmp}"],
                       ["r_hat", "class_probs.png", "P(Survived=No) NUTS",
                        "P(Survived=Yes) exact"]),
-    "dependence.py": ([], ["joint Dirichlet", "joined groups"]),  # numbers: test_dependence.py
     "dask_and_chunks.py": ([], ["chunked CSV (400 rows a chunk) == in memory: True",
                                 "dask (4 partitions) == in memory: True",
                                 "dask predict_proba == in memory: True",
@@ -48,7 +47,8 @@ PLOTS = {"ml_map_bayes.py": ("reliability.png", "learning_curves.png"),
 
 
 #: examples run (and their output checked against the README) by another test file
-ELSEWHERE = {"explain_and_loo.py": "tests/test_explain_loo.py"}
+ELSEWHERE = {"explain_and_loo.py": "tests/test_explain_loo.py",
+             "dependence.py": "tests/test_dependence.py"}
 
 
 def test_every_example_is_covered():
