@@ -78,10 +78,7 @@ def kernel_tables(families, tables, joint: bool, steps, sources):
                     else:
                         kernel, shift = family.kernel_table(table, True, joint)
             except Float32Unrepresentable as err:
-                raise ValueError(f"{_kernels._column(sources[b], err.column)}: {err.reason}; "
-                                 f"float32 (JAX's default dtype) cannot represent it. Enable "
-                                 f"x64: JAX_ENABLE_X64=1, or jax.config.update("
-                                 f"\"jax_enable_x64\", True).") from None
+                raise _kernels.unrepresentable(err, sources, b) from None
             if len(_cache) >= 32:  # a few models' worth; the oldest goes first
                 _cache.pop(next(iter(_cache)))
             hit = _cache[key] = (table, kernel, shift)

@@ -448,17 +448,22 @@ def _tables(families, tables, exact: bool, joint: bool, sources=()):
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                     kernel, shift = family.kernel_table(table, exact, joint)
             except Float32Unrepresentable as err:
-                where = (_column(sources[b], err.column) if b < len(sources)
-                         else f"column {err.column} of the block")
-                raise ValueError(f"{where}: {err.reason}; float32 (JAX's default dtype) cannot "
-                                 f"represent it. Enable x64: JAX_ENABLE_X64=1, or "
-                                 f"jax.config.update(\"jax_enable_x64\", True).") from None
+                raise unrepresentable(err, sources, b) from None
             if len(_kernel_tables) >= 32:  # a few models' worth; the oldest goes first
                 _kernel_tables.pop(next(iter(_kernel_tables)))
             hit = _kernel_tables[key] = (table, kernel, shift)
         out.append(hit[1])
         shifts.append(hit[2])
     return tuple(out), shifts
+
+
+def unrepresentable(err: Float32Unrepresentable, sources, b: int) -> ValueError:
+    """The error for a table float32 cannot hold, naming the column and the remedy."""
+    where = (_column(sources[b], err.column) if b < len(sources)
+             else f"column {err.column} of the block")
+    return ValueError(f"{where}: {err.reason}; float32 (JAX's default dtype) cannot represent "
+                      f"it. Enable x64: JAX_ENABLE_X64=1, or "
+                      f"jax.config.update(\"jax_enable_x64\", True).")
 
 
 def stream_scores(families, levels, exact, output, class_log_prior, tables, sources, n_rows,

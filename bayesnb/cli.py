@@ -151,6 +151,13 @@ def _read_table(source: str, target: str | None):
     return frame.drop(columns=target), frame[target]
 
 
+def _read_rows(source: str) -> pd.DataFrame:
+    """The rows to predict or explain: a built-in dataset's features, or a file's columns."""
+    if source in datasets.names():
+        return datasets.load(source)[0]
+    return _read_features(source)
+
+
 def _read_features(source) -> pd.DataFrame:
     """A CSV or Parquet file as a DataFrame; bad paths, unreadable files and files without
     data rows are one-line errors."""
@@ -319,10 +326,7 @@ def _cmd_predict(args) -> int:
     from . import load
 
     model = load(args.model)
-    if args.data in datasets.names():
-        X, _ = datasets.load(args.data)
-    else:
-        X = _read_features(args.data)
+    X = _read_rows(args.data)
     _warn_unused_columns(model, X, args.data)
     has_posterior = all(b.stats is not None for b in model.blocks_)
     level = args.interval
@@ -384,10 +388,7 @@ def _cmd_explain(args) -> int:
     from .explain import report
 
     model = load(args.model)
-    if args.data in datasets.names():
-        X, _ = datasets.load(args.data)
-    else:
-        X = _read_features(args.data)
+    X = _read_rows(args.data)
     print(report(model, X, log=args.log, versus=args.versus), end="")
     return 0
 # ---- end explain
