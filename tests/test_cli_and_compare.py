@@ -1,10 +1,17 @@
-"""The ``bayesnb`` console script end to end on real CSV files, and ``compare``'s metrics
-checked against scikit-learn's own metric functions."""
+"""The ``bayesnb`` command line end to end on real CSV files, and ``compare``'s metrics
+checked against scikit-learn's own metric functions.
 
+One test runs the installed console script as a real process (the entry point and its exit
+status); the others call the same ``main`` in this process, which is what the script runs, so the
+suite does not pay an interpreter start and a cold JAX compile per command."""
+
+import contextlib
+import io
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -14,6 +21,7 @@ from sklearn.model_selection import StratifiedKFold
 
 import bayesnb as bnb
 from bayesnb import datasets
+from bayesnb.cli import main
 from bayesnb.compare import classification_metrics, compare
 
 
@@ -24,9 +32,27 @@ def console_script():
     return found
 
 
-def run(*args, cwd=None):
-    return subprocess.run([console_script(), *map(str, args)], capture_output=True, text=True,
-                          timeout=180, cwd=cwd, check=False)
+def run(*args):
+    """The command's exit status, stdout and stderr, run in this process through ``main``."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return SimpleNamespace(returncode=code, stdout=out.getvalue(), stderr=err.getvalue())
+
+
+def test_the_console_script_runs_as_a_process(tmp_path):
+    """The installed ``bayesnb`` script: its help, a fit, and a mistake's exit status 2."""
+    script = console_script()
+    help_ = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=180,
+                           check=False)
+    assert help_.returncode == 0 and "usage: bayesnb" in help_.stdout, help_.stderr
+    fit = subprocess.run([script, "fit", "playtennis", "-o", str(tmp_path / "m.bnb")],
+                         capture_output=True, text=True, timeout=180, check=False)
+    assert fit.returncode == 0 and "fitted 'mean' on 14 rows" in fit.stdout, fit.stderr
+    bad = subprocess.run([script, "show", str(tmp_path / "missing.bnb")], capture_output=True,
+                         text=True, timeout=180, check=False)
+    assert bad.returncode == 2 and "No such file" in bad.stderr
+    assert "Traceback" not in bad.stderr
 
 
 @pytest.fixture
