@@ -378,10 +378,15 @@ def test_bayes_rule_with_numpyro_program(x64, case):
     evidence = clf.log_evidence()
     assert np.isfinite(evidence)
 
-    for seed in range(3):
-        trace = handlers.trace(handlers.seed(model, jax.random.PRNGKey(seed))).get_trace(**data)
+    @jax.jit  # one compile for the three draws, not one per primitive of an eager trace
+    def draw_and_score(key):
+        trace = handlers.trace(handlers.seed(model, key)).get_trace(**data)
         params = {name: site["value"] for name, site in trace.items()
                   if site["type"] == "sample" and not site["is_observed"]}
+        return params, log_density(model, (), data, params)[0]
+
+    for seed in range(3):
+        params, log_joint = draw_and_score(jax.random.PRNGKey(seed))
         latent = {"class_probs"} if class_prior is None else set()
         for site in sites:  # every latent site belongs to a block or is the class proportions
             latent |= {name for name in params if name.startswith(site + ".")}
@@ -394,5 +399,4 @@ def test_bayes_rule_with_numpyro_program(x64, case):
         if class_prior is None:
             log_post += st.dirichlet.logpdf(np.asarray(params["class_probs"], dtype=np.float64),
                                             gamma + clf.class_count_)
-        log_joint, _ = log_density(model, (), data, params)
         assert_allclose(float(log_joint) - log_post, evidence, rtol=1e-10, atol=1e-8)
