@@ -24,7 +24,9 @@ class BayesianReports:
         """Log marginal likelihood log p(y, X) of the training data under the priors.
 
         With ``per_block=True``, a pandas Series with the class term and each block's term
-        log p(X_block | y), which add up to the total.
+        log p(X_block | y), which add up to the total. With ``feature_prior``, the evidence
+        averaged over all subsets of the features, log sum_S p(S) p(y, X | S) (each block's
+        term then sums its columns' log[p Z_class + (1 - p) Z_shared]).
         """
         model = self._fitted()
         if model.stated is not None:
@@ -34,12 +36,29 @@ class BayesianReports:
         check_parametric(model, "the evidence")
         parts = {"class": class_log_evidence(model.class_count, self.class_alpha,
                                              self._class_prior_array())}
+        if getattr(self, "feature_prior", None) is not None:  # averaged over structures
+            from .averaging import log_evidence
+
+            return log_evidence(model, self.feature_prior, parts["class"], self.priors,
+                                per_block)
         for b in model.blocks:
             name = f"{b.family.name}{list(b.schema.columns)}"
             parts[name] = float(type(b.family).log_evidence(b.prior, b.stats))
         if per_block:
             return pd.Series(parts, name="log_evidence")
         return float(sum(parts.values()))
+
+    @property
+    def feature_relevance_(self) -> pd.Series:
+        """Posterior probability that each column depends on the class, averaged exactly over
+        all subsets of the features (``feature_prior``; see :mod:`bayesnb.averaging`):
+        indexed by column name, a Multinomial block by the tuple of its columns."""
+        if getattr(self, "feature_prior", None) is None:
+            raise AttributeError("feature_relevance_: set feature_prior (e.g. 0.5) to average "
+                                 "over the feature subsets.")
+        from .averaging import relevance
+
+        return relevance(self._fitted(), self.feature_prior, self.priors)
 
     def sample_posterior(self, num_draws=1000, seed=0, num_chains=1, *, prior=False) -> dict:
         """I.i.d. draws from the exact conjugate posterior (or the prior), in the same format as
