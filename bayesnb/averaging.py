@@ -154,14 +154,17 @@ def _per_column(fn, *trees):
     return jax.vmap(one, in_axes=tuple(axes))(*flat)
 
 
-@partial(jax.jit, static_argnums=0)
-def _column_evidence(family, prior, stats):
-    return _per_column(family.log_evidence, prior, stats)
-
-
-@partial(jax.jit, static_argnums=0)
-def _evidence(family, prior, stats):
-    return family.log_evidence(prior, stats)
+@partial(jax.jit, static_argnums=(0, 1))
+def _evidences(family, kind, prior, priors, stats, shared, full):
+    """Per unit the log evidence with class-specific and with shared parameters, and the
+    block's own log evidence (one compiled function per block)."""
+    if kind == "columns":
+        z_class = _per_column(family.log_evidence, prior, stats[0])
+        z_shared = _per_column(family.log_evidence, prior, shared[0])
+    else:
+        z_class = jnp.stack([family.log_evidence(p, s) for p, s in zip(priors, stats)])
+        z_shared = jnp.stack([family.log_evidence(p, s) for p, s in zip(priors, shared)])
+    return z_class, z_shared, family.log_evidence(prior, full)
 
 
 def _block_terms(block) -> BlockTerms:
@@ -181,14 +184,8 @@ def _block_terms(block) -> BlockTerms:
     else:
         kind, keys, priors, stat_list, levels = "columns", columns, (prior,), (zeroed,), (None,)
     shared = tuple(_pooled(family, s) for s in stat_list)
-    if kind == "columns":
-        z_class = np.asarray(_column_evidence(family, prior, zeroed), np.float64)
-        z_shared = np.asarray(_column_evidence(family, prior, shared[0]), np.float64)
-    else:
-        z_class = np.array([float(_evidence(family, p, s)) for p, s in
-                            zip(priors, stat_list, strict=True)])
-        z_shared = np.array([float(_evidence(family, p, s)) for p, s in
-                             zip(priors, shared, strict=True)])
+    z_class, z_shared, total = (np.asarray(a, np.float64) for a in _evidences(
+        family, kind, prior, priors if kind != "columns" else (), stat_list, shared, stats))
     bad = ~np.isfinite(z_class) | ~np.isfinite(z_shared)
     if bad.any():
         j = int(np.argmax(bad))
@@ -196,7 +193,7 @@ def _block_terms(block) -> BlockTerms:
             f"column {keys[j]!r}: its evidence under the {block.family!r} prior is not finite, "
             f"so its posterior inclusion probability is undefined; feature_prior needs a "
             f"proper prior (positive concentrations, shapes and rates) on every column.")
-    constant = float(_evidence(family, prior, stats)) - float(np.sum(z_class))
+    constant = float(total) - float(np.sum(z_class))
     return BlockTerms(kind, keys, priors, stat_list, shared, levels, z_class, z_shared,
                       constant)
 
@@ -296,7 +293,8 @@ class AveragedScorer(NamedTuple):
     model: FittedModel
     method: str
     log_prior: np.ndarray  # (K,) log p(c | D)
-    units: tuple  # per block: (BlockTerms, class tables, shared tables, log r, log(1 - r))
+    specs: tuple  # per block (kind, family class, per-unit level counts): static
+    tables: tuple  # (class tables, shared tables, log r, log(1 - r)), each per block
     unseen: str
 
     def scores(self, X, output: str) -> tuple[np.ndarray, np.ndarray]:
@@ -313,8 +311,10 @@ class AveragedScorer(NamedTuple):
             for start in range(0, n, rows):
                 stop = min(n, start + rows)
                 chunk = [_dense(x[start:stop]) for x in xs]
-                for x, unit in zip(chunk, self.units, strict=True):
-                    out[start:stop] += _block_mixture(self.method, unit, x)
+                m = stop - start
+                padded = tuple(jnp.asarray(pad_rows(x, bucket(m))) for x in chunk)
+                out[start:stop] += np.asarray(_mixture(
+                    self.specs, self.method, *self.tables, padded), np.float64)[:m]
                 if output == "joint":
                     out[start:stop] += log_normalizer(self.model.blocks, chunk)
         return normalised(out, output)
@@ -324,53 +324,31 @@ def _dense(x) -> np.ndarray:
     return x.toarray() if sparse.issparse(x) else np.asarray(x)
 
 
-def _block_mixture(method: str, unit, x: np.ndarray) -> np.ndarray:
-    """``(m, K)``: the sum over the block's units of log[r p(x | c) + (1 - r) p(x | shared)]."""
-    terms, tables_c, tables_s, log_r, log_1mr = unit
-    m = x.shape[0]
-    xp = pad_rows(x, bucket(m))  # padded to a few sizes, so the compiled function is reused
-    family = terms.family_cls
-    if terms.kind == "columns":
-        out = _columns_mixture(family, method, tables_c[0], tables_s[0], log_r, log_1mr, xp)
-    elif terms.kind == "joint":
-        out = _unit_mixture(family, method, None, tables_c[0], tables_s[0], log_r[0],
-                            log_1mr[0], xp)
-    else:
-        out = sum(_unit_mixture(family, method, lv, tc, ts, lr, l1, xp[:, j:j + 1])
-                  for j, (lv, tc, ts, lr, l1) in enumerate(zip(
-                      terms.levels, tables_c, tables_s, log_r, log_1mr, strict=True)))
-    return np.asarray(out, dtype=np.float64)[:m]
-
-
 def _score_fn(family, method):
     return family.log_predictive if method == "bayes" else family.log_likelihood
 
 
 @partial(jax.jit, static_argnums=(0, 1))
-def _columns_mixture(family, method, table_c, table_s, log_r, log_1mr, x):
-    score = _score_fn(family, method)
+def _mixture(specs, method, tables_c, tables_s, log_r, log_1mr, xs):
+    """``(m, K)``: the sum over units of log[r p(x | c) + (1 - r) p(x | shared)], every
+    block in one compiled function (padded rows: a few sizes, so it compiles rarely)."""
+    out = 0.0
+    for (kind, family, levels), tc, ts, lr, l1, x in zip(specs, tables_c, tables_s, log_r,
+                                                        log_1mr, xs, strict=True):
+        score = _score_fn(family, method)
+        if kind == "columns":
+            def one(tc, ts, xj, score=score):
+                return score(tc, xj), score(ts, xj)
 
-    def one(tc, ts, xj):
-        return score(tc, xj), score(ts, xj)
-
-    lc, ls = _per_column(one, table_c, table_s, x)  # (F, m, K), (F, m, 1)
-    return jnp.sum(jnp.logaddexp(log_r[:, None, None] + lc, log_1mr[:, None, None] + ls),
-                   axis=0)
-
-
-@partial(jax.jit, static_argnums=(0, 1, 2))
-def _unit_mixture(family, method, levels, table_c, table_s, log_r, log_1mr, x):
-    score = _score_fn(family, method)
-    return jnp.logaddexp(log_r + score(table_c, x, levels), log_1mr + score(table_s, x, levels))
-
-
-class _Terms(NamedTuple):
-    """``BlockTerms`` with the family class, for the scorer."""
-
-    kind: str
-    keys: tuple
-    levels: tuple
-    family_cls: type
+            lc, ls = _per_column(one, tc[0], ts[0], x)  # (F, m, K), (F, m, 1)
+            out = out + jnp.sum(jnp.logaddexp(lr[:, None, None] + lc,
+                                              l1[:, None, None] + ls), axis=0)
+            continue
+        for j, lv in enumerate(levels):  # a categorical column, or a joint block (one unit)
+            xj = x if kind == "joint" else x[:, j:j + 1]
+            out = out + jnp.logaddexp(lr[j] + score(tc[j], xj, lv),
+                                      l1[j] + score(ts[j], xj, lv))
+    return out
 
 
 def averaged_scorer(model: FittedModel, method: str, class_alpha, class_prior,
@@ -384,7 +362,7 @@ def averaged_scorer(model: FittedModel, method: str, class_alpha, class_prior,
     avg = averaging(model, feature_prior)
     log_odds = avg.log_odds()
     log_r, log_1mr = -np.logaddexp(0.0, -log_odds), -np.logaddexp(0.0, log_odds)
-    units, start = [], 0
+    specs, tables, start = [], [], 0
     with jax.enable_x64(True):
         for block, terms in zip(model.blocks, avg.blocks, strict=True):
             family = type(block.family)
@@ -398,13 +376,13 @@ def averaged_scorer(model: FittedModel, method: str, class_alpha, class_prior,
                         t = family.estimate(prior, stats, method)
                 return jax.tree_util.tree_map(jnp.asarray, host_f64(t))
 
-            tables_c = tuple(table(p, s) for p, s in zip(terms.prior, terms.stats, strict=True))
-            tables_s = tuple(table(p, s) for p, s in zip(terms.prior, terms.shared,
-                                                         strict=True))
-            units.append((_Terms(terms.kind, terms.keys, terms.levels, family), tables_c,
-                          tables_s, jnp.asarray(log_r[start:stop]),
-                          jnp.asarray(log_1mr[start:stop])))
+            specs.append((terms.kind, family, terms.levels))
+            tables.append((
+                tuple(table(p, s) for p, s in zip(terms.prior, terms.stats, strict=True)),
+                tuple(table(p, s) for p, s in zip(terms.prior, terms.shared, strict=True)),
+                jnp.asarray(log_r[start:stop]), jnp.asarray(log_1mr[start:stop])))
             start = stop
     log_prior = class_log_prior(model.class_count, class_alpha, class_prior, method)
-    return AveragedScorer(model, method, np.asarray(log_prior, np.float64), tuple(units),
+    return AveragedScorer(model, method, np.asarray(log_prior, np.float64), tuple(specs),
+                          tuple(zip(*tables, strict=True)),
                           "method='ml'" if method == "ml" else "smooth")

@@ -1,0 +1,208 @@
+"""Exact Bayesian model averaging over feature subsets (``feature_prior``, issue 13 section 1).
+
+The reference enumerates all 2^F structures explicitly: each unit's class-specific terms come
+from a plain one-column NaiveBayes fitted with the labels, its shared terms from one fitted
+with every row in a single class; a structure's evidence and predictive are sums of those, and
+the averages are taken over the 2^F structures by brute force (no factorisation assumed).
+"""
+
+import itertools
+
+import jax
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import sparse
+from scipy import stats
+from scipy.special import betaln, gammaln, logsumexp
+
+import bayesnb as bnb
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+WORDS = ["w1", "w2", "w3"]
+PRIOR = {"g": 0.3, "h": 0.5, "b": 0.6, "c": 0.4, "p": 0.7, tuple(WORDS): 0.5}
+
+
+def _features():
+    return {"p": bnb.Poisson(), tuple(WORDS): bnb.Multinomial(), "b": bnb.Bernoulli(),
+            "c": bnb.Categorical(), "g": bnb.Gaussian(kappa=0.5, rate=1.0),
+            "h": bnb.Gaussian(kappa=0.5, rate=1.0)}
+
+
+def _data(n, seed):
+    rng = np.random.default_rng(seed)
+    y = rng.choice(np.array(["a", "b", "c"]), n)
+    k = (y == "b") + 2 * (y == "c")
+    X = pd.DataFrame({
+        "g": rng.normal(0.8 * k, 1.0), "h": rng.normal(0.0, 1.0, n),
+        "b": rng.random(n) < 0.3 + 0.2 * k, "c": rng.choice(list("xyz"), n),
+        "p": rng.poisson(1.0 + 0.5 * k),
+    })
+    counts = rng.multinomial(6, [0.5, 0.3, 0.2], n) + (k[:, None] == np.arange(3)) * 2
+    for i, w in enumerate(WORDS):
+        X[w] = counts[:, i]
+    X.loc[X.index[::7], "g"] = np.nan  # missing values drop out of that column only
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def data():
+    return _data(40, 0), _data(12, 1)
+
+
+def _gaussian(x, xt, loc=0.0, kappa=0.5, shape=1.0, rate=1.0):
+    x = x[~np.isnan(x)]
+    n, mean = len(x), x.mean() if len(x) else 0.0
+    ss = np.sum((x - mean) ** 2)
+    kn, an = kappa + n, shape + n / 2
+    mn = (kappa * loc + n * mean) / kn
+    bn = rate + ss / 2 + kappa * n * (mean - loc) ** 2 / (2 * kn)
+    ev = (gammaln(an) - gammaln(shape) + shape * np.log(rate) - an * np.log(bn)
+          + 0.5 * np.log(kappa / kn) - n / 2 * np.log(2 * np.pi))
+    t = stats.t(df=2 * an, loc=mn, scale=np.sqrt(bn * (kn + 1) / (an * kn)))
+    return ev, np.where(np.isnan(xt), 0.0, t.logpdf(np.nan_to_num(xt)))
+
+
+def _bernoulli(x, xt, a=1.0, b=1.0):
+    n1, n = x.sum(), len(x)
+    p1 = (a + n1) / (a + b + n)
+    return betaln(a + n1, b + n - n1) - betaln(a, b), np.where(xt, np.log(p1), np.log1p(-p1))
+
+
+def _categorical(x, xt, levels=("x", "y", "z"), alpha=1.0):
+    counts = np.array([np.sum(x == v) for v in levels])
+    big = alpha * len(levels)
+    ev = gammaln(big) - gammaln(big + len(x)) + np.sum(gammaln(alpha + counts) - gammaln(alpha))
+    prob = (alpha + counts) / (big + len(x))
+    return ev, np.log(prob[[levels.index(v) for v in xt]])
+
+
+def _poisson(x, xt, shape=1.0, rate=0.1):
+    total, n = x.sum(), len(x)
+    ev = (shape * np.log(rate) - (shape + total) * np.log(rate + n) + gammaln(shape + total)
+          - gammaln(shape) - np.sum(gammaln(x + 1.0)))
+    return ev, stats.nbinom(shape + total, (rate + n) / (rate + n + 1)).logpmf(xt)
+
+
+def _multinomial(x, xt, alpha=1.0):
+    totals, a = x.sum(axis=0), np.full(x.shape[1], alpha)
+    coef = np.sum(gammaln(x.sum(axis=1) + 1.0) - np.sum(gammaln(x + 1.0), axis=1))
+    ev = (coef + gammaln(a.sum()) - gammaln(a.sum() + totals.sum())
+          + np.sum(gammaln(a + totals) - gammaln(a)))
+    return ev, stats.dirichlet_multinomial(a + totals, xt.sum(axis=1)).logpmf(xt)
+
+
+REFERENCE = {"g": _gaussian, "h": _gaussian, "b": _bernoulli, "c": _categorical,
+             "p": _poisson, tuple(WORDS): _multinomial}
+
+
+def _values(X, key):
+    return X[list(key)].to_numpy(float) if isinstance(key, tuple) else X[key].to_numpy()
+
+
+def _brute_force(X, y, Xt, prior=PRIOR):
+    """log sum_S p(S) p(y, X | S), the inclusion probabilities and log sum_S p(S | D)
+    p(x, c | D, S) for every test row, each structure's terms from scipy's closed forms."""
+    classes, counts = np.unique(y, return_counts=True)
+    class_ev = gammaln(len(classes)) - gammaln(len(classes) + len(y)) + np.sum(
+        gammaln(1.0 + counts))
+    log_class = np.log((counts + 1.0) / (len(y) + len(classes)))
+    keys = list(prior)
+    dep, shared = {}, {}
+    for k in keys:
+        x, xt = _values(X, k), _values(Xt, k)
+        parts = [REFERENCE[k](x[y == c], xt) for c in classes]
+        dep[k] = (sum(e for e, _ in parts), np.stack([lp for _, lp in parts], axis=1))
+        shared[k] = REFERENCE[k](x, xt)
+    structures = list(itertools.product([True, False], repeat=len(keys)))
+    log_post, joints = [], []
+    for structure in structures:
+        log_ps, joint = class_ev, np.broadcast_to(log_class, (len(Xt), len(classes))).copy()
+        for on, k in zip(structure, keys, strict=True):
+            if on:
+                log_ps += np.log(prior[k]) + dep[k][0]
+                joint += dep[k][1]
+            else:
+                log_ps += np.log1p(-prior[k]) + shared[k][0]
+                joint += shared[k][1][:, None]
+        log_post.append(log_ps)
+        joints.append(joint)
+    log_post = np.array(log_post)
+    evidence = logsumexp(log_post)
+    weights = np.exp(log_post - evidence)
+    relevance = {k: float(sum(w for w, s in zip(weights, structures, strict=True) if s[i]))
+                 for i, k in enumerate(keys)}
+    joint = logsumexp(np.stack(joints) + np.log(weights)[:, None, None], axis=0)
+    return evidence, relevance, joint
+
+
+@pytest.fixture(scope="module")
+def reference(data):
+    (X, y), (Xt, _) = data
+    return _brute_force(X, y, Xt)
+
+
+def _fit(X, y, method="bayes", **kw):
+    return bnb.NaiveBayes(_features(), method=method, feature_prior=PRIOR, **kw).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    (X, y), _ = data
+    with jax.enable_x64(True):
+        return _fit(X, y)
+
+
+def test_enumeration_bayes(data, reference, fitted, x64):
+    """Evidence, inclusion probabilities, predictive and joint against all 2^6 structures."""
+    (X, y), (Xt, _) = data
+    evidence, relevance, joint = reference
+    clf = fitted
+    np.testing.assert_allclose(clf.log_evidence(), evidence, rtol=1e-10)
+    np.testing.assert_allclose(clf.log_evidence(per_block=True).sum(), evidence, rtol=1e-10)
+    got = clf.feature_relevance_
+    assert list(got.index) == ["p", tuple(WORDS), "b", "c", "g", "h"]
+    for k, r in relevance.items():
+        assert got[k] == pytest.approx(r, rel=1e-9, abs=1e-12), k
+    assert min(relevance.values()) < 0.2 and max(relevance.values()) > 0.9  # not all alike
+    proba = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
+    np.testing.assert_allclose(clf.predict_proba(Xt), proba, rtol=1e-9, atol=1e-12)
+    # log sum_S p(S | D) p(x, c | D, S), every constant included
+    np.testing.assert_allclose(clf.predict_joint_log_proba(Xt), joint, rtol=1e-10)
+
+
+def _masked(Xt, keep):
+    out = Xt.copy().astype(object)
+    for c in Xt.columns:
+        if c not in keep:
+            out[c] = np.nan
+    return out
+
+
+@pytest.mark.parametrize("method", ["mean", "ml"])
+def test_enumeration_plug_in(method, data, reference, fitted, x64):
+    """The plug-in methods: per unit, the class-specific and the shared plug-in densities
+    mixed with the exact inclusion probabilities. The densities come from plain models (one
+    fitted with the labels, one with every row in one class) scoring rows where every other
+    column is missing."""
+    (X, y), (Xt, _) = data
+    _, relevance, _ = reference
+    clf = fitted.set_params(method=method)
+    try:
+        dep = bnb.NaiveBayes(_features(), method=method).fit(X, y)
+        one = bnb.NaiveBayes(_features(), method=method).fit(X, np.zeros(len(y)))
+        for k, r in relevance.items():  # the weights do not depend on the method
+            assert clf.feature_relevance_[k] == pytest.approx(r, rel=1e-9, abs=1e-12)
+        base_dep = dep.predict_joint_log_proba(_masked(Xt, ()))  # log p(c): no column seen
+        joint = base_dep.copy()
+        for k, r in relevance.items():
+            cols = k if isinstance(k, tuple) else (k,)
+            lp_dep = dep.predict_joint_log_proba(_masked(Xt, cols)) - base_dep
+            lp_one = one.predict_joint_log_proba(_masked(Xt, cols))
+            joint += np.logaddexp(np.log(r) + lp_dep, np.log1p(-r) + lp_one)
+        proba = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
+        np.testing.assert_allclose(clf.predict_proba(Xt), proba, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(clf.predict_joint_log_proba(Xt), joint, rtol=1e-10)
+    finally:
+        clf.set_params(method="bayes")
