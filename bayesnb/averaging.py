@@ -292,9 +292,11 @@ class AveragedScorer(NamedTuple):
 
     model: FittedModel
     method: str
+    exact: bool
     log_prior: np.ndarray  # (K,) log p(c | D)
+    tables: tuple  # the plain model's tables (``conditional_tables``: class-specific)
     specs: tuple  # per block (kind, family class, per-unit level counts): static
-    tables: tuple  # (class tables, shared tables, log r, log(1 - r)), each per block
+    mixed: tuple  # (class tables, shared tables, log r, log(1 - r)), each per block
     unseen: str
 
     def scores(self, X, output: str) -> tuple[np.ndarray, np.ndarray]:
@@ -314,7 +316,7 @@ class AveragedScorer(NamedTuple):
                 m = stop - start
                 padded = tuple(jnp.asarray(pad_rows(x, bucket(m))) for x in chunk)
                 out[start:stop] += np.asarray(_mixture(
-                    self.specs, self.method, *self.tables, padded), np.float64)[:m]
+                    self.specs, self.method, *self.mixed, padded), np.float64)[:m]
                 if output == "joint":
                     out[start:stop] += log_normalizer(self.model.blocks, chunk)
         return normalised(out, output)
@@ -358,7 +360,7 @@ def averaged_scorer(model: FittedModel, method: str, class_alpha, class_prior,
     mode), with the same messages."""
     from .scoring import table_scorer
 
-    table_scorer(model, method, class_alpha, class_prior)
+    plain = table_scorer(model, method, class_alpha, class_prior)
     avg = averaging(model, feature_prior)
     log_odds = avg.log_odds()
     log_r, log_1mr = -np.logaddexp(0.0, -log_odds), -np.logaddexp(0.0, log_odds)
@@ -383,6 +385,6 @@ def averaged_scorer(model: FittedModel, method: str, class_alpha, class_prior,
                 jnp.asarray(log_r[start:stop]), jnp.asarray(log_1mr[start:stop])))
             start = stop
     log_prior = class_log_prior(model.class_count, class_alpha, class_prior, method)
-    return AveragedScorer(model, method, np.asarray(log_prior, np.float64), tuple(specs),
-                          tuple(zip(*tables, strict=True)),
+    return AveragedScorer(model, method, plain.exact, np.asarray(log_prior, np.float64),
+                          plain.tables, tuple(specs), tuple(zip(*tables, strict=True)),
                           "method='ml'" if method == "ml" else "smooth")

@@ -247,7 +247,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         model = self._fitted()
         self._check_method()
         key = (self.method, _freeze(self.class_alpha), _freeze(self.class_prior),
-               _freeze(self.feature_prior))
+               repr(self.feature_prior))
         cache = self.__dict__.get("_cache")
         if cache is not None and cache[0] is model and (cache[1] == key or model.stated):
             return cache[2]

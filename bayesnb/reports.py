@@ -14,6 +14,7 @@ import pandas as pd
 from ._blocks import encode_blocks
 from ._classes import class_log_evidence
 from .fitted import check_conjugate, check_parametric
+from .averaging import AveragedScorer
 from .scoring import TableScorer
 
 
@@ -259,7 +260,7 @@ class BayesianReports:
     def class_prior_(self) -> pd.Series:
         """p(c) used by the current method, indexed by class."""
         scorer = self._scorer()
-        if not isinstance(scorer, TableScorer):
+        if not isinstance(scorer, TableScorer | AveragedScorer):
             raise AttributeError("class_prior_ is defined for the closed-form methods.")
         return pd.Series(np.exp(np.asarray(scorer.log_prior, dtype=np.float64)),
                          index=self.classes_, name="prior")
@@ -285,6 +286,10 @@ class BayesianReports:
                  "Conditional probabilities:"]
         for col, frame in self.conditional_tables().items():
             lines += [f"  {col}", frame.to_string(), ""]
+        if getattr(self, "feature_prior", None) is not None:
+            lines += ["Posterior probability that each column depends on the class "
+                      "(feature_prior; the tables above are the class-specific parameters):",
+                      self.feature_relevance_.to_string(), ""]
         try:
             lines.append(f"log evidence: {self.log_evidence():.6f}")
         except ValueError as err:

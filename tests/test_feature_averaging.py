@@ -143,8 +143,9 @@ def reference(data):
     return _brute_force(X, y, Xt)
 
 
-def _fit(X, y, method="bayes", **kw):
-    return bnb.NaiveBayes(_features(), method=method, feature_prior=PRIOR, **kw).fit(X, y)
+def _fit(X, y, method="bayes", sample_weight=None):
+    return bnb.NaiveBayes(_features(), method=method, feature_prior=PRIOR).fit(
+        X, y, sample_weight=sample_weight)
 
 
 @pytest.fixture(scope="module")
@@ -206,3 +207,129 @@ def test_enumeration_plug_in(method, data, reference, fitted, x64):
         np.testing.assert_allclose(clf.predict_joint_log_proba(Xt), joint, rtol=1e-10)
     finally:
         clf.set_params(method="bayes")
+
+
+def test_float32_agrees_with_float64(data, fitted):
+    """The default dtype: statistics from the float32 kernels, averaging in float64."""
+    (X, y), (Xt, _) = data
+    clf = _fit(X, y)
+    np.testing.assert_allclose(clf.feature_relevance_, fitted.feature_relevance_, rtol=1e-5,
+                               atol=1e-7)
+    np.testing.assert_allclose(clf.log_evidence(), fitted.log_evidence(), rtol=1e-6)
+    with jax.enable_x64(True):
+        want = fitted.predict_proba(Xt)
+    np.testing.assert_allclose(clf.predict_proba(Xt), want, rtol=1e-5, atol=1e-7)
+
+
+def _same(a, b, Xt, rtol=1e-10):
+    np.testing.assert_allclose(a.feature_relevance_, b.feature_relevance_, rtol=rtol,
+                               atol=1e-12)
+    np.testing.assert_allclose(a.log_evidence(), b.log_evidence(), rtol=rtol)
+    np.testing.assert_allclose(a.predict_proba(Xt), b.predict_proba(Xt), rtol=rtol,
+                               atol=1e-12)
+
+
+def test_weights_partial_fit_merge_and_save(data, fitted, tmp_path, x64):
+    """Integer weights = duplicated rows; partial_fit in two chunks, and merging fits of the
+    halves, = one fit; a saved model predicts alike and keeps its feature_prior (a
+    Multinomial block's tuple key included)."""
+    (X, y), (Xt, _) = data
+    w = np.arange(len(y)) % 3
+    rows = np.repeat(np.arange(len(y)), w)
+    _same(_fit(X, y, sample_weight=w), _fit(X.iloc[rows], y[rows]), Xt)
+    half = len(y) // 2
+    chunked = bnb.NaiveBayes(_features(), method="bayes", feature_prior=PRIOR)
+    chunked.partial_fit(X[:half], y[:half], classes=np.unique(y))
+    chunked.partial_fit(X[half:], y[half:])
+    _same(chunked, fitted, Xt)
+    left = _fit(X[:half], y[:half])
+    right = _fit(X[half:], y[half:])
+    _same(bnb.merge(left, right), fitted, Xt)
+    path = tmp_path / "averaged.bnb"
+    bnb.save(fitted, path)
+    loaded = bnb.load(path)
+    assert loaded.feature_prior == PRIOR
+    _same(loaded, fitted, Xt, rtol=1e-12)
+    scalar = bnb.NaiveBayes(_features(), method="mean", feature_prior=0.25).fit(X, y)
+    bnb.save(scalar, path)
+    assert bnb.load(path).feature_prior == 0.25
+    np.testing.assert_array_equal(bnb.load(path).predict_proba(Xt), scalar.predict_proba(Xt))
+
+
+def test_reports_explain_and_summary(data, fitted):
+    """class_prior_, summary() and explain() work on the averaged model; explain's column
+    factors are the per-column mixtures (they multiply to the joint)."""
+    _, (Xt, _) = data
+    text = fitted.summary()
+    assert "depends on the class" in text and "log evidence" in text
+    table = fitted.explain(Xt.iloc[[1]], log=True)
+    columns = [k for k in table.index if k not in ("prior", "joint", "posterior")]
+    np.testing.assert_allclose(table.loc["prior"] + table.loc[columns].sum(),
+                               table.loc["joint"], rtol=1e-6)
+
+
+def test_relevant_columns_found_and_log_loss_no_worse():
+    """3 relevant columns among 30: relevance > 0.99 for them, and the averaged predictive's
+    held-out log loss is no worse than plain naive Bayes'."""
+    rng = np.random.default_rng(3)
+    n_train, n_test, n_features = 150, 2000, 30
+    y = rng.integers(0, 2, n_train + n_test)
+    X = rng.normal(size=(n_train + n_test, n_features))
+    X[:, :3] += 1.2 * y[:, None]
+    Xtr, ytr, Xte, yte = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+    averaged = bnb.NaiveBayes(method="bayes", feature_prior=0.5).fit(Xtr, ytr)
+    plain = bnb.NaiveBayes(method="bayes").fit(Xtr, ytr)
+    relevance = averaged.feature_relevance_
+    assert relevance.iloc[:3].min() > 0.99
+    assert relevance.iloc[3:].max() < 0.5
+
+    def log_loss(clf):
+        return -np.mean(np.log(clf.predict_proba(Xte)[np.arange(n_test), yte]))
+
+    assert log_loss(averaged) <= log_loss(plain)
+
+
+def test_sparse_input_equals_dense():
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, 30)
+    counts = rng.poisson(1.0 + np.outer(y, [2, 0, 0, 1, 0, 0]))
+    for family, X in ((bnb.Multinomial(), counts), (bnb.Bernoulli(), (counts > 0) * 1.0)):
+        dense = bnb.NaiveBayes(family, method="bayes", feature_prior=0.5).fit(X, y)
+        sp = bnb.NaiveBayes(family, method="bayes", feature_prior=0.5).fit(
+            sparse.csr_matrix(X), y)
+        np.testing.assert_allclose(sp.feature_relevance_, dense.feature_relevance_, rtol=1e-6)
+        np.testing.assert_allclose(sp.predict_proba(sparse.csr_matrix(X)),
+                                   dense.predict_proba(X), rtol=1e-6, atol=1e-9)
+
+
+def test_dask_fit_and_predict_equal_in_memory(data, fitted, x64):
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 40)
+    X = rng.normal(size=(40, 4)) + np.outer(y, [1.5, 0, 0, 0])
+    batch = bnb.NaiveBayes(method="bayes", feature_prior=0.5).fit(X, y)
+    dX = da.from_array(X, chunks=(10, 4))
+    model = bnb.NaiveBayes(method="bayes", feature_prior=0.5).fit(dX, da.from_array(y, 10))
+    np.testing.assert_allclose(model.feature_relevance_, batch.feature_relevance_, rtol=1e-10)
+    np.testing.assert_allclose(model.predict_proba(dX).compute(), batch.predict_proba(X),
+                               rtol=1e-10)
+
+
+@pytest.mark.parametrize("prior, message", [
+    (0.0, "must be in \\(0, 1\\)"), (1.0, "must be in \\(0, 1\\)"), (1.5, "got 1.5"),
+    ({"g": -0.1}, "feature_prior\\['g'\\] must be in"), ("half", "must be a number"),
+    ({"nope": 0.5}, "column 'nope', which is not a column"),
+    ({"w1": 0.5}, "part of the Multinomial block \\('w1', 'w2', 'w3'\\)"),
+])
+def test_bad_feature_prior(prior, message, data):
+    (X, y), _ = data
+    with pytest.raises((ValueError, TypeError), match=message):
+        bnb.NaiveBayes(_features(), feature_prior=prior).fit(X, y)
+
+
+def test_refusals(data):
+    (X, y), _ = data
+    with pytest.raises(ValueError, match="feature_prior with method='mcmc' is not supported"):
+        bnb.NaiveBayes(_features(), method="mcmc", feature_prior=0.5).fit(X, y)
+    with pytest.raises(AttributeError, match="set feature_prior"):
+        bnb.NaiveBayes(_features()).fit(X, y).feature_relevance_
