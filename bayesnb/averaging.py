@@ -58,6 +58,14 @@ from ._kernels import bucket, pad_rows
 from .families._base import host_f64
 from .fitted import FittedModel, check_conjugate, check_parametric
 
+
+def check_method(method: str, feature_prior) -> None:
+    """Refuse what model averaging does not cover yet (NUTS with the structures summed out)."""
+    if method == "mcmc" and feature_prior is not None:
+        raise ValueError("feature_prior with method='mcmc' is not supported yet; use "
+                         "method='bayes' (the exact model-averaged predictive).")
+
+
 #: rows x classes x columns held at once while scoring
 _BUDGET = 1 << 22
 
@@ -162,8 +170,10 @@ def _evidences(family, kind, prior, priors, stats, shared, full):
         z_class = _per_column(family.log_evidence, prior, stats[0])
         z_shared = _per_column(family.log_evidence, prior, shared[0])
     else:
-        z_class = jnp.stack([family.log_evidence(p, s) for p, s in zip(priors, stats)])
-        z_shared = jnp.stack([family.log_evidence(p, s) for p, s in zip(priors, shared)])
+        z_class = jnp.stack([family.log_evidence(p, s)
+                             for p, s in zip(priors, stats, strict=True)])
+        z_shared = jnp.stack([family.log_evidence(p, s)
+                              for p, s in zip(priors, shared, strict=True)])
     return z_class, z_shared, family.log_evidence(prior, full)
 
 

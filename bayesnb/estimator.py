@@ -12,7 +12,6 @@ reached through it for ``method="mcmc"`` and the Bayesian reports.
 from __future__ import annotations
 
 import copy
-from functools import partial
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -21,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._blocks import encode_blocks
 from ._data import as_table
 from ._sklearn_views import SklearnViewsMixin
-from .averaging import averaged_scorer
+from .averaging import averaged_scorer, check_method
 from .dask import is_dask
 from .fitted import (
     FittedModel,
@@ -73,14 +72,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
     class_prior : array-like of shape (n_classes,) or mapping {label: probability}, optional
         Fixed class probabilities, used as given by every method (overrides ``class_alpha``).
     feature_prior : float in (0, 1) or mapping {column: float}, optional
-        Exact Bayesian model averaging over all subsets of the features
-        (:mod:`bayesnb.averaging`): the prior probability that a column (a Multinomial block:
-        the tuple of its columns) depends on the class; unmapped columns always do. Otherwise a
-        column has one parameter set shared by the classes. ``feature_relevance_`` holds the
-        posterior probabilities, ``method="bayes"`` predicts with the exact averaged
-        predictive, the plug-in methods with the same per-column mixture of class-specific and
-        shared estimates, and ``log_evidence()`` is the averaged evidence. ``None``: the plain
-        model. Not available with ``method="mcmc"``.
+        Prior probability that a column depends on the class (:mod:`bayesnb.averaging`).
     priors : mapping {site: numpyro distribution}, optional
         Replace the conjugate prior of parameter sites, e.g.
         ``{"poisson.rate": dist.LogNormal(0, 1), "bernoulli.theta": dist.Kumaraswamy(2, 5)}``
@@ -131,17 +123,16 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
     """
 
     def __init__(self, features=None, *, method="mean", class_alpha=1.0, class_prior=None,
-                 priors=None, feature_prior=None, infer_counts=False, use_kernel=False, num_warmup=1000,
+                 priors=None, infer_counts=False, use_kernel=False, num_warmup=1000,
                  num_samples=1000, num_chains=4, seed=0, chain_method="sequential",
-                 progress_bar=True):
+                 progress_bar=True, feature_prior=None):
         self.features = features
         self.infer_counts = infer_counts
         self.use_kernel = use_kernel
         self.priors = priors
         self.method = method
         self.class_alpha = class_alpha
-        self.class_prior = class_prior
-        self.feature_prior = feature_prior
+        self.class_prior, self.feature_prior = class_prior, feature_prior
         self.num_warmup = num_warmup
         self.num_samples = num_samples
         self.num_chains = num_chains
@@ -202,6 +193,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
     def _check_method(self):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
+        check_method(self.method, self.feature_prior)
 
     def __sklearn_is_fitted__(self) -> bool:
         return "fitted_" in self.__dict__
@@ -253,9 +245,6 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
             return cache[2]
         original = model
         if self.method == "mcmc" and model.stated is None:
-            if self.feature_prior is not None:
-                raise ValueError("feature_prior with method='mcmc' is not supported yet; use "
-                                 "method='bayes' (the exact model-averaged predictive).")
             check_parametric(model, "method='mcmc'")
             model = self._with_nuts(model)
             scorer = DrawsScorer(model, self._class_setup()[1], model.nuts.draws)
@@ -263,9 +252,9 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
             if self.method == "mcmc":
                 raise ValueError("method='mcmc' needs data; this model was built from tables.")
             check_conjugate(model, self.priors, f"method={self.method!r}")
-            scorer = (table_scorer if self.feature_prior is None else partial(
-                averaged_scorer, feature_prior=self.feature_prior))(
-                model, self.method, self.class_alpha, self._class_prior_array())
+            args = (model, self.method, self.class_alpha, self._class_prior_array())
+            scorer = (table_scorer(*args) if self.feature_prior is None
+                      else averaged_scorer(*args, self.feature_prior))
         self._cache = (model, key, scorer)
         if model is not original and self.__dict__.get("fitted_") is original:
             self.fitted_ = model  # the same data, now with the NUTS draws just run

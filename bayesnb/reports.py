@@ -13,8 +13,8 @@ import pandas as pd
 
 from ._blocks import encode_blocks
 from ._classes import class_log_evidence
-from .fitted import check_conjugate, check_parametric
 from .averaging import AveragedScorer
+from .fitted import check_conjugate, check_parametric
 from .scoring import TableScorer
 
 
