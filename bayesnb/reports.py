@@ -13,7 +13,8 @@ import pandas as pd
 
 from ._blocks import encode_blocks
 from ._classes import class_log_evidence
-from .averaging import AveragedScorer
+from .averaging import AveragedScorer, relevance
+from .averaging import log_evidence as averaged_log_evidence
 from .fitted import check_conjugate, check_parametric
 from .scoring import TableScorer
 
@@ -38,10 +39,8 @@ class BayesianReports:
         parts = {"class": class_log_evidence(model.class_count, self.class_alpha,
                                              self._class_prior_array())}
         if getattr(self, "feature_prior", None) is not None:  # averaged over structures
-            from .averaging import log_evidence
-
-            return log_evidence(model, self.feature_prior, parts["class"], self.priors,
-                                per_block)
+            return averaged_log_evidence(model, self.feature_prior, parts["class"],
+                                         self.priors, per_block)
         for b in model.blocks:
             name = f"{b.family.name}{list(b.schema.columns)}"
             parts[name] = float(type(b.family).log_evidence(b.prior, b.stats))
@@ -57,8 +56,6 @@ class BayesianReports:
         if getattr(self, "feature_prior", None) is None:
             raise AttributeError("feature_relevance_: set feature_prior (e.g. 0.5) to average "
                                  "over the feature subsets.")
-        from .averaging import relevance
-
         return relevance(self._fitted(), self.feature_prior, self.priors)
 
     def sample_posterior(self, num_draws=1000, seed=0, num_chains=1, *, prior=False) -> dict:

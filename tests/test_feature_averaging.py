@@ -21,6 +21,7 @@ from scipy import sparse, stats
 from scipy.special import betaln, gammaln, logsumexp
 
 import bayesnb as bnb
+from bayesnb.scoring import TableScorer
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -340,8 +341,10 @@ def test_refusals(data):
 
     with pytest.raises(ValueError, match="feature_prior averages"):
         linear_weights(bnb.NaiveBayes(_features(), feature_prior=0.5).fit(X, y))
+    plain = bnb.NaiveBayes(_features()).fit(X, y)
     with pytest.raises(AttributeError, match="set feature_prior"):
-        _ = bnb.NaiveBayes(_features()).fit(X, y).feature_relevance_
+        _ = plain.feature_relevance_
+    assert isinstance(plain._scorer(), TableScorer)  # the default path: the plain scorer
 
 
 def test_example_and_readme_numbers():
