@@ -146,6 +146,11 @@ def _categorical_column(prior, stats, j: int, n_levels: int):
     return prior_j, stats._replace(counts=np.asarray(stats.counts)[:, cut])
 
 
+def _stack(trees):
+    """Trees of equal shapes as one tree with a leading axis."""
+    return jax.tree_util.tree_map(lambda *a: np.stack(a), *trees)
+
+
 def _per_column(fn, *trees):
     """``fn`` applied to every column of ``trees`` (the last axis of every leaf that has one;
     scalar leaves are common to all columns), each column seen as a block of width 1; the
@@ -162,18 +167,23 @@ def _per_column(fn, *trees):
     return jax.vmap(one, in_axes=tuple(axes))(*flat)
 
 
-@partial(jax.jit, static_argnums=(0, 1))
-def _evidences(family, kind, prior, priors, stats, shared, full):
+@partial(jax.jit, static_argnums=(0, 1, 2))
+def _evidences(family, kind, levels, prior, priors, stats, shared, full):
     """Per unit the log evidence with class-specific and with shared parameters, and the
     block's own log evidence (one compiled function per block)."""
     if kind == "columns":
         z_class = _per_column(family.log_evidence, prior, stats[0])
         z_shared = _per_column(family.log_evidence, prior, shared[0])
-    else:
-        z_class = jnp.stack([family.log_evidence(p, s)
-                             for p, s in zip(priors, stats, strict=True)])
-        z_shared = jnp.stack([family.log_evidence(p, s)
-                              for p, s in zip(priors, shared, strict=True)])
+    elif kind == "joint":
+        z_class = family.log_evidence(priors[0], stats[0])[None]
+        z_shared = family.log_evidence(priors[0], shared[0])[None]
+    else:  # categorical: per group of columns with as many levels, vectorised over columns
+        n = sum(len(idx) for _, idx in levels)
+        z_class, z_shared = jnp.zeros(n), jnp.zeros(n)
+        for (_, idx), p, s, sh in zip(levels, priors, stats, shared, strict=True):
+            at = np.asarray(idx)
+            z_class = z_class.at[at].set(jax.vmap(family.log_evidence)(p, s))
+            z_shared = z_shared.at[at].set(jax.vmap(family.log_evidence)(p, sh))
     return z_class, z_shared, family.log_evidence(prior, full)
 
 
@@ -186,16 +196,22 @@ def _block_terms(block) -> BlockTerms:
     if family.joint_columns:
         kind, keys, priors, stat_list = "joint", (columns,), (prior,), (zeroed,)
         levels = (None,)
-    elif block.schema.levels:
-        kind, keys, levels = "categorical", columns, tuple((len(lv),) for lv in
-                                                          block.schema.levels)
-        pairs = [_categorical_column(prior, zeroed, j, n[0]) for j, n in enumerate(levels)]
-        priors, stat_list = tuple(p for p, _ in pairs), tuple(s for _, s in pairs)
+    elif block.schema.levels:  # columns grouped by their number of levels, each stacked
+        kind, keys, groups = "categorical", columns, {}
+        for j, lv in enumerate(block.schema.levels):
+            groups.setdefault(len(lv), []).append(j)
+        levels = tuple((n, tuple(idx)) for n, idx in groups.items())
+        stacked = [[_categorical_column(prior, zeroed, j, n) for j in idx] for n, idx in levels]
+        priors = tuple(_stack([p for p, _ in g]) for g in stacked)
+        stat_list = tuple(_stack([s for _, s in g]) for g in stacked)
+        shared = tuple(_stack([_pooled(family, s) for _, s in g]) for g in stacked)
     else:
         kind, keys, priors, stat_list, levels = "columns", columns, (prior,), (zeroed,), (None,)
-    shared = tuple(_pooled(family, s) for s in stat_list)
+    if kind != "categorical":
+        shared = tuple(_pooled(family, s) for s in stat_list)
     z_class, z_shared, total = (np.asarray(a, np.float64) for a in _evidences(
-        family, kind, prior, priors if kind != "columns" else (), stat_list, shared, stats))
+        family, kind, levels, prior, priors if kind != "columns" else (), stat_list, shared,
+        stats))
     bad = ~np.isfinite(z_class) | ~np.isfinite(z_shared)
     if bad.any():
         j = int(np.argmax(bad))
@@ -356,10 +372,18 @@ def _mixture(specs, method, tables_c, tables_s, log_r, log_1mr, xs):
             out = out + jnp.sum(jnp.logaddexp(lr[:, None, None] + lc,
                                               l1[:, None, None] + ls), axis=0)
             continue
-        for j, lv in enumerate(levels):  # a categorical column, or a joint block (one unit)
-            xj = x if kind == "joint" else x[:, j:j + 1]
-            out = out + jnp.logaddexp(lr[j] + score(tc[j], xj, lv),
-                                      l1[j] + score(ts[j], xj, lv))
+        if kind == "joint":
+            out = out + jnp.logaddexp(lr[0] + score(tc[0], x), l1[0] + score(ts[0], x))
+            continue
+        for (n, idx), tcg, tsg in zip(levels, tc, ts, strict=True):  # columns of n levels
+
+            def column(tcj, tsj, xj, lrj, l1j, score=score, n=n):
+                xj = xj[:, None]
+                return jnp.logaddexp(lrj + score(tcj, xj, (n,)), l1j + score(tsj, xj, (n,)))
+
+            at = np.asarray(idx)
+            out = out + jnp.sum(jax.vmap(column, in_axes=(0, 0, 1, 0, 0))(
+                tcg, tsg, x[:, at], lr[at], l1[at]), axis=0)
     return out
 
 
@@ -380,14 +404,17 @@ def averaged_scorer(model: FittedModel, method: str, class_alpha, class_prior,
             family = type(block.family)
             stop = start + len(terms.keys)
 
-            def table(prior, stats, family=family):
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    if method == "bayes":
-                        t = family.posterior(prior, stats)
-                    else:
-                        t = family.estimate(prior, stats, method)
-                return jax.tree_util.tree_map(jnp.asarray, host_f64(t))
+            def raw(prior, stats, family=family):
+                if method == "bayes":
+                    return family.posterior(prior, stats)
+                return family.estimate(prior, stats, method)
 
+            if terms.kind == "categorical":  # stacked per group: one table per column
+                raw = jax.vmap(raw)
+
+            def table(prior, stats, raw=raw):
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    return jax.tree_util.tree_map(jnp.asarray, host_f64(raw(prior, stats)))
             specs.append((terms.kind, family, terms.levels))
             tables.append((
                 tuple(table(p, s) for p, s in zip(terms.prior, terms.stats, strict=True)),

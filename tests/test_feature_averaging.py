@@ -11,6 +11,7 @@ import io
 import itertools
 import re
 import runpy
+from functools import partial
 from pathlib import Path
 
 import jax
@@ -26,13 +27,14 @@ from bayesnb.scoring import TableScorer
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 WORDS = ["w1", "w2", "w3"]
-PRIOR = {"g": 0.3, "h": 0.5, "b": 0.6, "c": 0.4, "p": 0.7, tuple(WORDS): 0.5}
+PRIOR = {"g": 0.3, "h": 0.5, "b": 0.6, "c": 0.4, "d": 0.5, "e": 0.2, "p": 0.7,
+         tuple(WORDS): 0.5}
 
 
 def _features():
+    cat, gauss = bnb.Categorical(), bnb.Gaussian(kappa=0.5, rate=1.0)  # one block each
     return {"p": bnb.Poisson(), tuple(WORDS): bnb.Multinomial(), "b": bnb.Bernoulli(),
-            "c": bnb.Categorical(), "g": bnb.Gaussian(kappa=0.5, rate=1.0),
-            "h": bnb.Gaussian(kappa=0.5, rate=1.0)}
+            "c": cat, "d": cat, "e": cat, "g": gauss, "h": gauss}
 
 
 def _data(n, seed):
@@ -42,6 +44,8 @@ def _data(n, seed):
     X = pd.DataFrame({
         "g": rng.normal(0.8 * k, 1.0), "h": rng.normal(0.0, 1.0, n),
         "b": rng.random(n) < 0.3 + 0.2 * k, "c": rng.choice(list("xyz"), n),
+        "d": np.array(list("klm"))[(k + rng.integers(0, 2, n)) % 3],
+        "e": rng.choice(list("uv"), n),
         "p": rng.poisson(1.0 + 0.5 * k),
     })
     counts = rng.multinomial(6, [0.5, 0.3, 0.2], n) + (k[:, None] == np.arange(3)) * 2
@@ -99,6 +103,8 @@ def _multinomial(x, xt, alpha=1.0):
 
 
 REFERENCE = {"g": _gaussian, "h": _gaussian, "b": _bernoulli, "c": _categorical,
+             "d": partial(_categorical, levels=("k", "l", "m")),
+             "e": partial(_categorical, levels=("u", "v")),
              "p": _poisson, tuple(WORDS): _multinomial}
 
 
@@ -161,14 +167,15 @@ def fitted(data):
 
 
 def test_enumeration_bayes(data, reference, fitted, x64):
-    """Evidence, inclusion probabilities, predictive and joint against all 2^6 structures."""
+    """Evidence, inclusion probabilities, predictive and joint against all 2^8 structures
+    (a Categorical block of columns with 3, 3 and 2 levels among them)."""
     (X, y), (Xt, _) = data
     evidence, relevance, joint = reference
     clf = fitted
     np.testing.assert_allclose(clf.log_evidence(), evidence, rtol=1e-10)
     np.testing.assert_allclose(clf.log_evidence(per_block=True).sum(), evidence, rtol=1e-10)
     got = clf.feature_relevance_
-    assert list(got.index) == ["p", tuple(WORDS), "b", "c", "g", "h"]
+    assert set(got.index) == set(PRIOR) and len(got) == len(PRIOR)
     for k, r in relevance.items():
         assert got[k] == pytest.approx(r, rel=1e-9, abs=1e-12), k
     assert min(relevance.values()) < 0.2 and max(relevance.values()) > 0.9  # not all alike
