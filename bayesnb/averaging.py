@@ -37,8 +37,9 @@ refused. Units left out of a mapping ``feature_prior`` have :math:`p_j = 1`: alw
 
 Everything is computed from the fitted statistics, in float64 (JAX's x64 mode inside this
 module only), so weights, ``partial_fit``, ``merge``, saved models and Dask fits need nothing
-more. Scores are computed per unit (vectorised over the columns of a block where the family's
-arrays keep one column per last axis), rows in bounded chunks; sparse input is densified chunk
+more. Scores are computed per unit, vectorised over the columns of a block (the family's
+arrays keep one column per last axis; Categorical columns are stacked per number of levels),
+all blocks in one compiled function, rows in bounded chunks; sparse input is densified chunk
 by chunk.
 """
 
