@@ -77,7 +77,11 @@ from .fitted import FittedBlock, FittedModel, NutsRun
 from .model import column_labels, positional_site, site_name
 
 FORMAT = "bayesnb-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: the oldest format version that holds everything a model needs: a model averaged over feature
+#: subsets (``feature_prior``) is version 2, which a reader of version 1 refuses instead of
+#: dropping the averaging; every other model is still written as version 1
+FEATURE_PRIOR_VERSION = 2
 #: how the manifest names per-column sites: ``"categorical.{column}.probs"``; a file without
 #: ``site_names`` (written before it existed) has ``"categorical.{position}.probs"``
 SITE_NAMES = "column"
@@ -141,7 +145,7 @@ def save(model: NaiveBayes, path) -> Path:
                                   for k, v in fitted.nuts.sample_stats.items()}}
     manifest = {
         "format": FORMAT,
-        "format_version": FORMAT_VERSION,
+        "format_version": 1 if model.feature_prior is None else FEATURE_PRIOR_VERSION,
         "library_version": __version__,
         "kind": "tables" if from_tables else "fitted",
         "method": model.method,
@@ -208,9 +212,13 @@ def _feature_prior_json(value):
                         for k, p in value.items()]}
 
 
-def _feature_prior_from_json(value):
+def _feature_prior_from_json(value, version: int):
     """The inverse of :func:`_feature_prior_json` (files without the key: None); the values
-    are checked when the model is installed (``averaging.resolve``)."""
+    are checked when the model is installed (``averaging.resolve``). Only a version-2 file
+    may hold one (a version-1 reader would ignore the key and predict without it)."""
+    if value is not None and version < FEATURE_PRIOR_VERSION:
+        raise ValueError(f"feature_prior needs format version {FEATURE_PRIOR_VERSION}; this "
+                         f"file says version {version}.")
     if value is None or isinstance(value, int | float) and not isinstance(value, bool):
         return value
     pairs = _dict(value, "feature_prior").get("columns")
@@ -430,7 +438,7 @@ def _layout(m, path, budget: int) -> _Layout:
     return _Layout(kind, method, classes, columns, _bool(m["named_columns"], "named_columns"),
                    class_alpha, class_prior, mcmc, m["class_count"], blocks, priors, draws,
                    hyper_sites, site_bound, expected,
-                   _feature_prior_from_json(m.get("feature_prior")))
+                   _feature_prior_from_json(m.get("feature_prior"), version))
 
 
 def _block_layout(i, entry, n_classes, kind, expect):

@@ -9,8 +9,10 @@ the averages are taken over the 2^F structures by brute force (no factorisation 
 import contextlib
 import io
 import itertools
+import json
 import re
 import runpy
+import zipfile
 from functools import partial
 from pathlib import Path
 
@@ -266,6 +268,33 @@ def test_weights_partial_fit_merge_and_save(data, fitted, tmp_path, x64):
     bnb.save(scalar, path)
     assert bnb.load(path).feature_prior == 0.25
     np.testing.assert_array_equal(bnb.load(path).predict_proba(Xt), scalar.predict_proba(Xt))
+
+
+def test_an_averaged_model_is_format_version_2(data, fitted, tmp_path):
+    """A file with a feature_prior says format version 2, so a reader of version 1 (which
+    would ignore the key and predict without the averaging) refuses it; plain models are still
+    version 1, and a version-1 file claiming a feature_prior is refused."""
+    (X, y), _ = data
+
+    def manifest(path):
+        with zipfile.ZipFile(path) as zf:
+            return json.loads(zf.read("manifest.json"))
+
+    averaged = bnb.save(fitted, tmp_path / "averaged.bnb")
+    plain = bnb.save(bnb.NaiveBayes(_features(), method="bayes").fit(X, y),
+                     tmp_path / "plain.bnb")
+    assert manifest(averaged)["format_version"] == 2
+    assert manifest(plain)["format_version"] == 1
+    members = {}
+    with zipfile.ZipFile(averaged) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    members["manifest.json"] = json.dumps({**manifest(averaged), "format_version": 1})
+    forged = tmp_path / "forged.bnb"
+    with zipfile.ZipFile(forged, "w") as zf:
+        for name, content in members.items():
+            zf.writestr(name, content)
+    with pytest.raises(ValueError, match="feature_prior needs format version 2"):
+        bnb.load(forged)
 
 
 def test_reports_explain_and_summary(data, fitted):
