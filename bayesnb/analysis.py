@@ -32,6 +32,9 @@ def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
     from .scoring import TableScorer
 
     scorer = clf._scorer()
+    if getattr(clf, "feature_prior", None) is not None:
+        raise ValueError("the linear view is of one model; feature_prior averages over feature "
+                         "subsets (see feature_relevance_): set feature_prior=None for it.")
     if not isinstance(scorer, TableScorer) or (scorer.exact and any(
             b.family.name not in ("bernoulli", "categorical") for b in clf.blocks_)):
         raise ValueError("the linear view needs a plug-in method (ml, map, mean).")

@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._blocks import encode_blocks
 from ._data import as_table
 from ._sklearn_views import SklearnViewsMixin
+from .averaging import averaged_scorer, check_method
 from .dask import is_dask
 from .fitted import (
     FittedModel,
@@ -70,6 +71,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         evidence.
     class_prior : array-like of shape (n_classes,) or mapping {label: probability}, optional
         Fixed class probabilities, used as given by every method (overrides ``class_alpha``).
+    feature_prior : float in (0, 1) or mapping {column: float}, optional
+        Prior probability that a column depends on the class (:mod:`bayesnb.averaging`).
     priors : mapping {site: numpyro distribution}, optional
         Replace the conjugate prior of parameter sites, e.g.
         ``{"poisson.rate": dist.LogNormal(0, 1), "bernoulli.theta": dist.Kumaraswamy(2, 5)}``
@@ -122,14 +125,14 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
     def __init__(self, features=None, *, method="mean", class_alpha=1.0, class_prior=None,
                  priors=None, infer_counts=False, use_kernel=False, num_warmup=1000,
                  num_samples=1000, num_chains=4, seed=0, chain_method="sequential",
-                 progress_bar=True):
+                 progress_bar=True, feature_prior=None):
         self.features = features
         self.infer_counts = infer_counts
         self.use_kernel = use_kernel
         self.priors = priors
         self.method = method
         self.class_alpha = class_alpha
-        self.class_prior = class_prior
+        self.class_prior, self.feature_prior = class_prior, feature_prior
         self.num_warmup = num_warmup
         self.num_samples = num_samples
         self.num_chains = num_chains
@@ -190,6 +193,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
     def _check_method(self):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
+        check_method(self.method, self.feature_prior)
 
     def __sklearn_is_fitted__(self) -> bool:
         return "fitted_" in self.__dict__
@@ -234,7 +238,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         once (NUTS runs here for ``method="mcmc"``) and cached with the value it scores."""
         model = self._fitted()
         self._check_method()
-        key = (self.method, _freeze(self.class_alpha), _freeze(self.class_prior))
+        key = (self.method, _freeze(self.class_alpha), _freeze(self.class_prior),
+               repr(self.feature_prior))
         cache = self.__dict__.get("_cache")
         if cache is not None and cache[0] is model and (cache[1] == key or model.stated):
             return cache[2]
@@ -247,8 +252,9 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
             if self.method == "mcmc":
                 raise ValueError("method='mcmc' needs data; this model was built from tables.")
             check_conjugate(model, self.priors, f"method={self.method!r}")
-            scorer = table_scorer(model, self.method, self.class_alpha,
-                                  self._class_prior_array())
+            args = (model, self.method, self.class_alpha, self._class_prior_array())
+            scorer = (table_scorer(*args) if self.feature_prior is None
+                      else averaged_scorer(*args, self.feature_prior))
         self._cache = (model, key, scorer)
         if model is not original and self.__dict__.get("fitted_") is original:
             self.fitted_ = model  # the same data, now with the NUTS draws just run

@@ -121,10 +121,11 @@ def explain_row(model: FittedModel, scorer, x, *, log: bool = False) -> pd.DataF
     the classes as columns and ``"prior"``, one entry per column, ``"joint"`` and
     ``"posterior"`` as index; probabilities (densities for continuous columns), or their
     natural logs with ``log=True``."""
+    from .averaging import AveragedScorer
     from .scoring import TableScorer
 
-    if not isinstance(scorer, TableScorer):
-        refuse_draws()
+    if not isinstance(scorer, TableScorer | AveragedScorer):  # model averaging: per column,
+        refuse_draws()  # the mixture of the class-specific and shared factors
     row = one_row(model, x)
     frame = masked_rows(model, row)
     joint, _ = scorer.scores(frame, "joint")

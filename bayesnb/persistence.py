@@ -77,7 +77,11 @@ from .fitted import FittedBlock, FittedModel, NutsRun
 from .model import column_labels, positional_site, site_name
 
 FORMAT = "bayesnb-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: the oldest format version that holds everything a model needs: a model averaged over feature
+#: subsets (``feature_prior``) is version 2, which a reader of version 1 refuses instead of
+#: dropping the averaging; every other model is still written as version 1
+FEATURE_PRIOR_VERSION = 2
 #: how the manifest names per-column sites: ``"categorical.{column}.probs"``; a file without
 #: ``site_names`` (written before it existed) has ``"categorical.{position}.probs"``
 SITE_NAMES = "column"
@@ -141,7 +145,7 @@ def save(model: NaiveBayes, path) -> Path:
                                   for k, v in fitted.nuts.sample_stats.items()}}
     manifest = {
         "format": FORMAT,
-        "format_version": FORMAT_VERSION,
+        "format_version": 1 if model.feature_prior is None else FEATURE_PRIOR_VERSION,
         "library_version": __version__,
         "kind": "tables" if from_tables else "fitted",
         "method": model.method,
@@ -155,6 +159,7 @@ def save(model: NaiveBayes, path) -> Path:
         "class_count": put("class_count", model.class_count_),
         "blocks": blocks,
         "mcmc": {k: _json_value(v, k) for k, v in model._mcmc_settings().items()},
+        "feature_prior": _feature_prior_json(model.feature_prior),
         "draws": draws,
         # draws and priors are keyed by the sites of ``bayesnb.model``, per-column ones by
         # column name; files without this key name them by the column's position in its block
@@ -196,6 +201,31 @@ def _json_value(v, what):
     if isinstance(v, list | tuple | np.ndarray):
         return [_json_value(x, what) for x in v]
     raise TypeError(f"cannot save {what} of type {type(v).__name__}.")
+
+
+def _feature_prior_json(value):
+    """``feature_prior`` as JSON: null, a number, or ``{"columns": [[column, p], ...]}`` (a
+    Multinomial block's key, a tuple of columns, as a list)."""
+    if value is None or not isinstance(value, dict):
+        return _json_value(value, "feature_prior")
+    return {"columns": [[_json_value(k, "feature_prior column"), _json_value(p, "feature_prior")]
+                        for k, p in value.items()]}
+
+
+def _feature_prior_from_json(value, version: int):
+    """The inverse of :func:`_feature_prior_json` (files without the key: None); the values
+    are checked when the model is installed (``averaging.resolve``). Only a version-2 file
+    may hold one (a version-1 reader would ignore the key and predict without it)."""
+    if value is not None and version < FEATURE_PRIOR_VERSION:
+        raise ValueError(f"feature_prior needs format version {FEATURE_PRIOR_VERSION}; this "
+                         f"file says version {version}.")
+    if value is None or isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    pairs = _dict(value, "feature_prior").get("columns")
+    if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2
+                                              for p in pairs):
+        raise ValueError("feature_prior: expected a number or {'columns': [[column, p], ...]}.")
+    return {tuple(k) if isinstance(k, list) else k: p for k, p in pairs}
 
 
 # ---------------------------------------------------------------------- load
@@ -307,6 +337,7 @@ class _Layout(NamedTuple):
     hyper_sites: dict  # {draw site: (block index, hyperparameter)}
     site_bound: int  # no parameter site holds more values than this
     expected: dict  # {array name: _Expect}
+    feature_prior: Any = None  # as given to NaiveBayes (files without it: None)
 
 
 #: statistics that are sums of non-negative weights (counts) or of squares
@@ -406,7 +437,8 @@ def _layout(m, path, budget: int) -> _Layout:
                       class_prior is None, mcmc, site_bound, expect)
     return _Layout(kind, method, classes, columns, _bool(m["named_columns"], "named_columns"),
                    class_alpha, class_prior, mcmc, m["class_count"], blocks, priors, draws,
-                   hyper_sites, site_bound, expected)
+                   hyper_sites, site_bound, expected,
+                   _feature_prior_from_json(m.get("feature_prior"), version))
 
 
 def _block_layout(i, entry, n_classes, kind, expect):
@@ -859,7 +891,7 @@ def _build(f: _Fitted) -> NaiveBayes:
     lay = f.layout
     model = NaiveBayes(
         features={c: b.family for b in f.blocks for c in b.schema.columns}, method=lay.method,
-        class_alpha=lay.class_alpha, priors=f.priors or None,
+        class_alpha=lay.class_alpha, priors=f.priors or None, feature_prior=lay.feature_prior,
         class_prior=None if lay.class_prior is None else dict(
             zip(lay.classes.tolist(), lay.class_prior.tolist(), strict=True)),
         **lay.mcmc)

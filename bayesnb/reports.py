@@ -13,6 +13,8 @@ import pandas as pd
 
 from ._blocks import encode_blocks
 from ._classes import class_log_evidence
+from .averaging import AveragedScorer, relevance
+from .averaging import log_evidence as averaged_log_evidence
 from .fitted import check_conjugate, check_parametric
 from .scoring import TableScorer
 
@@ -24,7 +26,9 @@ class BayesianReports:
         """Log marginal likelihood log p(y, X) of the training data under the priors.
 
         With ``per_block=True``, a pandas Series with the class term and each block's term
-        log p(X_block | y), which add up to the total.
+        log p(X_block | y), which add up to the total. With ``feature_prior``, the evidence
+        averaged over all subsets of the features, log sum_S p(S) p(y, X | S) (each block's
+        term then sums its columns' log[p Z_class + (1 - p) Z_shared]).
         """
         model = self._fitted()
         if model.stated is not None:
@@ -34,12 +38,25 @@ class BayesianReports:
         check_parametric(model, "the evidence")
         parts = {"class": class_log_evidence(model.class_count, self.class_alpha,
                                              self._class_prior_array())}
+        if getattr(self, "feature_prior", None) is not None:  # averaged over structures
+            return averaged_log_evidence(model, self.feature_prior, parts["class"],
+                                         self.priors, per_block)
         for b in model.blocks:
             name = f"{b.family.name}{list(b.schema.columns)}"
             parts[name] = float(type(b.family).log_evidence(b.prior, b.stats))
         if per_block:
             return pd.Series(parts, name="log_evidence")
         return float(sum(parts.values()))
+
+    @property
+    def feature_relevance_(self) -> pd.Series:
+        """Posterior probability that each column depends on the class, averaged exactly over
+        all subsets of the features (``feature_prior``; see :mod:`bayesnb.averaging`):
+        indexed by column name, a Multinomial block by the tuple of its columns."""
+        if getattr(self, "feature_prior", None) is None:
+            raise AttributeError("feature_relevance_: set feature_prior (e.g. 0.5) to average "
+                                 "over the feature subsets.")
+        return relevance(self._fitted(), self.feature_prior, self.priors)
 
     def sample_posterior(self, num_draws=1000, seed=0, num_chains=1, *, prior=False) -> dict:
         """I.i.d. draws from the exact conjugate posterior (or the prior), in the same format as
@@ -240,7 +257,7 @@ class BayesianReports:
     def class_prior_(self) -> pd.Series:
         """p(c) used by the current method, indexed by class."""
         scorer = self._scorer()
-        if not isinstance(scorer, TableScorer):
+        if not isinstance(scorer, TableScorer | AveragedScorer):
             raise AttributeError("class_prior_ is defined for the closed-form methods.")
         return pd.Series(np.exp(np.asarray(scorer.log_prior, dtype=np.float64)),
                          index=self.classes_, name="prior")
@@ -266,6 +283,10 @@ class BayesianReports:
                  "Conditional probabilities:"]
         for col, frame in self.conditional_tables().items():
             lines += [f"  {col}", frame.to_string(), ""]
+        if getattr(self, "feature_prior", None) is not None:
+            lines += ["Posterior probability that each column depends on the class "
+                      "(feature_prior; the tables above are the class-specific parameters):",
+                      self.feature_relevance_.to_string(), ""]
         try:
             lines.append(f"log evidence: {self.log_evidence():.6f}")
         except ValueError as err:

@@ -48,7 +48,8 @@ PLOTS = {"ml_map_bayes.py": ("reliability.png", "learning_curves.png"),
 
 #: examples run (and their output checked against the README) by another test file
 ELSEWHERE = {"explain_and_loo.py": "tests/test_explain_loo.py",
-             "dependence.py": "tests/test_dependence.py"}
+             "dependence.py": "tests/test_dependence.py",
+             "feature_relevance.py": "tests/test_feature_averaging.py"}
 
 
 def test_every_example_is_covered():
