@@ -31,8 +31,12 @@ def _flat(draws, site):
 
 def _multinomial_logpmf(x, theta):
     """(n, K) log p(x_obs | theta_k) of each row over its observed columns, by scipy."""
+    complete = ~np.isnan(x).any(axis=1)
     out = np.zeros((x.shape[0], theta.shape[0]))
-    for i, row in enumerate(x):
+    xc = x[complete][:, None, :]
+    out[complete] = stats.multinomial.logpmf(xc, xc.sum(axis=-1), theta[None])
+    for i in np.flatnonzero(~complete):
+        row = x[i]
         obs = ~np.isnan(row)
         counts = row[obs]
         for k, th in enumerate(theta):
@@ -184,20 +188,30 @@ def test_mixed_blocks_with_missing_values_match_scipy(x64, small_chunks, linear_
                       "multinomial": True, "poisson": True}
 
 
-@pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_float32_agrees_with_x64(name):
+def test_float32_agrees_with_x64():
+    """The three linear families in one model (one matmul per block and chunk), float32
+    against float64 on the same draws."""
     import jax
 
-    X, y = count_data(name, seed=4, n=200, f=40, k=4)
-    out = {}
-    for x64 in (False, True):
-        with jax.enable_x64(x64):
-            clf = bnb.NaiveBayes(FAMILIES[name](), method="bayes").fit(X, y)
-            draws = clf.sample_posterior(N_DRAWS, seed=1)
-            out[x64] = clf.predict_uncertainty(X[:50], draws=draws)
-    for key in out[True]:
-        np.testing.assert_allclose(out[False][key], out[True][key], rtol=1e-4, atol=2e-5,
-                                   err_msg=key)
+    rng = np.random.default_rng(4)
+    n, k = 200, 4
+    y = rng.integers(0, k, n)
+    X = pd.DataFrame({
+        **{f"b{j}": (rng.random(n) < 0.3 + 0.1 * y).astype(float) for j in range(10)},
+        **{f"p{j}": rng.poisson(1.0 + 0.5 * y).astype(float) for j in range(10)},
+        **{f"w{j}": rng.poisson(1.0 + (y == j % k)).astype(float) for j in range(20)},
+    })
+    bag = bnb.Multinomial()
+    features = {**{f"b{j}": bnb.Bernoulli() for j in range(10)},
+                **{f"p{j}": bnb.Poisson() for j in range(10)},
+                **{f"w{j}": bag for j in range(20)}}
+    with jax.enable_x64(True):
+        clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
+        draws = clf.sample_posterior(N_DRAWS, seed=1)
+        x64 = clf.predict_uncertainty(X.head(50), draws=draws)
+    f32 = clf.predict_uncertainty(X.head(50), draws=draws)
+    for key in x64:
+        np.testing.assert_allclose(f32[key], x64[key], rtol=1e-4, atol=2e-5, err_msg=key)
 
 
 def test_chunking_does_not_change_the_answer(x64, monkeypatch):
@@ -205,7 +219,7 @@ def test_chunking_does_not_change_the_answer(x64, monkeypatch):
     clf = bnb.NaiveBayes(bnb.Multinomial(), method="bayes").fit(X, y)
     draws = clf.sample_posterior(N_DRAWS, seed=3)
     whole = clf.predict_uncertainty(X[:60], draws=draws)
-    for columns, budget in ((3, 9), (12, 200), (60, 1 << 20)):
+    for columns, budget in ((3, 9), (12, 200)):
         monkeypatch.setattr(inference, "_DRAW_COLUMNS", columns)
         monkeypatch.setattr(inference, "_CHUNK_BUDGET", budget)
         monkeypatch.setattr(inference, "_DRAWS_BUDGET", budget * 7)
