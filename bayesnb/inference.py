@@ -40,7 +40,8 @@ from .model import (
     with_priors,
 )
 
-#: rows x draws x (classes + columns) elements held at once by the bounds over draws
+#: rows x draws x (classes + columns scored draw by draw) elements held at once by the
+#: bounds over draws (quantiles need every draw of a row)
 _DRAWS_BUDGET = 1 << 25
 #: (draw, class) columns scored by one matmul in the predictive over draws
 _DRAW_COLUMNS = 1024
@@ -326,7 +327,8 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9):
     ``linear_scores``), then running sums over draws (:func:`_draw_sums`), so memory is
     O(rows x classes) plus one chunk. The bounds need every draw of a row at once
     (quantiles): they are a second pass over batches of rows holding ``rows x draws x
-    (columns + classes)`` elements up to :data:`_DRAWS_BUDGET`.
+    (classes + columns scored draw by draw)`` elements up to :data:`_DRAWS_BUDGET`, the
+    quantiles selected by NumPy.
     """
     from ._kernels import bucket, pad_rows
 
@@ -364,7 +366,6 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9):
     entropy = -np.sum(np.where(proba > 0, proba * log_proba, 0.0), axis=1)
     result = {"log_joint": log_joint, "proba": proba}
     if interval is not None:
-        width = sum(x.shape[1] for x in xs) + n_classes
         rows = _even_rows(n, max(8, _DRAWS_BUDGET // max(1, n_draws * width)))
         bands = []
         for start in range(0, n, rows):

@@ -28,7 +28,6 @@ from __future__ import annotations
 import numpy as np
 from harness import Case, Context, agreement, pair, policy, row_from
 
-from .bernoulli import make_bernoulli
 from .multinomial import make_multinomial
 
 #: (rows, features, classes, draws); full: issue 12 section 4's shape
@@ -38,11 +37,26 @@ TARGET = 2.0
 INTERVAL = 0.9
 
 
+def make_short_documents(n, f, k, seed=0):
+    """Bag-of-words rows of 10 words (``cases.multinomial``'s vocabularies): short enough
+    that the classes overlap, so the probabilities checked are not all 0 or 1."""
+    return make_multinomial(n, f, k, doc_len=10, seed=seed)
+
+
+def make_overlapping_bits(n, f, k, seed=1):
+    """0/1 rows whose per-class probabilities differ by about 0.03 around a common base."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    base = rng.uniform(0.2, 0.8, f)
+    p = np.clip(base + 0.03 * rng.standard_normal((k, f)), 0.05, 0.95).astype(np.float32)
+    return (rng.random((n, f), dtype=np.float32) < p[y]).astype(np.float32), y
+
+
 def _families():
     import bayesnb as bnb
 
-    return {"multinomial": (make_multinomial, lambda: bnb.Multinomial(alpha=1.0)),
-            "bernoulli": (make_bernoulli, lambda: bnb.Bernoulli(alpha=1.0, beta=1.0))}
+    return {"multinomial": (make_short_documents, lambda: bnb.Multinomial(alpha=1.0)),
+            "bernoulli": (make_overlapping_bits, lambda: bnb.Bernoulli(alpha=1.0, beta=1.0))}
 
 
 def reference_draws(name, X, draws, rows):
