@@ -28,6 +28,7 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 
+from .families import Family
 from .model import (
     ColumnSites,
     block_sites,
@@ -39,8 +40,13 @@ from .model import (
     with_priors,
 )
 
-#: rows x draws x (classes + columns) elements held at once by the predictive over draws
+#: rows x draws x (classes + columns scored draw by draw) elements held at once by the
+#: bounds over draws (quantiles need every draw of a row)
 _DRAWS_BUDGET = 1 << 25
+#: (draw, class) columns scored by one matmul in the predictive over draws
+_DRAW_COLUMNS = 1024
+#: rows x draws of a chunk x (classes + columns scored draw by draw) elements held at once
+_CHUNK_BUDGET = 1 << 23
 
 
 def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_count,
@@ -167,41 +173,163 @@ def _block_draws(draws, index, blocks):
             if i == index}
 
 
+def _chunk_scores(families, linear, lp, tables, xs):
+    """``(n, S, K)`` joint scores log pi_k + log p(x | theta_k) of one chunk of ``S`` draws.
+
+    A block in ``linear`` form holds ``(weights (F, S * K), bias (S, K))``: one matmul scores
+    every draw of the chunk (``Family.linear_scores``). Any other block holds its tables with
+    a leading draw axis and is scored draw by draw (vmap of ``log_likelihood``)."""
+    n = xs[0].shape[0]
+    s = lp[None]
+    for family, lin, table, x in zip(families, linear, tables, xs, strict=True):
+        if lin:
+            weights, bias = table
+            s = s + (x.astype(weights.dtype) @ weights).reshape(n, *bias.shape) + bias
+        else:
+            per_draw = jax.vmap(lambda t, f=family, x=x: f.log_likelihood(t, x))(table)
+            s = s + jnp.moveaxis(per_draw, 0, 1)
+    return s
+
+
 @partial(jax.jit, static_argnums=(0, 1))
-def _draw_probabilities(families, interval, class_log_prior, tables, xs):
-    """One vmap over draws of the plug-in scores, reduced per row.
+def _draw_sums(families, linear, class_lp, tables, valid, xs):
+    r"""Monte Carlo predictive and mutual information, streamed over chunks of draws.
 
-    Returns the Monte Carlo posterior predictive log p(x, c | data) (up to a class-free
-    constant: the log of the draw-averaged joint), the central ``interval`` of p(c | x, theta)
-    over draws, and the mutual information between the label and the parameters,
-    H[E p(c | x, theta)] - E H[p(c | x, theta)] (epistemic uncertainty).
+    ``class_lp`` (C, S, K), ``valid`` (C, S) and every leaf of ``tables`` have a leading
+    chunk axis (C) and a draw axis (S) (see :func:`_chunk_scores`); padded draws carry
+    ``valid`` False. Only (rows, classes) accumulators and one chunk live at once.
+
+    With :math:`s_{dk}` the joint score of draw d and class k, :math:`m_d = \max_k s_{dk}`,
+    :math:`e_{dk} = e^{s_{dk} - m_d}` and :math:`z_d = \sum_k e_{dk}`:
+
+    * the log of the draw-averaged joint, :math:`\log \frac1D \sum_d e^{s_{dk}}`, is a
+      running log-sum-exp over draws per (row, class), shifted by the running maximum
+      :math:`G_k` (rescaled chunk by chunk), so a class far below the others keeps its
+      finite score;
+    * :math:`\bar p_k = \frac1D \sum_d e_{dk} / z_d`;
+    * :math:`\sum_k p_{dk} \log p_{dk} = \sum_k e_{dk}(s_{dk} - m_d) / z_d - \log z_d`.
+
+    Two exponentials per (row, draw, class), against the ``2 x columns`` flops of the
+    matmul that makes the score. Returns the log of the draw-averaged joint (n, K) and the
+    mutual information between the label and the parameters, H[mean p] - mean H[p] (n,).
     """
+    n, k = xs[0].shape[0], class_lp.shape[-1]
+    dtype = class_lp.dtype
 
-    def one_draw(lp, tabs):
-        return lp + sum(f.log_likelihood(t, x) for f, t, x in zip(families, tabs, xs,
-                                                                   strict=True))
+    def step(carry, chunk):
+        top, acc, sum_p, sum_plogp = carry
+        lp, tabs, ok = chunk
+        s = _chunk_scores(families, linear, lp, tabs, xs)  # (n, S, K)
+        # running log-sum-exp over draws, per class
+        s_ok = jnp.where(ok[None, :, None], s, -jnp.inf)
+        new_top = jnp.maximum(top, jnp.max(s_ok, axis=1))  # (n, K)
+        shift = jnp.where(jnp.isfinite(new_top), new_top, 0.0)
+        rescale = jnp.where(jnp.isfinite(top), jnp.exp(top - shift), 0.0)
+        acc = acc * rescale + jnp.sum(jnp.exp(s_ok - shift[:, None, :]), axis=1)
+        # p(c | x, theta) per draw, summed over draws
+        m = jnp.max(s, axis=-1)  # (n, S)
+        t = s - jnp.where(jnp.isfinite(m), m, 0.0)[..., None]
+        e = jnp.exp(t)
+        z = jnp.sum(e, axis=-1)
+        # a draw under which the row is impossible gives p = 0/0 (NaN), as log_softmax would
+        inv_z = jnp.where(ok[None, :], 1.0 / z, 0.0)
+        sum_p = sum_p + jnp.einsum("nsk,ns->nk", e, inv_z)
+        et = jnp.sum(jnp.where(e > 0, e * t, 0.0), axis=-1)
+        plogp = jnp.where(ok[None, :] & (z > 0), et * inv_z - jnp.log(z), 0.0)
+        return (new_top, acc, sum_p, sum_plogp + jnp.sum(plogp, axis=1)), None
 
-    s = jax.vmap(one_draw)(class_log_prior, tables)  # (S, n, K)
-    log_joint = jax.nn.logsumexp(s, axis=0) - jnp.log(s.shape[0])
-    log_p = jax.nn.log_softmax(s, axis=-1)
-    p = jnp.exp(log_p)
-    mean = p.mean(axis=0)
+    init = (jnp.full((n, k), -jnp.inf, dtype), jnp.zeros((n, k), dtype),
+            jnp.zeros((n, k), dtype), jnp.zeros(n, dtype))
+    (top, acc, sum_p, sum_plogp), _ = jax.lax.scan(step, init, (class_lp, tables, valid))
+    n_draws = jnp.sum(valid).astype(dtype)
+    log_joint = jnp.log(acc) + top - jnp.log(n_draws)  # acc = 0 where top = -inf
+    mean = sum_p / n_draws
     entropy = -jnp.sum(jnp.where(mean > 0, mean * jnp.log(mean), 0.0), axis=-1)
-    expected = -jnp.mean(jnp.sum(jnp.where(p > 0, p * log_p, 0.0), axis=-1), axis=0)
-    lo, hi = (1.0 - interval) / 2, (1.0 + interval) / 2
-    bounds = jnp.quantile(p, jnp.array([lo, hi]), axis=0)
-    return log_joint, bounds[0], bounds[1], entropy - expected
+    return log_joint, entropy + sum_plogp / n_draws
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2))
+def _draw_probs(families, linear, n_draws, class_lp, tables, xs):
+    """p(c | x, theta) of the first ``n_draws`` draws, ``(n, K, n_draws)``: draws last, so
+    the host's quantiles select along contiguous memory (chunks as in :func:`_draw_sums`)."""
+
+    def chunk(args):
+        lp, tabs = args
+        return jax.nn.log_softmax(_chunk_scores(families, linear, lp, tabs, xs), axis=-1)
+
+    log_p = jax.lax.map(chunk, (class_lp, tables))  # (C, n, S, K)
+    n, k = xs[0].shape[0], class_lp.shape[-1]
+    log_p = jnp.transpose(log_p, (1, 3, 0, 2)).reshape(n, k, -1)[..., :n_draws]
+    return jnp.exp(log_p)
+
+
+def _chunked_tables(families, blocks, flat, class_lp, n_draws, chunk, x_complete):
+    """The draws laid out for :func:`_draw_sums`: class log priors, per-block tables and the
+    validity mask, each ``(chunks, draws per chunk, ...)`` with the last chunk padded by
+    copies of draw 0 (marked invalid); and per block whether it is scored in linear form
+    (``Family.linear_scores``: where the block has no missing value and the form is finite
+    for every draw)."""
+    n_chunks = -(-n_draws // chunk)
+    tables, linear = [], []
+    for i, (family, block) in enumerate(zip(families, blocks, strict=True)):
+        # only Categorical reads the posterior (the predictive of a value unseen in training)
+        post = family.posterior(block.prior, block.stats)
+        sample = jax.tree_util.tree_map(jnp.asarray, _block_draws(flat, i, blocks))
+        table = jax.vmap(lambda s, f=family, post=post: f.params_from_sample(s, post))(sample)
+        if x_complete[i] and family.linear_scores is not Family.linear_scores:
+            weights, bias, finite = _linear_layout(family, n_chunks, chunk, table)
+            if bool(finite):
+                tables.append((weights, bias))
+                linear.append(True)
+                continue
+        tables.append(_lay_out(n_chunks, chunk, table))
+        linear.append(False)
+    valid = (np.arange(n_chunks * chunk) < n_draws).reshape(n_chunks, chunk)
+    return (_lay_out(n_chunks, chunk, jnp.asarray(class_lp)), tuple(tables), jnp.asarray(valid),
+            tuple(linear))
+
+
+@partial(jax.jit, static_argnums=(0, 1))
+def _lay_out(n_chunks, chunk, tree):
+    """Every leaf ``(D, ...)`` as ``(n_chunks, chunk, ...)``, padded with copies of draw 0."""
+
+    def one(a):
+        index = np.concatenate([np.arange(a.shape[0]),
+                                np.zeros(n_chunks * chunk - a.shape[0], dtype=int)])
+        return a[index].reshape((n_chunks, chunk) + a.shape[1:])
+
+    return jax.tree_util.tree_map(one, tree)
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2))
+def _linear_layout(family, n_chunks, chunk, table):
+    """A block's ``linear_scores`` per draw as one chunk's matmul operand each: weights
+    ``(n_chunks, F, chunk * K)`` (draw-major columns), bias ``(n_chunks, chunk, K)``, and
+    whether every entry is finite."""
+    weights, bias = _lay_out(n_chunks, chunk, jax.vmap(family.linear_scores)(table))
+    c, s, k, f = weights.shape
+    finite = jnp.all(jnp.isfinite(weights)) & jnp.all(jnp.isfinite(bias))
+    return jnp.moveaxis(weights, 3, 1).reshape(c, f, s * k), bias, finite
 
 
 def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9):
     """Posterior predictive classification from draws (see ``NaiveBayes.
     predict_uncertainty``) of the encoded blocks ``xs`` of some rows; ``class_prior`` the
-    fixed class probabilities, or None when they are drawn (``class_probs``). Rows are
-    processed in batches so memory stays bounded.
+    fixed class probabilities, or None when they are drawn (``class_probs``).
 
     ``proba`` is p(c | x, data) = E[p(x, c | theta)] / E[p(x | theta)], the Monte Carlo form of
     the exact predictive (it converges to ``method="bayes"`` on a conjugate model);
-    ``lower``/``upper`` bound p(c | x, theta) over draws."""
+    ``lower``/``upper`` bound p(c | x, theta) over draws (the central ``interval``; left out
+    when ``interval`` is None).
+
+    The draws are streamed in chunks of about :data:`_DRAW_COLUMNS` (draw, class) columns: per
+    chunk one matmul of the rows against the chunk's tables side by side (families with
+    ``linear_scores``), then running sums over draws (:func:`_draw_sums`), so memory is
+    O(rows x classes) plus one chunk. The bounds need every draw of a row at once
+    (quantiles): they are a second pass over batches of rows holding ``rows x draws x
+    (classes + columns scored draw by draw)`` elements up to :data:`_DRAWS_BUDGET`, the
+    quantiles selected by NumPy.
+    """
     from ._kernels import bucket, pad_rows
 
     families = tuple(type(b.family) for b in blocks)
@@ -211,31 +339,53 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9):
         class_lp = np.log(flat["class_probs"])
     else:
         class_lp = np.broadcast_to(np.log(class_prior), (n_draws, len(class_prior)))
-    # only Categorical reads it (the predictive of a value unseen in training)
-    posteriors = [type(b.family).posterior(b.prior, b.stats) for b in blocks]
-    tables = tuple(
-        jax.vmap(lambda s, f=f, post=post: f.params_from_sample(s, post))(
-            jax.tree_util.tree_map(jnp.asarray, _block_draws(flat, i, blocks)))
-        for i, (f, post) in enumerate(zip(families, posteriors, strict=True)))
+    n_classes = class_lp.shape[1]
+    per_chunk = max(1, min(n_draws, _DRAW_COLUMNS // n_classes))
+    chunk = -(-n_draws // -(-n_draws // per_chunk))  # the draws shared evenly by the chunks
+    complete = tuple(not np.isnan(x).any() if np.asarray(x).dtype.kind == "f" else True
+                     for x in xs)
+    lp, tables, valid, linear = _chunked_tables(families, blocks, flat, class_lp, n_draws,
+                                                chunk, complete)
     n = xs[0].shape[0]
-    width = sum(x.shape[1] for x in xs) + class_lp.shape[1]
-    rows = max(8, _DRAWS_BUDGET // max(1, n_draws * width))
+    # rows per batch: one chunk's (rows, draws, classes) scores, plus the per-draw
+    # intermediates of the blocks scored draw by draw, within the budget
+    width = n_classes + sum(x.shape[1] for x, lin in zip(xs, linear, strict=True) if not lin)
+    rows = _even_rows(n, max(8, _CHUNK_BUDGET // (chunk * width)))
     out = []
     for start in range(0, n, rows):
-        chunk = [x[start:start + rows] for x in xs]
-        m = chunk[0].shape[0]
-        padded = tuple(pad_rows(c, bucket(m)) for c in chunk)
-        res = _draw_probabilities(families, float(interval), jnp.asarray(class_lp), tables,
-                                  padded)
+        part = [x[start:start + rows] for x in xs]
+        m = part[0].shape[0]
+        padded = tuple(pad_rows(c, bucket(m)) for c in part)
+        res = _draw_sums(families, linear, lp, tables, valid, padded)
         out.append(tuple(np.asarray(r, dtype=np.float64)[:m] for r in res))
-    log_joint, lo, hi, mi = (np.concatenate(parts) for parts in zip(*out, strict=True))
+    log_joint, mi = (np.concatenate(parts) for parts in zip(*out, strict=True))
     from scipy.special import logsumexp
 
     log_proba = log_joint - logsumexp(log_joint, axis=1, keepdims=True)
     proba = np.exp(log_proba)
     entropy = -np.sum(np.where(proba > 0, proba * log_proba, 0.0), axis=1)
-    return {"log_joint": log_joint, "proba": proba, "lower": lo, "upper": hi,
-            "entropy": entropy, "mutual_info": np.maximum(mi, 0.0)}
+    result = {"log_joint": log_joint, "proba": proba}
+    if interval is not None:
+        rows = _even_rows(n, max(8, _DRAWS_BUDGET // max(1, n_draws * width)))
+        bands = []
+        for start in range(0, n, rows):
+            part = [x[start:start + rows] for x in xs]
+            m = part[0].shape[0]
+            padded = tuple(pad_rows(c, bucket(m)) for c in part)
+            p = np.asarray(_draw_probs(families, linear, n_draws, lp, tables, padded))[:m]
+            # NumPy's selection (introselect): XLA:CPU sorts every row, about 10x slower
+            lo, hi = np.quantile(p, [(1.0 - interval) / 2, (1.0 + interval) / 2], axis=-1)
+            bands.append((lo.astype(np.float64), hi.astype(np.float64)))
+        result["lower"], result["upper"] = (np.concatenate(p) for p in zip(*bands,
+                                                                          strict=True))
+    result.update(entropy=entropy, mutual_info=np.maximum(mi, 0.0))
+    return result
+
+
+def _even_rows(n: int, most: int) -> int:
+    """Rows per batch: at most ``most``, the ``n`` rows shared evenly by the batches (so the
+    last batch is not a small remainder compiled apart)."""
+    return max(1, -(-n // -(-n // most))) if n else most
 
 
 # ---------------------------------------------------------------------- ArviZ and diagnostics

@@ -83,7 +83,9 @@ class BayesianReports:
         predictive p(c | x, data); ``lower``/``upper`` (n, K) the central ``interval`` of
         p(c | x, theta) over the posterior; ``entropy`` (n,) of the predictive; and
         ``mutual_info`` (n,) between the label and the parameters (epistemic uncertainty).
-        One jit-compiled function vmapped over draws, batched over rows.
+        The draws are streamed in chunks (one matmul per chunk for Multinomial, Bernoulli and
+        Poisson blocks), so the predictive needs memory for the rows x classes sums and one
+        chunk; the band needs every draw of a row and is computed in batches of rows.
         """
         from .inference import predict_from_draws
 

@@ -106,8 +106,8 @@ class DrawsScorer(NamedTuple):
         if any(sparse.issparse(x) for x in xs):
             raise TypeError("method='mcmc' predicts from dense input; densify X or use "
                             "method='bayes' (the exact predictive) with sparse input.")
-        joint = predict_from_draws(self.model.blocks, self.class_prior, self.draws,
-                                   xs)["log_joint"]
+        joint = predict_from_draws(self.model.blocks, self.class_prior, self.draws, xs,
+                                   interval=None)["log_joint"]
         if output == "joint":
             joint = joint + log_normalizer(self.model.blocks, xs)
         return normalised(joint, output)

@@ -25,7 +25,7 @@ Usage::
     python benchmarks/run.py --json results.json   # also write the rows as JSON
 
 Cases (``--only``): multinomial, bayes, bernoulli, gaussian, categorical, wide_categorical,
-coldstart.
+draws (not in ``--quick`` unless named), coldstart.
 """
 
 from __future__ import annotations

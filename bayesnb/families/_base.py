@@ -203,6 +203,17 @@ class Family:
         raise NotImplementedError
 
     @staticmethod
+    def linear_scores(params: NamedTuple) -> tuple | None:
+        """``(weights (K, F), bias (K,))`` with ``log_likelihood(params, x) = x @ weights.T +
+        bias`` for every ``x`` without missing values, wherever both are finite; None for a
+        family whose scores are not linear in the raw values.
+
+        The predictive over posterior draws stacks a chunk of draws' weights side by side and
+        scores them with one matmul (``inference.predict_from_draws``); a family without this
+        form is scored draw by draw through ``log_likelihood``."""
+        return None
+
+    @staticmethod
     def log_predictive(posterior: NamedTuple, x: jax.Array, n_levels=None) -> jax.Array:
         """``(n, K)`` exact log posterior predictive log p(x_i | c = k, data), up to a
         class-free per-row constant."""

@@ -153,6 +153,12 @@ class Bernoulli(Family):
         return jax.lax.cond(finite & jnp.all(observed), complete, general, None)
 
     @staticmethod
+    def linear_scores(params: BernoulliParams) -> tuple:
+        r""":math:`\sum_j x_j (\log\theta_{kj} - \log(1-\theta_{kj})) + \sum_j
+        \log(1-\theta_{kj})`, the complete-data branch of ``log_likelihood``."""
+        return params.log_p - params.log1m_p, jnp.sum(params.log1m_p, axis=1)
+
+    @staticmethod
     def log_predictive(posterior: BetaPrior, x, n_levels=None) -> jax.Array:
         total = posterior.alpha + posterior.beta
         params = BernoulliParams(jnp.log(posterior.alpha) - jnp.log(total),

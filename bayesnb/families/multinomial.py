@@ -320,6 +320,11 @@ class Multinomial(Family):
         return jnp.where(a_total > 0, log_p, 0.0)
 
     @staticmethod
+    def linear_scores(params: MultinomialParams) -> tuple:
+        r""":math:`\sum_v x_v \log\theta_{kv}`: the log probabilities, no bias."""
+        return params.log_prob, jnp.zeros(params.log_prob.shape[0], params.log_prob.dtype)
+
+    @staticmethod
     def log_normalizer(x) -> jax.Array:
         x0 = jnp.nan_to_num(x, nan=0.0)  # a missing count counts as 0 (no-op when complete)
         return gammaln(x0.sum(axis=1) + 1.0) - log_factorial_sum(x0)

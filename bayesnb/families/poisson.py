@@ -266,6 +266,12 @@ class Poisson(Family):
         return log_matmul(x0, params.log_rate) - observed.astype(x0.dtype) @ params.rate.T
 
     @staticmethod
+    def linear_scores(params: PoissonParams) -> tuple:
+        r""":math:`\sum_j x_j \log\lambda_{kj} - \sum_j \lambda_{kj}` (the class-free
+        :math:`-\log x_j!` left out, as in ``log_likelihood``)."""
+        return params.log_rate, -jnp.sum(params.rate, axis=1)
+
+    @staticmethod
     def log_predictive(posterior, x, n_levels=None) -> jax.Array:
         observed = ~jnp.isnan(x)
         if isinstance(posterior, NegBinShifted):  # the kernel's form (``kernel_table``)

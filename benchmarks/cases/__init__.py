@@ -5,8 +5,17 @@ that returns table rows (ours and the reference measured side by side, with the 
 check beside each), its shapes, and optionally a ``profile(ctx)`` for ``--profile``.
 """
 
-from . import bayes, bernoulli, categorical, coldstart, gaussian, multinomial, wide_categorical
+from . import (
+    bayes,
+    bernoulli,
+    categorical,
+    coldstart,
+    draws,
+    gaussian,
+    multinomial,
+    wide_categorical,
+)
 
 REGISTRY = {case.name: case for case in (
     multinomial.CASE, bayes.CASE, bernoulli.CASE, gaussian.CASE, categorical.CASE,
-    wide_categorical.CASE, coldstart.CASE)}
+    wide_categorical.CASE, draws.CASE, coldstart.CASE)}

@@ -1,0 +1,249 @@
+"""The posterior predictive over draws (``predict_uncertainty``, ``method="mcmc"`` prediction),
+streamed over chunks of draws, against an independent float64 SciPy computation.
+
+The reference scores every draw with ``scipy.stats`` densities (``multinomial``,
+``bernoulli``, ``poisson``, ``norm``; a Categorical column by its drawn level probabilities),
+missing entries left out of each row's sum (a Multinomial row with missing columns is a
+multinomial over its observed columns), then averages over draws in float64 NumPy:
+p(c | x, data) = sum_d p(x, c | theta_d) / sum_d p(x | theta_d), the band is ``np.quantile``
+of p(c | x, theta_d), and the mutual information is H[mean_d p] - mean_d H[p].
+
+The draw counts are chosen so that the chunks do not divide them (padded draws must not count).
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from scipy.special import logsumexp
+
+import bayesnb as bnb
+import bayesnb.inference as inference
+from bayesnb.scoring import DrawsScorer
+
+N_DRAWS = 37  # prime: no chunk size divides it
+
+
+def _flat(draws, site):
+    v = np.asarray(draws[site], dtype=np.float64)
+    return v.reshape((-1,) + v.shape[2:])
+
+
+def _multinomial_logpmf(x, theta):
+    """(n, K) log p(x_obs | theta_k) of each row over its observed columns, by scipy."""
+    complete = ~np.isnan(x).any(axis=1)
+    out = np.zeros((x.shape[0], theta.shape[0]))
+    xc = x[complete][:, None, :]
+    out[complete] = stats.multinomial.logpmf(xc, xc.sum(axis=-1), theta[None])
+    for i in np.flatnonzero(~complete):
+        row = x[i]
+        obs = ~np.isnan(row)
+        counts = row[obs]
+        for k, th in enumerate(theta):
+            p = th[obs] / th[obs].sum()
+            out[i, k] = stats.multinomial.logpmf(counts, counts.sum(), p)
+    return out
+
+
+def _masked_sum(logpdf):
+    """(n, K) sums over columns of a (n, K, F) log density, missing entries (NaN) left out."""
+    return np.where(np.isnan(logpdf), 0.0, logpdf).sum(axis=-1)
+
+
+def reference_scores(clf, draws, X):
+    """(D, n, K) per-draw log p(x, c | theta_d) in float64, each block by scipy.stats."""
+    blocks = {b.family.name: b for b in clf.blocks_}
+    log_pi = np.log(_flat(draws, "class_probs"))
+    n_draws = log_pi.shape[0]
+    s = np.repeat(log_pi[:, None, :], len(X), axis=1)
+    for name, block in blocks.items():
+        cols = list(block.schema.columns)
+        x = X[cols].to_numpy() if isinstance(X, pd.DataFrame) else X[:, cols]
+        for d in range(n_draws):
+            if name == "multinomial":
+                s[d] += _multinomial_logpmf(x.astype(float), _flat(draws, "multinomial.probs")[d])
+            elif name == "bernoulli":
+                theta = _flat(draws, "bernoulli.theta")[d]
+                xf = x.astype(float)[:, None, :]
+                s[d] += _masked_sum(np.where(np.isnan(xf), np.nan, stats.bernoulli.logpmf(
+                    np.nan_to_num(xf), theta[None])))
+            elif name == "poisson":
+                rate = _flat(draws, "poisson.rate")[d]
+                xf = x.astype(float)[:, None, :]
+                s[d] += _masked_sum(np.where(np.isnan(xf), np.nan, stats.poisson.logpmf(
+                    np.nan_to_num(xf), rate[None])))
+            elif name == "gaussian":
+                mean = _flat(draws, "gaussian.mean")[d]
+                precision = np.broadcast_to(_flat(draws, "gaussian.precision")[d], mean.shape)
+                s[d] += _masked_sum(stats.norm.logpdf(x.astype(float)[:, None, :], mean[None],
+                                                      1.0 / np.sqrt(precision[None])))
+            elif name == "categorical":
+                for j, col in enumerate(cols):
+                    probs = _flat(draws, f"categorical.{col}.probs")[d]  # (K, levels)
+                    levels = list(block.schema.levels[j])
+                    for i, v in enumerate(x[:, j]):
+                        if not pd.isna(v):
+                            s[d, i] += np.log(probs[:, levels.index(v)])
+    return s
+
+
+def reference_uncertainty(s, interval):
+    log_joint = logsumexp(s, axis=0)
+    proba = np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
+    p = np.exp(s - logsumexp(s, axis=2, keepdims=True))
+    mean = p.mean(axis=0)
+    xlogx = lambda a: np.where(a > 0, a * np.log(np.where(a > 0, a, 1.0)), 0.0)  # noqa: E731
+    mi = -xlogx(mean).sum(axis=1) + xlogx(p).sum(axis=2).mean(axis=0)
+    lo, hi = np.quantile(p, [(1 - interval) / 2, (1 + interval) / 2], axis=0)
+    return {"proba": proba, "lower": lo, "upper": hi,
+            "entropy": -xlogx(proba).sum(axis=1), "mutual_info": np.maximum(mi, 0.0)}
+
+
+def count_data(family, seed=0, n=120, f=6, k=3):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    if family == "bernoulli":
+        p = rng.uniform(0.1, 0.9, (k, f))
+        return (rng.random((n, f)) < p[y]).astype(float), y
+    rate = rng.gamma(2.0, 1.0, (k, f))
+    return rng.poisson(rate[y]).astype(float), y
+
+
+FAMILIES = {"multinomial": bnb.Multinomial, "bernoulli": bnb.Bernoulli, "poisson": bnb.Poisson}
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Chunks of 3 draws (3 classes, 10 columns per matmul) and batches of 8 rows, so 37
+    draws fill 13 chunks, the last padded, and rows span several batches."""
+    monkeypatch.setattr(inference, "_DRAW_COLUMNS", 10)
+    monkeypatch.setattr(inference, "_CHUNK_BUDGET", 8 * 3 * 3)
+
+
+@pytest.fixture
+def linear_used(monkeypatch):
+    """Records, per call, which blocks went through the one-matmul linear form."""
+    seen = []
+    real = inference._chunked_tables
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        seen.append(out[3])
+        return out
+
+    monkeypatch.setattr(inference, "_chunked_tables", spy)
+    return seen
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_linear_families_match_scipy_over_chunk_boundaries(name, x64, small_chunks,
+                                                           linear_used):
+    X, y = count_data(name)
+    clf = bnb.NaiveBayes(FAMILIES[name](), method="bayes").fit(X, y)
+    draws = clf.sample_posterior(N_DRAWS, seed=1)
+    u = clf.predict_uncertainty(X[:30], draws=draws, interval=0.8)
+    assert linear_used == [(True,)]  # the one-matmul path, not the per-draw fallback
+    ref = reference_uncertainty(reference_scores(clf, draws, X[:30]), 0.8)
+    assert set(u) == set(ref)
+    for key in ref:
+        np.testing.assert_allclose(u[key], ref[key], rtol=1e-9, atol=1e-12, err_msg=key)
+
+
+def test_mixed_blocks_with_missing_values_match_scipy(x64, small_chunks, linear_used):
+    rng = np.random.default_rng(3)
+    n = 80
+    y = rng.choice(["a", "b", "c"], n)
+    k = pd.Series(y).map({"a": 0, "b": 1, "c": 2}).to_numpy()
+    X = pd.DataFrame({
+        "flag": (rng.random(n) < 0.2 + 0.3 * k).astype(float),
+        "colour": rng.choice(["red", "green", "blue"], n),
+        "size": rng.normal(1.5 * k, 1.0),
+        "visits": rng.poisson(1 + k).astype(float),
+        "w0": rng.poisson(2 + k).astype(float), "w1": rng.poisson(1 + k).astype(float),
+        "w2": rng.poisson(2, n).astype(float),
+    })
+    bag = bnb.Multinomial()
+    features = {"flag": bnb.Bernoulli(), "colour": bnb.Categorical(), "visits": bnb.Poisson(),
+                "size": bnb.Gaussian(kappa=0.1, rate=1.0), "w0": bag, "w1": bag, "w2": bag}
+    clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
+    draws = clf.sample_posterior(N_DRAWS, seed=2)
+    test = X.head(25).copy()
+    for col in ("flag", "size", "visits", "w1"):
+        test.loc[rng.random(25) < 0.25, col] = np.nan
+    test.loc[3, "colour"] = None
+    u = clf.predict_uncertainty(test, draws=draws)
+    names = [b.family.name for b in clf.blocks_]
+    # every linear family's block has a missing value here: all go draw by draw
+    assert linear_used == [(False,) * len(names)]
+    ref = reference_uncertainty(reference_scores(clf, draws, test), 0.9)
+    for key in ref:
+        np.testing.assert_allclose(u[key], ref[key], rtol=1e-9, atol=1e-12, err_msg=key)
+    # complete rows: the linear blocks take the one-matmul path, same answer (through the
+    # scorer of method="mcmc", which needs no band)
+    proba, _ = DrawsScorer(clf.fitted_, clf._class_setup()[1], draws).scores(X.head(25),
+                                                                             "proba")
+    ref = reference_uncertainty(reference_scores(clf, draws, X.head(25)), 0.9)
+    np.testing.assert_allclose(proba, ref["proba"], rtol=1e-9, atol=1e-12)
+    linear = dict(zip(names, linear_used[-1], strict=True))
+    assert linear == {"bernoulli": True, "categorical": False, "gaussian": False,
+                      "multinomial": True, "poisson": True}
+
+
+def test_float32_agrees_with_x64():
+    """The three linear families in one model (one matmul per block and chunk), float32
+    against float64 on the same draws."""
+    import jax
+
+    rng = np.random.default_rng(4)
+    n, k = 200, 4
+    y = rng.integers(0, k, n)
+    X = pd.DataFrame({
+        **{f"b{j}": (rng.random(n) < 0.3 + 0.1 * y).astype(float) for j in range(10)},
+        **{f"p{j}": rng.poisson(1.0 + 0.5 * y).astype(float) for j in range(10)},
+        **{f"w{j}": rng.poisson(1.0 + (y == j % k)).astype(float) for j in range(20)},
+    })
+    bag = bnb.Multinomial()
+    features = {**{f"b{j}": bnb.Bernoulli() for j in range(10)},
+                **{f"p{j}": bnb.Poisson() for j in range(10)},
+                **{f"w{j}": bag for j in range(20)}}
+    with jax.enable_x64(True):
+        clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
+        draws = clf.sample_posterior(N_DRAWS, seed=1)
+        x64 = clf.predict_uncertainty(X.head(50), draws=draws)
+    f32 = clf.predict_uncertainty(X.head(50), draws=draws)
+    for key in x64:
+        np.testing.assert_allclose(f32[key], x64[key], rtol=1e-4, atol=2e-5, err_msg=key)
+
+
+def test_chunking_does_not_change_the_answer(x64, monkeypatch):
+    X, y = count_data("multinomial", seed=5, n=150, f=20, k=3)
+    clf = bnb.NaiveBayes(bnb.Multinomial(), method="bayes").fit(X, y)
+    draws = clf.sample_posterior(N_DRAWS, seed=3)
+    whole = clf.predict_uncertainty(X[:60], draws=draws)
+    for columns, budget in ((3, 9), (12, 200)):
+        monkeypatch.setattr(inference, "_DRAW_COLUMNS", columns)
+        monkeypatch.setattr(inference, "_CHUNK_BUDGET", budget)
+        monkeypatch.setattr(inference, "_DRAWS_BUDGET", budget * 7)
+        part = clf.predict_uncertainty(X[:60], draws=draws)
+        for key in whole:
+            np.testing.assert_allclose(part[key], whole[key], rtol=1e-12, atol=1e-14,
+                                       err_msg=(columns, key))
+
+
+def test_mcmc_scores_keep_far_classes_finite(x64, small_chunks):
+    """The scorer behind ``method="mcmc"`` prediction: its log probabilities are the log of
+    the draw-averaged joint, finite and exact far below the best class (a per-row shift would
+    underflow them to -inf)."""
+    rng = np.random.default_rng(6)
+    y = np.repeat([0, 1], 50)
+    X = np.where(y[:, None] == 0, rng.poisson([30.0, 1.0, 1.0], (100, 3)),
+                 rng.poisson([1.0, 30.0, 30.0], (100, 3))).astype(float)
+    clf = bnb.NaiveBayes(bnb.Multinomial(), method="bayes").fit(X, y)
+    draws = clf.sample_posterior(N_DRAWS, seed=4)
+    scorer = DrawsScorer(clf.fitted_, clf._class_setup()[1], draws)
+    log_proba, _ = scorer.scores(X, "log_proba")
+    s = reference_scores(clf, draws, X)
+    log_joint = logsumexp(s, axis=0)
+    expected = log_joint - logsumexp(log_joint, axis=1, keepdims=True)
+    assert expected.min() < -150  # the far class is far
+    np.testing.assert_allclose(log_proba, expected, rtol=1e-10)
