@@ -8,6 +8,8 @@ ArviZ export, and the fitted tables in the style of R's ``naiveBayes``.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import pandas as pd
 
@@ -89,6 +91,9 @@ class BayesianReports:
         """
         from .inference import predict_from_draws
 
+        if isinstance(interval, bool) or not (isinstance(interval, numbers.Real) and 0 < interval < 1):
+            raise ValueError(f"interval must be a number strictly between 0 and 1 (the central "
+                             f"credible mass of the band), got {interval!r}.")
         draws = self._posterior_draws(num_draws, seed) if draws is None else draws
         xs, _ = encode_blocks(self.fitted_, X, self._unseen_rule())
         result = predict_from_draws(self.blocks_, self._class_setup()[1], draws, xs,
