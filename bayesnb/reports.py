@@ -91,7 +91,8 @@ class BayesianReports:
         """
         from .inference import predict_from_draws
 
-        if isinstance(interval, bool) or not (isinstance(interval, numbers.Real) and 0 < interval < 1):
+        real = isinstance(interval, numbers.Real) and not isinstance(interval, bool)
+        if not (real and 0 < interval < 1):
             raise ValueError(f"interval must be a number strictly between 0 and 1 (the central "
                              f"credible mass of the band), got {interval!r}.")
         draws = self._posterior_draws(num_draws, seed) if draws is None else draws
