@@ -25,7 +25,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _kernels
-from .families._base import Float32Unrepresentable
 from .families._steps import needs_tail
 
 #: the indicator steps ``S`` a kernel may be compiled for
@@ -64,27 +63,20 @@ def counted(family) -> bool:
 _cache: dict = {}
 
 
+def _step_table(family, table, steps: int, joint: bool):
+    """A counted family's indicator-step table; it needs no host-side shift."""
+    return family.exact_table(table, steps, joint), None
+
+
 def kernel_tables(families, tables, joint: bool, steps, sources):
     """Every block's exact table as the kernel reads it, and its host-side shift."""
-    out, shifts = [], []
+    built = []
     for b, (family, table, s) in enumerate(zip(families, tables, steps, strict=True)):
-        key = (family, id(table), joint, s)
-        hit = _cache.get(key)
-        if hit is None or hit[0] is not table:
-            try:
-                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    if s is not None:
-                        kernel, shift = family.exact_table(table, s, joint), None
-                    else:
-                        kernel, shift = family.kernel_table(table, True, joint)
-            except Float32Unrepresentable as err:
-                raise _kernels.unrepresentable(err, sources, b) from None
-            if len(_cache) >= 32:  # a few models' worth; the oldest goes first
-                _cache.pop(next(iter(_cache)))
-            hit = _cache[key] = (table, kernel, shift)
-        out.append(hit[1])
-        shifts.append(hit[2])
-    return tuple(out), shifts
+        build = (partial(_step_table, family, table, s, joint) if s is not None
+                 else partial(family.kernel_table, table, True, joint))
+        built.append(_kernels.cached_kernel_table(_cache, (family, id(table), joint, s), table,
+                                                  build, sources, b))
+    return tuple(k for k, _ in built), [shift for _, shift in built]
 
 
 @partial(jax.jit, static_argnums=(0, 1, 2))

@@ -439,22 +439,28 @@ _kernel_tables: dict = {}
 def _tables(families, tables, exact: bool, joint: bool, sources=()):
     """Every block's table in the form its score kernel reads, and its host-side shift
     (``Family.kernel_table``), built in float64 once per fitted table."""
-    out, shifts = [], []
-    for b, (family, table) in enumerate(zip(families, tables, strict=True)):
-        key = (family, id(table), exact, joint)
-        hit = _kernel_tables.get(key)
-        if hit is None or hit[0] is not table:
-            try:
-                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    kernel, shift = family.kernel_table(table, exact, joint)
-            except Float32Unrepresentable as err:
-                raise unrepresentable(err, sources, b) from None
-            if len(_kernel_tables) >= 32:  # a few models' worth; the oldest goes first
-                _kernel_tables.pop(next(iter(_kernel_tables)))
-            hit = _kernel_tables[key] = (table, kernel, shift)
-        out.append(hit[1])
-        shifts.append(hit[2])
-    return tuple(out), shifts
+    built = [cached_kernel_table(_kernel_tables, (family, id(table), exact, joint), table,
+                                 partial(family.kernel_table, table, exact, joint), sources, b)
+             for b, (family, table) in enumerate(zip(families, tables, strict=True))]
+    return tuple(k for k, _ in built), [shift for _, shift in built]
+
+
+def cached_kernel_table(cache: dict, key, table, build, sources, b: int):
+    """``(kernel, shift)`` of one block's fitted ``table``, from ``cache`` or by ``build()``
+    (in float64 on the host). ``key`` holds ``id(table)`` and the entry keeps the table, so a
+    recycled id cannot hit; the cache keeps a few models' worth, the oldest going first. A
+    table float32 cannot hold is refused naming block ``b``'s column (:func:`unrepresentable`)."""
+    hit = cache.get(key)
+    if hit is None or hit[0] is not table:
+        try:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                kernel, shift = build()
+        except Float32Unrepresentable as err:
+            raise unrepresentable(err, sources, b) from None
+        if len(cache) >= 32:
+            cache.pop(next(iter(cache)))
+        hit = cache[key] = (table, kernel, shift)
+    return hit[1], hit[2]
 
 
 def unrepresentable(err: Float32Unrepresentable, sources, b: int) -> ValueError:
