@@ -2,11 +2,45 @@
 itself never switches x64 on (see the dtype policy in the README)."""
 
 import os
+import shutil
+import tempfile
 
 import jax
 import pytest
 
 jax.config.update("jax_platforms", "cpu")
+
+#: the folder of compiled kernels this run shares between its processes (see below)
+_KERNEL_CACHE = "JAX_COMPILATION_CACHE_DIR"
+_made_here = []
+
+
+def pytest_configure(config):
+    """Compiling kernels is most of the suite's time, and the test processes (pytest-xdist's
+    workers, the examples and the CLI run as scripts) compile many of the same ones. JAX's
+    persistent compilation cache lets each kernel be compiled once per run: a new, empty
+    folder per run (made by the first process, inherited by the others through the
+    environment), deleted at the end. A cached kernel is the same executable, so what the
+    tests check is what a user runs; ``JAX_COMPILATION_CACHE_DIR`` set outside keeps its own
+    folder."""
+    if os.environ.get("BAYESNB_TEST_KERNEL_CACHE", "1") == "0":
+        return
+    if not os.environ.get(_KERNEL_CACHE):
+        os.environ[_KERNEL_CACHE] = tempfile.mkdtemp(prefix="bayesnb-test-kernels-")
+        _made_here.append(os.environ[_KERNEL_CACHE])
+    # every kernel, however quick to compile (most compile in well under a second)
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
+    jax.config.update("jax_compilation_cache_dir", os.environ[_KERNEL_CACHE])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs",
+                      float(os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"]))
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes",
+                      int(os.environ["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"]))
+
+
+def pytest_unconfigure(config):
+    for folder in _made_here:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
