@@ -197,7 +197,7 @@ def test_compiled_float32_kernels_carry_highest_precision(tmp_path):
     # the precision is written into every dot the kernels lower to (read back from JAX's IR
     # dump: CPU ignores the setting, so the numbers cannot show it): fit, plug-in and exact
     # scores, draws and model averaging (leave-one-out's kernels are left to the check
-    # above: 5 s more); odd shapes so that each compiles here
+    # above: 5 s more)
     import jax
     import numpy as np
 
@@ -208,6 +208,7 @@ def test_compiled_float32_kernels_carry_highest_precision(tmp_path):
     n = 37
     y = rng.integers(0, 3, n)
     X = rng.poisson(2.0, (n, 11)).astype(np.float32)
+    jax.clear_caches()  # kernels compiled by earlier tests in this process would not dump
     jax.config.update("jax_dump_ir_to", str(tmp_path))
     try:
         for method in ("mean", "bayes"):
