@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _kernels
+from ._kernels import full_float32
 from .families._steps import needs_tail
 
 #: the indicator steps ``S`` a kernel may be compiled for
@@ -80,6 +81,7 @@ def kernel_tables(families, tables, joint: bool, steps, sources):
 
 
 @partial(jax.jit, static_argnums=(0, 1, 2))
+@full_float32
 def scores(families, levels, joint, class_log_prior, tables, xs, n_valid):
     """One chunk: exact class scores (joint: with every class-free constant), per block
     whether the host must add a tail, the value checks and the float32 rounding bounds."""

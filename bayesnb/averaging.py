@@ -55,7 +55,7 @@ from scipy import sparse
 
 from ._blocks import raw_blocks
 from ._classes import class_log_prior
-from ._kernels import bucket, pad_rows
+from ._kernels import bucket, full_float32, pad_rows
 from .families._base import host_f64
 from .fitted import FittedModel, check_conjugate, check_parametric
 
@@ -169,6 +169,7 @@ def _per_column(fn, *trees):
 
 
 @partial(jax.jit, static_argnums=(0, 1, 2))
+@full_float32
 def _evidences(family, kind, levels, prior, priors, stats, shared, full):
     """Per unit the log evidence with class-specific and with shared parameters, and the
     block's own log evidence (one compiled function per block)."""
@@ -358,6 +359,7 @@ def _score_fn(family, method):
 
 
 @partial(jax.jit, static_argnums=(0, 1))
+@full_float32
 def _mixture(specs, method, tables_c, tables_s, log_r, log_1mr, xs):
     """``(m, K)``: the sum over units of log[r p(x | c) + (1 - r) p(x | shared)], every
     block in one compiled function (padded rows: a few sizes, so it compiles rarely)."""

@@ -28,6 +28,7 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 
+from ._kernels import full_float32
 from .families import Family
 from .model import (
     ColumnSites,
@@ -192,6 +193,7 @@ def _chunk_scores(families, linear, lp, tables, xs):
 
 
 @partial(jax.jit, static_argnums=(0, 1))
+@full_float32
 def _draw_sums(families, linear, class_lp, tables, valid, xs):
     r"""Monte Carlo predictive and mutual information, streamed over chunks of draws.
 
@@ -249,6 +251,7 @@ def _draw_sums(families, linear, class_lp, tables, valid, xs):
 
 
 @partial(jax.jit, static_argnums=(0, 1, 2))
+@full_float32
 def _draw_probs(families, linear, n_draws, class_lp, tables, xs):
     """p(c | x, theta) of the first ``n_draws`` draws, ``(n, K, n_draws)``: draws last, so
     the host's quantiles select along contiguous memory (chunks as in :func:`_draw_sums`)."""
@@ -290,6 +293,7 @@ def _chunked_tables(families, blocks, flat, class_lp, n_draws, chunk, x_complete
 
 
 @partial(jax.jit, static_argnums=(0, 1))
+@full_float32
 def _lay_out(n_chunks, chunk, tree):
     """Every leaf ``(D, ...)`` as ``(n_chunks, chunk, ...)``, padded with copies of draw 0."""
 
@@ -302,6 +306,7 @@ def _lay_out(n_chunks, chunk, tree):
 
 
 @partial(jax.jit, static_argnums=(0, 1, 2))
+@full_float32
 def _linear_layout(family, n_chunks, chunk, table):
     """A block's ``linear_scores`` per draw as one chunk's matmul operand each: weights
     ``(n_chunks, F, chunk * K)`` (draw-major columns), bias ``(n_chunks, chunk, K)``, and

@@ -39,7 +39,7 @@ from . import _kernels
 from ._blocks import levels_of, raw_blocks
 from ._classes import class_log_prior
 from ._data import labels_to_codes
-from ._kernels import bucket, pad_rows
+from ._kernels import bucket, full_float32, pad_rows
 from .fitted import FittedModel, check_parametric, check_weight, chunk_statistics
 
 #: rows x classes x (block width) elements held at once while scoring left-out rows
@@ -232,6 +232,7 @@ def _block_scores(block, family, method, stats, row_stats, hot, x) -> np.ndarray
 
 
 @partial(jax.jit, static_argnums=(0, 1, 2))
+@full_float32
 def _scores(family, method, levels, prior, full, row, x):
     """Per row: the statistics without the row (``remove_stats``), the method's table from
     them, and the row's log score under every class."""
@@ -246,6 +247,7 @@ def _scores(family, method, levels, prior, full, row, x):
 
 
 @partial(jax.jit, static_argnums=0)
+@full_float32
 def _log_normalizer(family, x):
     return family.log_normalizer(x)
 
@@ -298,12 +300,14 @@ def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
 
 
 @partial(jax.jit, static_argnums=0)
+@full_float32
 def _draw_tables(family, posterior, sample):
     """The plug-in table of every draw (a leading draw axis)."""
     return jax.vmap(lambda one: family.params_from_sample(one, posterior))(sample)
 
 
 @partial(jax.jit, static_argnums=(0, 1, 2))
+@full_float32
 def _draw_scores(families, levels, joint, class_lp, tables, xs, codes):
     """``(S, m)``: log p(x_i, y_i | theta_s) (``joint``) or log p(y_i | x_i, theta_s)."""
 
