@@ -3,10 +3,7 @@
 as gammaln sums by hand, Normal-Wishart and Normal-Gamma evidences as chain-rule products of
 scipy's posterior predictives (Student-t, negative binomial, Dirichlet-multinomial)."""
 
-import os
 import re
-import subprocess
-import sys
 from math import lgamma, sqrt
 from pathlib import Path
 
@@ -15,6 +12,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
+from example_runner import run_example
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -378,12 +376,7 @@ def test_heatmap_is_symmetric_in_model_order(synthetic, tmp_path):
 
 def test_example_and_readme_numbers(tmp_path):
     """examples/dependence.py runs, and the numbers the README quotes are what it prints."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, str(ROOT / "examples" / "dependence.py"),
-                          "--plot", str(tmp_path / "dep.png")], capture_output=True, text=True,
-                         timeout=180, check=False, env=env, cwd=ROOT)
-    assert out.returncode == 0, out.stderr
-    text = out.stdout
+    text = run_example("dependence.py", ["--plot", tmp_path / "dep.png"], tmp_path)
     readme = (ROOT / "README.md").read_text()
     section = readme[readme.index("## Is the naive assumption safe?"):]
     section = section[:section.index("\n## ", 4)]

@@ -1,21 +1,19 @@
 """Every example runs as a script (with small settings) and prints what it promises: the data it
 uses (a ``data:`` line), class names beside its probabilities, and, for those that draw, the
-folder its plots go to (``--out``; by default a new temporary folder, printed).
+folder its plots go to (``--out``; by default a new temporary folder, printed). The scripts run
+in the test's process, as ``__main__`` with their arguments (``example_runner``), so they reuse
+the kernels the suite has compiled.
 
 The MCMC examples run with a handful of draws here (``--samples``): the test is that the script
 runs end to end and prints its parts; NUTS against the closed forms is tested in
 ``test_mcmc.py``."""
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from example_runner import EXAMPLES, run_example
 from test_readme import example_outputs, mismatches
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 #: name -> (arguments, texts stdout must contain); "{tmp}" is the test's temporary folder
 CASES = {
@@ -60,19 +58,15 @@ def test_every_example_is_covered():
 def test_example_runs(name, tmp_path):
     args, expected = CASES[name]
     args = [a.format(tmp=tmp_path) for a in args]
-    env = dict(os.environ, TMPDIR=str(tmp_path))  # where a default plot folder is made
-    out = subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True,
-                         text=True, timeout=900, check=False, env=env)  # shared machine
-    assert out.returncode == 0, out.stderr
+    stdout = run_example(name, args, tmp_path)  # TMPDIR: where a default plot folder is made
     for text in expected:
-        assert text in out.stdout, (text, out.stdout)
+        assert text in stdout, (text, stdout)
     quoted = example_outputs().get((name, tuple(args)))
     if quoted is not None:  # the README quotes this very run: its numbers must be these
-        assert mismatches(out.stdout, quoted) is None, (mismatches(out.stdout, quoted),
-                                                        out.stdout)
-    assert re.search(r"^data: \S", out.stdout, re.MULTILINE), out.stdout  # says what data
+        assert mismatches(stdout, quoted) is None, (mismatches(stdout, quoted), stdout)
+    assert re.search(r"^data: \S", stdout, re.MULTILINE), stdout  # says what data
     if name in PLOTS:  # the folder is printed, and the plots are there as real images
-        folder = Path(re.search(r"^plots go to (.+?)/?$", out.stdout, re.MULTILINE)[1])
+        folder = Path(re.search(r"^plots go to (.+?)/?$", stdout, re.MULTILINE)[1])
         assert folder.is_relative_to(tmp_path), folder
         if "--out" not in args:
             assert folder.name.startswith(f"bayesnb-{name[:-3]}-"), folder

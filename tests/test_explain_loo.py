@@ -9,21 +9,22 @@ brute-force refits on n - 1 rows for leave-one-out.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+import contextlib
+import io
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from example_runner import run_example
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
 import bayesnb as bnb
 from bayesnb import datasets
+from bayesnb.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 SUNNY = pd.Series({"Outlook": "Sunny", "Temperature": "Cool", "Humidity": "High",
@@ -180,14 +181,14 @@ def test_cli_explain_prints_the_factors(tennis, tmp_path):
     X, y, clf = tennis
     bnb.save(clf, tmp_path / "tennis.bnb")
     SUNNY.to_frame().T.to_csv(tmp_path / "row.csv", index=False)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-m", "bayesnb.cli", "explain",
-                          str(tmp_path / "tennis.bnb"), str(tmp_path / "row.csv"),
-                          "--versus", "No", "Yes"], capture_output=True, text=True,
-                         timeout=120, check=False, env=env)
-    assert out.returncode == 0, out.stderr
-    assert "0.222222" in out.stdout and "0.005291" in out.stdout  # 2/9 and the joint
-    assert "weight of evidence for 'No' against 'Yes'" in out.stdout
+    printed, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(err):
+        code = cli_main(["explain", str(tmp_path / "tennis.bnb"), str(tmp_path / "row.csv"),
+                         "--versus", "No", "Yes"])  # the command, in this process
+    assert code == 0, err.getvalue()
+    stdout = printed.getvalue()
+    assert "0.222222" in stdout and "0.005291" in stdout  # 2/9 and the joint
+    assert "weight of evidence for 'No' against 'Yes'" in stdout
 
 
 # ---------------------------------------------------------------------- leave-one-out
@@ -327,16 +328,13 @@ def test_az_loo_and_compare_on_an_mcmc_fit():
 
 # ---------------------------------------------------------------------- example and README
 def test_example_runs_and_the_readme_quotes_it():
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, str(ROOT / "examples" / "explain_and_loo.py")],
-                         capture_output=True, text=True, timeout=300, check=False, env=env)
-    assert out.returncode == 0, out.stderr
+    stdout = run_example("explain_and_loo.py")
     readme = (ROOT / "README.md").read_text()
-    for line in out.stdout.splitlines():
+    for line in stdout.splitlines():
         if line.startswith("README: "):
             quoted = line[len("README: "):]
-            assert quoted in out.stdout and quoted in readme, quoted
-    assert "0.0053" in out.stdout
+            assert quoted in stdout and quoted in readme, quoted
+    assert "0.0053" in stdout
 
 
 # ---------------------------------------------------------------------- remove_stats
