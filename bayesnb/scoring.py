@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import sparse
 
-from . import _exact, _kernels
+from . import _exact, _host, _kernels
 from ._blocks import block_source, encode_blocks, levels_of, raw_blocks
 from ._classes import class_log_prior
 from .families import Family
@@ -33,7 +33,7 @@ class TableScorer(NamedTuple):
 
     model: FittedModel
     exact: bool
-    log_prior: object  # (K,) JAX array
+    log_prior: np.ndarray  # (K,) float64 (a kernel receives it in its dtype)
     tables: tuple
     unseen: str  # what a category level unseen in training means (see Categorical.encode)
 
@@ -47,11 +47,11 @@ class TableScorer(NamedTuple):
         n_classes = len(self.model.classes)
         if n == 0:
             return np.zeros((0, n_classes)), np.zeros(0)
-        host = [i for i, b in enumerate(blocks) if b.family.nonparametric]
+        host = [i for i, b in enumerate(blocks)
+                if b.family.nonparametric or b.family.host_counting]
         if host:  # scored on the host, added to the kernel's scores of the other blocks
-            host_scores = sum(blocks[i].family.host_log_likelihood(
-                self.tables[i], blocks[i].family.encode(raws[i], blocks[i].schema))
-                for i in host)
+            host_scores = sum(self._host_scores(blocks[i], self.tables[i], raws[i], n)
+                              for i in host)
             rest = [i for i in range(len(blocks)) if i not in host]
             if rest:
                 scores, _ = self._replace(
@@ -74,6 +74,13 @@ class TableScorer(NamedTuple):
                                             n_classes), output)
         return _kernels.stream_scores(self.model.families, levels, False, output,
                                       self.log_prior, self.tables, sources, n, n_classes)
+
+    def _host_scores(self, block, table, raw, n: int) -> np.ndarray:
+        """``(n, K)`` float64 log p(x | c) of a block scored on the host, constants included."""
+        if block.family.nonparametric:
+            return block.family.host_log_likelihood(table, block.family.encode(raw, block.schema))
+        return _host.stream_scores(block, table, raw, n, len(self.model.classes), self.unseen,
+                                   self.exact)
 
     def _sparse_scores(self, raws, output):
         xs = [b.family.encode(raw, b.schema, unseen=self.unseen)
@@ -118,7 +125,8 @@ def table_scorer(model: FittedModel, method: str, class_alpha, class_prior) -> T
     stated tables of a model built from them (whatever ``method`` is)."""
     if model.stated is not None:
         log_prior, tables = model.stated
-        return TableScorer(model, False, jnp.asarray(log_prior), tuple(tables), "stated tables")
+        return TableScorer(model, False, _host_f64(log_prior), tuple(tables),
+                           "stated tables")
     log_prior = class_log_prior(model.class_count, class_alpha, class_prior, method)
     tables = []
     for block in model.blocks:
@@ -134,8 +142,17 @@ def table_scorer(model: FittedModel, method: str, class_alpha, class_prior) -> T
         params = _kernels.estimate(family, block.prior, block.stats, method)
         check_defined(params, block, model.classes, method)
         tables.append(params)
-    return TableScorer(model, method == "bayes", jnp.asarray(log_prior), tuple(tables),
+    return TableScorer(model, method == "bayes", _host_f64(log_prior), tuple(tables),
                        "method='ml'" if method == "ml" else "smooth")
+
+
+def _host_f64(values) -> np.ndarray:
+    """A read-only float64 NumPy copy: host-side scores keep float64, and a kernel converts its
+    arguments to its dtype without compiling (``jnp.asarray`` compiled a conversion, 30-120 ms
+    of a first call)."""
+    out = np.array(values, dtype=np.float64)
+    out.flags.writeable = False
+    return out
 
 
 def check_defined(params, block: FittedBlock, classes, method: str) -> None:
