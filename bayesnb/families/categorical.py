@@ -54,8 +54,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from scipy import sparse
 from jax.scipy.special import gammaln, xlogy
+from scipy import sparse
 
 from ._base import (
     Family,
