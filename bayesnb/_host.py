@@ -19,8 +19,16 @@ from ._blocks import block_source, levels_of
 CHUNK_ENTRIES = 1 << 20
 
 
-def _bounds(n_rows: int, width: int):
-    rows = max(1, CHUNK_ENTRIES // max(width, 1))
+#: at most this many cells per chunk, however large a chunk's fixed cost
+MAX_CHUNK_ENTRIES = 1 << 24
+
+
+def _bounds(n_rows: int, width: int, entries: int = 0):
+    """Row ranges of about ``max(CHUNK_ENTRIES, entries)`` cells (``entries``: what a chunk
+    costs besides its cells, times 8: a chunk's counts have classes x levels bins, more than
+    a chunk of 20,000 columns holds rows' cells)."""
+    cells = min(max(CHUNK_ENTRIES, entries), MAX_CHUNK_ENTRIES)
+    rows = max(1, cells // max(width, 1))
     return ((start, min(start + rows, n_rows)) for start in range(0, n_rows, rows))
 
 
@@ -29,7 +37,8 @@ def stream_stats(block, raw, codes: np.ndarray, weight: np.ndarray, n_classes: i
     family, schema = block.family, block.schema
     source = block_source(family, raw, schema, "error")
     levels, total = levels_of(schema), None
-    for start, stop in _bounds(codes.shape[0], source.width):
+    bins = n_classes * sum(levels or ())
+    for start, stop in _bounds(codes.shape[0], source.width, 8 * bins):
         chunk = family.host_stats(source.read(start, stop), codes[start:stop],
                                   weight[start:stop], n_classes, levels)
         total = chunk if total is None else family.merge_stats(total, chunk)
