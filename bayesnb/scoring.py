@@ -50,8 +50,9 @@ class TableScorer(NamedTuple):
         host = [i for i, b in enumerate(blocks)
                 if b.family.nonparametric or b.family.host_counting]
         if host:  # scored on the host, added to the kernel's scores of the other blocks
-            host_scores = sum(self._host_scores(blocks[i], self.tables[i], raws[i], n)
-                              for i in host)
+            total = self._host_scores(blocks[host[0]], self.tables[host[0]], raws[host[0]], n)
+            for i in host[1:]:
+                total += self._host_scores(blocks[i], self.tables[i], raws[i], n)
             rest = [i for i in range(len(blocks)) if i not in host]
             if rest:
                 scores, _ = self._replace(
@@ -59,8 +60,9 @@ class TableScorer(NamedTuple):
                     tables=tuple(self.tables[i] for i in rest)).scores(
                         X, "joint" if output == "joint" else "scores")
             else:
-                scores = np.broadcast_to(np.asarray(self.log_prior, np.float64), (n, n_classes))
-            return normalised(scores + host_scores, output)
+                scores = self.log_prior
+            total += scores  # in place (one (n, K) array, normalised in place too)
+            return normalised(total, output, out=total)
         sources = [block_source(b.family, raw, b.schema, self.unseen)
                    for b, raw in zip(blocks, raws, strict=True)]
         if output == "joint" and all(type(b.family).log_normalizer is Family.log_normalizer
@@ -76,9 +78,11 @@ class TableScorer(NamedTuple):
                                       self.log_prior, self.tables, sources, n, n_classes)
 
     def _host_scores(self, block, table, raw, n: int) -> np.ndarray:
-        """``(n, K)`` float64 log p(x | c) of a block scored on the host, constants included."""
+        """``(n, K)`` float64 log p(x | c) of a block scored on the host, constants included:
+        a new array (the caller adds to it in place)."""
         if block.family.nonparametric:
-            return block.family.host_log_likelihood(table, block.family.encode(raw, block.schema))
+            return np.array(block.family.host_log_likelihood(
+                table, block.family.encode(raw, block.schema)), dtype=np.float64)
         return _host.stream_scores(block, table, raw, n, len(self.model.classes), self.unseen,
                                    self.exact)
 
@@ -208,19 +212,22 @@ def log_normalizer(blocks, xs) -> np.ndarray:
 NORMALISE_ROWS = 1 << 14
 
 
-def normalised(scores: np.ndarray, output: str) -> tuple[np.ndarray, np.ndarray]:
+def normalised(scores: np.ndarray, output: str,
+               out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Host-side counterpart of ``_kernels.scores`` (host, sparse and draw-averaged paths):
     the scores (``"scores"``, ``"joint"``), p(c | x) (``"proba"``: exponentials of the scores
     shifted by the row maximum, divided by their sum) or log p(c | x) (``"log_proba"``), and
     the per-row log normaliser; row chunk by row chunk (whole-array passes over a tall
-    ``(n, K)`` array cost 3-4x more)."""
+    ``(n, K)`` array cost 3-4x more). ``out`` (float64, ``scores`` itself allowed) receives
+    the probabilities."""
     scores = np.asarray(scores, dtype=np.float64)
     if output in ("scores", "joint") or scores.size == 0:
         norm = logsumexp_rows(scores)[:, 0]
         if output in ("scores", "joint"):
             return scores, norm
         return _kernels.finish(scores, output), norm
-    out, norm = np.empty_like(scores), np.empty(scores.shape[0])
+    out = np.empty_like(scores) if out is None else out
+    norm = np.empty(scores.shape[0])
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for start in range(0, scores.shape[0], NORMALISE_ROWS):
             rows = slice(start, start + NORMALISE_ROWS)
