@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _kernels
+from . import _host, _kernels
 from ._blocks import block_positions, block_source, levels_of
 from ._data import Table, encode_labels, labels_to_codes, resolve_features, sample_weight_array
 from .families import Family, Schema
@@ -192,9 +192,12 @@ def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
         return [jax.tree_util.tree_map(
             jnp.asarray, b.family.sparse_suff_stats(b.family.encode(raw, b.schema), resp))
             for b, raw in zip(blocks, raws, strict=True)]
-    # a nonparametric family's statistic is the sample itself: kept on the host in float64
+    # a nonparametric family's statistic is the sample itself: kept on the host in float64;
+    # a host_counting family's are counts, taken on the host in float64 (nothing to compile)
     out = [b.family.host_suff_stats(b.family.encode(raw, b.schema), codes, weight, n_classes)
-           if b.family.nonparametric else None for b, raw in zip(blocks, raws, strict=True)]
+           if b.family.nonparametric else
+           _host.stream_stats(b, raw, codes, weight, n_classes) if b.family.host_counting
+           else None for b, raw in zip(blocks, raws, strict=True)]
     kernel = [i for i, s in enumerate(out) if s is None]
     if kernel:
         sources = [block_source(blocks[i].family, raws[i], blocks[i].schema, "error")

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import sparse
 
-from . import _exact, _kernels
+from . import _exact, _host, _kernels
 from ._blocks import block_source, encode_blocks, levels_of, raw_blocks
 from ._classes import class_log_prior
 from .families import Family
@@ -33,7 +33,7 @@ class TableScorer(NamedTuple):
 
     model: FittedModel
     exact: bool
-    log_prior: object  # (K,) JAX array
+    log_prior: np.ndarray  # (K,) float64 (a kernel receives it in its dtype)
     tables: tuple
     unseen: str  # what a category level unseen in training means (see Categorical.encode)
 
@@ -47,11 +47,12 @@ class TableScorer(NamedTuple):
         n_classes = len(self.model.classes)
         if n == 0:
             return np.zeros((0, n_classes)), np.zeros(0)
-        host = [i for i, b in enumerate(blocks) if b.family.nonparametric]
+        host = [i for i, b in enumerate(blocks)
+                if b.family.nonparametric or b.family.host_counting]
         if host:  # scored on the host, added to the kernel's scores of the other blocks
-            host_scores = sum(blocks[i].family.host_log_likelihood(
-                self.tables[i], blocks[i].family.encode(raws[i], blocks[i].schema))
-                for i in host)
+            total = self._host_scores(blocks[host[0]], self.tables[host[0]], raws[host[0]], n)
+            for i in host[1:]:
+                total += self._host_scores(blocks[i], self.tables[i], raws[i], n)
             rest = [i for i in range(len(blocks)) if i not in host]
             if rest:
                 scores, _ = self._replace(
@@ -59,8 +60,9 @@ class TableScorer(NamedTuple):
                     tables=tuple(self.tables[i] for i in rest)).scores(
                         X, "joint" if output == "joint" else "scores")
             else:
-                scores = np.broadcast_to(np.asarray(self.log_prior, np.float64), (n, n_classes))
-            return normalised(scores + host_scores, output)
+                scores = self.log_prior
+            total += scores  # in place (one (n, K) array, normalised in place too)
+            return normalised(total, output, out=total)
         sources = [block_source(b.family, raw, b.schema, self.unseen)
                    for b, raw in zip(blocks, raws, strict=True)]
         if output == "joint" and all(type(b.family).log_normalizer is Family.log_normalizer
@@ -74,6 +76,15 @@ class TableScorer(NamedTuple):
                                             n_classes), output)
         return _kernels.stream_scores(self.model.families, levels, False, output,
                                       self.log_prior, self.tables, sources, n, n_classes)
+
+    def _host_scores(self, block, table, raw, n: int) -> np.ndarray:
+        """``(n, K)`` float64 log p(x | c) of a block scored on the host, constants included:
+        a new array (the caller adds to it in place)."""
+        if block.family.nonparametric:
+            return np.array(block.family.host_log_likelihood(
+                table, block.family.encode(raw, block.schema)), dtype=np.float64)
+        return _host.stream_scores(block, table, raw, n, len(self.model.classes), self.unseen,
+                                   self.exact)
 
     def _sparse_scores(self, raws, output):
         xs = [b.family.encode(raw, b.schema, unseen=self.unseen)
@@ -118,7 +129,8 @@ def table_scorer(model: FittedModel, method: str, class_alpha, class_prior) -> T
     stated tables of a model built from them (whatever ``method`` is)."""
     if model.stated is not None:
         log_prior, tables = model.stated
-        return TableScorer(model, False, jnp.asarray(log_prior), tuple(tables), "stated tables")
+        return TableScorer(model, False, _host_f64(log_prior), tuple(tables),
+                           "stated tables")
     log_prior = class_log_prior(model.class_count, class_alpha, class_prior, method)
     tables = []
     for block in model.blocks:
@@ -134,8 +146,17 @@ def table_scorer(model: FittedModel, method: str, class_alpha, class_prior) -> T
         params = _kernels.estimate(family, block.prior, block.stats, method)
         check_defined(params, block, model.classes, method)
         tables.append(params)
-    return TableScorer(model, method == "bayes", jnp.asarray(log_prior), tuple(tables),
+    return TableScorer(model, method == "bayes", _host_f64(log_prior), tuple(tables),
                        "method='ml'" if method == "ml" else "smooth")
+
+
+def _host_f64(values) -> np.ndarray:
+    """A read-only float64 NumPy copy: host-side scores keep float64, and a kernel converts its
+    arguments to its dtype without compiling (``jnp.asarray`` compiled a conversion, 30-120 ms
+    of a first call)."""
+    out = np.array(values, dtype=np.float64)
+    out.flags.writeable = False
+    return out
 
 
 def check_defined(params, block: FittedBlock, classes, method: str) -> None:
@@ -187,14 +208,37 @@ def log_normalizer(blocks, xs) -> np.ndarray:
     return np.reshape(total, (-1, 1))
 
 
-def normalised(scores: np.ndarray, output: str) -> tuple[np.ndarray, np.ndarray]:
-    """Host-side counterpart of ``_kernels.scores`` (sparse and draw-averaged paths)."""
-    norm = logsumexp_rows(scores)[:, 0]
-    if output in ("scores", "joint"):
-        return scores, norm
-    top = np.max(scores, axis=1, keepdims=True) if scores.size else scores[:, :1]
-    shifted = scores - np.where(np.isfinite(top), top, 0.0)
-    return _kernels.finish(np.exp(shifted) if output == "proba" else shifted, output), norm
+#: rows normalised at a time on the host: the passes over a chunk stay in cache
+NORMALISE_ROWS = 1 << 14
+
+
+def normalised(scores: np.ndarray, output: str,
+               out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Host-side counterpart of ``_kernels.scores`` (host, sparse and draw-averaged paths):
+    the scores (``"scores"``, ``"joint"``), p(c | x) (``"proba"``: exponentials of the scores
+    shifted by the row maximum, divided by their sum) or log p(c | x) (``"log_proba"``), and
+    the per-row log normaliser; row chunk by row chunk (whole-array passes over a tall
+    ``(n, K)`` array cost 3-4x more). ``out`` (float64, ``scores`` itself allowed) receives
+    the probabilities."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if output in ("scores", "joint") or scores.size == 0:
+        norm = logsumexp_rows(scores)[:, 0]
+        if output in ("scores", "joint"):
+            return scores, norm
+        return _kernels.finish(scores, output), norm
+    out = np.empty_like(scores) if out is None else out
+    norm = np.empty(scores.shape[0])
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for start in range(0, scores.shape[0], NORMALISE_ROWS):
+            rows = slice(start, start + NORMALISE_ROWS)
+            top = scores[rows].max(axis=1, keepdims=True)
+            shift = np.where(np.isfinite(top), top, 0.0)
+            shifted = scores[rows] - shift
+            weight = np.exp(shifted)
+            total = weight.sum(axis=1, keepdims=True)
+            norm[rows] = (np.log(total) + shift)[:, 0]
+            out[rows] = weight / total if output == "proba" else shifted - np.log(total)
+    return out, norm
 
 
 def logsumexp_rows(scores) -> np.ndarray:
@@ -206,7 +250,11 @@ def logsumexp_rows(scores) -> np.ndarray:
     scores = np.asarray(scores, dtype=np.float64)
     if scores.size == 0:
         return np.full((scores.shape[0], 1), -np.inf)
-    top = scores.max(axis=1, keepdims=True)
-    shift = np.where(np.isfinite(top), top, 0.0)
+    out = np.empty((scores.shape[0], 1))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.log(np.exp(scores - shift).sum(axis=1, keepdims=True)) + shift
+        for start in range(0, scores.shape[0], NORMALISE_ROWS):  # chunks stay in cache
+            rows = slice(start, start + NORMALISE_ROWS)
+            top = scores[rows].max(axis=1, keepdims=True)
+            shift = np.where(np.isfinite(top), top, 0.0)
+            out[rows] = np.log(np.exp(scores[rows] - shift).sum(axis=1, keepdims=True)) + shift
+    return out

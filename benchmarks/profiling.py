@@ -1,7 +1,8 @@
 """``run.py --profile``: where our fit and predict_proba spend their time, stage by stage.
 
 The stages go through the library's internals as of this commit (``_data.as_table``,
-``Table.block``, ``family.learn_schema``, ``_kernels.stream_suff_stats`` / ``stream_scores``,
+``Table.block``, ``family.learn_schema``, ``_kernels.stream_suff_stats`` / ``stream_scores``
+(``_host.stream_stats`` / ``stream_scores`` for Categorical, counted and scored on the host),
 the staging copies and the kernel on one device-resident chunk timed apart). A stage whose
 internals moved prints ``n/a`` instead of failing the run. Each case module adds its own
 plain-JAX **prototypes** and host-side alternatives (``prototypes(X, y, k, ref)``), each
@@ -114,7 +115,8 @@ def profile_case(X, y, family, method, k, dtype, repeats, make_ref,
     import jax.numpy as jnp
 
     import bayesnb as bnb
-    from bayesnb import _blocks, _data, _kernels
+    from bayesnb import _blocks, _data, _host, _kernels
+    from bayesnb.scoring import normalised
 
     res: Stages = []
 
@@ -146,10 +148,16 @@ def profile_case(X, y, family, method, k, dtype, repeats, make_ref,
             codes, weight = enc[1], np.ones(len(y), dtype=jnp.result_type(float))
             fams, levels = (type(spec.family),), (_blocks.levels_of(schema),)
             sources = [_blocks.block_source(spec.family, raw, schema, "error")]
-            stage("  stream_suff_stats (staging copies + kernels, as fit calls it)",
-                  lambda: _kernels.stream_suff_stats(fams, levels, k, sources, codes, weight))
-            streamed_halves(stage, _kernels, sources, len(y), lambda xs, c, w: (
-                _kernels.suff_stats(fams, levels, k, xs, c, w)), codes, weight)
+            if spec.family.host_counting:  # counted on the host, as fit does (no kernel)
+                block = clf.blocks_[0]._replace(schema=schema)
+                stage("  _host.stream_stats (encode + np.bincount per chunk, as fit calls it)",
+                      lambda: _host.stream_stats(block, raw, codes, weight, k))
+            else:
+                stage("  stream_suff_stats (staging copies + kernels, as fit calls it)",
+                      lambda: _kernels.stream_suff_stats(fams, levels, k, sources, codes,
+                                                         weight))
+                streamed_halves(stage, _kernels, sources, len(y), lambda xs, c, w: (
+                    _kernels.suff_stats(fams, levels, k, xs, c, w)), codes, weight)
         stage("  _scorer (estimates, checks)",
               lambda: (clf.__dict__.pop("_cache", None), clf._scorer()))
 
@@ -165,11 +173,19 @@ def profile_case(X, y, family, method, k, dtype, repeats, make_ref,
                                               scorer.log_prior, scorer.tables)
             levels = (_blocks.levels_of(block.schema),)
             sources = [_blocks.block_source(block.family, raw, block.schema, scorer.unseen)]
-            stage("  stream_scores (staging copies + kernels + float64 finish)",
-                  lambda: _kernels.stream_scores(fams, levels, exact, "proba", log_prior,
-                                                 tables, sources, n, k))
-            streamed_halves(stage, _kernels, sources, n, lambda xs, c, w: _kernels.scores(
-                fams, levels, exact, "proba", log_prior, tables, xs))
+            if block.family.host_counting:  # scored on the host, as predict does (no kernel)
+                host = stage("  _host.stream_scores (encode + sparse product per chunk)",
+                             lambda: _host.stream_scores(block, tables[0], raw, n, k,
+                                                         scorer.unseen, exact))
+                if host is not None:
+                    stage("  normalised (float64, on the host)",
+                          lambda: normalised(host + log_prior, "proba"))
+            else:
+                stage("  stream_scores (staging copies + kernels + float64 finish)",
+                      lambda: _kernels.stream_scores(fams, levels, exact, "proba", log_prior,
+                                                     tables, sources, n, k))
+                streamed_halves(stage, _kernels, sources, n, lambda xs, c, w: _kernels.scores(
+                    fams, levels, exact, "proba", log_prior, tables, xs))
         ref = make_ref()
         t_fit, _ = median_time(lambda: ref.fit(X, y), repeats)
         t_pp, q = median_time(lambda: ref.predict_proba(X), repeats)

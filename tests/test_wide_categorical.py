@@ -1,8 +1,10 @@
 """Wide categorical data (issue 12 section 2, issue 11 section 1).
 
-The Categorical kernels build their one-hot per distinct level count, not per column, so
-thousands of columns compile as fast as a few; the tables are computed in float64 and centred
-per level so float32 scores of thousands of columns stay within 1e-4 of float64."""
+Dense fits and predictions count and look up on the host in float64 (nothing compiles, so
+20,000 columns work and a first call costs what later ones do). The JAX kernels that remain
+(soft labels, leave-one-out) build their one-hot per distinct level count, not per column, so
+thousands of columns compile as fast as a few; their tables are computed in float64 and
+centred per level so float32 scores of thousands of columns stay within 1e-4 of float64."""
 
 import jax
 import numpy as np
@@ -95,3 +97,134 @@ def test_switching_dtype_mode_in_one_process():
             p.append(bnb.NaiveBayes(bnb.Categorical()).fit(X, y).predict_proba(X))
     np.testing.assert_allclose(p[0], p[1], atol=1e-5)
     np.testing.assert_allclose(p[0], p[2], atol=0)
+
+
+# ---------------------------------------------------------------- host counting and scoring
+# Dense Categorical blocks are counted (np.bincount) and scored (a sparse product with the
+# log tables) on the host in float64, in row chunks (``bayesnb._host``): the references below
+# are scikit-learn and counts and sums written out with NumPy comparisons.
+
+
+def _counts_by_hand(X, y, n_classes, n_levels, weight):
+    """counts[k][j][v]: the weight of rows of class k whose column j holds level v."""
+    return [[np.array([np.sum(weight[(y == k) & (X[:, j] == v)]) for v in range(n_levels[j])])
+             for j in range(X.shape[1])] for k in range(n_classes)]
+
+
+def test_weighted_counts_with_missing_values_are_exact():
+    rng = np.random.default_rng(5)
+    n_levels = (2, 3, 4, 3, 2)
+    X, y = _mixed_levels(300, np.array(n_levels), 6)
+    X = X.astype(float)
+    X[rng.random(X.shape) < 0.1] = np.nan  # missing values count nowhere
+    weight = rng.random(300) * 3
+    clf = bnb.NaiveBayes(bnb.Categorical(categories=[list(range(v)) for v in n_levels]),
+                         method="mean").fit(X, y, sample_weight=weight)
+    expected = _counts_by_hand(X, y, 3, n_levels, weight)
+    for j in range(len(n_levels)):
+        got = clf.category_count_[j]
+        np.testing.assert_allclose(got, [expected[k][j] for k in range(3)], rtol=1e-13)
+
+
+def test_weighted_fit_matches_scikit_learn(x64):
+    n_levels = (3, 5, 2, 3, 4) * 20
+    X, y = _mixed_levels(500, np.array(n_levels), 7)
+    weight = np.random.default_rng(8).integers(0, 4, size=500).astype(float)
+    ref = CategoricalNB(alpha=1.0, min_categories=np.array(n_levels)).fit(
+        X, y, sample_weight=weight)
+    clf = bnb.NaiveBayes(bnb.Categorical(categories=[list(range(v)) for v in n_levels]),
+                         method="mean", class_alpha=0).fit(X, y, sample_weight=weight)
+    for j in (0, 1, 4, 99):
+        np.testing.assert_array_equal(clf.category_count_[j], ref.category_count_[j])
+    np.testing.assert_allclose(clf.predict_proba(X), ref.predict_proba(X), atol=1e-12)
+
+
+@pytest.mark.parametrize(("method", "alpha", "ref_alpha"),
+                         [("map", 2.0, 1.0), ("bayes", 0.5, 0.5)])
+def test_map_and_exact_predictive_match_scikit_learn(x64, method, alpha, ref_alpha):
+    """MAP under alpha + 1 and the posterior predictive under alpha are scikit-learn's
+    smoothed tables (the module docstring of ``families/categorical.py``)."""
+    n_levels = tuple(np.random.default_rng(9).integers(2, 7, size=200))
+    X, y = _mixed_levels(300, np.array(n_levels), 10)
+    ref = CategoricalNB(alpha=ref_alpha, min_categories=np.array(n_levels)).fit(X, y)
+    clf = bnb.NaiveBayes(bnb.Categorical(alpha=alpha,
+                                         categories=[list(range(v)) for v in n_levels]),
+                         method=method, class_alpha=0).fit(X, y)
+    Xt, _ = _mixed_levels(100, np.array(n_levels), 11)
+    np.testing.assert_allclose(clf.predict_proba(Xt), ref.predict_proba(Xt), atol=1e-12)
+    np.testing.assert_allclose(clf.predict_joint_log_proba(Xt),
+                               ref.predict_joint_log_proba(Xt), atol=1e-9)
+
+
+def test_missing_and_unseen_values_at_prediction_by_hand(x64):
+    """A missing value leaves its column out; an unseen one gets alpha / (n_kj + alpha V_j),
+    from scikit-learn's counts."""
+    n_levels = (3, 2, 4, 3)
+    X, y = _mixed_levels(200, np.array(n_levels), 12)
+    ref = CategoricalNB(alpha=1.0, min_categories=np.array(n_levels)).fit(X, y)
+    clf = bnb.NaiveBayes(bnb.Categorical(unseen="smooth"), method="mean",
+                         class_alpha=0).fit(X, y)
+    Xt = np.array([[0, 1, 3, 2], [np.nan, 1, 9, 0], [7, np.nan, np.nan, 1],
+                   [np.nan] * 4, [2, 0, 0, 0]], dtype=object)
+    expected = np.tile(ref.class_log_prior_, (len(Xt), 1))
+    for i, row in enumerate(Xt):
+        for j, v in enumerate(row):
+            if isinstance(v, float) and np.isnan(v):
+                continue
+            if v < n_levels[j]:
+                expected[i] += ref.feature_log_prob_[j][:, v]
+            else:
+                n_kj = ref.category_count_[j].sum(axis=1)
+                expected[i] += np.log(1.0 / (n_kj + n_levels[j]))
+    expected = np.exp(expected - expected.max(axis=1, keepdims=True))
+    expected /= expected.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(clf.predict_proba(Xt), expected, atol=1e-12)
+
+
+def test_chunks_do_not_change_the_answer_and_errors_name_the_row(monkeypatch):
+    """Rows go through in chunks; chunk boundaries change nothing, and a bad value in a later
+    chunk is reported at its row of the input."""
+    from bayesnb import _host
+
+    X, y = _mixed_levels(250, np.array([3, 4, 2] * 5), 13)
+    whole = bnb.NaiveBayes(bnb.Categorical()).fit(X, y)
+    p_whole = whole.predict_proba(X)
+    monkeypatch.setattr(_host, "CHUNK_ENTRIES", 7 * 15)  # 7 rows per chunk
+    chunked = bnb.NaiveBayes(bnb.Categorical()).fit(X, y)
+    for a, b in zip(whole.category_count_, chunked.category_count_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(chunked.predict_proba(X), p_whole)
+    bad = X.astype(object)
+    bad[101, 4] = ["a", "list"]
+    with pytest.raises(TypeError, match="row 101"):
+        chunked.predict_proba(bad)
+
+
+def test_float32_and_float64_agree_to_float64_precision():
+    """The dense counts and scores are float64 on the host whatever JAX's dtype mode."""
+    X, y = _mixed_levels(400, np.array([3, 2, 5, 4] * 250), 14)
+    family = bnb.Categorical(alpha=0.7)
+    for method in ("ml", "mean", "bayes"):
+        p32 = bnb.NaiveBayes(family, method=method).fit(X, y).predict_proba(X)
+        with jax.enable_x64(True):
+            p64 = bnb.NaiveBayes(family, method=method).fit(X, y).predict_proba(X)
+        np.testing.assert_allclose(p32, p64, rtol=0, atol=1e-12)
+
+
+def test_twenty_thousand_columns(x64):
+    """Wide data (issue 12 section 2) at a small row count, against counts and sums written
+    out by hand (scikit-learn's per-column loops take seconds here)."""
+    rng = np.random.default_rng(15)
+    n, f, k = 60, 20_000, 3
+    y = np.repeat(np.arange(k), n // k)
+    X = rng.integers(0, 3, size=(n, f))
+    clf = bnb.NaiveBayes(bnb.Categorical(alpha=1.0), method="mean", class_alpha=0).fit(X, y)
+    counts = np.stack([np.stack([((X == v) & (y == c)[:, None]).sum(axis=0)
+                                 for v in range(3)], axis=-1) for c in range(k)])  # (k, f, 3)
+    log_prob = np.log(counts + 1.0) - np.log(counts.sum(axis=-1, keepdims=True) + 3.0)
+    joint = np.log(np.bincount(y) / n) + np.stack(
+        [log_prob[c, np.arange(f), X].sum(axis=1) for c in range(k)], axis=1)
+    expected = np.exp(joint - joint.max(axis=1, keepdims=True))
+    expected /= expected.sum(axis=1, keepdims=True)
+    assert 0.01 < expected.max(axis=1).min() and expected.max(axis=1).max() > 0.9
+    np.testing.assert_allclose(clf.predict_proba(X), expected, atol=1e-9)

@@ -85,6 +85,12 @@ class Family:
     #: the fixed-shape kernels; the same table serves every closed-form method, and the
     #: evidence, posterior draws and MCMC are refused (``fitted.check_parametric``).
     nonparametric: ClassVar[bool] = False
+    #: True for a parametric family whose statistics of labelled dense data are counts and
+    #: whose scores are table lookups, both computed on the host in float64 NumPy
+    #: (``host_stats``, ``host_score_table``, ``host_scores``; streamed by ``bayesnb._host``)
+    #: instead of by the compiled kernels: exact, and nothing to compile however wide the
+    #: block. The kernels still serve its other uses (soft labels, leave-one-out, draws).
+    host_counting: ClassVar[bool] = False
     #: names of the hyperparameters, in ``__init__`` order (for repr, get_params, persistence)
     _hyper: ClassVar[tuple[str, ...]] = ()
     #: the NamedTuple types of the statistics and plug-in parameters (persistence rebuilds them)
@@ -261,6 +267,26 @@ class Family:
     @staticmethod
     def host_log_likelihood(table: NamedTuple, x: np.ndarray) -> np.ndarray:
         """``(n, K)`` float64 log densities of an encoded block (NumPy), constants included."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ host side (counting)
+    @staticmethod
+    def host_stats(x: np.ndarray, codes: np.ndarray, weight: np.ndarray, n_classes: int,
+                   n_levels: Any) -> NamedTuple:
+        """Float64 statistics of one chunk of an encoded block (NumPy), for a
+        ``host_counting`` family; chunks merge by ``merge_stats``."""
+        raise NotImplementedError
+
+    @staticmethod
+    def host_score_table(table: NamedTuple, exact: bool) -> Any:
+        """The float64 form of a fitted table (plug-in, or if ``exact`` a posterior) that
+        ``host_scores`` reads, for a ``host_counting`` family."""
+        raise NotImplementedError
+
+    @staticmethod
+    def host_scores(prepared: Any, x: np.ndarray) -> np.ndarray:
+        """``(m, K)`` float64 log p(x_i | c = k) of one chunk of an encoded block, constants
+        included, for a ``host_counting`` family."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ float32 safety
