@@ -4,9 +4,9 @@ A fresh interpreter spends about 4.5 s importing JAX, NumPyro, ArviZ and scikit-
 the script's first line, and then compiles kernels the suite has already compiled; in this
 process neither happens. What a command line gives a script is given here too: ``sys.argv``,
 ``__name__ == "__main__"``, the script's folder first on ``sys.path``, ``TMPDIR`` for its
-temporary folders, and warnings shown rather than raised (the suite turns warnings into
-errors; a script run by a user prints them). A script that fails raises here, which fails the
-test with the script's own traceback.
+temporary folders, and its warnings written to stderr (which pytest shows with a failure)
+rather than raised (the suite turns warnings into errors; a script run by a user prints them).
+A script that fails raises here, which fails the test with the script's own traceback.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def run_example(name: str, args=(), tmp_path: Path | None = None) -> str:
 
     script = EXAMPLES / name
     printed = io.StringIO()
-    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings(), \
+    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings(record=True) as shown, \
             contextlib.redirect_stdout(printed):
         warnings.simplefilter("default")
         patch.setattr(sys, "argv", [str(script), *map(str, args)])
@@ -42,4 +42,7 @@ def run_example(name: str, args=(), tmp_path: Path | None = None) -> str:
             runpy.run_path(str(script), run_name="__main__")
         finally:
             plt.close("all")
+            for w in shown:
+                print(warnings.formatwarning(w.message, w.category, w.filename, w.lineno),
+                      end="", file=sys.stderr)
     return printed.getvalue()
