@@ -7,8 +7,9 @@ columns is the plug-in's product for the first term plus products of the indicat
 :math:`[X > t]`, ``t = 1 .. S - 1``, with float64 tables (``families._steps``): with 0/1
 counts, one product in all. ``S`` is chosen per call from a sample of the rows
 (:func:`choose_steps`: the count quantiles, bucketed to powers of two so a kernel compiles
-once per bucket), and the few counts above it (and non-integer counts) are added on the host
-in float64 (each family's ``host_tail``), only for the chunks the kernel flags. The Gaussian's
+once per bucket; ``S = 1`` for a small batch, :data:`SMALL_BATCH_CELLS`), and the few counts
+above it (and non-integer counts) are added on the host in float64 (each family's
+``host_tail``), only for the chunks the kernel flags. The Gaussian's
 Student-t needs one ``log1p`` per (row, class, column): its kernel is one fused pass over the
 chunk (``Gaussian.log_predictive``).
 
@@ -36,6 +37,11 @@ STEP_CHOICES = (1, 2, 4, 8, 16, 32)
 TAIL_COST = 50.0
 #: rows of the input read to choose ``S``
 SAMPLE_ROWS = 512
+#: a batch of at most this many cells scores with ``S = 1`` (every count above one on the
+#: host): compiling a kernel for another ``S`` (about a second) costs more than the host's
+#: terms of so few counts, and one-row calls (a loop over rows, leave-one-out by refits)
+#: would otherwise compile a kernel per ``S`` their rows happen to ask for
+SMALL_BATCH_CELLS = 1 << 14
 
 
 def choose_steps(sample) -> int:
@@ -103,8 +109,9 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
     """``(n, K)`` float64 exact class scores (log p(x, c) up to a class-free constant, or
     with every constant if ``joint``), chunk by chunk; the host adds each chunk's tail while
     the next chunk computes. The caller normalises them (``scoring.normalised``)."""
-    steps = [choose_steps(s.read(0, min(n_rows, SAMPLE_ROWS))) if counted(f) else None
-             for f, s in zip(families, sources, strict=True)]
+    small = n_rows * sum(s.width for s in sources) <= SMALL_BATCH_CELLS
+    steps = [(1 if small else choose_steps(s.read(0, min(n_rows, SAMPLE_ROWS))))
+             if counted(f) else None for f, s in zip(families, sources, strict=True)]
     ktables, shifts = kernel_tables(families, tables, joint, steps, sources)
     # per row: the input, the stacked indicators and the (rows, K) scores; the other exact
     # kernels (Student-t) reduce a (rows, K, F) expression, bounded by a chunk as well

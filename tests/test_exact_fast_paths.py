@@ -32,8 +32,10 @@ def _fit(family, X, y=Y):
 
 @pytest.fixture(params=[1, 2, 4, 32], ids=lambda s: f"S={s}")
 def steps(request, monkeypatch):
-    """Force the number of indicator steps, so counts fall on both sides of it."""
+    """Force the number of indicator steps, so counts fall on both sides of it (small batches
+    too, which otherwise take ``S = 1``)."""
     monkeypatch.setattr(_exact, "STEP_CHOICES", (request.param,))
+    monkeypatch.setattr(_exact, "SMALL_BATCH_CELLS", 0)
     return request.param
 
 
@@ -140,6 +142,7 @@ def test_poisson_steps_large_counts_and_missing_values(x64, steps):
 def test_chunk_boundaries_with_tails_in_some_chunks(x64, small_chunks, monkeypatch, name):
     """200 rows in 64-row chunks: counts above S only in the second and last chunks."""
     monkeypatch.setattr(_exact, "STEP_CHOICES", (4,))
+    monkeypatch.setattr(_exact, "SMALL_BATCH_CELLS", 0)
     X = count_data(6)
     Xn = count_data(7, n=200, big=((70, 1, 30.0), (199, 3, 12.0)))
     if name == "multinomial":
@@ -177,6 +180,7 @@ def test_student_t_with_missing_values_and_chunks(x64, small_chunks):
 def test_float32_agrees_with_x64(name, monkeypatch):
     """Default float32 against x64 on the same data, with counts above S (host tails)."""
     monkeypatch.setattr(_exact, "STEP_CHOICES", (2,))
+    monkeypatch.setattr(_exact, "SMALL_BATCH_CELLS", 0)
     rng = np.random.default_rng(11)
     if name == "gaussian":
         X, Xn, family = (rng.normal(Y[:, None] % K, 1.0, (60, 6)), rng.normal(1, 1.5, (30, 6)),
@@ -192,6 +196,33 @@ def test_float32_agrees_with_x64(name, monkeypatch):
 
 
 # ---------------------------------------------------------------------------- pieces
+@pytest.mark.parametrize("name", ["multinomial", "poisson"])
+def test_small_batches_take_one_step_and_stay_exact(x64, monkeypatch, name):
+    """A batch of few cells scores with S = 1 (the counts above one on the host), whatever
+    its counts would choose: one compiled kernel for every small call. The answers are the
+    closed form's, as with S chosen from the counts."""
+    chosen = []
+    real = _exact.scores
+
+    def spy(families, levels, joint, class_log_prior, tables, xs, n_valid):
+        chosen.append(tables[0].steps.shape[0] // xs[0].shape[1] + 1)
+        return real(families, levels, joint, class_log_prior, tables, xs, n_valid)
+
+    monkeypatch.setattr(_exact, "scores", spy)
+    X = count_data(8, big=BIG)
+    Xn = count_data(9, n=12, big=((2, 1, 57.0), (5, 3, 1000.0)))
+    if name == "multinomial":
+        clf, ref = _fit(bnb.Multinomial(), X), dirichlet_multinomial_joint(X, Y, Xn, np.ones(5))
+    else:
+        clf, ref = _fit(bnb.Poisson(), X), negative_binomial_joint(X, Y, Xn, 1.0, 0.1)
+    assert _exact.choose_steps(Xn) > 1  # the counts alone would ask for more steps
+    check(clf, Xn, ref)
+    assert set(chosen) == {1}
+    monkeypatch.setattr(_exact, "SMALL_BATCH_CELLS", 0)  # the same rows as a large batch
+    check(clf, Xn, ref)
+    assert chosen[-1] > 1
+
+
 def test_choose_steps_from_the_count_quantiles():
     rng = np.random.default_rng(14)
     assert _exact.choose_steps(rng.integers(0, 2, (500, 50))) == 1  # 0/1: one product
