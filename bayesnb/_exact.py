@@ -9,7 +9,7 @@ counts, one product in all. ``S`` is chosen per call from a sample of the rows
 (:func:`choose_steps`: the count quantiles, bucketed to powers of two so a kernel compiles
 once per bucket; ``S = 1`` for a small batch, :data:`SMALL_BATCH_CELLS`), and the few counts
 above it (and non-integer counts) are added on the host in float64 (each family's
-``host_tail``), only for the chunks the kernel flags. The Gaussian's
+``host_tail``), only for the rows the kernel flags. The Gaussian's
 Student-t needs one ``log1p`` per (row, class, column): its kernel is one fused pass over the
 chunk (``Gaussian.log_predictive``).
 
@@ -34,7 +34,7 @@ STEP_CHOICES = (1, 2, 4, 8, 16, 32)
 #: cost of one term added on the host (per class: a gathered float64 ``log1p``) relative to
 #: one more indicator product per entry (per class: a multiply-add); S minimises
 #: ``(S - 1) + TAIL_COST * (mean number of host terms per entry)``
-TAIL_COST = 50.0
+TAIL_COST = 200.0
 #: rows of the input read to choose ``S``
 SAMPLE_ROWS = 512
 #: a batch of at most this many cells scores with ``S = 1`` (every count above one on the
@@ -90,13 +90,13 @@ def kernel_tables(families, tables, joint: bool, steps, sources):
 @full_float32
 def scores(families, levels, joint, class_log_prior, tables, xs, n_valid):
     """One chunk: exact class scores (joint: with every class-free constant), per block
-    whether the host must add a tail, the value checks and the float32 rounding bounds."""
+    the rows whose tail the host must add, the value checks and the float32 rounding bounds."""
     out = jnp.broadcast_to(class_log_prior, (xs[0].shape[0], class_log_prior.shape[0]))
     for family, lv, table, x in zip(families, levels, tables, xs, strict=True):
         out = out + family.log_predictive(table, x, lv)
     if joint:
         out = out + sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))[:, None]
-    tails = tuple(needs_tail(x, t.steps) if counted(f) else jnp.zeros((), bool)
+    tails = tuple(needs_tail(x, t.steps) if counted(f) else jnp.zeros((0,), bool)
                   for f, t, x in zip(families, tables, xs, strict=True))
     bad = tuple(_kernels.invalid_values(f, x) for f, x in zip(families, xs, strict=True))
     valid = jnp.arange(xs[0].shape[0]) < n_valid
@@ -136,12 +136,12 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
                     f" in a log probability); float32 (JAX's default dtype) cannot represent "
                     f"them. Enable x64: JAX_ENABLE_X64=1, or jax.config.update("
                     f"\"jax_enable_x64\", True).")
-        block = np.asarray(s, dtype=np.float64)[: stop - start]
-        for b, flag in enumerate(tails):
-            if bool(flag):
-                block = block + families[b].host_tail(ktables[b], sources[b].read(start, stop),
-                                                      steps[b])
-        out[start:stop] = block
+        out[start:stop] = np.asarray(s)[: stop - start]
+        for b, flags in enumerate(tails):
+            rows = np.flatnonzero(np.asarray(flags)[: stop - start])
+            if rows.size:  # only the rows with a count past the steps (or not an integer)
+                out[start + rows] += families[b].host_tail(
+                    ktables[b], sources[b].read(start, stop)[rows], steps[b])
 
     pending = None
     for i, start in enumerate(range(0, n_rows, rows)):

@@ -293,12 +293,12 @@ def dense_rising_tail(a: np.ndarray, x: np.ndarray, steps: int) -> np.ndarray:
     r"""``(n, K)`` float64: the part of :math:`\sum_j h(a_{kj}, x_{ij})` that the score
     kernel's indicator products leave out of a dense chunk: the steps of integer counts past
     ``steps``, and the whole ``h`` of non-integer values (see ``step_tables``)."""
-    x = np.asarray(x, dtype=np.float64)
+    x = np.asarray(x)  # found in its own dtype (floor and comparisons are exact in float32)
     with np.errstate(invalid="ignore"):
         tail = (x > steps) | (x != np.floor(x))
     tail &= ~np.isnan(x)
     rows, cols = np.nonzero(tail)
-    return rising_rows(rows, cols, x[rows, cols], a, x.shape[0], steps)
+    return rising_rows(rows, cols, x[rows, cols].astype(np.float64), a, x.shape[0], steps)
 
 
 def step_tables(a: np.ndarray, steps: int, shift: bool) -> np.ndarray:

@@ -7,7 +7,7 @@ are products of the indicator matrices :math:`[X > t]` with float64 tables
 (``_sparse.step_tables``): no per-(row, class, column) log-Gamma. The counts this leaves out
 (above ``S``, not integers) are few by the choice of ``S`` (``_exact.choose_steps``) and are
 added on the host in float64 (``_sparse.dense_rising_tail``); :func:`needs_tail` tells the
-host which chunks have any.
+host which rows have any, so it reads only those.
 """
 
 from __future__ import annotations
@@ -40,6 +40,6 @@ def step_sums(x: jax.Array, steps: jax.Array) -> jax.Array:
 
 
 def needs_tail(x: jax.Array, steps: jax.Array) -> jax.Array:
-    """Whether a chunk holds a count the products do not finish: above ``S`` or not an
-    integer (one reduction)."""
-    return jnp.any(((x > n_steps(x, steps)) | ~integer(x)) & ~jnp.isnan(x))
+    """``(n,)``: whether each row holds a count the products do not finish, above ``S`` or
+    not an integer (the host reads only these rows: with ``S`` chosen well, few)."""
+    return jnp.any(((x > n_steps(x, steps)) | ~integer(x)) & ~jnp.isnan(x), axis=1)
