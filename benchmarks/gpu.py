@@ -58,7 +58,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import agreement, call, fmt_s, machine, pair  # noqa: E402
+from harness import agreement, call, fmt_s, machine, pair, progress_printer  # noqa: E402
 
 #: peak memory bandwidth (bytes/s) by ``device_kind`` (lower case, first match wins), and where
 #: each number is from
@@ -392,9 +392,7 @@ def parse(argv):
 def main(argv=None) -> int:
     args = parse(argv)
     t0 = time.perf_counter()
-
-    def progress(msg):
-        print(f"[{time.perf_counter() - t0:6.1f} s] {msg}", file=sys.stderr, flush=True)
+    progress = progress_printer()
 
     import jax
 

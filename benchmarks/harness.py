@@ -114,6 +114,18 @@ _MEMORY: Memory | None = None
 _CLOCK: CompileClock | None = None
 
 
+def progress_printer() -> Callable[[str], None]:
+    """A function printing a message to stderr with the seconds since it was made."""
+    start = time.perf_counter()
+
+    def progress(msg: str) -> None:
+        import sys
+
+        print(f"[{time.perf_counter() - start:6.1f} s] {msg}", file=sys.stderr, flush=True)
+
+    return progress
+
+
 def instruments() -> tuple[Memory, CompileClock]:
     """The process's memory meter and compile clock, created on first use."""
     global _MEMORY, _CLOCK

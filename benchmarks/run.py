@@ -44,7 +44,7 @@ from cases.bernoulli import make_bernoulli  # noqa: E402, F401  (for other scrip
 from cases.categorical import make_categorical  # noqa: E402, F401
 from cases.gaussian import make_gaussian  # noqa: E402, F401
 from cases.multinomial import make_multinomial  # noqa: E402, F401
-from harness import DTYPES, Context, fmt_s, machine, table  # noqa: E402
+from harness import DTYPES, Context, fmt_s, machine, progress_printer, table  # noqa: E402
 
 CASES = tuple(REGISTRY)
 #: each case's full-run shape, for scripts that reuse the data (multinomial_fit_probe.py)
@@ -70,9 +70,7 @@ def parse(argv):
 def main(argv=None) -> int:
     args = parse(argv)
     t_start = time.perf_counter()
-
-    def progress(msg):
-        print(f"[{time.perf_counter() - t_start:6.1f} s] {msg}", file=sys.stderr, flush=True)
+    progress = progress_printer()
 
     ctx = Context(quick=args.quick,
                   dtypes=DTYPES if args.dtype == "both" else (args.dtype,),
