@@ -81,7 +81,7 @@ def kernel_tables(families, tables, joint: bool, steps, sources):
     for b, (family, table, s) in enumerate(zip(families, tables, steps, strict=True)):
         build = (partial(_step_table, family, table, s, joint) if s is not None
                  else partial(family.kernel_table, table, True, joint))
-        built.append(_kernels.cached_kernel_table(_cache, (family, id(table), joint, s), table,
+        built.append(_kernels.cached_kernel_table(_cache, (family, joint, s), table,
                                                   build, sources, b))
     return tuple(k for k, _ in built), [shift for _, shift in built]
 

@@ -40,7 +40,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .families._base import FLOAT32_SAFE, Float32Unrepresentable, float64_mode, host_f64
+from .families._base import (
+    FLOAT32_SAFE,
+    Float32Unrepresentable,
+    cached_by_identity,
+    float64_mode,
+    host_f64,
+)
 
 #: trace counter per kernel, read by the no-retrace tests ("accumulate" is no longer a kernel:
 #: chunks are merged on the host in float64; kept at 0 for readers of the counter)
@@ -465,7 +471,7 @@ _kernel_tables: dict = {}
 def _tables(families, tables, exact: bool, joint: bool, sources=()):
     """Every block's table in the form its score kernel reads, and its host-side shift
     (``Family.kernel_table``), built in float64 once per fitted table."""
-    built = [cached_kernel_table(_kernel_tables, (family, id(table), exact, joint), table,
+    built = [cached_kernel_table(_kernel_tables, (family, exact, joint), table,
                                  partial(family.kernel_table, table, exact, joint), sources, b)
              for b, (family, table) in enumerate(zip(families, tables, strict=True))]
     return tuple(k for k, _ in built), [shift for _, shift in built]
@@ -473,20 +479,16 @@ def _tables(families, tables, exact: bool, joint: bool, sources=()):
 
 def cached_kernel_table(cache: dict, key, table, build, sources, b: int):
     """``(kernel, shift)`` of one block's fitted ``table``, from ``cache`` or by ``build()``
-    (in float64 on the host). ``key`` holds ``id(table)`` and the entry keeps the table, so a
-    recycled id cannot hit; the cache keeps a few models' worth, the oldest going first. A
-    table float32 cannot hold is refused naming block ``b``'s column (:func:`unrepresentable`)."""
-    hit = cache.get(key)
-    if hit is None or hit[0] is not table:
+    (in float64 on the host; ``cached_by_identity``: a few models' worth). A table float32
+    cannot hold is refused naming block ``b``'s column (:func:`unrepresentable`)."""
+    def checked_build():
         try:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                kernel, shift = build()
+                return build()
         except Float32Unrepresentable as err:
             raise unrepresentable(err, sources, b) from None
-        if len(cache) >= 32:
-            cache.pop(next(iter(cache)))
-        hit = cache[key] = (table, kernel, shift)
-    return hit[1], hit[2]
+
+    return cached_by_identity(cache, table, key, checked_build, limit=32)
 
 
 def unrepresentable(err: Float32Unrepresentable, sources, b: int) -> ValueError:

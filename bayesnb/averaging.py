@@ -56,7 +56,7 @@ from scipy import sparse
 from ._blocks import raw_blocks
 from ._classes import class_log_prior
 from ._kernels import bucket, full_float32, pad_rows
-from .families._base import host_f64
+from .families._base import cached_by_identity, host_f64
 from .fitted import FittedModel, check_conjugate, check_parametric
 
 
@@ -266,15 +266,11 @@ def averaging(model: FittedModel, feature_prior, priors=None) -> Averaging:
                          "from stated tables.")
     check_conjugate(model, priors, "feature_prior (exact model averaging)")
     check_parametric(model, "feature_prior (exact model averaging)")
-    hit = _cache.get(id(model))
-    if hit is not None and hit[0] is model:
-        blocks = hit[1]
-    else:
+    def terms():
         with jax.enable_x64(True):
-            blocks = tuple(_block_terms(b) for b in model.blocks)
-        if len(_cache) >= 8:
-            _cache.pop(next(iter(_cache)))
-        _cache[id(model)] = (model, blocks)
+            return tuple(_block_terms(b) for b in model.blocks)
+
+    blocks = cached_by_identity(_cache, model, (), terms, limit=8)
     p = resolve(feature_prior, blocks)
     with np.errstate(divide="ignore"):
         return Averaging(blocks, np.log(p), np.log1p(-p))

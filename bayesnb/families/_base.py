@@ -382,6 +382,21 @@ class Float32Unrepresentable(ValueError):
         self.column, self.reason = column, reason
 
 
+def cached_by_identity(cache: dict, obj: Any, key: tuple, build, limit: int) -> Any:
+    """``build()``'s result for ``obj`` (a fitted table, a model, a schema's levels), kept in
+    ``cache`` under ``(id(obj),) + key``. The entry keeps ``obj`` itself, so a recycled id
+    cannot hit (equality would not do: ``(0, 1) == (False, True)``); past ``limit`` entries
+    the oldest goes first."""
+    full = (id(obj), *key)
+    hit = cache.get(full)
+    if hit is None or hit[0] is not obj:
+        value = build()
+        if len(cache) >= limit:
+            cache.pop(next(iter(cache)), None)
+        hit = cache[full] = (obj, value)
+    return hit[1]
+
+
 def xp_of(*trees) -> Any:
     """NumPy when every leaf of ``trees`` is a NumPy array or number (host float64), else
     ``jax.numpy`` (traced or device arrays)."""

@@ -61,6 +61,7 @@ from ._base import (
     Family,
     Schema,
     broadcast_hyper,
+    cached_by_identity,
     dirichlet_draws,
     dist,
     is_distribution,
@@ -276,20 +277,14 @@ def _distinct_integers(values: np.ndarray) -> list | None:
     return [found[i] for i in which.reshape(-1)]
 
 
-#: :func:`_code_lookup`'s results by the identity of a schema's levels (each entry keeps the
-#: levels, so a recycled id cannot hit; equality would not do: ``(0, 1) == (False, True)``)
+#: :func:`_code_lookup`'s results by the identity of a schema's levels
 _lookups: dict = {}
 
 
 def _code_lookup(levels: tuple, boolean: bool) -> tuple | None:
     """:func:`_build_lookup`, once per schema's levels and value kind."""
-    key = (id(levels), boolean)
-    hit = _lookups.get(key)
-    if hit is None or hit[0] is not levels:
-        if len(_lookups) >= 16:
-            _lookups.pop(next(iter(_lookups)), None)
-        hit = _lookups[key] = (levels, _build_lookup(levels, boolean))
-    return hit[1]
+    return cached_by_identity(_lookups, levels, (boolean,),
+                              lambda: _build_lookup(levels, boolean), limit=16)
 
 
 def _build_lookup(levels: tuple, boolean: bool) -> tuple | None:
