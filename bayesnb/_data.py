@@ -66,37 +66,9 @@ class Table(NamedTuple):
             block = self.array  # the whole table: no copy (encode validates without mutating)
         else:
             block = self.array[:, list(positions)]
-        check_float64_range(block, columns)
+        # values too large for float64's squares are refused where the block is read: by
+        # the kernels' checks, or by the family's encode (``numeric_block``)
         return block
-
-
-#: largest magnitude the float64 kernels take: squares of 1e150 (Gaussian sums of squares)
-#: summed over 1e8 rows stay below float64's 1.8e308 (float32 has its own, smaller limit)
-FLOAT64_SAFE = 1e150
-
-
-def check_float64_range(block: np.ndarray, columns: tuple) -> None:
-    """In x64 mode, refuse finite values whose squares would overflow float64, naming the
-    column and row (they used to surface as "no observed value in this class" at 1e200 and
-    as an "infinite value" at 1e307). Two reductions over float blocks; nothing in float32
-    mode, where the families check against their own limit."""
-    from .families._base import float64_mode
-
-    if block.dtype.kind != "f" or block.ndim != 2 or not block.size or not float64_mode():
-        return
-    with np.errstate(invalid="ignore"):
-        hi, lo = np.fmax.reduce(block, axis=None), np.fmin.reduce(block, axis=None)
-    if not max(abs(float(hi)), abs(float(lo))) > FLOAT64_SAFE:
-        return
-    with np.errstate(invalid="ignore"):
-        big = np.isfinite(block) & (np.abs(block) > FLOAT64_SAFE)
-    if big.any():  # +-inf alone is the family's to report ("infinite value")
-        j = int(np.nonzero(big.any(axis=0))[0][0])
-        i = int(np.argmax(big[:, j]))
-        raise ValueError(
-            f"column {columns[j]!r}: value {block[i, j]:.3g} (row {i}) is too large for the "
-            f"computation: its square overflows float64 (values must stay within "
-            f"+-{FLOAT64_SAFE:g}); rescale the column, e.g. divide it by a power of ten.")
 
 
 def _any_object(frame: pd.DataFrame) -> bool:

@@ -24,10 +24,10 @@ sized by everything a kernel materialises per row, the ``(rows, classes)`` score
 one-hot, for a family that still asks for one) included, so memory stays a few chunks plus the
 ``(n, K)`` output whatever ``K`` is.
 
-Fit statistics are summed by label (:class:`Labels`: a blocked scatter-add per class and a
-gather of each row's class values), not by products with a ``(rows, classes)`` one-hot: the
-cost is O(rows x columns + classes x columns) per chunk, so 20,000 classes fit as fast as 10
-(``benchmarks/many_classes.py``), and at 10 classes it is also faster than the products.
+Fit statistics are summed by label (:class:`Labels`): by products with the weighted
+``(rows, classes)`` one-hot when there are few classes, by a blocked scatter-add per class when
+there are many (its cost does not grow with the class count, so 20,000 classes fit as fast as
+10, ``benchmarks/many_classes.py``).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ import numpy as np
 
 from .families._base import (
     FLOAT32_SAFE,
+    FLOAT64_SAFE,
     Float32Unrepresentable,
     cached_by_identity,
     float64_mode,
@@ -108,21 +109,36 @@ def _one_hot(codes, weights, n_classes, dtype):
 
 
 class Labels:
-    """A chunk's class labels inside the statistics kernel: weighted per-class sums by
-    scatter-add (``jax.ops.segment_sum``), each row's class by gather. Nothing of shape
-    ``(rows, classes)`` is built unless a family asks for the one-hot (``one_hot``), so a
-    family with ``label_stats`` costs O(rows x columns + classes x columns) per chunk whatever
-    the number of classes (on CPU also faster than the one-hot products at 10 classes)."""
+    """A chunk's class labels inside the statistics kernel: weighted per-class sums and a
+    gather of each row's class values.
 
+    With few classes (at most :data:`DOT_CLASSES`) the sums are products with the weighted
+    ``(rows, classes)`` one-hot: a BLAS product reads the chunk once, and XLA:CPU's
+    scatter-add ran 2x-25x slower at 10-100 classes (1024-2048 rows x 1,000 columns, float32
+    and float64: 4-25 ms a chunk against 1-2.5 ms, ``benchmarks/README.md``, "Fit statistics by
+    products"). With more classes the product's cost grows with the class count, so the sums are
+    a blocked scatter-add (``jax.ops.segment_sum``), whose cost does not: O(rows x columns +
+    classes x columns) per chunk, and 20,000 classes fit as fast as 10
+    (``benchmarks/many_classes.py``)."""
+
+    #: up to this many classes the sums are products with the one-hot (at 400-800 classes the
+    #: products took as long as the scatter-add or longer)
+    DOT_CLASSES = 64
     #: a scatter-add sums each class's rows one after another, a float32 rounding each; the
     #: rows are split into up to this many blocks summed apart (then added): 16x shorter
     #: chains, as accurate as the one-hot products (float32 m2 within 2e-7 against 2e-6 for
-    #: one chain) and no slower
+    #: one chain)
     BLOCKS = 16
 
     def __init__(self, codes, weights, n_classes: int, dtype):
         self.codes, self.n_classes, self.dtype = codes, n_classes, dtype
         self.weights = weights.astype(dtype)
+        self.by_product = n_classes <= self.DOT_CLASSES
+        # built here, outside any branch a family traces (a cached tracer would leak out of it)
+        self._hot = (_one_hot(codes, self.weights, n_classes, dtype) if self.by_product
+                     else None)
+        if self.by_product:
+            return
         rows = codes.shape[0]
         # blocks only while the per-block sums stay smaller than the chunk
         blocks = min(self.BLOCKS, max(rows // max(n_classes, 1), 1))
@@ -132,7 +148,6 @@ class Labels:
             self._segments = codes + n_classes * block
         else:
             self._segments = codes
-        self._hot = None
 
     def _sum(self, values):
         k = self.n_classes
@@ -142,11 +157,16 @@ class Labels:
 
     def sum(self, values):
         """``(K, ...)``: per class, the weighted sum of ``values`` ``(rows, ...)``."""
+        if self.by_product:
+            flat = values.reshape(values.shape[0], -1)
+            return (self.one_hot().T @ flat).reshape((self.n_classes,) + values.shape[1:])
         return self._sum(values * self.weights.reshape(
             self.weights.shape + (1,) * (values.ndim - 1)))
 
     def count(self):
         """``(K,)`` weighted number of rows per class."""
+        if self.by_product:
+            return jnp.sum(self.one_hot(), axis=0)
         return self._sum(self.weights)
 
     def gather(self, table):
@@ -154,8 +174,8 @@ class Labels:
         return table[self.codes]
 
     def one_hot(self):
-        """The weighted ``(rows, K)`` one-hot (built once), for families without
-        ``label_stats``."""
+        """The weighted ``(rows, K)`` one-hot (built once): the products' left operand, and
+        what families without ``label_stats`` take."""
         if self._hot is None:
             self._hot = _one_hot(self.codes, self.weights, self.n_classes, self.dtype)
         return self._hot
@@ -184,7 +204,7 @@ def invalid_values(family, x) -> jax.Array:
     Checked in the kernel, where the chunk is read anyway, with three reductions (min, max and
     the largest fractional part) instead of passes on the host; a hit sends the host to the
     family's ``encode``, which names the column and row. NaN is a missing value, never
-    invalid. In float32 the squares must not overflow either (``FLOAT32_SAFE``)."""
+    invalid. The squares must not overflow either (``FLOAT32_SAFE``, ``FLOAT64_SAFE``)."""
     checks = family.value_checks
     if checks is None:
         return jnp.zeros((), dtype=bool)
@@ -205,7 +225,8 @@ def invalid_values(family, x) -> jax.Array:
     # XLA:CPU's min and max may skip or return NaN: either way a NaN result is redone masked
     lo, hi, frac = jax.lax.cond(jnp.isnan(lo) | jnp.isnan(hi) | jnp.isnan(frac),
                                 bounds_of_observed, lambda v: (lo, hi, frac), x)
-    limit = FLOAT32_SAFE if x.dtype == jnp.float32 else jnp.finfo(x.dtype).max
+    # float64: values whose squares overflow (``FLOAT64_SAFE``, reported by ``numeric_block``)
+    limit = FLOAT32_SAFE if x.dtype == jnp.float32 else FLOAT64_SAFE
     bad = (lo < -limit) | (hi > limit) | (frac > 0)  # +-inf, overflow, fractions
     if checks.get("nonnegative") or checks.get("binary"):
         bad |= lo < 0

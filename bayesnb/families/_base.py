@@ -477,7 +477,11 @@ def numeric_block(values: np.ndarray, schema: Schema, family: str, dtype=None, *
     if (values.dtype.kind in "biuf" and values.ndim == 2 and values.size
             and _passes(values, nonnegative, binary, integer)):
         return values.astype(np.float64 if dtype is None else dtype, copy=False)
+    if values.dtype.kind == "f":  # before +-inf is reported: the range is the first cause
+        check_float64_range(values, schema.columns)
     x = _float64_block(values, schema, family)
+    if values.dtype.kind != "f":
+        check_float64_range(x, schema.columns)
     if nonnegative:
         first_bad(x < 0, schema, x, f"{family} needs non-negative counts")
     if binary:
@@ -502,6 +506,8 @@ def _passes(x: np.ndarray, nonnegative: bool, binary: bool, integer: bool) -> bo
         return False
     if not float64_mode() and max(-lo, hi) > FLOAT32_SAFE:
         return False
+    if float64_mode() and max(-lo, hi) > FLOAT64_SAFE:
+        return False
     if (nonnegative or binary) and lo < 0:
         return False
     if binary and (hi > 1 or (x.dtype.kind == "f" and np.any((x > 0) & (x < 1)))):
@@ -510,6 +516,33 @@ def _passes(x: np.ndarray, nonnegative: bool, binary: bool, integer: bool) -> bo
         with np.errstate(invalid="ignore"):
             return not np.any(x - np.floor(x) > 0)  # NaN compares False: missing is allowed
     return True
+
+
+#: largest magnitude the float64 kernels take: squares of 1e150 (Gaussian sums of squares)
+#: summed over 1e8 rows stay below float64's 1.8e308 (float32 has its own, smaller limit)
+FLOAT64_SAFE = 1e150
+
+
+def check_float64_range(block: np.ndarray, columns: tuple) -> None:
+    """In x64 mode, refuse finite values whose squares would overflow float64, naming the
+    column and row (they used to surface as "no observed value in this class" at 1e200 and
+    as an "infinite value" at 1e307). Two reductions over float blocks; nothing in float32
+    mode, where the families check against their own limit."""
+    if block.dtype.kind != "f" or block.ndim != 2 or not block.size or not float64_mode():
+        return
+    with np.errstate(invalid="ignore"):
+        hi, lo = np.fmax.reduce(block, axis=None), np.fmin.reduce(block, axis=None)
+    if not max(abs(float(hi)), abs(float(lo))) > FLOAT64_SAFE:
+        return
+    with np.errstate(invalid="ignore"):
+        big = np.isfinite(block) & (np.abs(block) > FLOAT64_SAFE)
+    if big.any():  # +-inf alone is the family's to report ("infinite value")
+        j = int(np.nonzero(big.any(axis=0))[0][0])
+        i = int(np.argmax(big[:, j]))
+        raise ValueError(
+            f"column {columns[j]!r}: value {block[i, j]:.3g} (row {i}) is too large for the "
+            f"computation: its square overflows float64 (values must stay within "
+            f"+-{FLOAT64_SAFE:g}); rescale the column, e.g. divide it by a power of ten.")
 
 
 def _float64_block(values: np.ndarray, schema: Schema, family: str) -> np.ndarray:

@@ -35,6 +35,7 @@ from ._base import (
     Schema,
     broadcast_hyper,
     dist,
+    has_missing,
     log_matmul,
     numeric_block,
     numpyro,
@@ -108,14 +109,24 @@ class Bernoulli(Family):
 
     @staticmethod
     def label_stats(x, labels, n_levels=None) -> BernoulliStats:
-        """:meth:`suff_stats` summed by label: one scatter-add of the observed flags and the
-        values side by side (no ``(rows, classes)`` one-hot)."""
-        observed = ~jnp.isnan(x)
+        """:meth:`suff_stats` summed by label (no ``(rows, classes)`` one-hot). A chunk with
+        no missing value has every value observed, so its counts are the class weights and
+        one sum (of the ones) reads it; otherwise one sum of the observed flags and the values
+        side by side."""
         f = x.shape[1]
-        sums = labels.sum(jnp.concatenate([observed.astype(labels.dtype),
-                                           jnp.where(observed, x, 0).astype(labels.dtype)],
-                                          axis=1))
-        return BernoulliStats(sums[:, :f], sums[:, f:])
+
+        def complete(x):
+            count = jnp.broadcast_to(labels.count()[:, None], (labels.n_classes, f))
+            return BernoulliStats(count, labels.sum(x.astype(labels.dtype)))
+
+        def missing(x):
+            observed = ~jnp.isnan(x)
+            sums = labels.sum(jnp.concatenate([observed.astype(labels.dtype),
+                                               jnp.where(observed, x, 0).astype(labels.dtype)],
+                                              axis=1))
+            return BernoulliStats(sums[:, :f], sums[:, f:])
+
+        return jax.lax.cond(has_missing(x), missing, complete, x)
 
     @staticmethod
     def estimate(prior: BetaPrior, stats: BernoulliStats, method: str) -> BernoulliParams:
