@@ -175,6 +175,68 @@ def test_student_t_with_missing_values_and_chunks(x64, small_chunks):
     check(_fit(family, X), Xn, student_t_joint(X, Y, Xn))
 
 
+@pytest.mark.parametrize("f", [2, 4, 9, 13])
+@pytest.mark.parametrize("missing_at_fit", [False, True], ids=["one coef", "coef per column"])
+def test_student_t_grouped_log1p_terms(x64, small_chunks, f, missing_at_fit):
+    """With one Student-t coefficient per class the kernel combines the ``log1p`` terms of
+    ``LOG1P_GROUP`` columns into one; a column count below, at and past multiples of the group
+    (a remainder added alone), missing values at prediction, and (missing values at fit: a
+    coefficient per column) the term-by-term form, all against SciPy."""
+    rng = np.random.default_rng(20 + f)
+    X = rng.normal(np.arange(K)[Y % K, None], 1.0 + 0.2 * np.arange(f), (60, f))
+    if missing_at_fit:
+        X[[2, 5, 31], [0, f - 1, f // 2]] = np.nan
+    Xn = rng.normal(1.0, 2.0, (150, f))
+    Xn[[3, 70, 149], [0, f - 1, f // 2]] = np.nan
+    family = bnb.Gaussian(loc=0.0, kappa=1.0, shape=1.0, rate=1.0)
+    check(_fit(family, X), Xn, student_t_joint(X, Y, Xn))
+
+
+def test_student_t_far_outliers_take_the_term_by_term_form(x64):
+    """A value so far out that a group's product ``(1 + u)**LOG1P_GROUP`` would overflow
+    sends its chunk to one ``log1p`` per column: still exact."""
+    from bayesnb.families import gaussian
+
+    rng = np.random.default_rng(30)
+    X = rng.normal(np.arange(K)[Y % K, None], 1.0, (60, 8))
+    Xn = rng.normal(1.0, 2.0, (20, 8))
+    Xn[5, 3] = 1e40  # u about 1e80 > the float64 group limit
+    assert 1e80 > gaussian._GROUP_LIMIT[np.dtype(np.float64)]
+    family = bnb.Gaussian(loc=0.0, kappa=1.0, shape=1.0, rate=1.0)
+    check(_fit(family, X), Xn, student_t_joint(X, Y, Xn))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_grouped_log1p_sum_against_numpy(dtype):
+    """``_log1p_sum`` itself: the grouped form and the overflow fallback against float64
+    ``np.log1p`` sums, with the small and large ``u`` of a Student-t (``coef * u`` near
+    ``z**2 / 2`` for classes of thousands of rows)."""
+    import jax.numpy as jnp
+
+    from bayesnb.families import gaussian
+
+    with jax.enable_x64(dtype == np.float64):  # the float64 table needs x64
+        rng = np.random.default_rng(31)
+        n, k, f = 50, 3, 11
+        x = rng.normal(0.0, 3.0, (n, f))
+        loc, weight = rng.normal(size=(k, f)), rng.uniform(1e-4, 1.0, (k, f))
+        table = gaussian.StudentT(*(jnp.asarray(v, dtype) for v in (
+            loc, weight, weight, weight, np.ones((k, 1)), weight, np.zeros(k))))
+        for scale in (1.0, 1e6 if dtype == np.float32 else 1e40):  # the second: the fallback
+            xs = x * np.where(np.arange(f) == 4, scale, 1.0)
+            ref = np.log1p((xs[:, None, :] - loc) ** 2 * weight).sum(axis=-1)
+            xj = jnp.asarray(xs, dtype)
+
+            def u_of(lo, hi, xj=xj):
+                d = xj[:, None, lo:hi] - table.loc[:, lo:hi]
+                return d * d * table.weight[:, lo:hi]
+
+            got = np.asarray(jax.jit(lambda xj, u_of=u_of: gaussian._log1p_sum(
+                u_of, f, table, xj))(xj), np.float64)
+            tol = 1e-5 if dtype == np.float32 else 1e-12
+            assert_allclose(got, ref, rtol=tol, atol=tol)
+
+
 # ---------------------------------------------------------------------------- float32
 @pytest.mark.parametrize("name", ["multinomial", "poisson", "gaussian"])
 def test_float32_agrees_with_x64(name, monkeypatch):

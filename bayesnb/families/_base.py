@@ -91,6 +91,11 @@ class Family:
     #: instead of by the compiled kernels: exact, and nothing to compile however wide the
     #: block. The kernels still serve its other uses (soft labels, leave-one-out, draws).
     host_counting: ClassVar[bool] = False
+    #: True when the plug-in score kernel (``log_likelihood`` of the ``kernel_table``) is
+    #: products of the block with ``(classes, columns)`` tables only, with no
+    #: ``(rows, classes, columns)`` temporary: its chunks are then sized by the input row
+    #: alone (``_kernels.stream_scores``)
+    product_scores: ClassVar[bool] = False
     #: names of the hyperparameters, in ``__init__`` order (for repr, get_params, persistence)
     _hyper: ClassVar[tuple[str, ...]] = ()
     #: the NamedTuple types of the statistics and plug-in parameters (persistence rebuilds them)

@@ -74,6 +74,7 @@ class Bernoulli(Family):
     stats_type = BernoulliStats
     params_type = BernoulliParams
     host_numeric = True
+    product_scores = True
     _hyper = ("alpha", "beta")
 
     def __init__(self, alpha=1.0, beta=1.0):
@@ -109,21 +110,37 @@ class Bernoulli(Family):
 
     @staticmethod
     def label_stats(x, labels, n_levels=None) -> BernoulliStats:
-        """:meth:`suff_stats` summed by label (no ``(rows, classes)`` one-hot). A chunk with
-        no missing value has every value observed, so its counts are the class weights and
-        one sum (of the ones) reads it; otherwise one sum of the observed flags and the values
-        side by side."""
-        f = x.shape[1]
+        """:meth:`suff_stats` summed by label (no ``(rows, classes)`` one-hot).
+
+        A chunk with missing values sums the observed flags and the values side by side. A
+        complete chunk has every value observed, so its counts are the class weights, and the
+        sums must leave a column of all ones in a class at exactly its weight (the ML
+        estimate's ``count - ones`` is then exactly 0, not a rounding): with integer weights
+        every partial sum is an integer (exact below ``2**24`` in float32), so one sum of the
+        values and one of the weights do; otherwise a column of ones is summed beside the
+        values, in the same order."""
+        f, k = x.shape[1], labels.n_classes
+        dtype = labels.dtype
+
+        def counted(x):
+            return BernoulliStats(jnp.broadcast_to(labels.count()[:, None], (k, f)),
+                                  labels.sum(x.astype(dtype)))
+
+        def weighted(x):
+            sums = labels.sum(jnp.concatenate([x.astype(dtype), jnp.ones((x.shape[0], 1), dtype)],
+                                              axis=1))
+            return BernoulliStats(jnp.broadcast_to(sums[:, f:], (k, f)), sums[:, :f])
 
         def complete(x):
-            count = jnp.broadcast_to(labels.count()[:, None], (labels.n_classes, f))
-            return BernoulliStats(count, labels.sum(x.astype(labels.dtype)))
+            w = labels.weights
+            exact = jnp.all(w == jnp.floor(w)) & (jnp.sum(w) < (2.0**24 if dtype == jnp.float32
+                                                                 else 2.0**53))
+            return jax.lax.cond(exact, counted, weighted, x)
 
         def missing(x):
             observed = ~jnp.isnan(x)
-            sums = labels.sum(jnp.concatenate([observed.astype(labels.dtype),
-                                               jnp.where(observed, x, 0).astype(labels.dtype)],
-                                              axis=1))
+            sums = labels.sum(jnp.concatenate([observed.astype(dtype),
+                                               jnp.where(observed, x, 0).astype(dtype)], axis=1))
             return BernoulliStats(sums[:, :f], sums[:, f:])
 
         return jax.lax.cond(has_missing(x), missing, complete, x)

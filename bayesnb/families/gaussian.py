@@ -99,9 +99,52 @@ class StudentT(NamedTuple):
     dof: jax.Array  # (K, F)
     scale2: jax.Array  # (K, F)
     log_norm: jax.Array  # (K, F) the Student-t's log normaliser, computed in float64
-    coef: jax.Array  # (K, F) (dof + 1) / 2
+    coef: jax.Array  # (K, F) (dof + 1) / 2, or (K, 1) when it is the same for every column
     weight: jax.Array  # (K, F) 1 / (dof scale2)
     norm_sum: jax.Array  # (K,) log_norm summed over the columns in float64 (complete rows)
+
+
+#: columns whose ``log1p`` terms the Student-t kernel combines into one:
+#: :math:`\log(1 + a) + \log(1 + b) = \log(1 + (a + b + ab))`, so a (row, class) pays one
+#: ``log1p`` per group instead of per column (XLA:CPU: the kernel 15 -> 7 ms float32, 32 ->
+#: 8 ms float64 on 4,096 rows x 20 classes x 100 columns)
+LOG1P_GROUP = 4
+#: per dtype, the largest ``u`` a combined group may hold: ``(1 + u)**LOG1P_GROUP`` stays
+#: finite (float32's 3.4e38, float64's 1.8e308); a chunk with a larger bound takes one
+#: ``log1p`` per column
+_GROUP_LIMIT = {np.dtype(np.float32): 1e7, np.dtype(np.float64): 1e60}
+
+
+def _log1p_sum(u_of, f: int, table: StudentT, x) -> jax.Array:
+    r"""``(n, K)``: :math:`\sum_j \log(1 + u_j)` over ``f`` columns, ``u_of(lo, hi)`` giving
+    columns ``lo:hi`` of ``u`` ``(n, K, hi - lo)``. The columns are taken in
+    ``LOG1P_GROUP`` slabs of ``f // LOG1P_GROUP``, combined entry by entry as
+    :math:`v \leftarrow v + b + vb` (every term non-negative, so each step rounds once,
+    relatively) before one ``log1p``; the last ``f % LOG1P_GROUP`` columns are added alone.
+    A chunk where a group's product could overflow (a bound from the column maxima of
+    ``|x|``) takes one ``log1p`` per column."""
+    width = f // LOG1P_GROUP
+
+    def per_column(_):
+        return jnp.sum(jnp.log1p(u_of(0, f)), axis=-1)
+
+    if width == 0:
+        return per_column(None)
+
+    def grouped(_):
+        v = u_of(0, width)
+        for g in range(1, LOG1P_GROUP):
+            b = u_of(g * width, (g + 1) * width)
+            v = v + b + v * b
+        total = jnp.sum(jnp.log1p(v), axis=-1)
+        if f > LOG1P_GROUP * width:
+            total = total + jnp.sum(jnp.log1p(u_of(LOG1P_GROUP * width, f)), axis=-1)
+        return total
+
+    dtype = table.loc.dtype
+    top = jnp.max(jnp.where(jnp.isnan(x), 0.0, jnp.abs(x)), axis=0).astype(dtype)
+    bound = jnp.max((top + jnp.abs(table.loc)) ** 2 * table.weight)
+    return jax.lax.cond(bound <= _GROUP_LIMIT[np.dtype(dtype)], grouped, per_column, None)
 
 
 #: float32 inputs carry about this relative rounding; a class whose spread is below
@@ -368,7 +411,10 @@ class Gaussian(Family):
             log_norm = (sp_gammaln((dof + 1) / 2) - sp_gammaln(dof / 2)
                         - 0.5 * np.log(dof * scale2) - 0.5 * np.log(np.pi) + 0.5 * LOG_2PI)
             _check_resolution(loc - shift, np.sqrt(scale2), shift)
-            return StudentT(loc - shift, dof, scale2, log_norm, 0.5 * (dof + 1.0),
+            coef = 0.5 * (dof + 1.0)
+            if np.all(coef == coef[:, :1]):  # one per class (no missing value at fit, one
+                coef = coef[:, :1]  # prior shape): the kernel combines its log1p terms
+            return StudentT(loc - shift, dof, scale2, log_norm, coef,
                             1.0 / (dof * scale2), log_norm.sum(axis=1)), shift
         mean, precision, center = (np.asarray(v, dtype=np.float64) for v in table)
         mc = mean - center
@@ -434,18 +480,31 @@ class Gaussian(Family):
     def _student_t(table: StudentT, x) -> jax.Array:
         """``(n, K)`` Student-t log densities summed over the observed columns: one fused
         (rows, classes, columns) expression reduced over the columns (XLA keeps it out of
-        memory); a chunk with missing values weights each column by its observed flag."""
+        memory); a chunk with missing values weights each column by its observed flag
+        (``log1p(0) = 0`` where missing). With one coefficient per class (``coef`` of shape
+        ``(K, 1)``) the ``log1p`` terms are combined first (:func:`_log1p_sum`)."""
+        def log1p_sum(u_of):
+            if table.coef.shape[1] == 1:
+                return table.coef[:, 0] * _log1p_sum(u_of, x.shape[1], table, x)
+            return jnp.sum(table.coef * jnp.log1p(u_of(0, x.shape[1])), axis=-1)
+
         def complete(x):
-            d = x.astype(table.loc.dtype)[:, None, :] - table.loc
-            return table.norm_sum - jnp.sum(table.coef * jnp.log1p(d * d * table.weight),
-                                            axis=-1)
+            def u_of(lo, hi):
+                d = x[:, lo:hi].astype(table.loc.dtype)[:, None, :] - table.loc[:, lo:hi]
+                return d * d * table.weight[:, lo:hi]
+
+            return table.norm_sum - log1p_sum(u_of)
 
         def observed_only(x):
             observed = ~jnp.isnan(x)
             obs = observed.astype(table.loc.dtype)
-            d = jnp.where(observed, x, 0.0).astype(obs.dtype)[:, None, :] - table.loc
-            u = d * d * table.weight * obs[:, None, :]  # log1p(0) = 0 where missing
-            return obs @ table.log_norm.T - jnp.sum(table.coef * jnp.log1p(u), axis=-1)
+            x0 = jnp.where(observed, x, 0.0).astype(obs.dtype)
+
+            def u_of(lo, hi):
+                d = x0[:, None, lo:hi] - table.loc[:, lo:hi]
+                return d * d * table.weight[:, lo:hi] * obs[:, None, lo:hi]
+
+            return obs @ table.log_norm.T - log1p_sum(u_of)
 
         return jax.lax.cond(has_missing(x), observed_only, complete, x)
 

@@ -146,6 +146,7 @@ class Multinomial(Family):
     params_type = MultinomialParams
     joint_columns = True
     host_numeric = True
+    product_scores = True
     _hyper = ("alpha",)
 
     def __init__(self, alpha=1.0):

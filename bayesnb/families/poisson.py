@@ -133,6 +133,7 @@ class Poisson(Family):
     stats_type = PoissonStats
     params_type = PoissonParams
     host_numeric = True
+    product_scores = True
     _hyper = ("shape", "rate")
 
     def __init__(self, shape=1.0, rate=0.1):
