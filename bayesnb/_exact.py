@@ -96,7 +96,7 @@ def scores(families, levels, joint, class_log_prior, tables, xs, n_valid):
         out = out + family.log_predictive(table, x, lv)
     if joint:
         out = out + sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))[:, None]
-    tails = tuple(needs_tail(x, t.steps) if counted(f) else jnp.zeros((0,), bool)
+    tails = tuple(needs_tail(x, t.steps) if counted(f) else jnp.zeros((0,), jnp.int8)
                   for f, t, x in zip(families, tables, xs, strict=True))
     bad = tuple(_kernels.invalid_values(f, x) for f, x in zip(families, xs, strict=True))
     valid = jnp.arange(xs[0].shape[0]) < n_valid
@@ -138,10 +138,12 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
                     f"\"jax_enable_x64\", True).")
         out[start:stop] = np.asarray(s)[: stop - start]
         for b, flags in enumerate(tails):
-            rows = np.flatnonzero(np.asarray(flags)[: stop - start])
+            flags = np.asarray(flags)[: stop - start]
+            rows = np.flatnonzero(flags)
             if rows.size:  # only the rows with a count past the steps (or not an integer)
                 out[start + rows] += families[b].host_tail(
-                    ktables[b], sources[b].read(start, stop)[rows], steps[b])
+                    ktables[b], sources[b].read(start, stop)[rows], steps[b],
+                    integral=not np.any(flags[rows] == 2))
 
     pending = None
     for i, start in enumerate(range(0, n_rows, rows)):

@@ -303,3 +303,35 @@ def test_host_log_rising_against_exact_sums():
     a, x = np.array([0.7, 3.0, 12.0]), np.array([0.5, 2.25, 7.75])
     assert_allclose(_sparse.log_rising(a, x),
                     gammaln(a + x) - gammaln(a) - x * np.log(a), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("steps", [1, 2, 4, 32])
+@pytest.mark.parametrize("integral", [True, False])
+def test_dense_tail_against_math_fsum(steps, integral, monkeypatch):
+    """The dense tail (counts read from the cumulative table up to its largest count, the
+    rest term by term or by series) against :math:`\\sum_{t=steps}^{x-1}\\log(1 + t/a)` in
+    ``math.fsum``, and :math:`h(a, x)` whole for a non-integer value; a small
+    ``CUMULATIVE_ENTRIES`` makes the table stop at a count the data pass."""
+    monkeypatch.setattr(_sparse, "CUMULATIVE_ENTRIES", 3 * 4 * 20)  # counts up to 19
+    rng = np.random.default_rng(40)
+    a = rng.uniform(0.2, 50.0, (3, 4))
+    x = rng.poisson(6.0, (30, 4)).astype(np.float32)
+    x[2, 1], x[7, 3], x[9, 0] = 19.0, 20.0, 250.0  # at, past the table; the series
+    x[11, 2] = np.nan
+    if not integral:
+        x[5, 0], x[8, 2] = 2.5, 0.25
+    ref = np.zeros((30, 3))
+    for i in range(30):
+        for j in range(4):
+            v = float(x[i, j])
+            if math.isnan(v):
+                continue
+            for k in range(3):
+                if v != math.floor(v):
+                    ref[i, k] += gammaln(a[k, j] + v) - gammaln(a[k, j]) - v * math.log(a[k, j])
+                else:
+                    ref[i, k] += math.fsum(math.log1p(t / a[k, j])
+                                           for t in range(steps, int(v)))
+    got = _sparse.dense_rising_tail(a, x, steps, integral=integral)
+    assert_allclose(got, ref, rtol=1e-10, atol=1e-10)
+    assert _sparse.cumulative_rising(a).shape == (20, 4, 3)

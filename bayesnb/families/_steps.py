@@ -40,6 +40,10 @@ def step_sums(x: jax.Array, steps: jax.Array) -> jax.Array:
 
 
 def needs_tail(x: jax.Array, steps: jax.Array) -> jax.Array:
-    """``(n,)``: whether each row holds a count the products do not finish, above ``S`` or
-    not an integer (the host reads only these rows: with ``S`` chosen well, few)."""
-    return jnp.any(((x > n_steps(x, steps)) | ~integer(x)) & ~jnp.isnan(x), axis=1)
+    """``(n,)`` int8: per row, whether it holds a count the products do not finish: 0 none,
+    1 integer counts above ``S`` only, 2 a value that is not an integer (the host reads only
+    the rows flagged, and scans a row flagged 1 for counts above ``S`` alone)."""
+    observed = ~jnp.isnan(x)
+    above = jnp.any((x > n_steps(x, steps)) & observed, axis=1)
+    fractional = jnp.any(~integer(x) & observed, axis=1)
+    return jnp.maximum(above.astype(jnp.int8), 2 * fractional.astype(jnp.int8))

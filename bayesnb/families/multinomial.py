@@ -238,10 +238,11 @@ class Multinomial(Family):
             total_cube - total_cube[0], _rounding(slope))
 
     @staticmethod
-    def host_tail(table: DirichletMultinomialShifted, x: np.ndarray, steps: int) -> np.ndarray:
+    def host_tail(table: DirichletMultinomialShifted, x: np.ndarray, steps: int,
+                  integral: bool = False) -> np.ndarray:
         r"""float64 :math:`\sum_v h(a_{kv}, x_v)` over the entries the kernel's steps leave out
         (counts above ``steps``, non-integer counts)."""
-        return _sparse.dense_rising_tail(table.alpha, x, steps)
+        return _sparse.dense_rising_tail(table.alpha, x, steps, integral)
 
     @staticmethod
     def score_rounding(table, x) -> jax.Array:
@@ -301,24 +302,34 @@ class Multinomial(Family):
 
     @staticmethod
     def _log_predictive_shifted(table: DirichletMultinomialShifted, x) -> jax.Array:
-        a = table.alpha
-        x0 = jnp.nan_to_num(x, nan=0.0).astype(table.slope.dtype)
-        observed = (~jnp.isnan(x)).astype(x0.dtype)
-        n = x0.sum(axis=1, keepdims=True)
-        a_total = observed @ a.T  # (n, K): the observed columns' concentration
-        # log(A_observed / A) from the unobserved share, exact where nothing is missing
-        share = jnp.log1p(-((1.0 - observed) @ a.T) / table.total)
-        safe = jnp.where(a_total > 0, a_total, 1.0)
-        # the quadratic parts of h(A, n) from float64 tables (relative to a reference class
-        # unless joint); a row with missing counts has its own observed total, whose h is
-        # computed whole
-        complete = jnp.all(observed > 0, axis=1, keepdims=True)
-        whole = jnp.where(complete, (n * n) * table.total_quadratic
-                          + (n * n * n) * table.total_cubic
-                          + log_rising(safe, n, polynomial=False), log_rising(safe, n))
-        log_p = (x0 @ table.slope.T - jnp.where(n > 0, n * share, 0.0)
-                 + step_sums(x0, table.steps) - whole)
-        return jnp.where(a_total > 0, log_p, 0.0)
+        def complete(x):  # every column observed: the plug-in's product plus the steps
+            x0 = x.astype(table.slope.dtype)
+            n = x0.sum(axis=1, keepdims=True)
+            whole = ((n * n) * table.total_quadratic + (n * n * n) * table.total_cubic
+                     + log_rising(table.total, n, polynomial=False))
+            return x0 @ table.slope.T + step_sums(x0, table.steps) - whole
+
+        def missing(x):
+            a = table.alpha
+            x0 = jnp.nan_to_num(x, nan=0.0).astype(table.slope.dtype)
+            observed = (~jnp.isnan(x)).astype(x0.dtype)
+            n = x0.sum(axis=1, keepdims=True)
+            a_total = observed @ a.T  # (n, K): the observed columns' concentration
+            # log(A_observed / A) from the unobserved share, exact where nothing is missing
+            share = jnp.log1p(-((1.0 - observed) @ a.T) / table.total)
+            safe = jnp.where(a_total > 0, a_total, 1.0)
+            # the quadratic parts of h(A, n) from float64 tables (relative to a reference
+            # class unless joint); a row with missing counts has its own observed total,
+            # whose h is computed whole
+            whole_row = jnp.all(observed > 0, axis=1, keepdims=True)
+            whole = jnp.where(whole_row, (n * n) * table.total_quadratic
+                              + (n * n * n) * table.total_cubic
+                              + log_rising(safe, n, polynomial=False), log_rising(safe, n))
+            log_p = (x0 @ table.slope.T - jnp.where(n > 0, n * share, 0.0)
+                     + step_sums(x0, table.steps) - whole)
+            return jnp.where(a_total > 0, log_p, 0.0)
+
+        return jax.lax.cond(has_missing(x), missing, complete, x)
 
     @staticmethod
     def linear_scores(params: MultinomialParams) -> tuple:

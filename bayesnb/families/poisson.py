@@ -19,6 +19,7 @@ number:
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -36,6 +37,7 @@ from ._base import (
     dist,
     finish_class_sums,
     float64_mode,
+    has_missing,
     label_class_sums,
     log_matmul,
     numeric_block,
@@ -107,6 +109,24 @@ def _offsets(table, observed, obs) -> jax.Array:
     """``obs @ offset.T``; for a complete row the float64 sum ``bias`` (one rounding)."""
     return jnp.where(jnp.all(observed, axis=1, keepdims=True), table.bias,
                      obs @ table.offset.T)
+
+
+def _centred(table, x, product, extra=None) -> jax.Array:
+    """``product(x - center) + offsets`` (plus ``extra(x)``, NaN read as 0): a complete
+    chunk takes the float64 ``bias`` and no product of the observed flags."""
+    def complete(x):
+        x0 = x.astype(table.slope.dtype)
+        out = product(x0 - table.center) + table.bias
+        return out if extra is None else out + extra(x0)
+
+    def missing(x):
+        observed = ~jnp.isnan(x)
+        x0 = jnp.where(observed, x, 0).astype(table.slope.dtype)
+        obs = observed.astype(x0.dtype)
+        out = product(x0 - obs * table.center) + _offsets(table, observed, obs)
+        return out if extra is None else out + extra(x0)
+
+    return jax.lax.cond(has_missing(x), missing, complete, x)
 
 
 def _rounding(slope: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -225,9 +245,10 @@ class Poisson(Family):
                              _rounding(slope, offset), offset.sum(axis=1))
 
     @staticmethod
-    def host_tail(table: NegBinShifted, x: np.ndarray, steps: int) -> np.ndarray:
+    def host_tail(table: NegBinShifted, x: np.ndarray, steps: int,
+                  integral: bool = False) -> np.ndarray:
         r"""float64 :math:`\sum_j h(a'_{kj}, x_j)` over the counts above ``steps``."""
-        return _sparse.dense_rising_tail(table.shape, x, steps)
+        return _sparse.dense_rising_tail(table.shape, x, steps, integral)
 
     @staticmethod
     def score_rounding(table, x) -> jax.Array:
@@ -257,12 +278,9 @@ class Poisson(Family):
     def log_likelihood(params, x, n_levels=None) -> jax.Array:
         observed = ~jnp.isnan(x)
         if isinstance(params, PoissonShifted):  # the kernel's form (``kernel_table``)
-            x0 = jnp.where(observed, x, 0).astype(params.slope.dtype)
-            obs = observed.astype(x0.dtype)
             # where the table has -inf (a zero ML rate), the center is 0 and log_matmul's
             # 0 * log 0 = 0 applies to x itself
-            return (log_matmul(x0 - obs * params.center, params.slope)
-                    + _offsets(params, observed, obs))
+            return _centred(params, x, partial(log_matmul, log_table=params.slope))
         x0 = jnp.where(observed, x, 0).astype(params.rate.dtype)
         return log_matmul(x0, params.log_rate) - observed.astype(x0.dtype) @ params.rate.T
 
@@ -276,10 +294,8 @@ class Poisson(Family):
     def log_predictive(posterior, x, n_levels=None) -> jax.Array:
         observed = ~jnp.isnan(x)
         if isinstance(posterior, NegBinShifted):  # the kernel's form (``kernel_table``)
-            x0 = jnp.where(observed, x, 0).astype(posterior.slope.dtype)
-            obs = observed.astype(x0.dtype)
-            return ((x0 - obs * posterior.center) @ posterior.slope.T
-                    + _offsets(posterior, observed, obs) + step_sums(x0, posterior.steps))
+            return _centred(posterior, x, lambda xc: xc @ posterior.slope.T,
+                            lambda x0: step_sums(x0, posterior.steps))
         a, b = posterior.shape, posterior.rate  # (K, F)
         x0 = jnp.where(observed, x, 0).astype(a.dtype)[:, None, :]  # (n, 1, F)
         # negative binomial without its class-free -log x!
