@@ -39,6 +39,7 @@ from ._base import (
     log_matmul,
     numeric_block,
     numpyro,
+    reference,
     xp_of,
 )
 
@@ -56,6 +57,18 @@ class BernoulliStats(NamedTuple):
 class BernoulliParams(NamedTuple):
     log_p: jax.Array  # (K, F) log theta
     log1m_p: jax.Array  # (K, F) log(1 - theta)
+
+
+class BernoulliLinear(NamedTuple):
+    r"""A table with no zero probability as the score kernel reads it
+    (``Bernoulli.kernel_table``): :math:`\sum_j x_j(\log\theta_{kj} - \log(1-\theta_{kj}))
+    + \sum_j \log(1-\theta_{kj})`, one product per chunk, with the slopes, the
+    :math:`\log(1-\theta)` and their float64 sum over the columns ``bias`` made on the host;
+    relative to a reference class per column unless the table serves the joint density."""
+
+    slope: jax.Array  # (K, F) log theta - log(1 - theta)
+    log1m_p: jax.Array  # (K, F) log(1 - theta), for a row with missing values
+    bias: jax.Array  # (K,) log1m_p summed over the columns, in float64
 
 
 class Bernoulli(Family):
@@ -166,7 +179,35 @@ class Bernoulli(Family):
         return BetaPrior(prior.alpha + stats.ones, prior.beta + stats.count - stats.ones)
 
     @staticmethod
+    def kernel_table(table, exact: bool, joint: bool):
+        """The plug-in or posterior-predictive table as :class:`BernoulliLinear` when no
+        probability is 0 or 1 (float64, on the host; relative to a reference class unless
+        ``joint``), else the log probabilities (``log_likelihood``'s guarded products)."""
+        if exact:
+            a, b = (np.asarray(v, dtype=np.float64) for v in table)
+            log_p, log1m_p = np.log(a) - np.log(a + b), np.log(b) - np.log(a + b)
+        else:
+            log_p, log1m_p = (np.asarray(v, dtype=np.float64) for v in table)
+        if not (np.all(np.isfinite(log_p)) and np.all(np.isfinite(log1m_p))):
+            return BernoulliParams(log_p, log1m_p), None
+        slope = log_p - log1m_p
+        if not joint:  # a class-free constant per row dropped
+            slope, log1m_p = slope - reference(slope), log1m_p - reference(log1m_p)
+        return BernoulliLinear(slope, log1m_p, log1m_p.sum(axis=1)), None
+
+    @staticmethod
     def log_likelihood(params: BernoulliParams, x, n_levels=None) -> jax.Array:
+        if isinstance(params, BernoulliLinear):  # the kernel's form (``kernel_table``)
+            def complete_linear(x):
+                return x.astype(params.slope.dtype) @ params.slope.T + params.bias
+
+            def missing_linear(x):
+                observed = ~jnp.isnan(x)
+                x0 = jnp.where(observed, x, 0).astype(params.slope.dtype)
+                return x0 @ params.slope.T + observed.astype(x0.dtype) @ params.log1m_p.T
+
+            return jax.lax.cond(has_missing(x), missing_linear, complete_linear, x)
+
         observed = ~jnp.isnan(x)
         x0 = jnp.where(observed, x, 0).astype(params.log_p.dtype)
 
@@ -188,6 +229,8 @@ class Bernoulli(Family):
 
     @staticmethod
     def log_predictive(posterior: BetaPrior, x, n_levels=None) -> jax.Array:
+        if isinstance(posterior, (BernoulliLinear, BernoulliParams)):  # ``kernel_table``
+            return Bernoulli.log_likelihood(posterior, x)
         total = posterior.alpha + posterior.beta
         params = BernoulliParams(jnp.log(posterior.alpha) - jnp.log(total),
                                  jnp.log(posterior.beta) - jnp.log(total))
