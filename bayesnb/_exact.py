@@ -140,10 +140,16 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
         for b, flags in enumerate(tails):
             flags = np.asarray(flags)[: stop - start]
             rows = np.flatnonzero(flags)
-            if rows.size:  # only the rows with a count past the steps (or not an integer)
+            if not rows.size:
+                continue
+            integral = not np.any(flags[rows] == 2)
+            if 2 * rows.size > flags.size:  # most rows: the chunk as it is, not a copy
+                out[start:stop] += families[b].host_tail(
+                    ktables[b], sources[b].read(start, stop), steps[b], integral=integral)
+            else:  # only the rows with a count past the steps (or not an integer)
                 out[start + rows] += families[b].host_tail(
                     ktables[b], sources[b].read(start, stop)[rows], steps[b],
-                    integral=not np.any(flags[rows] == 2))
+                    integral=integral)
 
     pending = None
     for i, start in enumerate(range(0, n_rows, rows)):

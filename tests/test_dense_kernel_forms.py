@@ -1,0 +1,131 @@
+"""The dense kernels' forms chosen for speed (issue 12 section 3) against NumPy and hand counts.
+
+- ``_kernels.Labels`` sums by products with the one-hot up to ``DOT_CLASSES`` classes and by a
+  blocked scatter-add past it: both against NumPy's weighted sums.
+- Bernoulli's chunk statistics take three branches (integer weights, fractional weights,
+  missing values); the ML estimate of a column of all ones in a class must come out exactly
+  1 in each, not a rounding away from it.
+- Bernoulli scores through a float64-made linear table (``BernoulliLinear``) unless a
+  probability is 0 or 1: plug-in and exact, complete and missing rows, against hand sums.
+- The float64 range check now runs in the kernels' value checks and in ``numeric_block``
+  (not in a host pass over every block): a DataFrame, an array, fit and predict.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+from scipy.special import logsumexp
+
+import bayesnb as bnb
+from bayesnb import _kernels
+
+
+@pytest.mark.parametrize("n_classes", [3, 64, 65, 300])
+def test_labels_sums_against_numpy(x64, n_classes):
+    """Products (<= 64 classes) and the blocked scatter-add (more) give NumPy's weighted
+    per-class sums and counts, for 1-d and 2-d values."""
+    assert _kernels.Labels.DOT_CLASSES == 64
+    rng = np.random.default_rng(n_classes)
+    rows = 700
+    codes = rng.integers(0, n_classes, rows).astype(np.int32)
+    weights = rng.uniform(0.1, 3.0, rows)
+    values = rng.normal(size=(rows, 5, 2))
+
+    def sums(c, w, v):
+        labels = _kernels.Labels(c, w, n_classes, jnp.float64)
+        return labels.sum(v), labels.count(), labels.gather(labels.sum(v[:, 0, 0]))
+
+    got_sum, got_count, got_gather = jax.jit(sums)(codes, weights, values)
+    ref_sum = np.zeros((n_classes, 5, 2))
+    np.add.at(ref_sum, codes, weights[:, None, None] * values)
+    ref_count = np.bincount(codes, weights=weights, minlength=n_classes)
+    assert_allclose(got_sum, ref_sum, rtol=1e-12, atol=1e-12)
+    assert_allclose(got_count, ref_count, rtol=1e-12)
+    assert_allclose(got_gather, ref_sum[codes, 0, 0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("weights", ["none", "integer", "fractional"])
+@pytest.mark.parametrize("missing", [False, True])
+def test_bernoulli_counts_and_an_all_ones_column(weights, missing):
+    """Default float32. Hand counts of ones and observed values per class; column 0 is all
+    ones in class 1, so its ML probability is exactly 1 (log(1 - p) = -inf, no 0/0 error)."""
+    rng = np.random.default_rng(5)
+    n = 90
+    y = np.arange(n) % 3
+    X = (rng.random((n, 4)) < 0.4).astype(float)
+    X[y == 1, 0] = 1.0
+    if missing:
+        X[[2, 5, 9], [1, 3, 2]] = np.nan
+    w = {"none": None, "integer": rng.integers(1, 4, n).astype(float),
+         "fractional": rng.uniform(0.3, 1.7, n)}[weights]
+    clf = bnb.NaiveBayes(bnb.Bernoulli(), method="ml").fit(X, y, sample_weight=w)
+    stats = clf.blocks_[0].stats
+    ww = np.ones(n) if w is None else w
+    observed = ~np.isnan(X)
+    for k in range(3):
+        rows = y == k
+        assert_allclose(stats.count[k], (ww[rows, None] * observed[rows]).sum(axis=0),
+                        rtol=1e-6)
+        assert_allclose(stats.ones[k], (ww[rows, None] * np.nan_to_num(X[rows])).sum(axis=0),
+                        rtol=1e-6)
+    assert stats.count[1, 0] == stats.ones[1, 0]  # exactly: count - ones is 0
+    proba = clf.predict_proba(np.array([[0.0, 1.0, 0.0, 1.0]]))
+    assert proba[0, 1] == 0.0  # a zero where class 1 has only ones
+
+
+def _bernoulli_joint(X, y, Xn, alpha, beta):
+    """log p(x, c) over each row's observed columns, by hand: the posterior mean, which is
+    also the Beta-Bernoulli predictive."""
+    out = np.zeros((len(Xn), 3))
+    for k in range(3):
+        xk = X[y == k]
+        ones, count = np.nansum(xk, axis=0), np.sum(~np.isnan(xk), axis=0)
+        p = (ones + alpha) / (count + alpha + beta)
+        obs = ~np.isnan(Xn)
+        xn = np.nan_to_num(Xn)
+        out[:, k] = np.log(np.mean(y == k)) + np.sum(
+            obs * (xn * np.log(p) + (1 - xn) * np.log1p(-p)), axis=1)
+    return out
+
+
+@pytest.mark.parametrize("method", ["mean", "bayes"])
+@pytest.mark.parametrize("missing", [False, True])
+def test_bernoulli_linear_table_against_hand_sums(x64, method, missing):
+    rng = np.random.default_rng(8)
+    y = np.arange(60) % 3
+    X = (rng.random((60, 7)) < 0.2 + 0.25 * (y[:, None] == np.arange(7) % 3)).astype(float)
+    Xn = (rng.random((25, 7)) < 0.5).astype(float)
+    if missing:
+        Xn[[1, 4, 4, 20], [0, 2, 6, 3]] = np.nan
+    clf = bnb.NaiveBayes(bnb.Bernoulli(alpha=1.5, beta=0.5), method=method,
+                         class_alpha=0).fit(X, y)
+    joint = _bernoulli_joint(X, y, Xn, 1.5, 0.5)
+    assert_allclose(clf.predict_joint_log_proba(Xn), joint, rtol=1e-10, atol=1e-10)
+    assert_allclose(clf.predict_proba(Xn),
+                    np.exp(joint - logsumexp(joint, axis=1, keepdims=True)), rtol=1e-9)
+
+
+@pytest.mark.parametrize("container", ["array", "frame"])
+@pytest.mark.parametrize("family", ["gaussian", "poisson", "multinomial"])
+def test_float64_range_refused_in_the_kernel_checks(x64, container, family):
+    """Values whose squares overflow float64 are refused naming the column, whichever
+    family reads them and whether they arrive at fit or at predict."""
+    make = {"gaussian": bnb.Gaussian, "poisson": bnb.Poisson,
+            "multinomial": bnb.Multinomial}[family]
+    X = np.array([[1.0, 2.0], [3.0, 4.0], [2.0, 1.0], [5.0, 2.0]])
+    y = [0, 0, 1, 1]
+    big = X.copy()
+    big[2, 1] = 1e200
+
+    def wrap(a):
+        return pd.DataFrame(a, columns=["a", "b"]) if container == "frame" else a
+
+    clf = bnb.NaiveBayes(make())
+    with pytest.raises(ValueError, match=r"column .*(b|1).*too large.*overflows float64"):
+        clf.fit(wrap(big), y)
+    clf.fit(wrap(X), y)
+    with pytest.raises(ValueError, match=r"column .*(b|1).*too large.*overflows float64"):
+        clf.predict_proba(wrap(big))
