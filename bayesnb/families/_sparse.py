@@ -303,8 +303,10 @@ def cumulative_rising(a: np.ndarray) -> np.ndarray | None:
     fitted table (:func:`cached_by_identity`), with ``M`` the largest count that keeps it
     within :data:`CUMULATIVE_ENTRIES` (at most :data:`CUMULATIVE_COUNTS`); None if that is
     below 2. The dense tail then reads a count's terms past the kernel's steps as one
-    difference of two entries per class instead of one ``log1p`` per (class, step): 6x
-    faster on 20,000 documents x 1,000 words, 20 classes."""
+    difference of two entries per class instead of one ``log1p`` per (class, step) (cProfile,
+    20,000 documents x 1,000 words, 20 classes: the tail took 93 ms at ``S = 2`` with one
+    ``log1p`` per term, 53 ms with the table at ``S = 1``, 42 ms with the per-row sums as a
+    sparse product)."""
     from ._base import cached_by_identity
 
     def build():
