@@ -258,8 +258,8 @@ class Poisson(Family):
         size is the root sum of squares (as for the Multinomial; the plain sum refused ordinary
         200-column count data). Counts beyond float32's exact integers (2**24) are refused
         unless their products stay small."""
-        if not isinstance(table, (PoissonShifted, NegBinShifted)):
-            return jnp.zeros(x.shape[0])
+        if not isinstance(table, (PoissonShifted, NegBinShifted)) or float64_mode():
+            return jnp.zeros(x.shape[0])  # float64 kernels: nothing to bound (no pass over x)
         observed = ~jnp.isnan(x)
         obs = observed.astype(table.rounding.dtype)
         x0 = jnp.where(observed, x, 0).astype(obs.dtype)
