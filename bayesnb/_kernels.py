@@ -113,13 +113,13 @@ class Labels:
     gather of each row's class values.
 
     With few classes (at most :data:`DOT_CLASSES`) the sums are products with the weighted
-    ``(rows, classes)`` one-hot: a BLAS product reads the chunk once, and XLA:CPU's
-    blocked scatter-add ran 2x-25x slower at 10-100 classes on a quiet machine (1,024-2,048
-    rows x 1,000 columns, float32 and float64: 4-28 ms a chunk against 1-2.5 ms;
-    ``benchmarks/README.md``, "Issue 12, 2026-11-24"). With more classes the product's cost grows with the class count, so the sums are
-    a blocked scatter-add (``jax.ops.segment_sum``), whose cost does not: O(rows x columns +
-    classes x columns) per chunk, and 20,000 classes fit as fast as 10
-    (``benchmarks/many_classes.py``)."""
+    ``(rows, classes)`` one-hot: a BLAS product reads the chunk once, and XLA:CPU's blocked
+    scatter-add ran 2x-25x slower at 10-100 classes on a quiet machine (1,024-2,048 rows x
+    1,000 columns, float32 and float64: 4-28 ms a chunk against 1-2.5 ms;
+    ``benchmarks/README.md``, "Issue 12, 2026-11-24"). With more classes the product's cost
+    grows with the class count, so the sums are a blocked scatter-add
+    (``jax.ops.segment_sum``), whose cost does not: O(rows x columns + classes x columns) per
+    chunk, and 20,000 classes fit as fast as 10 (``benchmarks/many_classes.py``)."""
 
     #: up to this many classes the sums are products with the one-hot (at 400-800 classes the
     #: products took as long as the scatter-add or longer)
