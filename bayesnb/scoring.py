@@ -70,11 +70,14 @@ class TableScorer(NamedTuple):
                                      for b in blocks):
             output = "scores"  # no class-free constants: the same compiled kernel serves both
         levels = tuple(levels_of(b.schema) for b in blocks)
-        if self.exact:  # indicator products and host tails (see ``_exact``)
+        if self.exact and any(_exact.counted(f) for f in self.model.families):
+            # indicator products and host tails (see ``_exact``), normalised after the tails
             return normalised(_exact.stream(self.model.families, levels, output == "joint",
                                             self.log_prior, self.tables, sources, n,
                                             n_classes), output)
-        return _kernels.stream_scores(self.model.families, levels, False, output,
+        # the plug-in, or an exact predictive with no host tail (Student-t, Bernoulli,
+        # Categorical): normalised in the kernel, as the plug-in is
+        return _kernels.stream_scores(self.model.families, levels, self.exact, output,
                                       self.log_prior, self.tables, sources, n, n_classes)
 
     def _host_scores(self, block, table, raw, n: int) -> np.ndarray:
