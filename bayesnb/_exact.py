@@ -9,9 +9,10 @@ counts, one product in all. ``S`` is chosen per call from a sample of the rows
 (:func:`choose_steps`: the count quantiles, bucketed to powers of two so a kernel compiles
 once per bucket; ``S = 1`` for a small batch, :data:`SMALL_BATCH_CELLS`), and the few counts
 above it (and non-integer counts) are added on the host in float64 (each family's
-``host_tail``), only for the rows the kernel flags. The Gaussian's
-Student-t needs one ``log1p`` per (row, class, column): its kernel is one fused pass over the
-chunk (``Gaussian.log_predictive``).
+``host_tail``, from a cumulative table per fitted table), only for the rows the kernel flags.
+A model without a count family never comes here: its exact predictive has no host part and
+streams through ``_kernels.stream_scores`` like the plug-in (``scoring.TableScorer``); a
+Student-t block beside a count family is scored in the same kernel (``Gaussian.log_predictive``).
 
 Chunks are streamed as in ``_kernels.stream_scores`` (the same staging, value checks and
 float32 rounding bounds); the scores are normalised on the host in float64, after the tails.
