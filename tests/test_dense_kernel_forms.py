@@ -7,6 +7,8 @@
   1 in each, not a rounding away from it.
 - Bernoulli scores through a float64-made linear table (``BernoulliLinear``) unless a
   probability is 0 or 1: plug-in and exact, complete and missing rows, against hand sums.
+- The log multinomial coefficient's ``log x!`` row sums take steps (integer counts up to
+  16), a table (integers below 256) or ``gammaln``: each branch against SciPy.
 - The float64 range check now runs in the kernels' value checks and in ``numeric_block``
   (not in a host pass over every block): a DataFrame, an array, fit and predict.
 """
@@ -17,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from numpy.testing import assert_allclose
-from scipy.special import logsumexp
+from scipy.special import gammaln, logsumexp
 
 import bayesnb as bnb
 from bayesnb import _kernels
@@ -106,6 +108,27 @@ def test_bernoulli_linear_table_against_hand_sums(x64, method, missing):
     assert_allclose(clf.predict_joint_log_proba(Xn), joint, rtol=1e-10, atol=1e-10)
     assert_allclose(clf.predict_proba(Xn),
                     np.exp(joint - logsumexp(joint, axis=1, keepdims=True)), rtol=1e-9)
+
+
+@pytest.mark.parametrize("top", [1.0, 16.0, 17.0, 255.0, 256.0, 3.5])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_log_factorial_row_sums_against_scipy(request, top, dtype):
+    """Every branch of ``log_factorial_sum`` (steps up to 16, table below 256, gammaln past
+    it or for a fraction), and ``log_normalizer``, against SciPy in float64."""
+    from bayesnb.families.multinomial import FACTORIAL_STEPS, Multinomial, log_factorial_sum
+
+    assert FACTORIAL_STEPS == 16
+    if dtype == "float64":
+        request.getfixturevalue("x64")
+    rng = np.random.default_rng(int(top * 2))
+    x = rng.integers(0, int(top) + 1, (300, 40)).astype(float)
+    x[7, 3] = top  # the chunk's largest value, whatever the draw
+    got = np.asarray(jax.jit(log_factorial_sum)(jnp.asarray(x, dtype)))
+    want = gammaln(x + 1.0).sum(axis=1)
+    rtol = 1e-6 if dtype == "float32" else 1e-13
+    assert_allclose(got, want, rtol=rtol, atol=rtol)
+    coef = np.asarray(jax.jit(Multinomial.log_normalizer)(jnp.asarray(x, dtype)))
+    assert_allclose(coef, gammaln(x.sum(axis=1) + 1.0) - want, rtol=rtol, atol=rtol * 10)
 
 
 @pytest.mark.parametrize("container", ["array", "frame"])

@@ -65,22 +65,43 @@ from ._steps import step_sums
 
 #: log k! for k < 256: a lookup replaces gammaln for the usual small integer counts
 _LOG_FACTORIAL = np_gammaln(np.arange(256) + 1.0)
+#: integer counts up to this take log k! as a sum of steps (``log_factorial_sum``)
+FACTORIAL_STEPS = 16
+
+
+def row_sums(x: jax.Array) -> jax.Array:
+    """``(n,)`` row sums as a product with ones: XLA:CPU's row reductions read a chunk of
+    1,024 x 1,000 several times slower than the matrix-vector product does."""
+    return x @ jnp.ones((x.shape[1],), x.dtype)
 
 
 def log_factorial_sum(x: jax.Array) -> jax.Array:
-    """``(n,)`` row sums of :math:`\\log\\Gamma(x + 1)` for non-negative ``x``.
+    r"""``(n,)`` row sums of :math:`\log\Gamma(x + 1)` for non-negative ``x``.
 
-    Integer counts below 256 are looked up in a table (3-4x faster than ``gammaln`` on every
-    entry, which dominated the Multinomial fit); any other value takes ``gammaln``."""
+    A chunk of integer counts up to :data:`FACTORIAL_STEPS` (documents) takes
+    :math:`\log x! = \sum_{t=1}^{15} [x > t] \log(1 + t)`, one fused elementwise pass; other
+    integer counts below 256 are looked up in a table, and any other value takes ``gammaln``.
+    On a quiet machine, in the Multinomial fit's kernel (1,024-2,048 rows x 1,000 document
+    columns), the steps took 1.3-1.8 ms where the lookup took 2-2.5 ms and ``gammaln`` 9-22
+    ms."""
     # the same reductions as the kernels' value checks, which XLA then computes once
-    small = (jnp.max(x) < _LOG_FACTORIAL.shape[0]) & (jnp.max(x - jnp.floor(x)) == 0)
+    top = jnp.max(x)
+    integral = jnp.max(x - jnp.floor(x)) == 0
+    branch = jnp.where(integral & (top <= FACTORIAL_STEPS), 0,
+                       jnp.where(integral & (top < _LOG_FACTORIAL.shape[0]), 1, 2))
+
+    def steps(x):
+        terms = jnp.zeros_like(x)
+        for t in range(1, FACTORIAL_STEPS):
+            terms = terms + jnp.where(x > t, float(np.log1p(t)), 0.0)
+        return row_sums(terms)
 
     def lookup(x):
         # mode="clip": no out-of-bounds fill (the indices are in range here), half the cost
         table = jnp.asarray(_LOG_FACTORIAL, x.dtype)
-        return jnp.sum(jnp.take(table, x.astype(jnp.int32), mode="clip"), axis=1)
+        return row_sums(jnp.take(table, x.astype(jnp.int32), mode="clip"))
 
-    return jax.lax.cond(small, lookup, lambda x: jnp.sum(gammaln(x + 1.0), axis=1), x)
+    return jax.lax.switch(branch, (steps, lookup, lambda x: row_sums(gammaln(x + 1.0))), x)
 
 
 class MultinomialDirichletPrior(NamedTuple):
@@ -340,7 +361,7 @@ class Multinomial(Family):
     @staticmethod
     def log_normalizer(x) -> jax.Array:
         x0 = jnp.nan_to_num(x, nan=0.0)  # a missing count counts as 0 (no-op when complete)
-        return gammaln(x0.sum(axis=1) + 1.0) - log_factorial_sum(x0)
+        return gammaln(row_sums(x0) + 1.0) - log_factorial_sum(x0)
 
     @staticmethod
     def log_evidence(prior, stats: MultinomialStats) -> jax.Array:
