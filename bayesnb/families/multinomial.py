@@ -78,30 +78,36 @@ def row_sums(x: jax.Array) -> jax.Array:
 def log_factorial_sum(x: jax.Array) -> jax.Array:
     r"""``(n,)`` row sums of :math:`\log\Gamma(x + 1)` for non-negative ``x``.
 
-    A chunk of integer counts up to :data:`FACTORIAL_STEPS` (documents) takes
-    :math:`\log x! = \sum_{t=1}^{15} [x > t] \log(1 + t)`, one fused elementwise pass; other
-    integer counts below 256 are looked up in a table, and any other value takes ``gammaln``.
-    On a quiet machine, in the Multinomial fit's kernel (1,024-2,048 rows x 1,000 document
-    columns), the steps took 1.3-1.8 ms where the lookup took 2-2.5 ms and ``gammaln`` 9-22
-    ms."""
+    A chunk of integer counts up to 4, 8 or :data:`FACTORIAL_STEPS` (documents) takes
+    :math:`\log x! = \sum_{t=1}^{n-1} [x > t] \log(1 + t)` with the fewest steps ``n`` its
+    largest count needs, one fused elementwise pass; other integer counts below 256 are looked
+    up in a table, and any other value takes ``gammaln``. On a quiet machine, a chunk of
+    1,024 (float64) or 2,048 (float32) rows x 1,000 document columns with counts up to 8 took
+    1.5-2.3 ms for the coefficient where the table took 2.6-4.4 ms, and ``gammaln`` 9-22 ms
+    (``benchmarks/README.md``, "Issue 12, 2026-11-25")."""
     # the same reductions as the kernels' value checks, which XLA then computes once
     top = jnp.max(x)
     integral = jnp.max(x - jnp.floor(x)) == 0
-    branch = jnp.where(integral & (top <= FACTORIAL_STEPS), 0,
-                       jnp.where(integral & (top < _LOG_FACTORIAL.shape[0]), 1, 2))
+    limits = (4, 8, FACTORIAL_STEPS, _LOG_FACTORIAL.shape[0] - 1)
+    branch = jnp.where(integral, jnp.searchsorted(jnp.asarray(limits, x.dtype), top),
+                       len(limits))
 
-    def steps(x):
-        terms = jnp.zeros_like(x)
-        for t in range(1, FACTORIAL_STEPS):
-            terms = terms + jnp.where(x > t, float(np.log1p(t)), 0.0)
-        return row_sums(terms)
+    def steps(n):
+        def terms(x):  # the fewest steps the chunk's largest count needs: each is a pass
+            out = jnp.zeros_like(x)
+            for t in range(1, n):
+                out = out + jnp.where(x > t, float(np.log1p(t)), 0.0)
+            return row_sums(out)
+
+        return terms
 
     def lookup(x):
         # mode="clip": no out-of-bounds fill (the indices are in range here), half the cost
         table = jnp.asarray(_LOG_FACTORIAL, x.dtype)
         return row_sums(jnp.take(table, x.astype(jnp.int32), mode="clip"))
 
-    return jax.lax.switch(branch, (steps, lookup, lambda x: row_sums(gammaln(x + 1.0))), x)
+    return jax.lax.switch(branch, (*(steps(n) for n in limits[:3]), lookup,
+                                   lambda x: row_sums(gammaln(x + 1.0))), x)
 
 
 class MultinomialDirichletPrior(NamedTuple):
