@@ -131,6 +131,28 @@ def test_log_factorial_row_sums_against_scipy(request, top, dtype):
     assert_allclose(coef, gammaln(x.sum(axis=1) + 1.0) - want, rtol=rtol, atol=rtol * 10)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_log_coefficient_over_chunks_taking_every_branch(request, monkeypatch, dtype):
+    """One Multinomial fit over 64-row chunks whose largest counts send them down different
+    branches (4, 8 and 16 steps, the table, gammaln for 300 and for a fraction, and a
+    missing value): the fitted log multinomial coefficient is SciPy's sum over the rows."""
+    if dtype == "float64":
+        request.getfixturevalue("x64")
+    monkeypatch.setattr(_kernels, "CHUNK_BYTES", 1)  # 64-row chunks
+    rng = np.random.default_rng(11)
+    X = rng.integers(0, 3, (64 * 7, 6)).astype(float)
+    for chunk, value in enumerate([4.0, 8.0, 16.0, 200.0, 300.0, 2.5]):
+        X[64 * chunk + 5, chunk % 6] = value
+    X[64 * 6 + 9, 2] = np.nan  # the last chunk: a missing count (counted as 0)
+    y = np.arange(len(X)) % 3
+    clf = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0)).fit(X, y)
+    (block,) = clf.fitted_.blocks
+    x0 = np.nan_to_num(X)
+    want = np.sum(gammaln(x0.sum(axis=1) + 1.0) - gammaln(x0 + 1.0).sum(axis=1))
+    rtol = 1e-6 if dtype == "float32" else 1e-13
+    assert_allclose(float(block.stats.log_coef), want, rtol=rtol)
+
+
 @pytest.mark.parametrize("container", ["array", "frame"])
 @pytest.mark.parametrize("family", ["gaussian", "poisson", "multinomial"])
 def test_float64_range_refused_in_the_kernel_checks(x64, container, family):
