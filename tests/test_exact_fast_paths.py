@@ -335,3 +335,32 @@ def test_dense_tail_against_math_fsum(steps, integral, monkeypatch):
     got = _sparse.dense_rising_tail(a, x, steps, integral=integral)
     assert_allclose(got, ref, rtol=1e-10, atol=1e-10)
     assert _sparse.cumulative_rising(a).shape == (20, 4, 3)
+
+
+@pytest.mark.parametrize("width", [7, 4095], ids=["one product", "two products (float32)"])
+@pytest.mark.parametrize("steps", [1, 4])
+def test_tail_flags_against_numpy(width, steps):
+    """Default float32. ``needs_tail`` flags rows with a count above ``S`` (1) or a value
+    that is not an integer (2, whatever else the row holds), NaN being neither: against NumPy,
+    with one weighted product (narrow blocks) and with two products (4,095 columns or more,
+    where a float32 sum of weights ``F + 1`` would no longer be exact)."""
+    import jax.numpy as jnp
+
+    from bayesnb.families._steps import needs_tail
+
+    rng = np.random.default_rng(width + steps)
+    x = rng.integers(0, steps + 1, (40, width)).astype(np.float32)  # nothing above S yet
+    x[1, 0] = x[2, -1] = steps + 1  # above S
+    x[3, 2] = 0.5  # fractional
+    x[4, 1], x[4, 3] = steps + 7, 2.25  # both: flagged as fractional
+    x[5, :] = np.nan  # missing only
+    x[6, 0], x[6, 1] = np.nan, steps + 1
+    x[7, 1:] = steps + 3  # every value above S
+    x[8, :] = 1.5  # every value fractional
+    table = jnp.zeros(((steps - 1) * width, K), jnp.float32)
+    got = np.asarray(jax.jit(needs_tail)(jnp.asarray(x), table))
+    with np.errstate(invalid="ignore"):
+        fractional = np.any(~np.isnan(x) & (x != np.floor(x)), axis=1)
+        above = np.any(~np.isnan(x) & (x > steps), axis=1)
+    assert_allclose(got, np.where(fractional, 2, np.where(above, 1, 0)))
+    assert got[[1, 2, 3, 4, 5, 6, 7, 8]].tolist() == [1, 1, 2, 2, 0, 1, 1, 2]
