@@ -84,8 +84,8 @@ def log_factorial_sum(x: jax.Array) -> jax.Array:
     up in a table, and any other value takes ``gammaln``. On a quiet machine, a chunk of
     1,024 (float64) or 2,048 (float32) rows x 1,000 document columns with counts up to 8 took
     1.5-2.3 ms for the coefficient where the table took 2.6-4.4 ms, and ``gammaln`` 9-22 ms
-    (``benchmarks/README.md``, "Issue 12, 2026-11-25")."""
-    # the same reductions as the kernels' value checks, which XLA then computes once
+    (``benchmarks/README.md``, "Issue 12, stop 20")."""
+    # two reductions choose the branch: the chunk's largest count, and any fraction
     top = jnp.max(x)
     integral = jnp.max(x - jnp.floor(x)) == 0
     limits = (4, 8, FACTORIAL_STEPS, _LOG_FACTORIAL.shape[0] - 1)
