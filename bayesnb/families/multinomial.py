@@ -70,8 +70,9 @@ FACTORIAL_STEPS = 16
 
 
 def row_sums(x: jax.Array) -> jax.Array:
-    """``(n,)`` row sums as a product with ones: XLA:CPU's row reductions read a chunk of
-    1,024 x 1,000 several times slower than the matrix-vector product does."""
+    """``(n,)`` row sums as a product with ones. On XLA:CPU the product is as fast as a row
+    reduction for a plain array, and faster when the rows sum an expression (the log-factorial
+    lookup on 2,048 x 1,000 float32 counts: 1.7 ms against 2.3 ms)."""
     return x @ jnp.ones((x.shape[1],), x.dtype)
 
 
