@@ -337,13 +337,14 @@ def test_dense_tail_against_math_fsum(steps, integral, monkeypatch):
     assert _sparse.cumulative_rising(a).shape == (20, 4, 3)
 
 
-@pytest.mark.parametrize("width", [7, 4095], ids=["one product", "two products (float32)"])
+@pytest.mark.parametrize("width", [7, 4095, 4096],
+                         ids=["one product", "one product at its limit", "two products"])
 @pytest.mark.parametrize("steps", [1, 4])
 def test_tail_flags_against_numpy(width, steps):
     """Default float32. ``needs_tail`` flags rows with a count above ``S`` (1) or a value
     that is not an integer (2, whatever else the row holds), NaN being neither: against NumPy,
-    with one weighted product (narrow blocks) and with two products (4,095 columns or more,
-    where a float32 sum of weights ``F + 1`` would no longer be exact)."""
+    with one weighted product (up to 4,095 columns: every row sum, at most ``F (F + 1)``, is
+    an integer below 2**24) and with two products (4,096 columns or more in float32)."""
     import jax.numpy as jnp
 
     from bayesnb.families._steps import needs_tail

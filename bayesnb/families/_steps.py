@@ -47,7 +47,7 @@ def needs_tail(x: jax.Array, steps: jax.Array) -> jax.Array:
     Both are counted by one product with ones, a fractional value weighing ``F + 1``. On
     2,048 x 1,000 documents in float32, XLA:CPU's two row reductions (``any``) took 1.2-2.0
     ms, longer than the plug-in's own product (0.8-1.0 ms); the one product takes 0.5-0.6 ms.
-    A float32 sum is exact below ``2**24``, so a block of 4,095 columns or more (float32)
+    A float32 sum is exact below ``2**24``, so a block of 4,096 columns or more (float32)
     counts the two apart."""
     observed = ~jnp.isnan(x)
     above = (x > n_steps(x, steps)) & observed
