@@ -35,10 +35,12 @@ STEP_CHOICES = (1, 2, 4, 8, 16, 32)
 #: cost of one term added on the host (per class: a difference read from the cumulative
 #: table, ``_sparse.cumulative_rising``) relative to one more indicator product per entry (per
 #: class: a multiply-add); S minimises ``(S - 1) + TAIL_COST * (mean number of host terms per
-#: entry)``. Measured on a quiet machine (20,000 x 1,000 documents: S = 1 107 ms against
-#: S = 2 119 ms; 20,000 x 200 Poisson counts: S = 8 and S = 4 alike): documents take S = 1,
-#: the Poisson counts S = 8
-TAIL_COST = 50.0
+#: entry)``. Fitted to the Poisson predictive on a quiet machine (20,000 x 200 counts of mean
+#: 2, 20 classes, float32, medians of 15 alternating calls: S = 2 74 ms, S = 4 59 ms, S = 8
+#: 70 ms, that is about 5 ms per product and 50 ms per host term per entry, a ratio of 9-10;
+#: float64: S = 4 77 ms against S = 8 106 ms). Documents (20,000 x 1,000) take S = 1 (107 ms
+#: against 119 ms for S = 2), the Poisson counts S = 4
+TAIL_COST = 10.0
 #: rows of the input read to choose ``S``, at most :data:`SAMPLE_CELLS` values in all (512
 #: rows of 1,000 columns took 12 ms to histogram, a tenth of the exact predictive's time)
 SAMPLE_ROWS = 512
