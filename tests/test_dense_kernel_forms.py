@@ -7,8 +7,9 @@
   1 in each, not a rounding away from it.
 - Bernoulli scores through a float64-made linear table (``BernoulliLinear``) unless a
   probability is 0 or 1: plug-in and exact, complete and missing rows, against hand sums.
-- The log multinomial coefficient's ``log x!`` row sums take steps (integer counts up to
-  16), a table (integers below 256) or ``gammaln``: each branch against SciPy.
+- The log multinomial coefficient's ``log x!`` row sums take 4, 8 or 16 steps (integer
+  counts up to that), a table (integers below 256) or ``gammaln``: each branch against SciPy,
+  alone and across the chunks of one fit.
 - The float64 range check now runs in the kernels' value checks and in ``numeric_block``
   (not in a host pass over every block): a DataFrame, an array, fit and predict.
 """

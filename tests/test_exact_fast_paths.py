@@ -356,7 +356,7 @@ def test_tail_flags_against_numpy(width, steps):
     x[4, 1], x[4, 3] = steps + 7, 2.25  # both: flagged as fractional
     x[5, :] = np.nan  # missing only
     x[6, 0], x[6, 1] = np.nan, steps + 1
-    x[7, 1:] = steps + 3  # every value above S
+    x[7, 1:] = steps + 3  # every value but the first above S
     x[8, :] = 1.5  # every value fractional
     table = jnp.zeros(((steps - 1) * width, K), jnp.float32)
     got = np.asarray(jax.jit(needs_tail)(jnp.asarray(x), table))

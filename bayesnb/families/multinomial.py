@@ -61,19 +61,12 @@ from ._base import (
     rising_polynomial,
     xp_of,
 )
-from ._steps import step_sums
+from ._steps import row_sums, step_sums
 
 #: log k! for k < 256: a lookup replaces gammaln for the usual small integer counts
 _LOG_FACTORIAL = np_gammaln(np.arange(256) + 1.0)
 #: integer counts up to this take log k! as a sum of steps (``log_factorial_sum``)
 FACTORIAL_STEPS = 16
-
-
-def row_sums(x: jax.Array) -> jax.Array:
-    """``(n,)`` row sums as a product with ones. On XLA:CPU the product is as fast as a row
-    reduction for a plain array, and faster when the rows sum an expression (the log-factorial
-    lookup on 2,048 x 1,000 float32 counts: 1.7 ms against 2.3 ms)."""
-    return x @ jnp.ones((x.shape[1],), x.dtype)
 
 
 def log_factorial_sum(x: jax.Array) -> jax.Array:
