@@ -28,19 +28,30 @@ import numpy as np
 
 from . import _kernels
 from ._kernels import full_float32
+from .families import _sparse
+from .families._base import float64_mode
 from .families._steps import needs_tail
 
 #: the indicator steps ``S`` a kernel may be compiled for
 STEP_CHOICES = (1, 2, 4, 8, 16, 32)
-#: cost of one term added on the host (per class: a difference read from the cumulative
-#: table, ``_sparse.cumulative_rising``) relative to one more indicator product per entry (per
-#: class: a multiply-add); S minimises ``(S - 1) + TAIL_COST * (mean number of host terms per
-#: entry)``. Fitted to the Poisson predictive on a quiet machine (20,000 x 200 counts of mean
-#: 2, 20 classes, float32, medians of 15 alternating calls: S = 2 74 ms, S = 4 59 ms, S = 8
-#: 70 ms, that is about 5 ms per product and 50 ms per host term per entry, a ratio of 9-10;
-#: float64: S = 4 77 ms against S = 8 106 ms). Documents (20,000 x 1,000) take S = 1 (107 ms
-#: against 119 ms for S = 2), the Poisson counts S = 4
-TAIL_COST = 10.0
+#: cost of one count left to the host (per class: one entry of the cumulative table read,
+#: ``_sparse.cumulative_rising``, however far the count is past S) relative to one more
+#: indicator product per entry in float32 (per class: a multiply-add); S minimises
+#: ``(S - 1) * PRODUCT_COST + TAIL_COST * (share of the entries left to the host)``. Fitted to
+#: the Poisson predictive on a quiet machine (20,000 x 200 counts of mean 2, 20 classes,
+#: medians of 15 alternating calls, two runs each; shares past S = 1, 2, 4, 8: 0.51, 0.32,
+#: 0.11, 0.01): float32 S = 1 50-75 ms, S = 2 39-59 ms, S = 4 37-60 ms, S = 8 50-74 ms, about
+#: 4.4 ms per product and 50 ms per unit share; float64 S = 1 68-81 ms, S = 2 61-62 ms, S = 4
+#: 75-77 ms, S = 8 112-118 ms, about 10 ms per product. So the Poisson counts take S = 4 in
+#: float32 and S = 2 in float64; documents (20,000 x 1,000, 1% of the entries above 1) S = 1
+TAIL_COST = 12.0
+#: a float64 product reads and writes twice float32's bytes; the host's terms are float64
+#: either way
+PRODUCT_COST = {False: 1.0, True: 2.0}
+#: a value the cumulative table does not hold (not an integer, or a count above
+#: ``_sparse.CUMULATIVE_COUNTS``) costs about this many table reads (``log_rising``'s terms or
+#: series)
+UNLISTED_COST = 10.0
 #: rows of the input read to choose ``S``, at most :data:`SAMPLE_CELLS` values in all (512
 #: rows of 1,000 columns took 12 ms to histogram, a tenth of the exact predictive's time)
 SAMPLE_ROWS = 512
@@ -62,14 +73,14 @@ def choose_steps(sample) -> int:
         observed = x.size - int(np.count_nonzero(np.isnan(x))) if x.dtype.kind == "f" else x.size
     if observed == 0:
         return 1
+    counts = x[integer]
     top = STEP_CHOICES[-1] + 1
-    hist = np.bincount(np.minimum(x[integer], top).astype(np.int64), minlength=top + 1)
-    fractional = observed - int(hist.sum())
-    # per value, the host's terms past s: (x - s) for an integer count above s, about ten
-    # for a non-integer value (``log_rising``'s series)
-    past = [(np.maximum(np.arange(top + 1) - s, 0) @ hist + 10.0 * fractional) / observed
-            for s in range(top + 1)]
-    return min(STEP_CHOICES, key=lambda s: (s - 1) + TAIL_COST * past[s])
+    hist = np.bincount(np.minimum(counts, top).astype(np.int64), minlength=top + 1)
+    unlisted = (observed - counts.size) + int(np.count_nonzero(counts > _sparse.CUMULATIVE_COUNTS))
+    above = hist[::-1].cumsum()[::-1]  # above[s + 1]: the counts past s
+    product = PRODUCT_COST[float64_mode()]
+    return min(STEP_CHOICES, key=lambda s: (s - 1) * product + TAIL_COST * (
+        above[s + 1] + UNLISTED_COST * unlisted) / observed)
 
 
 def counted(family) -> bool:
