@@ -230,7 +230,7 @@ def log_rising(a, x) -> np.ndarray:
     l1p = np.log1p(u)
     us = np.minimum(u, 0.25)
     series = np.zeros_like(us)
-    for k in range(24, 3, -1):  # sum_{k>=4} (-u)^k / (k (k - 1)), Horner's scheme
+    for k in range(_series_degree(us), 3, -1):  # sum_{k>=4} (-u)^k / (k (k - 1)), Horner
         series = series * us + (-1) ** k / (k * (k - 1))
     series = series * us**4
     with np.errstate(invalid="ignore"):
@@ -244,9 +244,34 @@ def log_rising(a, x) -> np.ndarray:
 
     large = (ab * tail - 0.5 * l1p + (stirling(ab + x) - stirling(ab))
              + x * x / (2.0 * ab) - x**3 / (6.0 * ab * ab))
+    if np.all(big):  # the usual case for posterior totals: no log-Gamma to evaluate
+        return large
     a_small = np.where(big, 1.0, a)
     small = gammaln(a_small + x) - gammaln(a_small) - x * np.log(a_small)
     return np.where(big, large, small)
+
+
+def _series_degree(us: np.ndarray) -> int:
+    """The last power of ``log_rising``'s series its largest ``u`` below 1/4 needs (the
+    others take the closed form): the next term,
+    :math:`u^{k+1} / ((k + 1) k)`, below ``1e-16`` times the leading :math:`u^2 / 2` (24 at
+    ``u = 1/4``; 7 at the ``u`` of documents against a class total, ``1e-3``)."""
+    top = float(np.max(us, initial=0.0, where=us < 0.25))  # the rest take the closed form
+    degree = 4
+    while degree < 24 and 2.0 * top ** (degree - 1) > 1e-16 * (degree + 1) * degree:
+        degree += 1
+    return degree
+
+
+def log_rising_by_row(a: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """``(rows, K)``: :func:`log_rising` of the ``(K,)`` totals ``a`` and every row's total
+    ``n`` (``(rows,)``), evaluated once per distinct row total when rows share them (documents
+    of a few lengths): on 20,000 rows x 20 classes the series took 29 ms, three times the
+    plug-in's whole sparse product."""
+    totals, inverse = np.unique(n, return_inverse=True)
+    if 2 * totals.size > n.size:
+        return log_rising(a, n[:, None])
+    return log_rising(a, totals[:, None])[inverse.ravel()]
 
 
 #: integer counts up to this many steps past the start are summed term by term on the host
@@ -264,8 +289,10 @@ def _rising_values(a: np.ndarray, x: np.ndarray, start: int = 1) -> np.ndarray:
     integer = x == np.floor(x)
     whole = np.flatnonzero(~integer | (x - start > _TERMWISE_MAX))
     if whole.size:
-        out[:, whole] = log_rising(a[:, whole], x[whole]) - np.where(
-            integer[whole], log_rising(a[:, whole], float(start)), 0.0)
+        out[:, whole] = log_rising(a[:, whole], x[whole])
+        past = whole[integer[whole]]  # a large count: its first steps are the kernel's
+        if past.size and start > 1:  # h(a, 1) = 0
+            out[:, past] -= log_rising(a[:, past], float(start))
     terms = np.flatnonzero(integer & (x > start) & (x - start <= _TERMWISE_MAX))
     if terms.size:
         counts = (x[terms] - start).astype(np.int64)
@@ -281,12 +308,19 @@ def rising_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.nd
     """``(n_rows, K)``: per row, the sum of ``log_rising(a[:, col], value)`` over the listed
     entries (``rows`` sorted, as NumPy's ``nonzero`` and CSR order give them)."""
     out = np.zeros((n_rows, a.shape[0]))
-    if rows.size == 0:
-        return out
-    values = _rising_values(a[:, cols], values, start)  # (K, E)
-    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-    out[rows[starts]] = np.add.reduceat(values, starts, axis=1).T
+    block = max(1, _BLOCK_ELEMENTS // max(a.shape[0], 1))
+    for lo in range(0, rows.size, block):
+        r = rows[lo:lo + block]
+        terms = _rising_values(a[:, cols[lo:lo + block]], values[lo:lo + block], start)
+        starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
+        # a row may go on in the next block, so its sums are added (one per row here)
+        out[r[starts]] += np.add.reduceat(terms, starts, axis=1).T
     return out
+
+
+#: (classes x entries) values per block of :func:`rising_rows`: temporaries that stay in
+#: cache (4 million at once took 150 ns each in ``log_rising``, mostly memory traffic)
+_BLOCK_ELEMENTS = 1 << 16
 
 
 #: counts up to this are read from a per-table cumulative sum (:func:`cumulative_rising`)
@@ -329,8 +363,7 @@ def dense_rising_tail(a: np.ndarray, x: np.ndarray, steps: int,
                       integral: bool = False) -> np.ndarray:
     r"""``(n, K)`` float64: the part of :math:`\sum_j h(a_{kj}, x_{ij})` that the score
     kernel's indicator products leave out of a dense chunk: the steps of integer counts past
-    ``steps`` (read from :func:`cumulative_rising` up to its largest count), and the whole
-    ``h`` of non-integer values and larger counts (:func:`rising_rows`; see
+    ``steps``, and the whole ``h`` of non-integer values (:func:`rising_sums`; see
     ``step_tables``). ``integral``: the caller knows every value is an integer (or NaN), so
     only the counts above ``steps`` are looked for."""
     x = np.ascontiguousarray(x)  # found in its own dtype (comparisons are exact in float32)
@@ -343,25 +376,36 @@ def dense_rising_tail(a: np.ndarray, x: np.ndarray, steps: int,
     where = np.flatnonzero(tail)
     rows = where // x.shape[1]
     cols = where - rows * x.shape[1]  # cheaper than a second integer division
-    values = flat[where].astype(np.float64)
-    cum = cumulative_rising(a, steps)
+    return rising_sums(rows, cols, flat[where].astype(np.float64), a, x.shape[0], steps,
+                       integral)
+
+
+def rising_sums(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.ndarray,
+                n_rows: int, start: int, integral: bool = False) -> np.ndarray:
+    r"""``(n_rows, K)`` float64: per row, the sum over the listed entries (``rows`` sorted;
+    every value an integer above ``start``, or not an integer) of
+    :math:`\sum_{t=start}^{x-1}\log(1 + t/a_{k,col})` for an integer count and the whole
+    :math:`h(a_{k,col}, x)` for any other value. Counts the cumulative table holds
+    (:func:`cumulative_rising`) are read from it; the rest go through :func:`rising_rows`.
+    ``integral``: the caller knows every value is an integer."""
+    cum = cumulative_rising(a, start)
     if cum is None:
-        return rising_rows(rows, cols, values, a, x.shape[0], steps)
-    limit = steps + cum.shape[0]  # counts below it are in the table
+        return rising_rows(rows, cols, values, a, n_rows, start)
+    limit = start + cum.shape[0]  # counts below it are in the table
     if integral and (values.size == 0 or values.max() < limit):  # the usual case: no copies
-        out = np.zeros((x.shape[0], a.shape[0]))
+        out = np.zeros((n_rows, a.shape[0]))
     else:
         listed = (values < limit) & (values == np.floor(values))
-        out = rising_rows(rows[~listed], cols[~listed], values[~listed], a, x.shape[0], steps)
+        out = rising_rows(rows[~listed], cols[~listed], values[~listed], a, n_rows, start)
         rows, cols, values = rows[listed], cols[listed], values[listed]
     if rows.size:
         # per row, the sum of the listed entries' rows of the table: one sparse product (the
         # entries are in row order, so a row's first entry is a binary search away), 3.6x
         # faster than a gather and a segment sum
-        indptr = np.searchsorted(rows, np.arange(x.shape[0] + 1))
-        index = (values.astype(np.int64) - steps) * cum.shape[1] + cols
+        indptr = np.searchsorted(rows, np.arange(n_rows + 1))
+        index = (values.astype(np.int64) - start) * cum.shape[1] + cols
         picks = sparse.csr_matrix((np.ones(rows.size), index, indptr),
-                                  shape=(x.shape[0], cum.shape[0] * cum.shape[1]))
+                                  shape=(n_rows, cum.shape[0] * cum.shape[1]))
         out += picks @ cum.reshape(-1, cum.shape[2])
     return out
 
@@ -382,8 +426,11 @@ def step_tables(a: np.ndarray, steps: int, shift: bool) -> np.ndarray:
 
 def sparse_rising(X, a: np.ndarray) -> np.ndarray:
     """``(n, K)``: :math:`\\sum_j h(a_{kj}, x_{ij})` over the stored values of a CSR matrix;
-    a count of 1 (and 0) has ``h = 0``, so only the other values are evaluated."""
+    an integer count up to 1 has ``h = 0``, so only the other values are evaluated, the
+    counts from the cumulative table (:func:`rising_sums`). On 20,000 x 200 Poisson counts
+    (20 classes) it took 5.6 s with one ``log1p`` per (class, term), 105x the plug-in."""
     data = X.data
-    keep = np.flatnonzero(data != 1.0)
+    with np.errstate(invalid="ignore"):
+        keep = np.flatnonzero((data > 1) | (data != np.floor(data)))  # NaN kept: h is NaN
     rows = _row_of_each_value(X, np.arange(X.shape[0]))[keep]
-    return rising_rows(rows, X.indices[keep], data[keep], a, X.shape[0])
+    return rising_sums(rows, X.indices[keep], data[keep].astype(np.float64), a, X.shape[0], 1)

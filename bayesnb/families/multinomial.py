@@ -406,9 +406,9 @@ class Multinomial(Family):
         (``h(a, 1) = 0``), in float64."""
         a = np.asarray(posterior.alpha, dtype=np.float64)  # (K, V)
         a_total = a.sum(axis=1)
-        n = _sparse.row_sums(X)[:, None]
-        return (_sparse.log_matmul(X, np.log(a)) - n * np.log(a_total)
-                - _sparse.log_rising(a_total, n) + _sparse.sparse_rising(X, a))
+        n = _sparse.row_sums(X)
+        return (_sparse.log_matmul(X, np.log(a)) - n[:, None] * np.log(a_total)
+                - _sparse.log_rising_by_row(a_total, n) + _sparse.sparse_rising(X, a))
 
     @staticmethod
     def sparse_log_normalizer(X) -> np.ndarray:
