@@ -314,6 +314,7 @@ def test_dense_tail_against_math_fsum(steps, integral, monkeypatch):
     ``math.fsum``, and :math:`h(a, x)` whole for a non-integer value; a small
     ``CUMULATIVE_ENTRIES`` makes the table stop at a count the data pass."""
     monkeypatch.setattr(_sparse, "CUMULATIVE_ENTRIES", 3 * 4 * 20)  # counts up to 19
+    monkeypatch.setattr(_sparse, "_BLOCK_ELEMENTS", 6)  # series in blocks of two entries
     rng = np.random.default_rng(40)
     a = rng.uniform(0.2, 50.0, (3, 4))
     x = rng.poisson(6.0, (30, 4)).astype(np.float32)
@@ -337,6 +338,43 @@ def test_dense_tail_against_math_fsum(steps, integral, monkeypatch):
     assert_allclose(got, ref, rtol=1e-10, atol=1e-10)
     table = _sparse.cumulative_rising(a, steps)  # counts steps .. 19, or none past 32
     assert (table is None) if steps >= 19 else (table.shape == (20 - steps, 4, 3))
+
+
+def _h_reference(a, v, start=1):
+    """:math:`\\sum_{t=start}^{v-1}\\log(1 + t/a)` in ``math.fsum`` for an integer ``v``,
+    else the whole log-Gamma difference."""
+    if v != math.floor(v):
+        return gammaln(a + v) - gammaln(a) - v * math.log(a)
+    return math.fsum(math.log1p(t / a) for t in range(start, int(v)))
+
+
+def test_sparse_tail_against_math_fsum(monkeypatch):
+    """CSR input: every stored value's h, from the cumulative table (counts up to 19 here),
+    term by term past it, by the series for 250 and by log-Gamma for non-integer values, in
+    blocks of two entries (so rows span blocks); explicit zeros and ones add nothing."""
+    monkeypatch.setattr(_sparse, "CUMULATIVE_ENTRIES", 3 * 4 * 20)
+    monkeypatch.setattr(_sparse, "_BLOCK_ELEMENTS", 6)
+    rng = np.random.default_rng(41)
+    a = rng.uniform(0.2, 50.0, (3, 4))
+    x = rng.poisson(3.0, (30, 4)).astype(float)
+    x[2, 1], x[7, 3], x[9, 0], x[5, 0], x[8, 2] = 19.0, 20.0, 250.0, 2.5, 0.25
+    # every entry stored, zeros included
+    X = sparse.csr_matrix((x.ravel(), np.tile(np.arange(4), 30), np.arange(0, 121, 4)),
+                          shape=x.shape)
+    assert X.nnz == x.size
+    ref = np.array([[sum(_h_reference(a[k, j], x[i, j]) for j in range(4)) for k in range(3)]
+                    for i in range(30)])
+    assert_allclose(_sparse.sparse_rising(X, a), ref, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("totals", [np.repeat([0.0, 3.0, 100.0, 7.0], 10),
+                                    np.random.default_rng(42).permutation(400)[:40].astype(float)],
+                         ids=["shared totals", "distinct totals"])
+def test_row_totals_rising_against_math_fsum(totals):
+    """h(A_k, n) per row and class, once per distinct total when rows share them."""
+    a = np.array([12.0, 900.0, 2.5e5])
+    ref = np.array([[_h_reference(ak, n) for ak in a] for n in totals])
+    assert_allclose(_sparse.log_rising_by_row(a, totals), ref, rtol=1e-11, atol=1e-12)
 
 
 @pytest.mark.parametrize("width", [7, 4095, 4096],

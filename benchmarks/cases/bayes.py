@@ -3,7 +3,8 @@ r"""The exact posterior predictive (``method="bayes"``) against the plug-in (``"
 Issue 12 section 1: for Multinomial, Poisson and Gaussian, ``predict_proba`` under ``"bayes"``
 next to ``"mean"`` on the same fitted statistics, in one process (the fit is the same pass for
 every method, only the tables made from the statistics differ, so it is fitted once). Targets:
-exact / plug-in <= 2x (Multinomial, Poisson), <= 4x (Gaussian).
+exact / plug-in <= 2x (Multinomial, Poisson, dense and sparse), <= 4x (Gaussian). The count
+cases run twice: on the dense array and on the same counts as a SciPy CSR matrix.
 
 The exactness check compares our ``"bayes"`` probabilities with a float64 SciPy computation of
 the same predictive from the data (not from our statistics), on the first rows:
@@ -35,6 +36,9 @@ QUICK = {"multinomial": (5_000, 300, 20, 500), "poisson": (5_000, 100, 20, 500),
          "gaussian": (5_000, 50, 20, 500)}
 CHECK_ROWS = {"full": 300, "quick": 200}
 TARGET = {"multinomial": 2.0, "poisson": 2.0, "gaussian": 4.0}
+#: the count cases also run on the same counts as a SciPy CSR matrix (issue 12 section 1:
+#: "dense and sparse"); the sparse path scores on the host in float64 whatever the policy
+SPARSE = ("multinomial", "poisson")
 POISSON_PRIOR = {"shape": 1.0, "rate": 0.1}
 GAUSSIAN_PRIOR = {"loc": 0.0, "kappa": 1e-3, "shape": 1.0, "rate": 0.01}
 
@@ -117,20 +121,27 @@ def _families():
     }
 
 
-def exact_vs_plugin(name, X, y, k, scored, check_rows, family, ref, dtype, repeats):
-    """One row: ``predict_proba`` under "bayes" / under "mean" on the first ``scored`` rows."""
+def exact_vs_plugin(name, X, y, k, scored, check_rows, family, ref, dtype, repeats,
+                    csr=False):
+    """One row: ``predict_proba`` under "bayes" / under "mean" on the first ``scored`` rows,
+    dense or (``csr``) as a SciPy CSR matrix of the same counts, fitted and scored as CSR."""
     import bayesnb as bnb
+    from scipy import sparse
 
+    data = sparse.csr_matrix(X) if csr else X
     with policy(dtype):
-        exact = bnb.NaiveBayes(family(), method="bayes", class_alpha=0).fit(X, y)
+        exact = bnb.NaiveBayes(family(), method="bayes", class_alpha=0).fit(data, y)
         mean = copy.deepcopy(exact).set_params(method="mean")
-        Xs = X[:scored]
+        Xs = data[:scored]
         proba = pair(lambda: exact.predict_proba(Xs), lambda: mean.predict_proba(Xs), repeats)
     agree, dp = agreement(proba.ours_out[:check_rows], ref(X, y, check_rows, k))
-    return row_from(proba, f"{name} bayes", dtype, f"predict_proba ({scored:,} rows)",
-                    "our mean", TARGET[name], agree, dp, Xs.nbytes,
-                    f"{X.shape[0]}x{X.shape[1]}, {k} classes, fitted once; argmax agreement "
-                    f"and max |dp| against a float64 SciPy reference on {check_rows} rows")
+    size = (Xs.data.nbytes + Xs.indices.nbytes + Xs.indptr.nbytes) if csr else Xs.nbytes
+    form = f"CSR, {data.nnz / np.prod(data.shape):.0%} stored; " if csr else ""
+    return row_from(proba, f"{name} bayes{' CSR' if csr else ''}", dtype,
+                    f"predict_proba ({scored:,} rows)", "our mean", TARGET[name], agree, dp,
+                    size, f"{form}{X.shape[0]}x{X.shape[1]}, {k} classes, fitted once; "
+                    f"argmax agreement and max |dp| against a float64 SciPy reference on "
+                    f"{check_rows} rows")
 
 
 def run(ctx: Context):
@@ -146,6 +157,10 @@ def run(ctx: Context):
             Xd = X.astype(np.float64) if dt == "float64" else X.astype(np.float32)
             rows.append(exact_vs_plugin(name, Xd, y, k, scored, check_rows, family, ref, dt,
                                         ctx.repeats))
+            if name in SPARSE:
+                ctx.progress(f"{name} bayes CSR {dt}")
+                rows.append(exact_vs_plugin(name, Xd, y, k, scored, check_rows, family, ref,
+                                            dt, ctx.repeats, csr=True))
     return rows
 
 
