@@ -125,8 +125,9 @@ def exact_vs_plugin(name, X, y, k, scored, check_rows, family, ref, dtype, repea
                     csr=False):
     """One row: ``predict_proba`` under "bayes" / under "mean" on the first ``scored`` rows,
     dense or (``csr``) as a SciPy CSR matrix of the same counts, fitted and scored as CSR."""
-    import bayesnb as bnb
     from scipy import sparse
+
+    import bayesnb as bnb
 
     data = sparse.csr_matrix(X) if csr else X
     with policy(dtype):
