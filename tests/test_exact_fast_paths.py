@@ -348,23 +348,30 @@ def _h_reference(a, v, start=1):
     return math.fsum(math.log1p(t / a) for t in range(start, int(v)))
 
 
-def test_sparse_tail_against_math_fsum(monkeypatch):
-    """CSR input: every stored value's h, from the cumulative table (counts up to 19 here),
-    term by term past it, by the series for 250 and by log-Gamma for non-integer values, in
-    blocks of two entries (so rows span blocks); explicit zeros and ones add nothing."""
+@pytest.mark.parametrize("case", ["counts", "mostly ones", "impossible column"])
+def test_sparse_tail_against_math_fsum(case, monkeypatch):
+    """CSR input: :math:`\\sum_j x_j s_{kj} + h(a_{kj}, x_j)` per row and class, every
+    stored value's h from the count table (counts up to 19 here), term by term past it, by
+    the series for 250 and by log-Gamma for non-integer values, in blocks of two entries (so
+    rows span blocks); explicit zeros and ones add no h. A slope of -inf (a column with no
+    probability, whose values are all 0) takes the slope's product and the terms apart."""
     monkeypatch.setattr(_sparse, "CUMULATIVE_ENTRIES", 3 * 4 * 20)
     monkeypatch.setattr(_sparse, "_BLOCK_ELEMENTS", 6)
     rng = np.random.default_rng(41)
     a = rng.uniform(0.2, 50.0, (3, 4))
-    x = rng.poisson(3.0, (30, 4)).astype(float)
+    slope = rng.normal(size=(3, 4))
+    x = rng.poisson(0.3 if case == "mostly ones" else 3.0, (30, 4)).astype(float)
     x[2, 1], x[7, 3], x[9, 0], x[5, 0], x[8, 2] = 19.0, 20.0, 250.0, 2.5, 0.25
+    if case == "impossible column":
+        slope[1, 2], x[:, 2] = -np.inf, 0.0
     # every entry stored, zeros included
     X = sparse.csr_matrix((x.ravel(), np.tile(np.arange(4), 30), np.arange(0, 121, 4)),
                           shape=x.shape)
     assert X.nnz == x.size
-    ref = np.array([[sum(_h_reference(a[k, j], x[i, j]) for j in range(4)) for k in range(3)]
-                    for i in range(30)])
-    assert_allclose(_sparse.sparse_rising(X, a), ref, rtol=1e-10, atol=1e-10)
+    ref = np.array([[sum(_h_reference(a[k, j], x[i, j]) + (x[i, j] * slope[k, j] if x[i, j]
+                                                            else 0.0) for j in range(4))
+                     for k in range(3)] for i in range(30)])
+    assert_allclose(_sparse.linear_rising(X, slope, a), ref, rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.parametrize("totals", [np.repeat([0.0, 3.0, 100.0, 7.0], 10),

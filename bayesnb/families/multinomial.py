@@ -407,8 +407,8 @@ class Multinomial(Family):
         a = np.asarray(posterior.alpha, dtype=np.float64)  # (K, V)
         a_total = a.sum(axis=1)
         n = _sparse.row_sums(X)
-        return (_sparse.log_matmul(X, np.log(a)) - n[:, None] * np.log(a_total)
-                - _sparse.log_rising_by_row(a_total, n) + _sparse.sparse_rising(X, a))
+        return (_sparse.linear_rising(X, np.log(a), a) - n[:, None] * np.log(a_total)
+                - _sparse.log_rising_by_row(a_total, n))
 
     @staticmethod
     def sparse_log_normalizer(X) -> np.ndarray:

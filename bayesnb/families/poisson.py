@@ -349,8 +349,7 @@ class Poisson(Family):
         values other than 1 (``h(a, 1) = 0``), in float64."""
         a, b = (np.asarray(v, dtype=np.float64) for v in posterior)
         base = np.sum(a * (np.log(b) - np.log1p(b)), axis=1)
-        return (base + _sparse.log_matmul(X, np.log(a) - np.log1p(b))
-                + _sparse.sparse_rising(X, a))
+        return base + _sparse.linear_rising(X, np.log(a) - np.log1p(b), a)
 
     @staticmethod
     def sparse_log_normalizer(X) -> np.ndarray:
