@@ -455,11 +455,15 @@ def linear_rising(X, slope: np.ndarray, a: np.ndarray) -> np.ndarray:
     if table is None:
         return log_matmul(X, slope) + sparse_rising(X, a)
     data, f = X.data, X.shape[1]
+    # the matrix's own index dtype where the table's rows fit it: no index array widened
+    index_dtype = (X.indices.dtype if table.shape[0] <= np.iinfo(X.indices.dtype).max
+                   else np.dtype(np.int64))
     with np.errstate(invalid="ignore"):
-        listed = (data == np.floor(data)) & (data < table.shape[0] // f)  # NaN is not
-    count = np.where(listed, data, 0).astype(np.int64)
-    picks = sparse.csr_matrix((np.ones(data.size), count * f + X.indices, X.indptr),
-                              shape=(X.shape[0], table.shape[0]))
+        count = data.astype(index_dtype)  # NaN, inf and huge values cast to anything
+        listed = (count == data) & (count < table.shape[0] // f)  # ... and are not listed
+    picks = sparse.csr_matrix(
+        (np.ones(data.size), np.where(listed, count, 0) * index_dtype.type(f) + X.indices,
+         X.indptr), shape=(X.shape[0], table.shape[0]))
     out = picks @ table
     rest = np.flatnonzero(~listed)
     if rest.size:
