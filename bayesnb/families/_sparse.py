@@ -346,17 +346,20 @@ def cumulative_rising(a: np.ndarray, start: int = 1) -> np.ndarray | None:
     8,192 x 200 Poisson counts with ``S = 4``, 10 ms a chunk before."""
     from ._base import cached_by_identity
 
-    def build():
-        k, f = a.shape
-        m = min(CUMULATIVE_COUNTS, CUMULATIVE_ENTRIES // max(k * f, 1) - 1)
-        if m <= start:
-            return None
-        steps = np.arange(start, m, dtype=np.float64)[:, None, None]
-        cum = np.zeros((m - start + 1, f, k))
-        np.cumsum(np.log1p(steps / np.asarray(a, np.float64).T[None]), axis=0, out=cum[1:])
-        return cum
+    return cached_by_identity(_cumulative, a, (start,), lambda: _cumulative_table(a, start),
+                              limit=8)
 
-    return cached_by_identity(_cumulative, a, (start,), build, limit=8)
+
+def _cumulative_table(a: np.ndarray, start: int) -> np.ndarray | None:
+    """:func:`cumulative_rising`'s table, built (not cached)."""
+    k, f = a.shape
+    m = min(CUMULATIVE_COUNTS, CUMULATIVE_ENTRIES // max(k * f, 1) - 1)
+    if m <= start:
+        return None
+    steps = np.arange(start, m, dtype=np.float64)[:, None, None]
+    cum = np.zeros((m - start + 1, f, k))
+    np.cumsum(np.log1p(steps / np.asarray(a, np.float64).T[None]), axis=0, out=cum[1:])
+    return cum
 
 
 def dense_rising_tail(a: np.ndarray, x: np.ndarray, steps: int,
@@ -425,7 +428,7 @@ def step_tables(a: np.ndarray, steps: int, shift: bool) -> np.ndarray:
 
 
 #: per fitted concentration, count-by-column tables of ``linear_rising`` (by identity, and
-#: the slopes' bytes)
+#: the slopes' bytes); each up to 32 MiB (``CUMULATIVE_ENTRIES``)
 _linear: dict = {}
 
 
@@ -442,8 +445,8 @@ def linear_rising(X, slope: np.ndarray, a: np.ndarray) -> np.ndarray:
     if np.all(np.isfinite(slope)):
         from ._base import cached_by_identity
 
-        def build():
-            cum = cumulative_rising(a, 1)  # (M, F, K): counts 1 .. M
+        def build():  # its own cumulative table, not kept beside it
+            cum = _cumulative_table(a, 1)  # (M, F, K): counts 1 .. M
             if cum is None:
                 return None
             counts = np.arange(1, cum.shape[0] + 1, dtype=np.float64)[:, None, None]
