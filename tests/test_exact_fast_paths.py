@@ -371,7 +371,8 @@ def test_sparse_tail_against_math_fsum(case, monkeypatch):
     ref = np.array([[sum(_h_reference(a[k, j], x[i, j]) + (x[i, j] * slope[k, j] if x[i, j]
                                                             else 0.0) for j in range(4))
                      for k in range(3)] for i in range(30)])
-    assert_allclose(_sparse.linear_rising(X, slope, a), ref, rtol=1e-10, atol=1e-10)
+    assert_allclose(_sparse.linear_rising(X, (a, slope), lambda: slope, a), ref, rtol=1e-10,
+                    atol=1e-10)
 
 
 @pytest.mark.parametrize("totals", [np.repeat([0.0, 3.0, 100.0, 7.0], 10),

@@ -427,34 +427,35 @@ def step_tables(a: np.ndarray, steps: int, shift: bool) -> np.ndarray:
     return np.ascontiguousarray(table.transpose(0, 2, 1).reshape(-1, a.shape[0]))
 
 
-#: per fitted concentration, count-by-column tables of ``linear_rising`` (by identity, and
-#: the slopes' bytes); each up to 32 MiB (``CUMULATIVE_ENTRIES``)
+#: per fitted posterior, the slopes and count-by-column table of ``linear_rising`` (by
+#: identity); a table is up to 32 MiB (``CUMULATIVE_ENTRIES``)
 _linear: dict = {}
 
 
-def linear_rising(X, slope: np.ndarray, a: np.ndarray) -> np.ndarray:
+def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
     r"""``(n, K)``: :math:`\sum_j x_{ij} s_{kj} + h(a_{kj}, x_{ij})` over the stored values
-    of a CSR matrix, for float64 slopes ``s`` and concentrations ``a`` of shape (K, F): the
-    count families' exact predictive but for per-class constants. Each stored integer count
-    ``m`` the table holds picks row ``(m, j)`` of one table, :math:`m s_{kj} +
-    \sum_{t<m}\log(1 + t/a_{kj})` (0 for ``m = 0``), through the matrix's own structure:
-    one sparse product where the slope's product and the terms' would be two. Other values
-    (not integers, past the table) take the slope's product and :func:`rising_rows`."""
-    slope = np.ascontiguousarray(slope, dtype=np.float64)
-    table = None
-    if np.all(np.isfinite(slope)):
-        from ._base import cached_by_identity
+    of a CSR matrix, for slopes ``s = slope_of()`` and concentrations ``a`` of shape (K, F),
+    both derived from the fitted posterior ``owner`` (they are made once per posterior, by
+    its identity): the count families' exact predictive but for per-class constants. Each
+    stored integer count ``m`` the table holds picks row ``(m, j)`` of one table,
+    :math:`m s_{kj} + \sum_{t<m}\log(1 + t/a_{kj})` (0 for ``m = 0``), through the matrix's
+    own structure: one sparse product where the slope's product and the terms' would be two.
+    Other values (not integers, past the table) take the slope's product and
+    :func:`rising_rows`; slopes of -inf (a column without probability) take
+    :func:`log_matmul` and :func:`sparse_rising`."""
+    from ._base import cached_by_identity
 
-        def build():  # its own cumulative table, not kept beside it
-            cum = _cumulative_table(a, 1)  # (M, F, K): counts 1 .. M
-            if cum is None:
-                return None
-            counts = np.arange(1, cum.shape[0] + 1, dtype=np.float64)[:, None, None]
-            out = np.zeros((cum.shape[0] + 1,) + cum.shape[1:])
-            np.add(counts * slope.T[None], cum, out=out[1:])
-            return out.reshape(-1, cum.shape[2])
+    def build():
+        slope = np.ascontiguousarray(slope_of(), dtype=np.float64)
+        cum = _cumulative_table(a, 1) if np.all(np.isfinite(slope)) else None
+        if cum is None:  # (M, F, K): counts 1 .. M, not kept beside cumulative_rising's
+            return slope, None
+        counts = np.arange(1, cum.shape[0] + 1, dtype=np.float64)[:, None, None]
+        table = np.zeros((cum.shape[0] + 1,) + cum.shape[1:])
+        np.add(counts * slope.T[None], cum, out=table[1:])
+        return slope, table.reshape(-1, cum.shape[2])
 
-        table = cached_by_identity(_linear, a, (slope.tobytes(),), build, limit=8)
+    slope, table = cached_by_identity(_linear, owner, (), build, limit=8)
     if table is None:
         return log_matmul(X, slope) + sparse_rising(X, a)
     data, f = X.data, X.shape[1]

@@ -402,12 +402,13 @@ class Multinomial(Family):
     @staticmethod
     def sparse_log_predictive(posterior, X) -> np.ndarray:
         r""":math:`\sum_v x_v\log a_{kv} - n\log A_k - h(A_k, n) + \sum_v h(a_{kv}, x_v)`:
-        one sparse product (the plug-in's cost) plus ``h`` on the stored values other than 1
-        (``h(a, 1) = 0``), in float64."""
+        the first and last sums as one sparse product against a table by (count, word)
+        (``_sparse.linear_rising``), ``h(A_k, n)`` once per distinct row total, in float64."""
         a = np.asarray(posterior.alpha, dtype=np.float64)  # (K, V)
         a_total = a.sum(axis=1)
         n = _sparse.row_sums(X)
-        return (_sparse.linear_rising(X, np.log(a), a) - n[:, None] * np.log(a_total)
+        return (_sparse.linear_rising(X, posterior, lambda: np.log(a), a)
+                - n[:, None] * np.log(a_total)
                 - _sparse.log_rising_by_row(a_total, n))
 
     @staticmethod

@@ -344,12 +344,12 @@ class Poisson(Family):
 
     @staticmethod
     def sparse_log_predictive(posterior: GammaPrior, X) -> np.ndarray:
-        r"""A zero count has NB pmf :math:`(b/(b + 1))^a`: summed over all columns, plus one
-        sparse product for :math:`x(\log a - \log(1 + b))` and :math:`h(a, x)` on the stored
-        values other than 1 (``h(a, 1) = 0``), in float64."""
+        r"""A zero count has NB pmf :math:`(b/(b + 1))^a`: summed over all columns, plus
+        :math:`x(\log a - \log(1 + b)) + h(a, x)` over the stored values as one sparse
+        product against a table by (count, column) (``_sparse.linear_rising``), in float64."""
         a, b = (np.asarray(v, dtype=np.float64) for v in posterior)
         base = np.sum(a * (np.log(b) - np.log1p(b)), axis=1)
-        return base + _sparse.linear_rising(X, np.log(a) - np.log1p(b), a)
+        return base + _sparse.linear_rising(X, posterior, lambda: np.log(a) - np.log1p(b), a)
 
     @staticmethod
     def sparse_log_normalizer(X) -> np.ndarray:
