@@ -306,19 +306,42 @@ def _rising_values(a: np.ndarray, x: np.ndarray, start: int = 1) -> np.ndarray:
 def rising_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.ndarray,
                 n_rows: int, start: int = 1) -> np.ndarray:
     """``(n_rows, K)``: per row, the sum of ``log_rising(a[:, col], value)`` over the listed
-    entries (``rows`` sorted, as NumPy's ``nonzero`` and CSR order give them)."""
-    out = np.zeros((n_rows, a.shape[0]))
+    entries (``rows`` sorted, as NumPy's ``nonzero`` and CSR order give them), past
+    ``start`` steps for integer counts (:func:`_rising_values`).
+
+    Each distinct (column, value) pair is evaluated once, in blocks that stay in cache, and
+    the rows' sums are one sparse product: counts repeat within a column (20,000 documents x
+    50,000 words, the 150,000 counts above 3: 550 ms entry by entry). Values that are mostly
+    distinct (tf-idf weights) are evaluated entry by entry, in blocks."""
+    if rows.size == 0:
+        return np.zeros((n_rows, a.shape[0]))
+    order = np.lexsort((values, cols))
+    c, v = cols[order], values[order]
+    first = np.r_[True, (c[1:] != c[:-1]) | (v[1:] != v[:-1])]  # NaN: a pair of its own
     block = max(1, _BLOCK_ELEMENTS // max(a.shape[0], 1))
-    for lo in range(0, rows.size, block):
-        r = rows[lo:lo + block]
-        terms = _rising_values(a[:, cols[lo:lo + block]], values[lo:lo + block], start)
-        starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
-        # a row may go on in the next block, so its sums are added (one per row here)
-        out[r[starts]] += np.add.reduceat(terms, starts, axis=1).T
-    return out
+    if 2 * np.count_nonzero(first) > rows.size:  # mostly distinct (scaled, tf-idf values)
+        out = np.zeros((n_rows, a.shape[0]))
+        for lo in range(0, rows.size, block):  # entry by entry, summed block by block
+            r = rows[lo:lo + block]
+            terms = _rising_values(a[:, cols[lo:lo + block]], values[lo:lo + block], start)
+            starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
+            # a row may go on in the next block, so its sums are added (one per row here)
+            out[r[starts]] += np.add.reduceat(terms, starts, axis=1).T
+        return out
+    pair = np.empty(rows.size, dtype=np.int64)
+    pair[order] = np.cumsum(first) - 1
+    c, v = c[first], v[first]
+    terms = np.empty((c.size, a.shape[0]))
+    for lo in range(0, c.size, block):
+        terms[lo:lo + block] = _rising_values(a[:, c[lo:lo + block]], v[lo:lo + block],
+                                              start).T
+    picks = sparse.csr_matrix((np.ones(rows.size), pair,
+                               np.searchsorted(rows, np.arange(n_rows + 1))),
+                              shape=(n_rows, c.size))
+    return picks @ terms
 
 
-#: (classes x entries) values per block of :func:`rising_rows`: temporaries that stay in
+#: (classes x pairs) values per block of :func:`rising_rows`: temporaries that stay in
 #: cache (4 million at once took 150 ns each in ``log_rising``, mostly memory traffic)
 _BLOCK_ELEMENTS = 1 << 16
 
