@@ -67,3 +67,4 @@ def test_sparse_quick_agrees_with_scikit_learn():
     for family in ("Multinomial", "Bernoulli"):
         for op in ("fit", "predict_proba"):
             assert re.search(rf"{family}\s+{op}\s+[0-9.]+x", text), (family, op)
+    assert len(re.findall(r"Multinomial\s+bayes / mean\s+[0-9.]+x", text)) == 2  # both dtypes
