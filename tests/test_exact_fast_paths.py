@@ -375,18 +375,21 @@ def test_sparse_tail_against_math_fsum(case, monkeypatch):
                     atol=1e-10)
 
 
-@pytest.mark.parametrize("distinct", [True, False], ids=["distinct values", "repeated counts"])
-def test_host_terms_by_row_against_math_fsum(distinct, monkeypatch):
+@pytest.mark.parametrize("case", ["distinct values", "repeated counts",
+                                  "repeated counts and a fraction"])
+def test_host_terms_by_row_against_math_fsum(case, monkeypatch):
     """The host's terms summed by row: each distinct (column, value) evaluated once when
-    counts repeat, entry by entry when the values are mostly distinct (blocks of two)."""
+    counts repeat (found by a map for integer counts, by a sort otherwise), entry by entry
+    when the values are mostly distinct (blocks of two)."""
     monkeypatch.setattr(_sparse, "_BLOCK_ELEMENTS", 6)
     rng = np.random.default_rng(43)
     a = rng.uniform(0.2, 50.0, (3, 5))
     rows = np.sort(rng.integers(0, 9, 40))
     cols = rng.integers(0, 5, 40)
-    values = (rng.uniform(0.1, 30.0, 40) if distinct
+    values = (rng.uniform(0.1, 30.0, 40) if case == "distinct values"
               else rng.integers(2, 9, 40).astype(float))
-    values[3] = 7.5
+    if case != "repeated counts":
+        values[3] = 7.5
     ref = np.zeros((10, 3))
     for r, j, v in zip(rows, cols, values, strict=True):
         ref[r] += [_h_reference(a[k, j], v, start=2) for k in range(3)]

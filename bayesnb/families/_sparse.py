@@ -315,11 +315,9 @@ def rising_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.nd
     distinct (tf-idf weights) are evaluated entry by entry, in blocks."""
     if rows.size == 0:
         return np.zeros((n_rows, a.shape[0]))
-    order = np.lexsort((values, cols))
-    c, v = cols[order], values[order]
-    first = np.r_[True, (c[1:] != c[:-1]) | (v[1:] != v[:-1])]  # NaN: a pair of its own
+    pair, c, v = _distinct_pairs(cols, values, a.shape[1])
     block = max(1, _BLOCK_ELEMENTS // max(a.shape[0], 1))
-    if 2 * np.count_nonzero(first) > rows.size:  # mostly distinct (scaled, tf-idf values)
+    if 2 * c.size > rows.size:  # mostly distinct (scaled, tf-idf values)
         out = np.zeros((n_rows, a.shape[0]))
         for lo in range(0, rows.size, block):  # entry by entry, summed block by block
             r = rows[lo:lo + block]
@@ -328,9 +326,6 @@ def rising_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.nd
             # a row may go on in the next block, so its sums are added (one per row here)
             out[r[starts]] += np.add.reduceat(terms, starts, axis=1).T
         return out
-    pair = np.empty(rows.size, dtype=np.int64)
-    pair[order] = np.cumsum(first) - 1
-    c, v = c[first], v[first]
     terms = np.empty((c.size, a.shape[0]))
     for lo in range(0, c.size, block):
         terms[lo:lo + block] = _rising_values(a[:, c[lo:lo + block]], v[lo:lo + block],
@@ -339,6 +334,32 @@ def rising_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.nd
                                np.searchsorted(rows, np.arange(n_rows + 1))),
                               shape=(n_rows, c.size))
     return picks @ terms
+
+
+def _distinct_pairs(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple:
+    """Per entry the index of its (column, value) pair among the distinct pairs, and those
+    pairs' columns and values. Non-negative integer values whose pairs fit a map of
+    :data:`PAIR_MAP_CELLS` are marked in it, with no sort (20,000 x 50,000 documents: the
+    750,000 counts above 3 of 100,000 rows took 60-80 ms to sort by column and value); the
+    others are sorted (a NaN is a pair of its own)."""
+    if values.min() >= 0 and (values.max() + 1) * n_cols <= PAIR_MAP_CELLS and np.all(
+            values == np.floor(values)):
+        key = values.astype(np.int64) * n_cols + cols
+        present = np.zeros(int(values.max() + 1) * n_cols, dtype=bool)
+        present[key] = True
+        rank = np.cumsum(present, dtype=np.int32) - 1
+        distinct = np.flatnonzero(present)
+        return rank[key], distinct % n_cols, (distinct // n_cols).astype(np.float64)
+    order = np.lexsort((values, cols))
+    c, v = cols[order], values[order]
+    first = np.r_[True, (c[1:] != c[:-1]) | (v[1:] != v[:-1])]
+    pair = np.empty(values.size, dtype=np.int64)
+    pair[order] = np.cumsum(first) - 1
+    return pair, c[first], v[first]
+
+
+#: cells of the map that finds the distinct (column, count) pairs without a sort
+PAIR_MAP_CELLS = 1 << 22
 
 
 #: (classes x pairs) values per block of :func:`rising_rows`: temporaries that stay in
