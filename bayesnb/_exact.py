@@ -6,8 +6,9 @@ The count families' predictives (Dirichlet-multinomial, negative binomial) hold
 columns is the plug-in's product for the first term plus products of the indicator matrices
 :math:`[X > t]`, ``t = 1 .. S - 1``, with float64 tables (``families._steps``): with 0/1
 counts, one product in all. ``S`` is chosen per call from a sample of the rows
-(:func:`choose_steps`: the count quantiles, bucketed to powers of two so a kernel compiles
-once per bucket; ``S = 1`` for a small batch, :data:`SMALL_BATCH_CELLS`), and the few counts
+(:func:`choose_steps`: the products each ``S`` costs against the share of counts it leaves
+to the host, ``S`` a power of two so a kernel compiles once per choice; ``S = 1`` for a small
+batch, :data:`SMALL_BATCH_CELLS`), and the few counts
 above it (and non-integer counts) are added on the host in float64 (each family's
 ``host_tail``, from a cumulative table per fitted table), only for the rows the kernel flags.
 A model without a count family never comes here: its exact predictive has no host part and
