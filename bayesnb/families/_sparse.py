@@ -330,10 +330,15 @@ def rising_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.nd
     for lo in range(0, c.size, block):
         terms[lo:lo + block] = _rising_values(a[:, c[lo:lo + block]], v[lo:lo + block],
                                               start).T
-    picks = sparse.csr_matrix((np.ones(rows.size), pair,
-                               np.searchsorted(rows, np.arange(n_rows + 1))),
+    picks = sparse.csr_matrix((np.ones(rows.size), pair, _row_starts(rows, n_rows)),
                               shape=(n_rows, c.size))
     return picks @ terms
+
+
+def _row_starts(rows: np.ndarray, n_rows: int) -> np.ndarray:
+    """A CSR ``indptr`` for entries listed in row order: each row's first entry is a binary
+    search away."""
+    return np.searchsorted(rows, np.arange(n_rows + 1))
 
 
 def _distinct_pairs(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple:
@@ -342,10 +347,11 @@ def _distinct_pairs(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple:
     :data:`PAIR_MAP_CELLS` are marked in it, with no sort (issue 6's 100,000 x 50,000
     documents, the 745,000 counts above 3: 25 ms, against 114 ms for the sort by column and
     value, under load); the others are sorted (a NaN is a pair of its own)."""
-    if values.min() >= 0 and (values.max() + 1) * n_cols <= PAIR_MAP_CELLS and np.all(
+    top = values.max()
+    if values.min() >= 0 and (top + 1) * n_cols <= PAIR_MAP_CELLS and np.all(
             values == np.floor(values)):
         key = values.astype(np.int64) * n_cols + cols
-        present = np.zeros(int(values.max() + 1) * n_cols, dtype=bool)
+        present = np.zeros(int(top + 1) * n_cols, dtype=bool)
         present[key] = True
         rank = np.cumsum(present, dtype=np.int32) - 1
         distinct = np.flatnonzero(present)
@@ -446,12 +452,10 @@ def rising_sums(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.nd
         out = rising_rows(rows[~listed], cols[~listed], values[~listed], a, n_rows, start)
         rows, cols, values = rows[listed], cols[listed], values[listed]
     if rows.size:
-        # per row, the sum of the listed entries' rows of the table: one sparse product (the
-        # entries are in row order, so a row's first entry is a binary search away), 3.6x
-        # faster than a gather and a segment sum
-        indptr = np.searchsorted(rows, np.arange(n_rows + 1))
+        # per row, the sum of the listed entries' rows of the table: one sparse product,
+        # 3.6x faster than a gather and a segment sum
         index = (values.astype(np.int64) - start) * cum.shape[1] + cols
-        picks = sparse.csr_matrix((np.ones(rows.size), index, indptr),
+        picks = sparse.csr_matrix((np.ones(rows.size), index, _row_starts(rows, n_rows)),
                                   shape=(n_rows, cum.shape[0] * cum.shape[1]))
         out += picks @ cum.reshape(-1, cum.shape[2])
     return out
@@ -497,10 +501,11 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
         counts = np.arange(1, cum.shape[0] + 1, dtype=np.float64)[:, None, None]
         table = np.zeros((cum.shape[0] + 1,) + cum.shape[1:])
         np.add(counts * slope.T[None], cum, out=table[1:])
-        return slope, table.reshape(-1, cum.shape[2])
+        # the slopes as the products read them, (F, K): rows 1 .. F of the table's count 1
+        return table[1], table.reshape(-1, cum.shape[2])
 
     slope, table = cached_by_identity(_linear, owner, (), build, limit=8)
-    if table is None:
+    if table is None:  # ``slope`` is (K, F) here
         return log_matmul(X, slope) + sparse_rising(X, a)
     data, f = X.data, X.shape[1]
     # the matrix's own index dtype where the table's rows fit it: no index array widened
@@ -518,7 +523,7 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
         rows = np.searchsorted(X.indptr, rest, side="right") - 1
         values = data[rest].astype(np.float64)
         others = sparse.csr_matrix((values, (rows, X.indices[rest])), shape=X.shape)
-        out += others @ slope.T + rising_rows(rows, X.indices[rest], values, a, X.shape[0], 1)
+        out += others @ slope + rising_rows(rows, X.indices[rest], values, a, X.shape[0], 1)
     return out
 
 
