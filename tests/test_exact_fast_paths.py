@@ -348,14 +348,19 @@ def _h_reference(a, v, start=1):
     return math.fsum(math.log1p(t / a) for t in range(start, int(v)))
 
 
+@pytest.mark.parametrize("halves", [False, True], ids=["one table", "class halves"])
 @pytest.mark.parametrize("case", ["counts", "mostly ones", "impossible column"])
-def test_sparse_tail_against_math_fsum(case, monkeypatch):
+def test_sparse_tail_against_math_fsum(case, halves, monkeypatch):
     """CSR input: :math:`\\sum_j x_j s_{kj} + h(a_{kj}, x_j)` per row and class, every
     stored value's h from the count table (counts up to 19 here), term by term past it, by
     the series for 250 and by log-Gamma for non-integer values, in blocks of two entries (so
-    rows span blocks); explicit zeros and ones add no h. A slope of -inf (a column with no
-    probability, whose values are all 0) takes the slope's product and the terms apart."""
+    rows span blocks); explicit zeros and ones add no h. The table is read whole, or as two
+    halves of the classes (a large table). A slope of -inf (a column with no probability,
+    whose values are all 0) takes the slope's product and the terms apart."""
     monkeypatch.setattr(_sparse, "CUMULATIVE_ENTRIES", 3 * 4 * 20)
+    monkeypatch.setattr(_sparse, "LINEAR_ENTRIES", 3 * 4 * 20)
+    monkeypatch.setattr(_sparse, "LINEAR_SPLIT_BYTES", 0 if halves else 1 << 24)
+    monkeypatch.setattr(_sparse, "_linear", {})
     monkeypatch.setattr(_sparse, "_BLOCK_ELEMENTS", 6)
     rng = np.random.default_rng(41)
     a = rng.uniform(0.2, 50.0, (3, 4))
@@ -373,6 +378,8 @@ def test_sparse_tail_against_math_fsum(case, monkeypatch):
                      for k in range(3)] for i in range(30)])
     assert_allclose(_sparse.linear_rising(X, (a, slope), lambda: slope, a), ref, rtol=1e-10,
                     atol=1e-10)
+    (_, (_, parts)), = _sparse._linear.values()
+    assert parts is None if case == "impossible column" else len(parts) == (2 if halves else 1)
 
 
 @pytest.mark.parametrize("case", ["distinct values", "repeated counts",

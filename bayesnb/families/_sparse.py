@@ -304,10 +304,11 @@ def _rising_values(a: np.ndarray, x: np.ndarray, start: int = 1) -> np.ndarray:
 
 
 def rising_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.ndarray,
-                n_rows: int, start: int = 1) -> np.ndarray:
+                n_rows: int, start: int = 1, slope: np.ndarray | None = None) -> np.ndarray:
     """``(n_rows, K)``: per row, the sum of ``log_rising(a[:, col], value)`` over the listed
     entries (``rows`` sorted, as NumPy's ``nonzero`` and CSR order give them), past
-    ``start`` steps for integer counts (:func:`_rising_values`).
+    ``start`` steps for integer counts (:func:`_rising_values`), plus ``value * slope[:, col]``
+    when slopes (K, F) are given (the predictive's linear part, in the same sums).
 
     Each distinct (column, value) pair is evaluated once, in blocks that stay in cache, and
     the rows' sums are one sparse product: counts repeat within a column (20,000 documents x
@@ -321,18 +322,29 @@ def rising_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.nd
         out = np.zeros((n_rows, a.shape[0]))
         for lo in range(0, rows.size, block):  # entry by entry, summed block by block
             r = rows[lo:lo + block]
-            terms = _rising_values(a[:, cols[lo:lo + block]], values[lo:lo + block], start)
+            terms = _with_slope(_rising_values(a[:, cols[lo:lo + block]],
+                                               values[lo:lo + block], start),
+                                slope, cols[lo:lo + block], values[lo:lo + block])
             starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
             # a row may go on in the next block, so its sums are added (one per row here)
             out[r[starts]] += np.add.reduceat(terms, starts, axis=1).T
         return out
     terms = np.empty((c.size, a.shape[0]))
     for lo in range(0, c.size, block):
-        terms[lo:lo + block] = _rising_values(a[:, c[lo:lo + block]], v[lo:lo + block],
-                                              start).T
+        terms[lo:lo + block] = _with_slope(_rising_values(a[:, c[lo:lo + block]],
+                                                          v[lo:lo + block], start),
+                                           slope, c[lo:lo + block], v[lo:lo + block]).T
     picks = sparse.csr_matrix((np.ones(rows.size), pair, _row_starts(rows, n_rows)),
                               shape=(n_rows, c.size))
     return picks @ terms
+
+
+def _with_slope(terms: np.ndarray, slope: np.ndarray | None, cols: np.ndarray,
+                values: np.ndarray) -> np.ndarray:
+    """``(K, E)`` terms plus each entry's ``value * slope[:, col]`` (in place), if slopes."""
+    if slope is not None:
+        terms += values * slope[:, cols]
+    return terms
 
 
 def _row_starts(rows: np.ndarray, n_rows: int) -> np.ndarray:
@@ -400,10 +412,11 @@ def cumulative_rising(a: np.ndarray, start: int = 1) -> np.ndarray | None:
                               limit=8)
 
 
-def _cumulative_table(a: np.ndarray, start: int) -> np.ndarray | None:
-    """:func:`cumulative_rising`'s table, built (not cached)."""
+def _cumulative_table(a: np.ndarray, start: int, entries: int | None = None) -> np.ndarray | None:
+    """:func:`cumulative_rising`'s table, built (not cached), within ``entries`` float64
+    values (default :data:`CUMULATIVE_ENTRIES`)."""
     k, f = a.shape
-    m = min(CUMULATIVE_COUNTS, CUMULATIVE_ENTRIES // max(k * f, 1) - 1)
+    m = min(CUMULATIVE_COUNTS, (entries or CUMULATIVE_ENTRIES) // max(k * f, 1) - 1)
     if m <= start:
         return None
     steps = np.arange(start, m, dtype=np.float64)[:, None, None]
@@ -475,8 +488,19 @@ def step_tables(a: np.ndarray, steps: int, shift: bool) -> np.ndarray:
     return np.ascontiguousarray(table.transpose(0, 2, 1).reshape(-1, a.shape[0]))
 
 
+#: float64 entries ``linear_rising``'s count-by-column table may hold (64 MiB); it is built
+#: once per fitted posterior. Issue 6's documents (100,000 x 50,000, 20 classes, 10% of the
+#: stored counts above 3, 4% above 7) take counts up to 7 instead of 3 at 32 MiB: in one
+#: process, alternating (``/work/notes/s8/spab.py``), the exact predictive went from 278 ms
+#: to 232 ms (both with the class halves below)
+LINEAR_ENTRIES = 1 << 23
+#: a linear table above this many bytes is kept as two halves of the classes, each read by
+#: its own sparse product: a product's random reads of table rows then hit a half-sized
+#: working set. On issue 6's documents the product went from 110-142 ms to 82-104 ms
+#: (``/work/notes/s8/ksplit.py``); three parts or four were slower (the CSR is read again)
+LINEAR_SPLIT_BYTES = 1 << 24
 #: per fitted posterior, the slopes and count-by-column table of ``linear_rising`` (by
-#: identity); a table is up to 32 MiB (``CUMULATIVE_ENTRIES``)
+#: identity); up to 72 MiB each
 _linear: dict = {}
 
 
@@ -488,42 +512,57 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
     stored integer count ``m`` the table holds picks row ``(m, j)`` of one table,
     :math:`m s_{kj} + \sum_{t<m}\log(1 + t/a_{kj})` (0 for ``m = 0``), through the matrix's
     own structure: one sparse product where the slope's product and the terms' would be two.
-    Other values (not integers, past the table) take the slope's product and
-    :func:`rising_rows`; slopes of -inf (a column without probability) take
-    :func:`log_matmul` and :func:`sparse_rising`."""
+    Other values (not integers, past the table) take :func:`rising_rows`, their slopes'
+    part included; slopes of -inf (a column without probability) take :func:`log_matmul`
+    and :func:`sparse_rising`. A table above :data:`LINEAR_SPLIT_BYTES` is read in two
+    halves of the classes."""
     from ._base import cached_by_identity
 
     def build():
         slope = np.ascontiguousarray(slope_of(), dtype=np.float64)
-        cum = _cumulative_table(a, 1) if np.all(np.isfinite(slope)) else None
+        cum = (_cumulative_table(a, 1, LINEAR_ENTRIES) if np.all(np.isfinite(slope))
+               else None)
         if cum is None:  # (M, F, K): counts 1 .. M, not kept beside cumulative_rising's
             return slope, None
+        k = cum.shape[2]
         counts = np.arange(1, cum.shape[0] + 1, dtype=np.float64)[:, None, None]
         table = np.zeros((cum.shape[0] + 1,) + cum.shape[1:])
         np.add(counts * slope.T[None], cum, out=table[1:])
-        # the slopes as the products read them, (F, K): rows 1 .. F of the table's count 1
-        return table[1], table.reshape(-1, cum.shape[2])
+        table = table.reshape(-1, k)
+        if table.nbytes <= LINEAR_SPLIT_BYTES or k < 2:
+            return slope, (table,)
+        return slope, tuple(np.ascontiguousarray(table[:, part])
+                            for part in (slice(0, k // 2), slice(k // 2, k)))
 
-    slope, table = cached_by_identity(_linear, owner, (), build, limit=8)
-    if table is None:  # ``slope`` is (K, F) here
+    slope, parts = cached_by_identity(_linear, owner, (), build, limit=4)
+    if parts is None:
         return log_matmul(X, slope) + sparse_rising(X, a)
-    data, f = X.data, X.shape[1]
+    data, (n, f), k = X.data, X.shape, slope.shape[0]
+    n_table = parts[0].shape[0]  # (M + 1) F rows: counts 0 .. M by column
     # the matrix's own index dtype where the table's rows fit it: no index array widened
-    index_dtype = (X.indices.dtype if table.shape[0] <= np.iinfo(X.indices.dtype).max
+    index_dtype = (X.indices.dtype if n_table <= np.iinfo(X.indices.dtype).max
                    else np.dtype(np.int64))
-    with np.errstate(invalid="ignore"):
-        count = data.astype(index_dtype)  # NaN, inf and huge values cast to anything
-        listed = (count == data) & (count < table.shape[0] // f)  # ... and are not listed
-    picks = sparse.csr_matrix(
-        (np.ones(data.size), np.where(listed, count, 0) * index_dtype.type(f) + X.indices,
-         X.indptr), shape=(X.shape[0], table.shape[0]))
-    out = picks @ table
+    with np.errstate(invalid="ignore", over="ignore"):
+        index = data.astype(index_dtype)  # NaN, inf and huge values cast to anything
+        listed = (index == data) & (index < n_table // f)  # ... and are not listed
+        # row (count, column) of the table, in place (fresh temporaries' pages cost more)
+        np.multiply(index, index_dtype.type(f), out=index)
+        np.add(index, X.indices, out=index)
     rest = np.flatnonzero(~listed)
+    index[rest] = 0  # a row of zeros: their terms are rising_rows'
+    picks = sparse.csr_matrix((np.ones(data.size), index, X.indptr), shape=(n, n_table))
+    if len(parts) == 1:
+        out = picks @ parts[0]
+    else:
+        out = np.empty((n, k))
+        lo = 0
+        for part in parts:
+            out[:, lo:lo + part.shape[1]] = picks @ part
+            lo += part.shape[1]
     if rest.size:
         rows = np.searchsorted(X.indptr, rest, side="right") - 1
-        values = data[rest].astype(np.float64)
-        others = sparse.csr_matrix((values, (rows, X.indices[rest])), shape=X.shape)
-        out += others @ slope + rising_rows(rows, X.indices[rest], values, a, X.shape[0], 1)
+        out += rising_rows(rows, X.indices[rest], data[rest].astype(np.float64), a, n, 1,
+                           slope=slope)
     return out
 
 
