@@ -13,7 +13,7 @@ import jax
 import numpy as np
 import pytest
 import scipy.stats as st
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy import sparse
 from scipy.special import gammaln, logsumexp
 
@@ -380,6 +380,26 @@ def test_sparse_tail_against_math_fsum(case, halves, monkeypatch):
                     atol=1e-10)
     (_, (_, parts)), = _sparse._linear.values()
     assert parts is None if case == "impossible column" else len(parts) == (2 if halves else 1)
+
+
+@pytest.mark.parametrize("limit", [5, 2**30], ids=["int32 rows", "int64 rows"])
+def test_table_rows_against_a_loop(limit, monkeypatch):
+    """Each stored value's row ``count * F + column`` of a table of counts below a limit, 0
+    and listed apart for anything else (fractions, NaN, infinities, negative or huge values,
+    counts at the limit), in blocks of three values; the rows in the matrix's index dtype
+    unless the table's rows pass it."""
+    monkeypatch.setattr(_sparse, "_ROWS_BLOCK", 3)
+    values = np.array([0.0, 1.0, 4.0, 5.0, 2.5, np.nan, np.inf, -np.inf, -1.0, 3e10, 1e300,
+                       2.0, 0.0, 4.999999, 3.0])
+    cols = np.arange(values.size) % 4
+    X = sparse.csr_matrix((values, cols, np.array([0, 5, 11, 15])), shape=(3, 4))
+    assert X.indices.dtype == np.int32
+    index, rest = _sparse._table_rows(X, limit)
+    listed = [math.isfinite(v) and v == math.floor(v) and 0 <= v < limit for v in values]
+    assert_array_equal(rest, np.flatnonzero(~np.array(listed)))
+    assert_array_equal(index, [int(v) * 4 + j if ok else 0
+                               for v, j, ok in zip(values, cols, listed, strict=True)])
+    assert index.dtype == (np.int32 if limit == 5 else np.int64)
 
 
 @pytest.mark.parametrize("case", ["distinct values", "repeated counts",

@@ -267,8 +267,14 @@ def log_rising_by_row(a: np.ndarray, n: np.ndarray) -> np.ndarray:
     """``(rows, K)``: :func:`log_rising` of the ``(K,)`` totals ``a`` and every row's total
     ``n`` (``(rows,)``), evaluated once per distinct row total when rows share them (documents
     of a few lengths): on 20,000 rows x 20 classes the series took 29 ms, three times the
-    plug-in's whole sparse product."""
-    totals, inverse = np.unique(n, return_inverse=True)
+    plug-in's whole sparse product. Integer totals are told apart by a count per value, not a
+    sort (100,000 documents: 0.5 ms against 5 ms)."""
+    from .._data import _small_int_labels
+
+    small = (_small_int_labels(n.astype(np.int64))
+             if n.size and np.abs(n).max() < 2**62 and np.array_equal(n, np.floor(n)) else None)
+    totals, inverse = ((small[0].astype(np.float64), small[1]) if small is not None
+                       else np.unique(n, return_inverse=True))
     if 2 * totals.size > n.size:
         return log_rising(a, n[:, None])
     return log_rising(a, totals[:, None])[inverse.ravel()]
@@ -544,20 +550,10 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
         return log_matmul(X, slope) + sparse_rising(X, a)
     data, (n, f), k = X.data, X.shape, slope.shape[0]
     n_table = parts[0].shape[0]  # (M + 1) F rows: counts 0 .. M by column
-    # the matrix's own index dtype where the table's rows fit it: no index array widened
-    index_dtype = (X.indices.dtype if n_table <= np.iinfo(X.indices.dtype).max
-                   else np.dtype(np.int64))
-    with np.errstate(invalid="ignore", over="ignore"):
-        index = data.astype(index_dtype)  # NaN, inf and huge values cast to anything
-        listed = (index == data) & (index < n_table // f)  # ... and are not listed
-        # row (count, column) of the table, in place (fresh temporaries' pages cost more)
-        np.multiply(index, index_dtype.type(f), out=index)
-        np.add(index, X.indices, out=index)
-    rest = np.flatnonzero(~listed)
-    index[rest] = 0  # a row of zeros: their terms are rising_rows'
+    index, rest = _table_rows(X, n_table // f)
     # the stored values weigh the picks, unless one past the table would make 0 * inf
     weights = (data if data.dtype == np.float64 and np.isfinite(data[rest]).all()
-               else np.where(listed, data, 0.0).astype(np.float64, copy=False))
+               else _zeroed(data, rest))
     picks = sparse.csr_matrix((weights, index, X.indptr), shape=(n, n_table))
     if len(parts) == 1:
         out = picks @ parts[0]
@@ -571,6 +567,44 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
         rows = np.searchsorted(X.indptr, rest, side="right") - 1
         out += rising_rows(rows, X.indices[rest], data[rest].astype(np.float64), a, n, 1,
                            slope=slope)
+    return out
+
+
+#: stored values per block of :func:`_table_rows`: its temporaries stay in cache
+_ROWS_BLOCK = 1 << 17
+
+
+def _table_rows(X, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per stored value of a CSR matrix, its row ``count * F + column`` in a table by (count,
+    column) of ``limit`` counts (0 for a value that is not an integer count below ``limit``),
+    and the positions of those other values. In blocks that stay in cache, in place: on
+    issue 6's 7.2 million counts, 14 ms against 20 ms in whole-array passes. The index has
+    the matrix's own index dtype where the table's rows fit it (no index array widened)."""
+    data, f = X.data, X.shape[1]
+    dtype = (X.indices.dtype if limit * f <= np.iinfo(X.indices.dtype).max
+             else np.dtype(np.int64))
+    index = np.empty(data.size, dtype=dtype)
+    other = np.empty(data.size, dtype=bool)
+    below = np.empty(min(data.size, _ROWS_BLOCK), dtype=bool)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for lo in range(0, data.size, _ROWS_BLOCK):
+            d, ix, ot = (a[lo:lo + _ROWS_BLOCK] for a in (data, index, other))
+            np.copyto(ix, d, casting="unsafe")  # NaN, inf and huge values cast to anything
+            np.not_equal(ix, d, out=ot)  # ... and are not integers here
+            # unsigned, a negative count is past the table too
+            np.greater_equal(ix.view(dtype.str.replace("i", "u")), limit, out=below[:d.size])
+            ot |= below[:d.size]
+            np.multiply(ix, dtype.type(f), out=ix)
+            np.add(ix, X.indices[lo:lo + _ROWS_BLOCK], out=ix)
+    rest = np.flatnonzero(other)
+    index[rest] = 0  # a row of zeros
+    return index, rest
+
+
+def _zeroed(data: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """A float64 copy of ``data`` with zeros at ``where``."""
+    out = data.astype(np.float64)
+    out[where] = 0.0
     return out
 
 
