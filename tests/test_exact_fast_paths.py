@@ -348,18 +348,20 @@ def _h_reference(a, v, start=1):
     return math.fsum(math.log1p(t / a) for t in range(start, int(v)))
 
 
-@pytest.mark.parametrize("halves", [False, True], ids=["one table", "class halves"])
+@pytest.mark.parametrize("path", ["one table", "class halves", "no table"])
 @pytest.mark.parametrize("case", ["counts", "mostly ones", "impossible column"])
-def test_sparse_tail_against_math_fsum(case, halves, monkeypatch):
+def test_sparse_tail_against_math_fsum(case, path, monkeypatch):
     """CSR input: :math:`\\sum_j x_j s_{kj} + h(a_{kj}, x_j)` per row and class, every
     stored value's h from the count table (counts up to 19 here), term by term past it, by
     the series for 250 and by log-Gamma for non-integer values, in blocks of two entries (so
     rows span blocks); explicit zeros and ones add no h. The table is read whole, or as two
-    halves of the classes (a large table). A slope of -inf (a column with no probability,
-    whose values are all 0) takes the slope's product and the terms apart."""
+    halves of the classes (a large table), or not built at all for a call with fewer values
+    than it would have rows. A slope of -inf (a column with no probability, whose values are
+    all 0) takes the slope's product and the terms apart."""
     monkeypatch.setattr(_sparse, "CUMULATIVE_ENTRIES", 3 * 4 * 20)
-    monkeypatch.setattr(_sparse, "LINEAR_ENTRIES", 3 * 4 * 20)
-    monkeypatch.setattr(_sparse, "LINEAR_SPLIT_BYTES", 0 if halves else 1 << 24)
+    # 120 stored values: a table of counts up to 19 has 80 rows, one up to 63 has 256
+    monkeypatch.setattr(_sparse, "LINEAR_ENTRIES", 3 * 4 * (20 if path != "no table" else 80))
+    monkeypatch.setattr(_sparse, "LINEAR_SPLIT_BYTES", 0 if path == "class halves" else 1 << 24)
     monkeypatch.setattr(_sparse, "_linear", {})
     monkeypatch.setattr(_sparse, "_BLOCK_ELEMENTS", 6)
     rng = np.random.default_rng(41)
@@ -378,8 +380,12 @@ def test_sparse_tail_against_math_fsum(case, halves, monkeypatch):
                      for k in range(3)] for i in range(30)])
     assert_allclose(_sparse.linear_rising(X, (a, slope), lambda: slope, a), ref, rtol=1e-10,
                     atol=1e-10)
-    (_, (_, parts)), = _sparse._linear.values()
-    assert parts is None if case == "impossible column" else len(parts) == (2 if halves else 1)
+    if path == "no table":
+        assert not _sparse._linear
+    else:
+        (_, (_, parts)), = _sparse._linear.values()
+        assert (parts is None if case == "impossible column"
+                else len(parts) == (2 if path == "class halves" else 1))
 
 
 @pytest.mark.parametrize("limit", [5, 2**30], ids=["int32 rows", "int64 rows"])

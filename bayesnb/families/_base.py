@@ -402,6 +402,12 @@ def cached_by_identity(cache: dict, obj: Any, key: tuple, build, limit: int) -> 
     return hit[1]
 
 
+def is_cached(cache: dict, obj: Any, key: tuple = ()) -> bool:
+    """Whether :func:`cached_by_identity` holds a value for ``obj`` and ``key``."""
+    hit = cache.get((id(obj), *key))
+    return hit is not None and hit[0] is obj
+
+
 def xp_of(*trees) -> Any:
     """NumPy when every leaf of ``trees`` is a NumPy array or number (host float64), else
     ``jax.numpy`` (traced or device arrays)."""

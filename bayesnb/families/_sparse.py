@@ -421,11 +421,11 @@ def cumulative_rising(a: np.ndarray, start: int = 1) -> np.ndarray | None:
                               limit=8)
 
 
-def _cumulative_table(a: np.ndarray, start: int, entries: int | None = None) -> np.ndarray | None:
-    """:func:`cumulative_rising`'s table, built (not cached), within ``entries`` float64
-    values (default :data:`CUMULATIVE_ENTRIES`)."""
+def _cumulative_table(a: np.ndarray, start: int, top: int | None = None) -> np.ndarray | None:
+    """:func:`cumulative_rising`'s table, built (not cached), for counts up to ``top``
+    (default: as many as :data:`CUMULATIVE_ENTRIES` holds)."""
     k, f = a.shape
-    m = min(CUMULATIVE_COUNTS, (entries or CUMULATIVE_ENTRIES) // max(k * f, 1) - 1)
+    m = min(CUMULATIVE_COUNTS, CUMULATIVE_ENTRIES // max(k * f, 1) - 1) if top is None else top
     if m <= start:
         return None
     steps = np.arange(start, m, dtype=np.float64)[:, None, None]
@@ -525,16 +525,26 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
     Other values (not integers, past the table) take :func:`rising_rows`, their slopes'
     part included; slopes of -inf (a column without probability) take :func:`log_matmul`
     and :func:`sparse_rising`. A table above :data:`LINEAR_SPLIT_BYTES` is read in two
-    halves of the classes."""
-    from ._base import cached_by_identity
+    halves of the classes. A call with fewer stored values than the table would have rows,
+    before any call has built it, takes every value through :func:`rising_rows` instead: on
+    issue 6's 50,000 words the 64 MiB table takes 270-480 ms to build, a document's 100
+    values a few ms."""
+    from ._base import cached_by_identity, is_cached
+
+    k, f = a.shape
+    if X.nnz < _linear_counts(k, f) * f and not is_cached(_linear, owner):
+        slope = np.asarray(slope_of(), dtype=np.float64)
+        if not np.all(np.isfinite(slope)):
+            return log_matmul(X, slope) + sparse_rising(X, a)
+        return rising_rows(_row_of_each_value(X, np.arange(X.shape[0])), X.indices,
+                           X.data.astype(np.float64), a, X.shape[0], 1, slope=slope)
 
     def build():
         slope = np.ascontiguousarray(slope_of(), dtype=np.float64)
-        cum = (_cumulative_table(a, 1, LINEAR_ENTRIES) if np.all(np.isfinite(slope))
+        cum = (_cumulative_table(a, 1, _linear_counts(k, f) - 1) if np.all(np.isfinite(slope))
                else None)
         if cum is None:  # (M, F, K): counts 1 .. M, not kept beside cumulative_rising's
             return slope, None
-        k = cum.shape[2]
         counts = np.arange(1, cum.shape[0] + 1, dtype=np.float64)[:, None, None]
         table = np.zeros((cum.shape[0] + 1,) + cum.shape[1:])
         np.add(counts * slope.T[None], cum, out=table[1:])
@@ -548,7 +558,7 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
     slope, parts = cached_by_identity(_linear, owner, (), build, limit=4)
     if parts is None:
         return log_matmul(X, slope) + sparse_rising(X, a)
-    data, (n, f), k = X.data, X.shape, slope.shape[0]
+    data, n = X.data, X.shape[0]
     n_table = parts[0].shape[0]  # (M + 1) F rows: counts 0 .. M by column
     index, rest = _table_rows(X, n_table // f)
     # the stored values weigh the picks, unless one past the table would make 0 * inf
@@ -568,6 +578,11 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
         out += rising_rows(rows, X.indices[rest], data[rest].astype(np.float64), a, n, 1,
                            slope=slope)
     return out
+
+
+def _linear_counts(k: int, f: int) -> int:
+    """Counts 0 .. M - 1 a ``linear_rising`` table of K classes and F columns holds."""
+    return min(CUMULATIVE_COUNTS, LINEAR_ENTRIES // max(k * f, 1) - 1) + 1
 
 
 #: stored values per block of :func:`_table_rows`: its temporaries stay in cache
