@@ -152,8 +152,16 @@ def test_chunk_boundaries_with_tails_in_some_chunks(x64, small_chunks, monkeypat
     check(clf, Xn, ref)
 
 
+@pytest.mark.parametrize("path", ["no table", "table", "class halves"])
 @pytest.mark.parametrize("name", ["multinomial", "poisson"])
-def test_sparse_matches_the_reference(x64, name):
+def test_sparse_matches_the_reference(x64, name, path, monkeypatch):
+    """CSR input against SciPy: 20 rows score without the count table (fewer values than its
+    rows), with it (a table of counts up to 3), and with it read in two halves of the
+    classes."""
+    monkeypatch.setattr(_sparse, "_linear", {})
+    if path != "no table":
+        monkeypatch.setattr(_sparse, "LINEAR_ENTRIES", 4 * 5 * K)  # counts 0 .. 3: 20 rows
+        monkeypatch.setattr(_sparse, "LINEAR_SPLIT_BYTES", 0 if path == "class halves" else 1 << 24)
     X = count_data(8, big=BIG)
     Xn = count_data(9, n=20, big=((3, 2, 44.0),))
     Xn[5] = 0.0
@@ -163,6 +171,9 @@ def test_sparse_matches_the_reference(x64, name):
     else:
         clf, ref = _fit(bnb.Poisson(), X), negative_binomial_joint(X, Y, Xn, 1.0, 0.1)
     check(clf, sparse.csr_matrix(Xn), ref)
+    tables = [parts for _, (_, parts) in _sparse._linear.values()]
+    assert [len(p) for p in tables if p is not None] == (
+        [] if path == "no table" else [2 if path == "class halves" else 1])
 
 
 # ---------------------------------------------------------------------------- Gaussian
