@@ -521,14 +521,15 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
     stored integer count ``m`` the table holds picks row ``(m, j)`` of one table,
     :math:`(m s_{kj} + \sum_{t<m}\log(1 + t/a_{kj})) / m` (0 for ``m = 0``), through the
     matrix's own structure and weighed by its own values (no array of ones): one sparse
-    product where the slope's product and the terms' would be two.
-    Other values (not integers, past the table) take :func:`rising_rows`, their slopes'
-    part included; slopes of -inf (a column without probability) take :func:`log_matmul`
-    and :func:`sparse_rising`. A table above :data:`LINEAR_SPLIT_BYTES` is read in two
-    halves of the classes. A call with fewer stored values than the table would have rows,
-    before any call has built it, takes every value through :func:`rising_rows` instead: on
-    issue 6's 50,000 words the 64 MiB table takes 270-480 ms to build, a document's 100
-    values a few ms."""
+    product where the slope's product and the terms' would be two. Other values (not
+    integers, past the table) take :func:`rising_rows`, their slopes' part included; slopes
+    of -inf (a column without probability) take :func:`log_matmul` and
+    :func:`sparse_rising`. A table above :data:`LINEAR_SPLIT_BYTES` is read in two halves of
+    the classes.
+
+    A call with fewer stored values than the table would have rows, before any call has
+    built it, takes every value through :func:`rising_rows` instead: on issue 6's 50,000
+    words the 64 MiB table takes 270-480 ms to build, a document's 100 values a few ms."""
     from ._base import cached_by_identity, is_cached
 
     k, f = a.shape
@@ -581,7 +582,8 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
 
 
 def _linear_counts(k: int, f: int) -> int:
-    """Counts 0 .. M - 1 a ``linear_rising`` table of K classes and F columns holds."""
+    """``M``: a ``linear_rising`` table of K classes and F columns holds counts 0 .. M - 1
+    (its rows are ``M F``), within :data:`LINEAR_ENTRIES`."""
     return min(CUMULATIVE_COUNTS, LINEAR_ENTRIES // max(k * f, 1) - 1) + 1
 
 
@@ -600,15 +602,15 @@ def _table_rows(X, limit: int) -> tuple[np.ndarray, np.ndarray]:
              else np.dtype(np.int64))
     index = np.empty(data.size, dtype=dtype)
     other = np.empty(data.size, dtype=bool)
-    below = np.empty(min(data.size, _ROWS_BLOCK), dtype=bool)
+    past = np.empty(min(data.size, _ROWS_BLOCK), dtype=bool)
     with np.errstate(invalid="ignore", over="ignore"):
         for lo in range(0, data.size, _ROWS_BLOCK):
             d, ix, ot = (a[lo:lo + _ROWS_BLOCK] for a in (data, index, other))
             np.copyto(ix, d, casting="unsafe")  # NaN, inf and huge values cast to anything
             np.not_equal(ix, d, out=ot)  # ... and are not integers here
             # unsigned, a negative count is past the table too
-            np.greater_equal(ix.view(dtype.str.replace("i", "u")), limit, out=below[:d.size])
-            ot |= below[:d.size]
+            np.greater_equal(ix.view(dtype.str.replace("i", "u")), limit, out=past[:d.size])
+            ot |= past[:d.size]
             np.multiply(ix, dtype.type(f), out=ix)
             np.add(ix, X.indices[lo:lo + _ROWS_BLOCK], out=ix)
     rest = np.flatnonzero(other)
