@@ -162,6 +162,7 @@ def test_sparse_matches_the_reference(x64, name, path, monkeypatch):
     if path != "no table":
         monkeypatch.setattr(_sparse, "LINEAR_ENTRIES", 4 * 5 * K)  # counts 0 .. 3: 20 rows
         monkeypatch.setattr(_sparse, "LINEAR_SPLIT_BYTES", 0 if path == "class halves" else 1 << 24)
+        monkeypatch.setattr(_sparse, "LINEAR_SPLIT_CLASSES", 2)
     X = count_data(8, big=BIG)
     Xn = count_data(9, n=20, big=((3, 2, 44.0),))
     Xn[5] = 0.0
@@ -373,6 +374,7 @@ def test_sparse_tail_against_math_fsum(case, path, monkeypatch):
     # 120 stored values: a table of counts up to 19 has 80 rows, one up to 63 has 256
     monkeypatch.setattr(_sparse, "LINEAR_ENTRIES", 3 * 4 * (20 if path != "no table" else 80))
     monkeypatch.setattr(_sparse, "LINEAR_SPLIT_BYTES", 0 if path == "class halves" else 1 << 24)
+    monkeypatch.setattr(_sparse, "LINEAR_SPLIT_CLASSES", 2)
     monkeypatch.setattr(_sparse, "_linear", {})
     monkeypatch.setattr(_sparse, "_BLOCK_ELEMENTS", 6)
     rng = np.random.default_rng(41)

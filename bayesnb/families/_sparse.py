@@ -503,11 +503,18 @@ def step_tables(a: np.ndarray, steps: int, shift: bool) -> np.ndarray:
 #: process, alternating (``/work/notes/s8/spab.py``), the exact predictive went from 278 ms
 #: to 232 ms (both with the class halves below)
 LINEAR_ENTRIES = 1 << 23
-#: a linear table above this many bytes is kept as two halves of the classes, each read by
-#: its own sparse product: a product's random reads of table rows then hit a half-sized
-#: working set. On issue 6's documents the product went from 110-142 ms to 82-104 ms
-#: (``/work/notes/s8/ksplit.py``); three parts or four were slower (the CSR is read again)
+#: a linear table above this many bytes, of at least :data:`LINEAR_SPLIT_CLASSES` classes,
+#: is kept as two halves of the classes, each read by its own sparse product: a product's
+#: random reads of table rows then hit a half-sized working set. On issue 6's documents the
+#: product went from 110-142 ms to 82-104 ms (``/work/notes/s8/ksplit.py``); three parts or
+#: four were slower (the CSR is read again)
 LINEAR_SPLIT_BYTES = 1 << 24
+#: ... as long as half a row still fills a 64-byte cache line: with narrower rows a half
+#: touches as many lines as the whole, and the CSR is read twice. Issue 6's documents with
+#: K classes, the exact predictive in halves against whole (``splitab.py``, in process): K =
+#: 5 100-112 against 80-104 ms, 10 180 against 147, 16 166 against 206, 20 188 against 215,
+#: 40 360 against 375
+LINEAR_SPLIT_CLASSES = 16
 #: per fitted posterior, the slopes and count-by-column table of ``linear_rising`` (by
 #: identity); up to 72 MiB each
 _linear: dict = {}
@@ -551,7 +558,7 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
         np.add(counts * slope.T[None], cum, out=table[1:])
         table[1:] /= counts  # each pick is weighed by its count, the matrix's stored value
         table = table.reshape(-1, k)
-        if table.nbytes <= LINEAR_SPLIT_BYTES or k < 2:
+        if table.nbytes <= LINEAR_SPLIT_BYTES or k < LINEAR_SPLIT_CLASSES:
             return slope, (table,)
         return slope, tuple(np.ascontiguousarray(table[:, part])
                             for part in (slice(0, k // 2), slice(k // 2, k)))
