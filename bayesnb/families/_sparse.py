@@ -500,18 +500,18 @@ def step_tables(a: np.ndarray, steps: int, shift: bool) -> np.ndarray:
 #: float64 entries ``linear_rising``'s count-by-column table may hold (64 MiB); it is built
 #: once per fitted posterior. Issue 6's documents (100,000 x 50,000, 20 classes, 10% of the
 #: stored counts above 3, 4% above 7) take counts up to 7 instead of 3 at 32 MiB: in one
-#: process, alternating (``/work/notes/s8/spab.py``), the exact predictive went from 278 ms
-#: to 232 ms (both with the class halves below)
+#: process, the two tables alternating, the exact predictive went from 278 ms to 232 ms (both
+#: with the class halves below; ``benchmarks/README.md``, issue 12, stop 22)
 LINEAR_ENTRIES = 1 << 23
 #: a linear table above this many bytes, of at least :data:`LINEAR_SPLIT_CLASSES` classes,
 #: is kept as two halves of the classes, each read by its own sparse product: a product's
 #: random reads of table rows then hit a half-sized working set. On issue 6's documents the
-#: product went from 110-142 ms to 82-104 ms (``/work/notes/s8/ksplit.py``); three parts or
-#: four were slower (the CSR is read again)
+#: product went from 110-142 ms to 82-104 ms; three parts or four were slower (the CSR is
+#: read again)
 LINEAR_SPLIT_BYTES = 1 << 24
 #: ... as long as half a row still fills a 64-byte cache line: with narrower rows a half
 #: touches as many lines as the whole, and the CSR is read twice. Issue 6's documents with
-#: K classes, the exact predictive in halves against whole (``splitab.py``, in process): K =
+#: K classes, the exact predictive in halves against whole (in process, alternating): K =
 #: 5 100-112 against 80-104 ms, 10 180 against 147, 16 166 against 206, 20 188 against 215,
 #: 40 360 against 375
 LINEAR_SPLIT_CLASSES = 16
@@ -531,8 +531,8 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
     product where the slope's product and the terms' would be two. Other values (not
     integers, past the table) take :func:`rising_rows`, their slopes' part included; slopes
     of -inf (a column without probability) take :func:`log_matmul` and
-    :func:`sparse_rising`. A table above :data:`LINEAR_SPLIT_BYTES` is read in two halves of
-    the classes.
+    :func:`sparse_rising`. A table above :data:`LINEAR_SPLIT_BYTES` of at least
+    :data:`LINEAR_SPLIT_CLASSES` classes is read in two halves of the classes.
 
     A call with fewer stored values than the table would have rows, before any call has
     built it, takes every value through :func:`rising_rows` instead: on issue 6's 50,000
