@@ -114,8 +114,8 @@ def test_bernoulli_linear_table_against_hand_sums(x64, method, missing):
 @pytest.mark.parametrize("top", [1.0, 4.0, 5.0, 8.0, 16.0, 17.0, 255.0, 256.0, 3.5])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_log_factorial_row_sums_against_scipy(request, top, dtype):
-    """Every branch of ``log_factorial_sum`` (steps up to 4, 8 or 16, table below 256, gammaln past
-    it or for a fraction), and ``log_normalizer``, against SciPy in float64."""
+    """Every branch of ``log_factorial_sum`` (steps up to 4, selects up to 8 or 16, table below
+    256, gammaln past it or for a fraction), and ``log_normalizer``, against SciPy in float64."""
     from bayesnb.families.multinomial import FACTORIAL_STEPS, Multinomial, log_factorial_sum
 
     assert FACTORIAL_STEPS == 16

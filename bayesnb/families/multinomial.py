@@ -72,13 +72,14 @@ FACTORIAL_STEPS = 16
 def log_factorial_sum(x: jax.Array) -> jax.Array:
     r"""``(n,)`` row sums of :math:`\log\Gamma(x + 1)` for non-negative ``x``.
 
-    A chunk of integer counts up to 4, 8 or :data:`FACTORIAL_STEPS` (documents) takes
-    :math:`\log x! = \sum_{t=1}^{n-1} [x > t] \log(1 + t)` with the fewest steps ``n`` its
-    largest count needs, one fused elementwise pass; other integer counts below 256 are looked
-    up in a table, and any other value takes ``gammaln``. On a quiet machine, a chunk of
-    1,024 (float64) or 2,048 (float32) rows x 1,000 document columns with counts up to 8 took
-    1.5-2.3 ms for the coefficient where the table took 2.6-4.4 ms, and ``gammaln`` 9-22 ms
-    (``benchmarks/README.md``, "Issue 12, stop 20")."""
+    A chunk of integer counts up to 4 takes :math:`\log x! = \sum_{t=1}^{3} [x > t]
+    \log(1 + t)`, one fused elementwise pass; counts up to 8 or :data:`FACTORIAL_STEPS`
+    (documents) pick :math:`\log x!` from the table by a binary search of selects
+    (:func:`_selected`), exact table values; other integer counts below 256 are looked up in
+    the table (a gather), and any other value takes ``gammaln``. On a quiet machine, a chunk
+    of 1,024 (float64) or 2,048 (float32) rows x 1,000 document columns with counts up to 15
+    took 0.6-1.1 ms by the selects against 1.0-1.7 ms by the 15 steps, and ``gammaln`` 9-22
+    ms (``benchmarks/README.md``, "Issue 12, stop 23")."""
     # two reductions choose the branch: the chunk's largest count, and any fraction
     top = jnp.max(x)
     integral = jnp.max(x - jnp.floor(x)) == 0
@@ -86,22 +87,57 @@ def log_factorial_sum(x: jax.Array) -> jax.Array:
     branch = jnp.where(integral, jnp.searchsorted(jnp.asarray(limits, x.dtype), top),
                        len(limits))
 
-    def steps(n):
-        def terms(x):  # the fewest steps the chunk's largest count needs: each is a pass
-            out = jnp.zeros_like(x)
-            for t in range(1, n):
-                out = out + jnp.where(x > t, float(np.log1p(t)), 0.0)
-            return row_sums(out)
+    def steps(x):
+        out = jnp.zeros_like(x)
+        for t in range(1, limits[0]):
+            out = out + jnp.where(x > t, float(np.log1p(t)), 0.0)
+        return row_sums(out)
 
-        return terms
+    def selected(n):
+        return lambda x: row_sums(_selected(x, _LOG_FACTORIAL[:n + 1]))
 
     def lookup(x):
         # mode="clip": no out-of-bounds fill (the indices are in range here), half the cost
         table = jnp.asarray(_LOG_FACTORIAL, x.dtype)
         return row_sums(jnp.take(table, x.astype(jnp.int32), mode="clip"))
 
-    return jax.lax.switch(branch, (*(steps(n) for n in limits[:3]), lookup,
+    return jax.lax.switch(branch, (steps, selected(limits[1]), selected(limits[2]), lookup,
                                    lambda x: row_sums(gammaln(x + 1.0))), x)
+
+
+def _selected(x: jax.Array, table: np.ndarray) -> jax.Array:
+    """``table[x]`` for integers ``0 <= x < len(table)`` by a binary search of elementwise
+    selects (``len(table) - 1`` compares and selects), which XLA:CPU vectorises where it
+    runs a gather element by element."""
+    def pick(lo, hi):
+        if hi - lo == 1:
+            return jnp.asarray(table[lo], x.dtype)
+        mid = (lo + hi) // 2
+        return jnp.where(x >= mid, pick(mid, hi), pick(lo, mid))
+
+    return pick(0, len(table))
+
+
+def _stats_of_chunk(x, class_totals, row_weights) -> MultinomialStats:
+    """A chunk's column totals per class and weighted log multinomial coefficient.
+
+    The complete form runs on the raw chunk, outside any branch, and the row totals it needs
+    tell whether a count is missing (NaN); only such a chunk is redone with its missing counts
+    as 0. On 1,024 x 1,000 float64 documents, wrapping the whole computation in a branch on a
+    separate NaN check (and zeroing NaN again for the coefficient) cost 2.6 ms a chunk against
+    1.8 ms this way (``benchmarks/README.md``, "Issue 12, stop 23")."""
+    def stats(x, totals):
+        coef = gammaln(totals + 1.0) - log_factorial_sum(x)
+        return MultinomialStats(class_totals(x), row_weights @ coef)
+
+    totals = row_sums(x)  # NaN in a row with a missing count
+
+    def observed_only(x):
+        x0 = jnp.nan_to_num(x, nan=0.0)
+        return stats(x0, row_sums(x0))
+
+    complete = stats(x, totals)
+    return jax.lax.cond(jnp.isnan(jnp.sum(totals)), observed_only, lambda x: complete, x)
 
 
 class MultinomialDirichletPrior(NamedTuple):
@@ -193,24 +229,14 @@ class Multinomial(Family):
 
     @staticmethod
     def suff_stats(x, resp, n_levels=None) -> MultinomialStats:
-        def stats(x):
-            x = x.astype(resp.dtype)
-            coef = Multinomial.log_normalizer(x)
-            return MultinomialStats(class_sums(resp, x), jnp.sum(resp, axis=1) @ coef)
-
-        return jax.lax.cond(has_missing(x), lambda x: stats(jnp.nan_to_num(x, nan=0.0)),
-                            stats, x)
+        return _stats_of_chunk(x.astype(resp.dtype), lambda x: class_sums(resp, x),
+                               jnp.sum(resp, axis=1))
 
     @staticmethod
     def label_stats(x, labels, n_levels=None) -> MultinomialStats:
         """:meth:`suff_stats` summed by label (no ``(rows, classes)`` one-hot)."""
-        def stats(x):
-            x = x.astype(labels.dtype)
-            coef = Multinomial.log_normalizer(x)
-            return MultinomialStats(label_class_sums(labels, x), labels.weights @ coef)
-
-        return jax.lax.cond(has_missing(x), lambda x: stats(jnp.nan_to_num(x, nan=0.0)),
-                            stats, x)
+        return _stats_of_chunk(x.astype(labels.dtype),
+                               lambda x: label_class_sums(labels, x), labels.weights)
 
     @staticmethod
     def finish_stats(stats: MultinomialStats, shift) -> MultinomialStats:
