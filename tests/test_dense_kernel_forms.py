@@ -135,7 +135,7 @@ def test_log_factorial_row_sums_against_scipy(request, top, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_log_coefficient_over_chunks_taking_every_branch(request, monkeypatch, dtype):
     """One Multinomial fit over 64-row chunks whose largest counts send them down different
-    branches (4, 8 and 16 steps, the table, gammaln for 300 and for a fraction, and a
+    branches (4 steps, selects up to 8 and 16, the table, gammaln for 300 and for a fraction, and a
     missing value): the fitted log multinomial coefficient is SciPy's sum over the rows."""
     if dtype == "float64":
         request.getfixturevalue("x64")
@@ -152,6 +152,36 @@ def test_log_coefficient_over_chunks_taking_every_branch(request, monkeypatch, d
     want = np.sum(gammaln(x0.sum(axis=1) + 1.0) - gammaln(x0 + 1.0).sum(axis=1))
     rtol = 1e-6 if dtype == "float32" else 1e-13
     assert_allclose(float(block.stats.log_coef), want, rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("weights", [False, True])
+def test_poisson_statistics_over_complete_and_missing_chunks(request, monkeypatch, dtype,
+                                                             weights):
+    """A Poisson fit over 64-row chunks, some complete (counted by the class weights) and
+    some with missing values (counted by their observed flags), with large counts and
+    fractional weights: per class the observed counts, the totals and the weighted sum of
+    log x! against NumPy and SciPy sums in float64."""
+    if dtype == "float64":
+        request.getfixturevalue("x64")
+    monkeypatch.setattr(_kernels, "CHUNK_BYTES", 1)  # 64-row chunks
+    rng = np.random.default_rng(12)
+    X = rng.poisson(2.0, (64 * 5, 4)).astype(float)
+    X[64 * 1 + 3, 2] = 40.0  # a chunk past the selects (table lookup)
+    X[[129, 135, 135], [0, 1, 3]] = np.nan  # chunk 2 has missing values, the rest none
+    X[64 * 4 + 60, 1] = np.nan
+    y = np.arange(len(X)) % 3
+    w = rng.uniform(0.5, 2.0, len(X)) if weights else np.ones(len(X))
+    clf = bnb.NaiveBayes(bnb.Poisson()).fit(X, y, sample_weight=w if weights else None)
+    stats = clf.fitted_.blocks[0].stats
+    observed, x0 = ~np.isnan(X), np.nan_to_num(X)
+    rtol = 1e-6 if dtype == "float32" else 1e-12
+    for k in range(3):
+        rows = y == k
+        assert_allclose(stats.count[k], (w[rows, None] * observed[rows]).sum(axis=0), rtol=rtol)
+        assert_allclose(stats.total[k], (w[rows, None] * x0[rows]).sum(axis=0), rtol=rtol)
+    assert_allclose(float(stats.log_factorial), np.sum(w[:, None] * gammaln(x0 + 1.0)),
+                    rtol=rtol)
 
 
 @pytest.mark.parametrize("container", ["array", "frame"])
