@@ -65,7 +65,7 @@ from ._steps import row_sums, step_sums
 
 #: log k! for k < 256: a lookup replaces gammaln for the usual small integer counts
 _LOG_FACTORIAL = np_gammaln(np.arange(256) + 1.0)
-#: integer counts up to this take log k! as a sum of steps (``log_factorial_sum``)
+#: integer counts up to this take log k! by selects, not a gather (``log_factorial_sum``)
 FACTORIAL_STEPS = 16
 
 
@@ -76,10 +76,10 @@ def log_factorial_sum(x: jax.Array) -> jax.Array:
     \log(1 + t)`, one fused elementwise pass; counts up to 8 or :data:`FACTORIAL_STEPS`
     (documents) pick :math:`\log x!` from the table by a binary search of selects
     (:func:`_selected`), exact table values; other integer counts below 256 are looked up in
-    the table (a gather), and any other value takes ``gammaln``. On a quiet machine, a chunk
-    of 1,024 (float64) or 2,048 (float32) rows x 1,000 document columns with counts up to 15
-    took 0.6-1.1 ms by the selects against 1.0-1.7 ms by the 15 steps, and ``gammaln`` 9-22
-    ms (``benchmarks/README.md``, "Issue 12, stop 23")."""
+    the table (a gather), and any other value takes ``gammaln``. A chunk of 1,024 (float64)
+    or 2,048 (float32) rows x 1,000 document columns with counts up to 15 took 0.8-1.1 ms by
+    the selects against 1.2-1.7 ms by the 15 steps, and ``gammaln`` 9-22 ms
+    (``benchmarks/README.md``, "Issue 12, stop 23")."""
     # two reductions choose the branch: the chunk's largest count, and any fraction
     top = jnp.max(x)
     integral = jnp.max(x - jnp.floor(x)) == 0
