@@ -107,8 +107,7 @@ def log_factorial_sum(x: jax.Array) -> jax.Array:
 
 def _selected(x: jax.Array, table: np.ndarray) -> jax.Array:
     """``table[x]`` for integers ``0 <= x < len(table)`` by a binary search of elementwise
-    selects (``len(table) - 1`` compares and selects), which XLA:CPU vectorises where it
-    runs a gather element by element."""
+    selects: ``len(table) - 1`` compares and selects, fused into one vectorised pass."""
     def pick(lo, hi):
         if hi - lo == 1:
             return jnp.asarray(table[lo], x.dtype)
