@@ -135,8 +135,9 @@ def test_log_factorial_row_sums_against_scipy(request, top, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_log_coefficient_over_chunks_taking_every_branch(request, monkeypatch, dtype):
     """One Multinomial fit over 64-row chunks whose largest counts send them down different
-    branches (4 steps, selects up to 8 and 16, the table, gammaln for 300 and for a fraction, and a
-    missing value): the fitted log multinomial coefficient is SciPy's sum over the rows."""
+    branches (4 steps, selects up to 8 and 16, the table, gammaln for 300 and for a fraction,
+    and a missing value): the fitted log multinomial coefficient is SciPy's sum over the
+    rows."""
     if dtype == "float64":
         request.getfixturevalue("x64")
     monkeypatch.setattr(_kernels, "CHUNK_BYTES", 1)  # 64-row chunks
@@ -168,7 +169,7 @@ def test_poisson_statistics_over_complete_and_missing_chunks(request, monkeypatc
     rng = np.random.default_rng(12)
     X = rng.poisson(2.0, (64 * 5, 4)).astype(float)
     X[64 * 1 + 3, 2] = 40.0  # a chunk past the selects (table lookup)
-    X[[129, 135, 135], [0, 1, 3]] = np.nan  # chunk 2 has missing values, the rest none
+    X[[129, 135, 135], [0, 1, 3]] = np.nan  # chunks 2 and 4 have missing values, 0, 1, 3 none
     X[64 * 4 + 60, 1] = np.nan
     y = np.arange(len(X)) % 3
     w = rng.uniform(0.5, 2.0, len(X)) if weights else np.ones(len(X))
