@@ -3,8 +3,10 @@
 (a) the order of the training rows does not matter; (b) renaming the labels permutes
 ``classes_`` and the probability columns and nothing else; (c) an integer sample weight equals
 duplicated rows; (d) ``partial_fit`` over any chunking equals one ``fit``; (e) a feature column
-that is missing throughout changes nothing. Plus: a second prediction batch of the same width
-whose row count falls in the same bucket does not re-trace the scoring kernel.
+that is missing throughout changes nothing; (f) wherever values are missing in a chunked fit,
+the count families' statistics are the sums over the observed values. Plus: a second
+prediction batch of the same width whose row count falls in the same bucket does not re-trace
+the scoring kernel.
 """
 
 from __future__ import annotations
@@ -310,3 +312,52 @@ def test_no_retrace_of_the_fit_kernels(x64, name):
         assert _kernels.TRACES == traced
     one = fit(name, "mean", np.concatenate([big, big]), y=np.concatenate([labels, labels]))
     assert_same_predictions(many, one, X, rtol=1e-9)
+
+
+# ------------------------------------------------- (f) missing values anywhere in a chunked fit
+CHUNKED_ROWS = 64 * 3  # three 64-row chunks with CHUNK_BYTES = 1
+
+
+@pytest.mark.parametrize("name", ["multinomial", "poisson", "bernoulli"])
+@SETTINGS
+@given(seed=seeds, holes=st.sets(st.tuples(st.integers(0, CHUNKED_ROWS - 1),
+                                            st.integers(0, 4)), max_size=8),
+       weighted=st.booleans())
+def test_count_statistics_wherever_values_are_missing(x64, name, seed, holes, weighted):
+    """Wherever the missing values fall (no chunk, one, several, several in one row), a fit
+    over 64-row chunks gives per class the float64 sums NumPy and SciPy compute from the data.
+    A complete chunk's statistics are computed outside the missing-value branch, so one with a
+    NaN must be redone with it left out and a complete one must be kept as it is."""
+    from scipy.special import gammaln
+
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(1.5, (CHUNKED_ROWS, 5)).astype(float)
+    X[rng.integers(CHUNKED_ROWS), rng.integers(5)] = rng.integers(9, 40)  # past the steps
+    if name == "bernoulli":
+        X = (X > 1).astype(float)
+    for row, col in holes:
+        X[row, col] = np.nan
+    y = np.arange(CHUNKED_ROWS) % K
+    w = rng.uniform(0.5, 2.0, CHUNKED_ROWS) if weighted else np.ones(CHUNKED_ROWS)
+    family = {"multinomial": bnb.Multinomial, "poisson": bnb.Poisson,
+              "bernoulli": bnb.Bernoulli}[name]()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_kernels, "CHUNK_BYTES", 1)  # 64-row chunks
+        clf = bnb.NaiveBayes(family).fit(X, y, sample_weight=w if weighted else None)
+    stats = clf.fitted_.blocks[0].stats
+    observed, x0 = ~np.isnan(X), np.nan_to_num(X)
+    per_class = {k: (w[y == k, None] * x0[y == k]).sum(axis=0) for k in range(K)}
+    seen = {k: (w[y == k, None] * observed[y == k]).sum(axis=0) for k in range(K)}
+    for k in range(K):
+        if name == "multinomial":
+            assert_allclose(stats.counts[k], per_class[k], rtol=1e-12)
+        else:
+            assert_allclose(stats.count[k], seen[k], rtol=1e-12)
+            assert_allclose(stats.ones[k] if name == "bernoulli" else stats.total[k],
+                            per_class[k], rtol=1e-12)
+    if name == "multinomial":
+        coef = gammaln(x0.sum(axis=1) + 1.0) - gammaln(x0 + 1.0).sum(axis=1)
+        assert_allclose(float(stats.log_coef), np.sum(w * coef), rtol=1e-12)
+    if name == "poisson":
+        assert_allclose(float(stats.log_factorial), np.sum(w[:, None] * gammaln(x0 + 1.0)),
+                        rtol=1e-12)
