@@ -50,6 +50,27 @@ def test_labels_sums_against_numpy(x64, n_classes):
     assert_allclose(got_gather, ref_sum[codes, 0, 0], rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("values", ["integer", "fractional"])
+def test_float32_class_totals_of_small_counts(values):
+    """Default float32. A chunk whose sums fit below ``2**24`` takes the plain product only
+    when its values are integers (then exact); fractional counts (term weights) keep the
+    centred form. Against NumPy's float64 sums of the same float32 values: exact for
+    integers, within 5e-8 for fractions (one plain float32 sum per chunk was 1.9e-7 off)."""
+    rng = np.random.default_rng(12)
+    n, f = 20_000, 50
+    y = rng.integers(0, 3, n)
+    x = rng.gamma(0.5, 3.0, (n, f))
+    x = (np.floor(x) if values == "integer" else x + 0.1234567).astype(np.float32)
+    assert x.max() * 2_048 < 2**24  # every chunk could take the plain product
+    model = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="mean", class_alpha=0).fit(x, y)
+    got = np.asarray(model.fitted_.blocks[0].stats.counts, np.float64)
+    ref = np.stack([x.astype(np.float64)[y == c].sum(axis=0) for c in range(3)])
+    if values == "integer":
+        np.testing.assert_array_equal(got, ref)
+    else:
+        assert_allclose(got, ref, rtol=5e-8)
+
+
 @pytest.mark.parametrize("weights", ["none", "integer", "fractional"])
 @pytest.mark.parametrize("missing", [False, True])
 def test_bernoulli_counts_and_an_all_ones_column(weights, missing):
