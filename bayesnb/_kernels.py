@@ -450,10 +450,12 @@ def stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     totals: list = [None] * len(families)
     flags = [False] * len(families)
 
-    def finish(result):
+    def finish(result, start, stop):
         stats, bad = result
         for b, family in enumerate(families):
-            chunk = family.finish_stats(host_f64(stats[b]), shifts[b])
+            chunk = family.refine_stats(host_f64(stats[b]),
+                                        partial(sources[b].read, start, stop))
+            chunk = family.finish_stats(chunk, shifts[b])
             totals[b] = chunk if totals[b] is None else family.merge_stats(totals[b], chunk)
             flags[b] = flags[b] or bool(bad[b])
 
@@ -465,9 +467,9 @@ def stream_suff_stats(families, levels, n_classes, sources, codes, weights):
         w = pad_rows(np.asarray(weights[start:stop], dtype=dtype), rows)
         result = suff_stats(families, levels, n_classes, xs, c, w, device)
         if pending is not None:  # finish the previous chunk while this one computes
-            finish(pending)
-        pending = result
-    finish(pending)
+            finish(*pending)
+        pending = (result, start, stop)
+    finish(*pending)
     _report(sources, flags)
     if x32:
         for family, source, stats, shift in zip(families, sources, totals, shifts, strict=True):

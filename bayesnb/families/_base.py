@@ -308,6 +308,13 @@ class Family:
         return stats
 
     @staticmethod
+    def refine_stats(stats: NamedTuple, read) -> NamedTuple:
+        """One chunk's kernel statistics (float64 NumPy, before ``finish_stats``) with any
+        part that float32 may have rounded too far recomputed in float64 on the host from the
+        chunk's values (``read()``, lazily: most chunks never read them)."""
+        return stats
+
+    @staticmethod
     def float32_problem(stats: NamedTuple, shift: np.ndarray | None) -> tuple | None:
         """``(column index, reason)`` when float32 inputs cannot represent what the finished
         float64 ``stats`` describe (e.g. a spread below float32's resolution at the values'

@@ -46,7 +46,12 @@ from ._base import (
     xp_of,
 )
 from ._steps import step_sums
-from .multinomial import log_factorial_sum
+from .multinomial import (
+    coefficient_rows,
+    finish_coefficient,
+    log_factorial_sum,
+    refine_coefficient,
+)
 
 
 class GammaPrior(NamedTuple):
@@ -184,7 +189,8 @@ class Poisson(Family):
         observed = ~jnp.isnan(x)
         x0 = jnp.where(observed, x, 0).astype(resp.dtype)
         return PoissonStats(resp.T @ observed.astype(resp.dtype), class_sums(resp, x0),
-                            jnp.sum(resp, axis=1) @ jnp.sum(gammaln(x0 + 1.0), axis=1))
+                            coefficient_rows(jnp.sum(resp, axis=1), jnp.zeros_like(x0[:, 0]),
+                                             log_factorial_sum(x0)))
 
     @staticmethod
     def label_stats(x, labels, n_levels=None) -> PoissonStats:
@@ -195,7 +201,8 @@ class Poisson(Family):
         XLA:CPU); only a chunk with a missing value is redone with them masked."""
         def stats(x0, count):
             return PoissonStats(count, label_class_sums(labels, x0),
-                                labels.weights @ log_factorial_sum(x0))
+                                coefficient_rows(labels.weights, jnp.zeros_like(x0[:, 0]),
+                                                 log_factorial_sum(x0)))
 
         def observed_only(x):
             observed = ~jnp.isnan(x)
@@ -208,7 +215,12 @@ class Poisson(Family):
 
     @staticmethod
     def finish_stats(stats: PoissonStats, shift) -> PoissonStats:
-        return stats._replace(total=finish_class_sums(stats.total))
+        return stats._replace(total=finish_class_sums(stats.total),
+                              log_factorial=finish_coefficient(stats.log_factorial, False))
+
+    @staticmethod
+    def refine_stats(stats: PoissonStats, read) -> PoissonStats:
+        return stats._replace(log_factorial=refine_coefficient(stats.log_factorial, read))
 
     @staticmethod
     def estimate(prior: GammaPrior, stats: PoissonStats, method: str) -> PoissonParams:
