@@ -140,7 +140,7 @@ COEFFICIENT_FLOAT32_MAX = 128.0
 def refine_coefficient(rows: np.ndarray, read) -> np.ndarray:
     """``rows`` (:func:`coefficient_rows`, float64 on the host) with :math:`n_i` and
     :math:`r_i` recomputed in float64 from the chunk (``read()``, its values as the kernel
-    read them, missing counts as 0) when float32 may have rounded them by more than about 1e-4
+    read them, missing counts as 0) when float32 may have rounded them by more than about 1e-5
     a row (:data:`COEFFICIENT_FLOAT32_MAX`); as they are otherwise (and in float64 mode)."""
     if float64_mode():
         return rows
