@@ -455,3 +455,25 @@ def test_float32_count_evidence_against_scipy(case):
     got = model.log_evidence(per_block=True).iloc[1]
     ref = _count_evidence_reference(family, X, y)
     assert abs(got - ref) <= 1e-9 * abs(ref) + 5e-3, (got, ref)
+
+
+@pytest.mark.parametrize("family", ["multinomial", "poisson"])
+def test_float32_coefficient_recomputed_with_missing_counts(family):
+    """Default float32, counts near 1,000 (every chunk's rows are recomputed on the host) with
+    missing counts: the fitted log coefficient (log factorials) is SciPy's float64 sum over
+    the observed counts, a missing count counting as 0."""
+    from scipy.special import gammaln
+
+    rng = np.random.default_rng(8)
+    X = rng.poisson(1_000.0, (3_000, 12)).astype(np.float64)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = rng.integers(0, 3, 3_000)
+    block = bnb.Multinomial() if family == "multinomial" else bnb.Poisson()
+    stats = bnb.NaiveBayes(block).fit(X.astype(np.float32), y).fitted_.blocks[0].stats
+    x0 = np.nan_to_num(X, nan=0.0)
+    if family == "multinomial":
+        ref, got = np.sum(gammaln(x0.sum(axis=1) + 1.0)) - np.sum(gammaln(x0 + 1.0)), \
+            stats.log_coef
+    else:
+        ref, got = np.sum(gammaln(x0 + 1.0)), stats.log_factorial
+    assert abs(float(got) - ref) <= 1e-10 * abs(ref), (float(got), ref)

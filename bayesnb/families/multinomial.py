@@ -165,11 +165,8 @@ def refine_coefficient(rows: np.ndarray, read) -> np.ndarray:
 def finish_coefficient(rows, with_totals: bool) -> np.float64:
     r"""float64 :math:`\sum_i w_i(\log n_i! - r_i)` (``with_totals``: the Multinomial's log
     coefficient) or :math:`\sum_i w_i r_i` (the Poisson's log factorials) from
-    :func:`coefficient_rows`; a finished scalar is returned as it is."""
-    rows = np.asarray(rows, dtype=np.float64)
-    if rows.ndim == 0:
-        return rows
-    w, n, r = rows
+    :func:`coefficient_rows`."""
+    w, n, r = np.asarray(rows, dtype=np.float64)
     return np.float64(w @ (np_gammaln(n + 1.0) - r) if with_totals else w @ r)
 
 
