@@ -14,7 +14,6 @@ import jax
 import numpy as np
 import pandas as pd
 
-from ._blocks import encode_blocks
 from ._classes import class_log_evidence
 from .averaging import AveragedScorer, relevance
 from .averaging import log_evidence as averaged_log_evidence
@@ -96,16 +95,15 @@ class BayesianReports:
         Poisson blocks), so the predictive needs memory for the rows x classes sums and one
         chunk; the band needs every draw of a row and is computed in batches of rows.
         """
-        from .inference import predict_from_draws
+        from .inference import predict_rows
 
         real = isinstance(interval, numbers.Real) and not isinstance(interval, bool)
         if not (real and 0 < interval < 1):
             raise ValueError(f"interval must be a number strictly between 0 and 1 (the central "
                              f"credible mass of the band), got {interval!r}.")
         draws = self._posterior_draws(num_draws, seed) if draws is None else draws
-        xs, _ = encode_blocks(self.fitted_, X, self._unseen_rule())
-        result = predict_from_draws(self.blocks_, self._class_setup()[1], draws, xs,
-                                    interval=interval)
+        result = predict_rows(self.fitted_, self._class_setup()[1], draws, X,
+                              self._unseen_rule(), interval=interval)
         result.pop("log_joint")
         return result
 

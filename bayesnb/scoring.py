@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from scipy import sparse
@@ -25,6 +26,7 @@ from . import _exact, _host, _kernels
 from ._blocks import block_source, encode_blocks, levels_of, raw_blocks
 from ._classes import class_log_prior
 from .families import Family
+from .families._base import float64_mode
 from .fitted import FittedBlock, FittedModel
 
 
@@ -39,7 +41,15 @@ class TableScorer(NamedTuple):
 
     def scores(self, X, output: str) -> tuple[np.ndarray, np.ndarray]:
         """``(n, K)`` scores (``output`` as in ``_kernels.scores``: "scores", "joint",
-        "proba", "log_proba") and the per-row log normaliser of the class scores."""
+        "proba", "log_proba") and the per-row log normaliser of the class scores.
+
+        The joint density is computed in float64 whatever the dtype: its class-free constants
+        (log x!, log n!, the reference class's terms) are large numbers whose float32
+        rounding swamps what separates the classes (Poisson counts near 1e6: -48 against
+        SciPy's -43.53), and the kernels' rounding bound covers only the shifted scores."""
+        if output == "joint" and not float64_mode():
+            with jax.enable_x64(True):
+                return self.scores(X, output)
         raws, n = raw_blocks(self.model, X)
         blocks = self.model.blocks
         if any(sparse.issparse(raw) for raw in raws):
@@ -114,15 +124,15 @@ class DrawsScorer(NamedTuple):
     draws: dict
 
     def scores(self, X, output: str) -> tuple[np.ndarray, np.ndarray]:
-        from .inference import predict_from_draws
+        from .inference import predict_rows
 
-        xs, _ = encode_blocks(self.model, X, unseen="smooth")
-        if any(sparse.issparse(x) for x in xs):
-            raise TypeError("method='mcmc' predicts from dense input; densify X or use "
-                            "method='bayes' (the exact predictive) with sparse input.")
-        joint = predict_from_draws(self.model.blocks, self.class_prior, self.draws, xs,
-                                   interval=None)["log_joint"]
+        if output == "joint" and not float64_mode():  # as ``TableScorer.scores``
+            with jax.enable_x64(True):
+                return self.scores(X, output)
+        joint = predict_rows(self.model, self.class_prior, self.draws, X, "smooth",
+                             interval=None)["log_joint"]
         if output == "joint":
+            xs, _ = encode_blocks(self.model, X, unseen="smooth")
             joint = joint + log_normalizer(self.model.blocks, xs)
         return normalised(joint, output)
 
@@ -204,10 +214,13 @@ def check_rows_defined(norm: np.ndarray, method: str) -> None:
 
 
 def log_normalizer(blocks, xs) -> np.ndarray:
-    """``(n, 1)``: the class-free constants the class scores leave out."""
-    total = sum(type(b.family).sparse_log_normalizer(x) if sparse.issparse(x) else
-                np.asarray(type(b.family).log_normalizer(jnp.asarray(x)), dtype=np.float64)
-                for b, x in zip(blocks, xs, strict=True))
+    """``(n, 1)``: the class-free constants the class scores leave out, in float64 whatever
+    the dtype (log x! of counts near 1e6 is about 1.3e7: float32 keeps it to within 1)."""
+    with jax.enable_x64(True):
+        total = sum(type(b.family).sparse_log_normalizer(x) if sparse.issparse(x) else
+                    np.asarray(type(b.family).log_normalizer(
+                        jnp.asarray(np.asarray(x, dtype=np.float64))), dtype=np.float64)
+                    for b, x in zip(blocks, xs, strict=True))
     return np.reshape(total, (-1, 1))
 
 

@@ -256,3 +256,48 @@ def test_an_interval_outside_zero_one_is_a_clear_error(interval):
     clf = bnb.NaiveBayes(features=bnb.Multinomial(), method="bayes").fit(X, [0, 0, 1, 1])
     with pytest.raises(ValueError, match="interval must be a number strictly between 0 and 1"):
         clf.predict_uncertainty(X, interval=interval)
+
+
+@pytest.mark.parametrize("name, scale", [("poisson", 1e6), ("poisson", 1e3),
+                                         ("multinomial", 1e4)])
+def test_float32_large_counts_match_scipy(name, scale):
+    """Draw scores are products of counts and log parameters: in float32, Poisson counts near
+    1e6 moved probabilities by 0.4 and Multinomial rows of 10,000 tokens by 2.4e-4 (the same
+    draws in float64). Past the rounding bound the rows are scored in float64: the answer is
+    SciPy's, and the joint (constants included) too."""
+    import jax
+
+    rng = np.random.default_rng(7)
+    n = 120
+    y = np.arange(n) % 2
+    if name == "poisson":
+        X = rng.poisson(scale * (1 + 3e-4 * y[:, None]), (n, 5)).astype(float)
+    else:
+        X = rng.multinomial(int(scale), np.full(20, 0.05), n).astype(float)
+        X[y == 1, 0] += 30
+        X[y == 1, 1] -= 30
+    with jax.enable_x64(True):
+        clf = bnb.NaiveBayes(FAMILIES[name](), method="bayes").fit(X, y)
+        draws = clf.sample_posterior(N_DRAWS, seed=1)
+    u = clf.predict_uncertainty(X[:20], draws=draws)
+    s = reference_scores(clf, draws, X[:20])
+    ref = reference_uncertainty(s, 0.9)
+    for key in ref:
+        np.testing.assert_allclose(u[key], ref[key], rtol=1e-7, atol=1e-9, err_msg=key)
+    joint, _ = DrawsScorer(clf.fitted_, clf._class_setup()[1], draws).scores(X[:20], "joint")
+    np.testing.assert_allclose(joint, logsumexp(s, axis=0) - np.log(N_DRAWS), rtol=1e-9,
+                               atol=1e-7)  # SciPy's log x! near 1.3e7 rounds by ~3e-9
+
+
+def test_float32_ordinary_counts_stay_float32(monkeypatch):
+    """The bound keeps ordinary count data (the benchmark's kind) in float32: no rescoring."""
+    from bayesnb.families._base import float64_mode
+
+    calls = []
+    real = inference.predict_from_draws
+    monkeypatch.setattr(inference, "predict_from_draws",
+                        lambda *a, **k: calls.append(float64_mode()) or real(*a, **k))
+    X, y = count_data("multinomial", seed=2, n=200, f=200, k=4)
+    clf = bnb.NaiveBayes(bnb.Multinomial(), method="bayes").fit(X, y)
+    clf.predict_uncertainty(X[:50], num_draws=N_DRAWS)
+    assert calls == [False]

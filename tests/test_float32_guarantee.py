@@ -207,3 +207,46 @@ def _data(family, seed, k, offset):
 def test_float32_agrees_with_float64_or_refuses(family, seed, k, offset):
     make, X, y, Xt, weight = _data(family, seed, k, offset)
     assert_guarantee(make, X, y, Xt, sample_weight=weight)
+
+
+# ------------------------------------------------------------------ the joint density
+def _poisson_reference(X, y, Xt):
+    """log p(x, c) under the ML rates and class frequencies, by SciPy (float64)."""
+    from scipy import stats
+
+    classes = np.unique(y)
+    rate = np.array([X[y == k].mean(axis=0) for k in classes])
+    prior = np.array([np.mean(y == k) for k in classes])
+    return np.log(prior) + np.stack(
+        [stats.poisson.logpmf(Xt, rate[k]).sum(axis=1) for k in range(len(classes))], axis=1)
+
+
+@pytest.mark.parametrize("scale", [1e3, 1e6])
+def test_float32_joint_log_proba_against_scipy(scale):
+    """The joint density's class-free constants (log x!, the reference class's terms) are
+    large numbers: added in float32 they gave [-48, -48] for Poisson counts near 1e6 against
+    SciPy's [-43.53, -43.62]. The joint is computed in float64 whatever the dtype."""
+    rng = np.random.default_rng(0)
+    y = np.arange(50) % 2
+    X = rng.poisson(scale * (1 + 3e-4 * y[:, None]), (50, 5)).astype(float)
+    clf = NaiveBayes(Poisson(), method="ml").fit(X, y)
+    np.testing.assert_allclose(clf.predict_joint_log_proba(X[:8]),
+                               _poisson_reference(X, y, X[:8]), rtol=1e-9,
+                               atol=1e-7)  # SciPy's log x! near 1.3e7 rounds by ~3e-9
+
+
+def test_float32_weight_of_evidence_against_scipy():
+    """Per column log p(x_j | a) - log p(x_j | b) at counts near 1e6: float32 gave 0 for two
+    columns and -2 for the third (SciPy: 0.107, 0.235, -0.461)."""
+    import pandas as pd
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 100)
+    X = rng.poisson(1e6 * (1 + 3e-4 * y[:, None]), (200, 3)).astype(float)
+    df = pd.DataFrame(X, columns=list("abc"))
+    woe = NaiveBayes(Poisson(), method="ml").fit(df, y).weight_of_evidence(df.iloc[[0]], 0, 1)
+    rate = np.array([X[y == k].mean(axis=0) for k in (0, 1)])
+    per_column = stats.poisson.logpmf(X[0], rate[0]) - stats.poisson.logpmf(X[0], rate[1])
+    np.testing.assert_allclose(woe[list("abc")].to_numpy(), per_column, atol=1e-7)
+    np.testing.assert_allclose(woe["posterior"], per_column.sum(), atol=1e-7)
