@@ -321,13 +321,30 @@ def scores(families, levels, exact, output, class_log_prior, tables, xs, n_valid
     # per block, the largest bound on its float32 rounding in the scores (kernel tables only)
     # (``n_valid`` rows are data, the rest padding)
     valid = (jnp.arange(xs[0].shape[0]) < (xs[0].shape[0] if n_valid is None else n_valid))
-    risk = tuple(jnp.max(jnp.where(valid, f.score_rounding(t, x), 0.0))
+    risk = tuple(jnp.max(jnp.where(valid, class_weighted(f.score_rounding(t, x), weight), 0.0))
                  for f, t, x in zip(families, tables, xs, strict=True))
     bad = (bad, risk)
     if output == "joint":
         constant = sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))
         return out + constant[:, None], norm, bad
     return {"scores": out, "log_proba": shifted, "proba": weight}[output], norm, bad
+
+
+def class_weighted(rounding, weight) -> jax.Array:
+    r"""``(n,)`` a row's rounding bound from ``score_rounding``: as given (one bound ``r`` on
+    every class's score, so probabilities move by at most ``r / 2``), or from per-class bounds
+    ``r_k`` ``(n, K)`` weighed by the class probabilities (``weight`` their unnormalised
+    exponentials): to first order :math:`\delta p_k = p_k \sum_{l \ne k} p_l(\delta s_k -
+    \delta s_l)`, so :math:`|\delta p_k| \le p_k(1 - p_k) r_k + p_k \sum_{l \ne k} p_l r_l`,
+    and twice the largest of these is returned (the same scale: the limit keeps
+    probabilities within half of it). A class with no probability may be far off without
+    moving any."""
+    if rounding.ndim == 1:
+        return rounding
+    p = weight / jnp.sum(weight, axis=1, keepdims=True)
+    pr = jnp.where(p > 0, p * rounding, 0.0)
+    others = jnp.sum(pr, axis=1, keepdims=True) - pr
+    return 2 * jnp.max((1 - p) * pr + p * others, axis=1)
 
 
 def finish(values: np.ndarray, output: str) -> np.ndarray:
@@ -435,7 +452,7 @@ def stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     per_class = FIT_CLASS_ARRAYS * n_classes * dtype.itemsize if needs_one_hot(families) else 0
     rows = balanced_rows(n, chunk_rows(n, _row_bytes(sources) + per_class))
     x32 = not float64_mode()
-    shifts = [f.fit_shift(np.asarray(s.read(0, min(64, n)))) if x32 and s.dtype.kind == "f"
+    shifts = [f.fit_shift(shift_sample(s, n)) if x32 and s.dtype.kind == "f"
               else None for f, s in zip(families, sources, strict=True)]
     # input already in the kernel dtype is shifted in the kernel (by the shift rounded to that
     # dtype, which the host adds back: the same single rounding), saving a float64 host pass
@@ -480,6 +497,30 @@ def stream_suff_stats(families, levels, n_classes, sources, codes, weights):
                                  f"JAX_ENABLE_X64=1, or jax.config.update(\"jax_enable_x64\", "
                                  f"True) before fitting.")
     return tuple(totals)
+
+
+#: rows read at a time while looking for a column's first observed value (``shift_sample``)
+SHIFT_SEARCH_ROWS = 4096
+
+
+def shift_sample(source: Source, n: int) -> np.ndarray:
+    """The rows ``Family.fit_shift`` sees: the first 64, and for a column with no finite value
+    among them, the first row further down that has one (its values near 1e6 went into
+    float32 unshifted when the top rows were missing: probabilities 1.1e-3 off). Reads on
+    only while such a column remains, so complete data reads 64 rows."""
+    sample = [np.asarray(source.read(0, min(64, n)), dtype=np.float64)]
+    pending = ~np.isfinite(sample[0]).any(axis=0)
+    start = sample[0].shape[0]
+    while pending.any() and start < n:
+        rows = np.asarray(source.read(start, min(start + SHIFT_SEARCH_ROWS, n)),
+                          dtype=np.float64)
+        finite = np.isfinite(rows) & pending
+        found = finite.any(axis=0)
+        if found.any():
+            sample.append(rows[np.unique(np.argmax(finite[:, found], axis=0))])
+            pending &= ~found
+        start += rows.shape[0]
+    return np.concatenate(sample)
 
 
 def _column(source: Source, j: int) -> str:

@@ -335,7 +335,8 @@ class Family:
     @staticmethod
     def score_rounding(table, x: jax.Array) -> jax.Array:
         """``(n,)`` bounds on the rounding error of the kernel's log scores of the rows of
-        ``x`` under ``table``; the kernels refuse a block above
+        ``x`` under ``table``, or ``(n, K)`` per class (weighed by the class probabilities,
+        ``_kernels.class_weighted``; plug-in tables only); the kernels refuse a block above
         ``_kernels.SCORE_ROUNDING_LIMIT``. Default 0: the family's scores are exact enough."""
         import jax.numpy as jnp
 

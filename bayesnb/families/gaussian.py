@@ -56,6 +56,7 @@ from ._base import (
     has_missing,
     numeric_block,
     numpyro,
+    reference,
     xp_of,
 )
 
@@ -82,6 +83,21 @@ class GaussianParams(NamedTuple):
     center: jax.Array  # (F,) shift applied before the matmul, for float32 accuracy
 
 
+class GaussianExpanded(NamedTuple):
+    r"""Plug-in parameters the float32 score kernel reads as matmuls (``Gaussian.kernel_table``),
+    relative to a per-column reference class r (its widest; a class-free constant per row):
+    :math:`s_k(x) = \sum_j q_{kj} x_j^2 + l_{kj} x_j + c_{kj}` with :math:`q = -(\lambda_k -
+    \lambda_r)/2`, :math:`l = \lambda_k m_k - \lambda_r m_r` and :math:`c` the rest,
+    ``x`` relative to the host-side shift. Without the reference the terms
+    :math:`\lambda x^2/2` summed over 10,000 standardised columns were about 5,000 per class, and
+    their float32 rounding moved probabilities by 5e-4."""
+
+    quad: jax.Array  # (K, F)
+    lin: jax.Array  # (K, F)
+    const: jax.Array  # (K, F)
+    const_sum: jax.Array  # (K,) ``const`` summed over the columns in float64 (complete rows)
+
+
 class GaussianDirect(NamedTuple):
     """Plug-in parameters the score kernel reads term by term (``Gaussian.kernel_table``)."""
 
@@ -102,6 +118,10 @@ class StudentT(NamedTuple):
     coef: jax.Array  # (K, F) (dof + 1) / 2, or (K, 1) when it is the same for every column
     weight: jax.Array  # (K, F) 1 / (dof scale2)
     norm_sum: jax.Array  # (K,) log_norm summed over the columns in float64 (complete rows)
+    #: () 1.0: each column's ``log1p`` term taken relative to class 0's before the sum over
+    #: the columns (a class-free constant; 10,000 columns summed to about 5,000 per class,
+    #: whose float32 rounding moved probabilities by 2e-4), 0.0 for the joint density
+    relative: jax.Array = np.float64(0.0)
 
 
 #: columns whose ``log1p`` terms the Student-t kernel combines into one:
@@ -115,6 +135,11 @@ LOG1P_GROUP = 4
 _GROUP_LIMIT = {np.dtype(np.float32): 1e7, np.dtype(np.float64): 1e60}
 
 
+def _relative(terms, table: StudentT):
+    """``(n, K, w)`` terms less class 0's where ``table.relative`` (see :class:`StudentT`)."""
+    return terms - table.relative * terms[:, :1, :]
+
+
 def _log1p_sum(u_of, f: int, table: StudentT, x) -> jax.Array:
     r"""``(n, K)``: :math:`\sum_j \log(1 + u_j)` over ``f`` columns, ``u_of(lo, hi)`` giving
     columns ``lo:hi`` of ``u`` ``(n, K, hi - lo)``. The columns are taken in
@@ -125,8 +150,10 @@ def _log1p_sum(u_of, f: int, table: StudentT, x) -> jax.Array:
     ``|x|``) takes one ``log1p`` per column."""
     width = f // LOG1P_GROUP
 
+    coef = table.coef[:, 0][:, None]  # (K, 1): one per class
+
     def per_column(_):
-        return jnp.sum(jnp.log1p(u_of(0, f)), axis=-1)
+        return jnp.sum(_relative(coef * jnp.log1p(u_of(0, f)), table), axis=-1)
 
     if width == 0:
         return per_column(None)
@@ -136,9 +163,10 @@ def _log1p_sum(u_of, f: int, table: StudentT, x) -> jax.Array:
         for g in range(1, LOG1P_GROUP):
             b = u_of(g * width, (g + 1) * width)
             v = v + b + v * b
-        total = jnp.sum(jnp.log1p(v), axis=-1)
+        total = jnp.sum(_relative(coef * jnp.log1p(v), table), axis=-1)
         if f > LOG1P_GROUP * width:
-            total = total + jnp.sum(jnp.log1p(u_of(LOG1P_GROUP * width, f)), axis=-1)
+            total = total + jnp.sum(_relative(coef * jnp.log1p(u_of(LOG1P_GROUP * width, f)),
+                                              table), axis=-1)
         return total
 
     dtype = table.loc.dtype
@@ -153,10 +181,14 @@ _EPS32 = float(np.finfo(np.float32).eps)
 FLOAT32_SPREAD = 1e3
 #: at fit, only a spread within this many float32 roundings of the values is refused
 FIT_SPREAD = 4.0
+#: a class variance below this is refused in float32: squares under float32's smallest normal
+#: number (1.2e-38) are flushed to zero (values near 1e-19 lost 24% of their variance), and
+#: above it only deviations within 1e-3 standard deviations are lost
+TINY_VARIANCE = 1e6 * float(np.finfo(np.float32).tiny)
 #: the expanded (matmul) Gaussian scores are used while float32's rounding bound on their terms
 #: near a class stays below this (standardised data with 50 columns: about 1e-5); the direct
 #: form only serves tables where they would cancel (a narrow class far from the rest)
-EXPANDED_ROUNDING = 1e-3
+EXPANDED_ROUNDING = 1e-4
 
 
 def _check_resolution(offset: np.ndarray, sd: np.ndarray, center: np.ndarray) -> None:
@@ -288,10 +320,11 @@ class Gaussian(Family):
 
     @staticmethod
     def fit_shift(first: np.ndarray) -> np.ndarray:
-        """Mid-range of each column in the first 64 rows (0 for a column with no finite value
-        there): any value inside the data's range keeps the float32 deviations exact enough,
-        the per-class centring does the rest."""
-        first = np.asarray(first[:64], dtype=np.float64)
+        """Mid-range of each column in ``first`` (``_kernels.shift_sample``: the first 64 rows
+        and a row with each column's first observed value; 0 for a column with none): any
+        value inside the data's range keeps the float32 deviations exact enough, the
+        per-class centring does the rest."""
+        first = np.asarray(first, dtype=np.float64)
         with np.errstate(invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
             mid = 0.5 * (np.nanmin(first, axis=0) + np.nanmax(first, axis=0))
@@ -314,9 +347,15 @@ class Gaussian(Family):
         if shift is None or not (count > 1).any():
             return None
         with np.errstate(divide="ignore", invalid="ignore"):
-            sd = np.sqrt(np.asarray(stats.m2) / count)
+            var = np.asarray(stats.m2) / count
+            tiny = (count > 1) & (var > 0) & (var < TINY_VARIANCE)
+            sd = np.sqrt(var)
             far = np.abs(np.asarray(stats.mean) - shift)
             bad = (count > 1) & (sd > 0) & (sd < FIT_SPREAD * _EPS32 * far)
+        if tiny.any():
+            k, j = map(int, np.argwhere(tiny)[0])
+            return j, (f"class #{k} has a variance of {var[k, j]:.3g}, so small that float32 "
+                       f"flushes the squares of its deviations to zero")
         if not bad.any():
             return None
         k, j = map(int, np.argwhere(bad)[0])
@@ -411,11 +450,13 @@ class Gaussian(Family):
             log_norm = (sp_gammaln((dof + 1) / 2) - sp_gammaln(dof / 2)
                         - 0.5 * np.log(dof * scale2) - 0.5 * np.log(np.pi) + 0.5 * LOG_2PI)
             _check_resolution(loc - shift, np.sqrt(scale2), shift)
+            if not joint:  # relative to the largest per column (10,000 columns: the sum of
+                log_norm = log_norm - reference(log_norm)  # about 9,000 rounded by 5e-4)
             coef = 0.5 * (dof + 1.0)
             if np.all(coef == coef[:, :1]):  # one per class (no missing value at fit, one
                 coef = coef[:, :1]  # prior shape): the kernel combines its log1p terms
-            return StudentT(loc - shift, dof, scale2, log_norm, coef,
-                            1.0 / (dof * scale2), log_norm.sum(axis=1)), shift
+            return StudentT(loc - shift, dof, scale2, log_norm, coef, 1.0 / (dof * scale2),
+                            log_norm.sum(axis=1), np.float64(0.0 if joint else 1.0)), shift
         mean, precision, center = (np.asarray(v, dtype=np.float64) for v in table)
         mc = mean - center
         _check_resolution(mc, 1.0 / np.sqrt(precision), center)
@@ -427,12 +468,53 @@ class Gaussian(Family):
                                         axis=1))
         if bound > EXPANDED_ROUNDING:
             return GaussianDirect(mc, precision), center
-        return GaussianParams(mc, precision, np.zeros_like(center)), center
+        if joint:  # float64 only (scoring.TableScorer): every term kept
+            return GaussianParams(mc, precision, np.zeros_like(center)), center
+        with np.errstate(invalid="ignore", divide="ignore"):
+            terms = (-0.5 * precision, precision * mc,
+                     0.5 * np.log(precision) - 0.5 * precision * mc * mc)
+        # per column, relative to its widest class (the smallest terms): a class-free constant
+        widest = np.argmin(np.where(np.isfinite(precision), precision, np.inf), axis=0)
+        quad, lin, const = (t - t[widest, np.arange(t.shape[1])] for t in terms)
+        return GaussianExpanded(quad, lin, const, const.sum(axis=1)), center
+
+    @staticmethod
+    def score_rounding(table, x) -> jax.Array:
+        r"""Bounds on the float32 rounding of the kernel's scores, per row.
+
+        * Expanded form: per (row, class), twice float32's epsilon times
+          :math:`\sqrt{3\sum_j (x_j^4 q_{kj}^2 + x_j^2 l_{kj}^2 + c_{kj}^2)}`, a bound on
+          :math:`\sqrt{\sum_j (x_j^2|q_{kj}| + |x_j l_{kj}| + |c_{kj}|)^2}` (the products' and
+          the input's roundings are independent, as in ``Multinomial.score_rounding``) made of
+          three matmuls, plus the class sum's single rounding.
+        * Direct form (a narrow class far from the others): per (row, class), the terms
+          :math:`\lambda d^2/2` rounded, and the input's and the table's roundings
+          (:math:`\epsilon(|x| + |m|)/2` each) times the slope :math:`\lambda |d|`, root sum of
+          squares over the columns: ``(n, K)``, which the kernel weighs by the class
+          probabilities (a class with no probability may be off without moving any)."""
+        if float64_mode() or not isinstance(table, (GaussianExpanded, GaussianDirect)):
+            return jnp.zeros(x.shape[0])
+        eps = jnp.finfo(jnp.float32).eps
+        x0 = jnp.nan_to_num(x, nan=0.0).astype(jnp.float32)
+        if isinstance(table, GaussianExpanded):
+            x2 = x0 * x0
+            c2 = (~jnp.isnan(x)).astype(x2.dtype) @ (table.const * table.const).T
+            squares = (x2 * x2) @ (table.quad * table.quad).T + x2 @ (table.lin * table.lin).T
+            return 2 * eps * jnp.sqrt(3 * (squares + c2)) + eps * jnp.abs(table.const_sum)
+        observed = ~jnp.isnan(x)[:, None, :]
+        d = x0[:, None, :] - table.mean
+        lam = table.precision
+        slope = lam * jnp.abs(d) * 0.5 * (jnp.abs(x0)[:, None, :] + jnp.abs(table.mean)
+                                          + jnp.abs(d))
+        term = jnp.where(observed, slope + lam * d * d + 0.5 * jnp.abs(jnp.log(lam)), 0.0)
+        return 2 * eps * jnp.sqrt(jnp.sum(term * term, axis=-1))
 
     @staticmethod
     def log_likelihood(params, x, n_levels=None) -> jax.Array:
         if isinstance(params, GaussianDirect):  # the kernel's form (``kernel_table``)
             return Gaussian._direct(params, x)
+        if isinstance(params, GaussianExpanded):
+            return Gaussian._expanded(params, x)
         mc = params.mean - params.center
         lam = params.precision
         per_column = 0.5 * jnp.log(lam) - 0.5 * lam * mc * mc  # (K, F)
@@ -448,6 +530,21 @@ class Gaussian(Family):
             xc = jnp.where(observed, x - params.center, 0.0).astype(params.mean.dtype)
             return (-0.5 * (xc * xc) @ lam.T + xc @ (lam * mc).T
                     + observed.astype(xc.dtype) @ per_column.T)
+
+        return jax.lax.cond(has_missing(x), observed_only, complete, x)
+
+    @staticmethod
+    def _expanded(params: GaussianExpanded, x) -> jax.Array:
+        """The shifted expanded form: two matmuls and the constants."""
+        def complete(x):
+            xc = x.astype(params.quad.dtype)
+            return (xc * xc) @ params.quad.T + xc @ params.lin.T + params.const_sum
+
+        def observed_only(x):
+            observed = ~jnp.isnan(x)
+            xc = jnp.where(observed, x, 0.0).astype(params.quad.dtype)
+            return ((xc * xc) @ params.quad.T + xc @ params.lin.T
+                    + observed.astype(xc.dtype) @ params.const.T)
 
         return jax.lax.cond(has_missing(x), observed_only, complete, x)
 
@@ -485,8 +582,9 @@ class Gaussian(Family):
         ``(K, 1)``) the ``log1p`` terms are combined first (:func:`_log1p_sum`)."""
         def log1p_sum(u_of):
             if table.coef.shape[1] == 1:
-                return table.coef[:, 0] * _log1p_sum(u_of, x.shape[1], table, x)
-            return jnp.sum(table.coef * jnp.log1p(u_of(0, x.shape[1])), axis=-1)
+                return _log1p_sum(u_of, x.shape[1], table, x)
+            return jnp.sum(_relative(table.coef * jnp.log1p(u_of(0, x.shape[1])), table),
+                           axis=-1)
 
         def complete(x):
             def u_of(lo, hi):
