@@ -49,6 +49,8 @@ _DRAWS_BUDGET = 1 << 25
 _DRAW_COLUMNS = 1024
 #: rows x draws of a chunk x (classes + columns scored draw by draw) elements held at once
 _CHUNK_BUDGET = 1 << 23
+#: draws whose float64 linear scores are held at once by the float32 rounding bound
+_BOUND_DRAWS = 64
 
 
 def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_count,
@@ -432,15 +434,22 @@ def draws_rounding(blocks, class_prior, draws, xs) -> float:
         family = type(block.family)
         if family.linear_scores is Family.linear_scores:
             continue
+        sample = _block_draws(flat, i, blocks)
+        n_draws = next(iter(sample.values())).shape[0]
+        wmax, bmax = 0.0, 0.0
         with jax.enable_x64(True):  # the bound's own arithmetic must not round
             post = family.posterior(block.prior, block.stats)
-            sample = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float64),
-                                            _block_draws(flat, i, blocks))
-            weights, bias = jax.vmap(lambda s, f=family, post=post: f.linear_scores(
-                f.params_from_sample(s, post)))(sample)
-            weights, bias = np.abs(np.asarray(weights)), np.abs(np.asarray(bias))
-        wmax = np.max(np.where(np.isfinite(weights), weights, 0.0), axis=(0, 1))  # (F,)
-        bound += eps * float(np.max(np.where(np.isfinite(bias), bias, 0.0), initial=0.0))
+            for start in range(0, n_draws, _BOUND_DRAWS):  # memory: one slice of draws
+                part = {k: jnp.asarray(v[start:start + _BOUND_DRAWS], jnp.float64)
+                        for k, v in sample.items()}
+                weights, bias = jax.vmap(lambda s, f=family, post=post: f.linear_scores(
+                    f.params_from_sample(s, post)))(part)
+                weights, bias = np.abs(np.asarray(weights)), np.abs(np.asarray(bias))
+                wmax = np.maximum(wmax, np.max(np.where(np.isfinite(weights), weights, 0.0),
+                                               axis=(0, 1)))  # (F,)
+                bmax = max(bmax, float(np.max(np.where(np.isfinite(bias), bias, 0.0),
+                                              initial=0.0)))
+        bound += eps * bmax
         x = np.nan_to_num(np.asarray(xs[i], dtype=np.float64), nan=0.0)
         per_row += 2 * eps * np.sqrt((x * x) @ (wmax * wmax))
     return bound + float(np.max(per_row, initial=0.0))
