@@ -301,3 +301,13 @@ def test_gaussian_tiny_scale_is_refused_or_agrees(scale):
     X = scale * (rng.normal(size=(300, 1)) + y[:, None])
     assert_guarantee(lambda: NaiveBayes(Gaussian(rate=1e-3 * scale**2)), X, y,
                      methods=("ml", "mean"))
+
+
+def test_gaussian_rate_in_squared_units_is_accepted():
+    """A Gaussian's ``rate`` is in the data's squared units: data near 1e11 need a rate near
+    1e22, which float32 holds (to 3.4e38) but was refused as beyond the data's own limit
+    (1e18)."""
+    rng = np.random.default_rng(0)
+    y = np.arange(100) % 2
+    X = 1e11 * rng.normal(size=(100, 2)) + 3e10 * y[:, None]
+    _agreement(lambda: NaiveBayes(Gaussian(rate=1e22)), X, y)

@@ -453,9 +453,13 @@ def _short(v: Any) -> str:
 
 
 def broadcast_hyper(value: Any, n: int, name: str, family: str, *, positive: bool = True,
-                    allow_zero: bool = False, columns: tuple | None = None) -> np.ndarray:
+                    allow_zero: bool = False, columns: tuple | None = None,
+                    squared: bool = False) -> np.ndarray:
     """A scalar or length-``n`` hyperparameter as a float64 array of shape ``(n,)``; an invalid
-    entry is reported with its column when ``columns`` is given.
+    entry is reported with its column when ``columns`` is given. In float32 its magnitude is
+    held to ``FLOAT32_SAFE`` (the data's own limit), or to its square for a hyperparameter in
+    the data's squared units (``squared``: a Gaussian's rate, which ``Gaussian(rate=1e22)`` for
+    data near 1e11 needs).
 
     A NumPyro distribution in place of the value is a hyperprior (learned smoothing, MCMC
     only): the array then holds the hyperprior's mean as a placeholder, and the model samples
@@ -470,7 +474,8 @@ def broadcast_hyper(value: Any, n: int, name: str, family: str, *, positive: boo
             f"{family}: {name} must be a scalar or have shape ({n},) (one value per column), "
             f"got shape {a.shape}."
         )
-    bad = ~np.isfinite(a) | ((np.abs(a) > FLOAT32_SAFE) & (not float64_mode()))
+    limit = FLOAT32_SAFE**2 if squared else FLOAT32_SAFE
+    bad = ~np.isfinite(a) | ((np.abs(a) > limit) & (not float64_mode()))
     if positive:
         bad |= (a < 0) if allow_zero else (a <= 0)
     if np.any(bad):

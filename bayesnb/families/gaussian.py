@@ -249,7 +249,8 @@ class Gaussian(Family):
             broadcast_hyper(self.loc, f, "loc", "Gaussian", columns=schema.columns, positive=False),
             broadcast_hyper(self.kappa, f, "kappa", "Gaussian", columns=schema.columns),
             broadcast_hyper(self.shape, f, "shape", "Gaussian", columns=schema.columns),
-            broadcast_hyper(self.rate, f, "rate", "Gaussian", columns=schema.columns),
+            broadcast_hyper(self.rate, f, "rate", "Gaussian", columns=schema.columns,
+                            squared=True),
             np.asarray(bool(self.pooled)),
         )
 
