@@ -171,10 +171,13 @@ def test_integer_weights_equal_duplicated_rows(x64, name, method, seed, order):
     a = fit(name, method, X, sample_weight=w)
     b = fit(name, method, np.repeat(X, w, axis=0), np.repeat(Y, w))
     assert_allclose(a.class_count_, b.class_count_)
-    assert_same_predictions(a, b, test_rows(name, method, X, seed))
+    # under ML only the rows the fit saw are sure to have a class of positive likelihood (a
+    # zero-weight row's values may be unseen: then every class is impossible)
+    rows = test_rows(name, method, X[w > 0] if method == "ml" else X, seed)
+    assert_same_predictions(a, b, rows)
     # float weights that are integers in disguise, too
     c = fit(name, method, X, sample_weight=w.astype(float))
-    assert_same_predictions(a, c, test_rows(name, method, X, seed))
+    assert_same_predictions(a, c, rows)
 
 
 # ---------------------------------------------------------------------------- (d) partial_fit
