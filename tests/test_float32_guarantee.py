@@ -311,3 +311,28 @@ def test_gaussian_rate_in_squared_units_is_accepted():
     y = np.arange(100) % 2
     X = 1e11 * rng.normal(size=(100, 2)) + 3e10 * y[:, None]
     _agreement(lambda: NaiveBayes(Gaussian(rate=1e22)), X, y)
+
+
+def test_gaussian_rows_far_from_every_class_are_not_refused():
+    """Rows 300 standard deviations out round their scores by far more than the limit, but the
+    class they belong to has probability 1: the bound weighed by the class probabilities lets
+    them through (a bound on every class alike refused the whole call)."""
+    from bayesnb.families import gaussian
+
+    rng = np.random.default_rng(2)
+    y = np.arange(400) % 2
+    X = rng.normal(size=(400, 50)) + 0.3 * y[:, None]
+    far = np.vstack([np.full((1, 50), 300.0), np.full((1, 50), -300.0), X[:10]])
+    clf = NaiveBayes(Gaussian(), method="ml").fit(X, y)
+    (table,), _ = _kernel_tables(clf)
+    assert isinstance(table, gaussian.GaussianExpanded)
+    table32 = type(table)(*(np.asarray(v, np.float32) for v in table))
+    rounding = gaussian.Gaussian.score_rounding(table32, far.astype(np.float32))
+    assert float(np.max(rounding)) > 2e-4  # the per-class bounds, weighed in the kernel
+    _agreement(lambda: NaiveBayes(Gaussian()), X, y, far, methods=("ml", "mean"))
+
+
+def _kernel_tables(clf):
+    from bayesnb import _kernels
+
+    return _kernels._tables((type(clf.blocks_[0].family),), clf._scorer().tables, False, False)

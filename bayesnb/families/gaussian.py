@@ -184,6 +184,10 @@ def _log1p_sum(u_of, f: int, table: StudentT, x) -> jax.Array:
     return jax.lax.cond(bound <= _GROUP_LIMIT[np.dtype(dtype)], grouped, per_column, None)
 
 
+#: a chunk whose one-bound-for-all-classes Gaussian rounding stays below this (half the
+#: kernels' ``SCORE_ROUNDING_LIMIT``: the class weighting then cannot exceed the limit) skips
+#: the per-class bound's product (``Gaussian.score_rounding``)
+COARSE_ROUNDING = 1e-4
 #: from this many columns the Student-t's terms are summed relative to class 0's
 #: (:class:`StudentT`): below it their sum's float32 rounding stays under about 1e-5 per class
 #: (terms near 1 per column), and the (rows, 1, columns) pass it costs is saved (the exact
@@ -511,13 +515,31 @@ class Gaussian(Family):
         if float64_mode() or not isinstance(table, (GaussianExpanded, GaussianDirect)):
             return jnp.zeros(x.shape[0])
         eps = jnp.finfo(jnp.float32).eps
-        x0 = jnp.nan_to_num(x, nan=0.0).astype(jnp.float32)
         if isinstance(table, GaussianExpanded):
+            x0 = jnp.nan_to_num(x, nan=0.0).astype(table.quad.dtype)
             x2 = x0 * x0
-            c2 = (~jnp.isnan(x)).astype(x2.dtype) @ (table.const * table.const).T
-            squares = (x2 * x2) @ (table.quad * table.quad).T + x2 @ (table.lin * table.lin).T
-            return 2 * eps * jnp.sqrt(3 * (squares + c2)) + eps * jnp.abs(table.const_sum)
+            observed = (~jnp.isnan(x)).astype(x2.dtype)
+            q2, l2, c2 = (t * t for t in table[:3])
+            sum_once = eps * jnp.abs(table.const_sum)
+            # first with each column's largest term over the classes (one fused pass); only a
+            # chunk where that is not small enough pays the per-class bound (a product as
+            # large as the scores'), which the class weighting needs for rows far from every
+            # class
+            one = 2 * eps * jnp.sqrt(3 * jnp.sum(
+                x2 * x2 * jnp.max(q2, axis=0) + x2 * jnp.max(l2, axis=0)
+                + observed * jnp.max(c2, axis=0), axis=1)) + jnp.max(sum_once)
+
+            def per_class(_):
+                features = jnp.concatenate([x2 * x2, x2, observed], axis=1)
+                squares = jnp.concatenate([q2, l2, c2], axis=1)
+                return 2 * eps * jnp.sqrt(3 * (features @ squares.T)) + sum_once
+
+            return jax.lax.cond(
+                jnp.max(one) <= COARSE_ROUNDING,
+                lambda _: jnp.broadcast_to(one[:, None], (x.shape[0], q2.shape[0])),
+                per_class, None)
         observed = ~jnp.isnan(x)[:, None, :]
+        x0 = jnp.nan_to_num(x, nan=0.0).astype(jnp.float32)
         d = x0[:, None, :] - table.mean
         lam = table.precision
         slope = lam * jnp.abs(d) * 0.5 * (jnp.abs(x0)[:, None, :] + jnp.abs(table.mean)
