@@ -437,22 +437,27 @@ def draws_rounding(blocks, class_prior, draws, xs) -> float:
         sample = _block_draws(flat, i, blocks)
         n_draws = next(iter(sample.values())).shape[0]
         wmax, bmax = 0.0, 0.0
-        with jax.enable_x64(True):  # the bound's own arithmetic must not round
-            post = family.posterior(block.prior, block.stats)
-            for start in range(0, n_draws, _BOUND_DRAWS):  # memory: one slice of draws
-                part = {k: jnp.asarray(v[start:start + _BOUND_DRAWS], jnp.float64)
-                        for k, v in sample.items()}
-                weights, bias = jax.vmap(lambda s, f=family, post=post: f.linear_scores(
-                    f.params_from_sample(s, post)))(part)
-                weights, bias = np.abs(np.asarray(weights)), np.abs(np.asarray(bias))
-                wmax = np.maximum(wmax, np.max(np.where(np.isfinite(weights), weights, 0.0),
-                                               axis=(0, 1)))  # (F,)
-                bmax = max(bmax, float(np.max(np.where(np.isfinite(bias), bias, 0.0),
-                                              initial=0.0)))
+        # in float32 where that is the mode: the bound's own rounding is a 1e-7 part of it
+        post = jax.tree_util.tree_map(jnp.asarray, family.posterior(block.prior, block.stats))
+        for start in range(0, n_draws, _BOUND_DRAWS):  # memory: one slice of draws
+            part = {k: jnp.asarray(v[start:start + _BOUND_DRAWS]) for k, v in sample.items()}
+            w, b = _linear_extent(family, post, part)
+            wmax, bmax = np.maximum(wmax, np.asarray(w, np.float64)), max(bmax, float(b))
         bound += eps * bmax
         x = np.nan_to_num(np.asarray(xs[i], dtype=np.float64), nan=0.0)
         per_row += 2 * eps * np.sqrt((x * x) @ (wmax * wmax))
     return bound + float(np.max(per_row, initial=0.0))
+
+
+@partial(jax.jit, static_argnums=0)
+@full_float32
+def _linear_extent(family, posterior, sample):
+    """Over a slice of draws and the classes: per column the largest finite ``|weight|`` of
+    ``family.linear_scores``, and the largest finite ``|bias|``."""
+    weights, bias = jax.vmap(lambda s: family.linear_scores(
+        family.params_from_sample(s, posterior)))(sample)
+    finite_abs = lambda a: jnp.where(jnp.isfinite(a), jnp.abs(a), 0.0)  # noqa: E731
+    return jnp.max(finite_abs(weights), axis=(0, 1)), jnp.max(finite_abs(bias))
 
 
 def _even_rows(n: int, most: int) -> int:
