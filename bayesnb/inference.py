@@ -421,9 +421,10 @@ def draws_rounding(blocks, class_prior, draws, xs) -> float:
     its epsilon times the largest :math:`|b_{dk}|` and class log prior, for every block with
     ``linear_scores`` (weights ``w``, bias ``b``; the roundings of the products and of the
     float32 weights themselves are independent, so their typical size is the root sum of
-    squares, as in ``Multinomial.score_rounding``). The other families score draw by draw in
-    a form whose terms stay near the data's own scale (checked against float64 in
-    ``tests/test_draws_predictive.py``)."""
+    squares, as in ``Multinomial.score_rounding``); for a block with ``term_extent`` (the
+    Gaussian: scale ``s``, reach ``r``), twice epsilon times
+    :math:`\sqrt{\sum_j (\max s_j (|x_j| + \max r_j)^2)^2}`: the Gaussian draws scored at an
+    offset of 1e4 were 1.3e-4 off in probabilities."""
     eps = float(np.finfo(np.float32).eps)
     flat = {k: np.asarray(v).reshape((-1,) + np.shape(v)[2:]) for k, v in draws.items()}
     lp = np.log(flat["class_probs"]) if class_prior is None else np.log(class_prior)
@@ -432,7 +433,8 @@ def draws_rounding(blocks, class_prior, draws, xs) -> float:
     per_row = np.zeros(xs[0].shape[0])
     for i, block in enumerate(blocks):
         family = type(block.family)
-        if family.linear_scores is Family.linear_scores:
+        linear = family.linear_scores is not Family.linear_scores
+        if not linear and family.term_extent is Family.term_extent:
             continue
         sample = _block_draws(flat, i, blocks)
         n_draws = next(iter(sample.values())).shape[0]
@@ -441,23 +443,34 @@ def draws_rounding(blocks, class_prior, draws, xs) -> float:
         post = jax.tree_util.tree_map(jnp.asarray, family.posterior(block.prior, block.stats))
         for start in range(0, n_draws, _BOUND_DRAWS):  # memory: one slice of draws
             part = {k: jnp.asarray(v[start:start + _BOUND_DRAWS]) for k, v in sample.items()}
-            w, b = _linear_extent(family, post, part)
-            wmax, bmax = np.maximum(wmax, np.asarray(w, np.float64)), max(bmax, float(b))
-        bound += eps * bmax
-        x = np.nan_to_num(np.asarray(xs[i], dtype=np.float64), nan=0.0)
-        per_row += 2 * eps * np.sqrt((x * x) @ (wmax * wmax))
+            w, b = _extent(family, linear, post, part)
+            wmax, bmax = np.maximum(wmax, np.asarray(w, np.float64)), np.maximum(
+                bmax, np.asarray(b, np.float64))
+        x = np.abs(np.nan_to_num(np.asarray(xs[i], dtype=np.float64), nan=0.0))
+        if linear:
+            bound += eps * float(bmax)
+            per_row += 2 * eps * np.sqrt((x * x) @ (wmax * wmax))
+        else:
+            term = wmax * (x + bmax) ** 2
+            per_row += 2 * eps * np.sqrt(np.sum(term * term, axis=1))
     return bound + float(np.max(per_row, initial=0.0))
 
 
-@partial(jax.jit, static_argnums=0)
+@partial(jax.jit, static_argnums=(0, 1))
 @full_float32
-def _linear_extent(family, posterior, sample):
+def _extent(family, linear, posterior, sample):
     """Over a slice of draws and the classes: per column the largest finite ``|weight|`` of
-    ``family.linear_scores``, and the largest finite ``|bias|``."""
-    weights, bias = jax.vmap(lambda s: family.linear_scores(
-        family.params_from_sample(s, posterior)))(sample)
-    finite_abs = lambda a: jnp.where(jnp.isfinite(a), jnp.abs(a), 0.0)  # noqa: E731
-    return jnp.max(finite_abs(weights), axis=(0, 1)), jnp.max(finite_abs(bias))
+    ``family.linear_scores`` and the largest finite ``|bias|`` (``linear``), or per column
+    the largest ``scale`` and ``reach`` of ``family.term_extent``."""
+    def extent(s):
+        params = family.params_from_sample(s, posterior)
+        return family.linear_scores(params) if linear else family.term_extent(params)
+
+    a, b = jax.vmap(extent)(sample)
+    finite_abs = lambda v: jnp.where(jnp.isfinite(v), jnp.abs(v), 0.0)  # noqa: E731
+    if linear:
+        return jnp.max(finite_abs(a), axis=(0, 1)), jnp.max(finite_abs(b))
+    return jnp.max(finite_abs(a), axis=(0, 1)), jnp.max(finite_abs(b), axis=(0, 1))
 
 
 def _even_rows(n: int, most: int) -> int:

@@ -301,3 +301,23 @@ def test_float32_ordinary_counts_stay_float32(monkeypatch):
     clf = bnb.NaiveBayes(bnb.Multinomial(), method="bayes").fit(X, y)
     clf.predict_uncertainty(X[:50], num_draws=N_DRAWS)
     assert calls == [False]
+
+
+@pytest.mark.parametrize("offset, width", [(1e4, 3), (0.0, 2000)])
+def test_float32_gaussian_draws_agree_with_x64(offset, width):
+    """Gaussian blocks have no ``linear_scores`` and no rounding bound: they are scored draw
+    by draw in the centred form ``lam (x - mu)^2``, whose terms stay at the data's own scale.
+    Offset and wide data, float32 against float64 on the same draws."""
+    import jax
+
+    rng = np.random.default_rng(8)
+    n = 200
+    y = np.arange(n) % 2
+    X = offset + rng.normal(size=(n, width)) + (0.5 if width < 10 else 0.02) * y[:, None]
+    with jax.enable_x64(True):
+        clf = bnb.NaiveBayes(bnb.Gaussian(loc=offset), method="bayes").fit(X, y)
+        draws = clf.sample_posterior(N_DRAWS, seed=1)
+        x64 = clf.predict_uncertainty(X[:40], draws=draws)
+    f32 = clf.predict_uncertainty(X[:40], draws=draws)
+    for key in x64:
+        np.testing.assert_allclose(f32[key], x64[key], rtol=1e-4, atol=1e-4, err_msg=key)

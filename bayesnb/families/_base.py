@@ -214,6 +214,15 @@ class Family:
         raise NotImplementedError
 
     @staticmethod
+    def term_extent(params: NamedTuple) -> tuple | None:
+        """``(scale (K, F), reach (K, F))`` with each column's log likelihood term and its
+        float32 rounding at most ``scale * (|x| + reach)**2`` in magnitude, for a family whose
+        terms are not linear in the raw values (a Gaussian's precision and mean); None
+        otherwise. The predictive over draws bounds its float32 rounding with it
+        (``inference.draws_rounding``)."""
+        return None
+
+    @staticmethod
     def linear_scores(params: NamedTuple) -> tuple | None:
         """``(weights (K, F), bias (K,))`` with ``log_likelihood(params, x) = x @ weights.T +
         bias`` for every ``x`` without missing values, wherever both are finite; None for a

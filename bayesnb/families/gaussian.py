@@ -729,6 +729,13 @@ class Gaussian(Family):
                 "precision": precision}
 
     @staticmethod
+    def term_extent(params: GaussianParams) -> tuple:
+        r""":math:`\lambda (x - \mu)^2 / 2` and its roundings (``x`` and ``\mu`` each by half an
+        epsilon of their magnitude) are at most :math:`\lambda (|x| + |\mu|)^2`; the
+        ``log(lam) / 2`` term is far smaller wherever this matters."""
+        return params.precision, jnp.abs(params.mean)
+
+    @staticmethod
     def params_from_sample(sample, posterior) -> GaussianParams:
         mean = sample["mean"]
         precision = jnp.broadcast_to(sample["precision"], mean.shape)
