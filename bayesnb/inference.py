@@ -49,7 +49,7 @@ _DRAWS_BUDGET = 1 << 25
 _DRAW_COLUMNS = 1024
 #: rows x draws of a chunk x (classes + columns scored draw by draw) elements held at once
 _CHUNK_BUDGET = 1 << 23
-#: draws whose float64 linear scores are held at once by the float32 rounding bound
+#: draws whose linear scores (or term extents) the float32 rounding bound holds at once
 _BOUND_DRAWS = 64
 
 

@@ -505,8 +505,10 @@ class Gaussian(Family):
         * Expanded form: per (row, class), twice float32's epsilon times
           :math:`\sqrt{3\sum_j (x_j^4 q_{kj}^2 + x_j^2 l_{kj}^2 + c_{kj}^2)}`, a bound on
           :math:`\sqrt{\sum_j (x_j^2|q_{kj}| + |x_j l_{kj}| + |c_{kj}|)^2}` (the products' and
-          the input's roundings are independent, as in ``Multinomial.score_rounding``) made of
-          three matmuls, plus the class sum's single rounding.
+          the input's roundings are independent, as in ``Multinomial.score_rounding``), plus
+          the class sum's single rounding. Tried first with each column's largest table
+          entries over the classes (one fused pass, ``(n,)`` broadcast to ``(n, K)``); a
+          chunk above ``COARSE_ROUNDING`` takes the per-class product.
         * Direct form (a narrow class far from the others): per (row, class), the terms
           :math:`\lambda d^2/2` rounded, and the input's and the table's roundings
           (:math:`\epsilon(|x| + |m|)/2` each) times the slope :math:`\lambda |d|`, root sum of
