@@ -255,7 +255,9 @@ class Poisson(Family):
         :class:`NegBinShifted`); relative to reference classes unless ``joint``."""
         a, b = (np.asarray(v, dtype=np.float64) for v in table[:2])
         slope = np.log(a) - np.log1p(b)
-        offset = a * (np.log(b) - np.log1p(b))
+        # -a log(1 + 1/b), not a (log b - log(1 + b)): with b near 1e8 that difference
+        # keeps 5e-7 of its value, times a near 1e13 (huge sample weights) 0.05 nats
+        offset = -a * np.log1p(1.0 / b)
         if joint:
             return NegBinShifted(a, slope, offset, _sparse.step_tables(a, steps, False),
                                  np.zeros(a.shape[1]), np.zeros((2, a.shape[1])),
@@ -322,7 +324,7 @@ class Poisson(Family):
         a, b = posterior.shape, posterior.rate  # (K, F)
         x0 = jnp.where(observed, x, 0).astype(a.dtype)[:, None, :]  # (n, 1, F)
         # negative binomial without its class-free -log x!
-        log_pmf = (gammaln(x0 + a) - gammaln(a) + a * jnp.log(b / (b + 1.0))
+        log_pmf = (gammaln(x0 + a) - gammaln(a) - a * jnp.log1p(1.0 / b)
                    - x0 * jnp.log1p(b))
         return jnp.sum(jnp.where(observed[:, None, :], log_pmf, 0.0), axis=-1)
 
@@ -371,7 +373,7 @@ class Poisson(Family):
         :math:`x(\log a - \log(1 + b)) + h(a, x)` over the stored values as one sparse
         product against a table by (count, column) (``_sparse.linear_rising``), in float64."""
         a, b = (np.asarray(v, dtype=np.float64) for v in posterior)
-        base = np.sum(a * (np.log(b) - np.log1p(b)), axis=1)
+        base = np.sum(-a * np.log1p(1.0 / b), axis=1)  # see ``exact_table``
         return base + _sparse.linear_rising(X, posterior, lambda: np.log(a) - np.log1p(b), a)
 
     @staticmethod
