@@ -727,7 +727,7 @@ def log_rising(a: jax.Array, x: jax.Array, polynomial: bool = True) -> jax.Array
     return jnp.where(big, large, small)
 
 
-def class_sums(resp: jax.Array, x: jax.Array) -> jax.Array:
+def class_sums(resp: jax.Array, x: jax.Array, observed: jax.Array | None = None) -> jax.Array:
     """``resp.T @ x`` in a chunk form float32 cannot spoil: ``(3, K, F)`` holding each class's
     weight, its mean and the sum of the rows' deviations from their own class mean, which
     :func:`finish_class_sums` adds up in float64 on the host. A float32 sum of counts in the
@@ -736,13 +736,23 @@ def class_sums(resp: jax.Array, x: jax.Array) -> jax.Array:
     certainly exact (integer values and weights, ``max(x) * total weight < 2**24``, or
     ``2**53`` in float64) takes one product instead. Fractional values (a Multinomial of term
     weights) keep the centred form: their float32 class totals are within 2e-8 of float64,
-    against 2e-7 for one plain sum per chunk."""
+    against 2e-7 for one plain sum per chunk. With missing values (``observed``, the 0/1 flags
+    of ``x``'s entries, missing ones 0 in ``x``), the weights and means are per column over the
+    observed entries and the missing ones have no deviation: centred on the mean of all rows,
+    a missing entry's deviation was the whole mean, and Poisson counts near 1e5 lost 2 in a
+    class total (26 nats of evidence)."""
     import jax.numpy as jnp
 
     def centred(x):
-        weight = jnp.broadcast_to(jnp.sum(resp, axis=0)[:, None], (resp.shape[1], x.shape[1]))
+        if observed is None:
+            weight = jnp.broadcast_to(jnp.sum(resp, axis=0)[:, None],
+                                      (resp.shape[1], x.shape[1]))
+        else:
+            weight = resp.T @ observed
         mean = (resp.T @ x) / jnp.where(weight > 0, weight, 1.0)
         dev = x - (resp > 0).astype(x.dtype) @ mean  # each row against its own class
+        if observed is not None:
+            dev = dev * observed
         return jnp.stack([weight, mean, resp.T @ dev])
 
     def plain(x):  # every partial sum an integer the dtype holds: added exactly
@@ -753,7 +763,7 @@ def class_sums(resp: jax.Array, x: jax.Array) -> jax.Array:
     return jax.lax.cond(exact, plain, centred, x)
 
 
-def label_class_sums(labels, x: jax.Array) -> jax.Array:
+def label_class_sums(labels, x: jax.Array, observed: jax.Array | None = None) -> jax.Array:
     """:func:`class_sums` summed by label (``labels``: a ``_kernels.Labels``): the same chunk
     form, by scatter-adds and a gather instead of products with the ``(rows, classes)``
     one-hot."""
@@ -762,10 +772,16 @@ def label_class_sums(labels, x: jax.Array) -> jax.Array:
     k, f = labels.n_classes, x.shape[1]
 
     def centred(x):
-        first = labels.sum(jnp.concatenate([jnp.ones_like(x[:, :1]), x], axis=1))
-        weight = jnp.broadcast_to(first[:, :1], (k, f))
-        mean = first[:, 1:] / jnp.where(weight > 0, weight, 1.0)
+        if observed is None:
+            first = labels.sum(jnp.concatenate([jnp.ones_like(x[:, :1]), x], axis=1))
+            weight = jnp.broadcast_to(first[:, :1], (k, f))
+        else:
+            first = labels.sum(jnp.concatenate([observed, x], axis=1))
+            weight = first[:, :f]
+        mean = first[:, -f:] / jnp.where(weight > 0, weight, 1.0)
         dev = x - labels.gather(mean)  # each row against its own class
+        if observed is not None:
+            dev = dev * observed
         return jnp.stack([weight, mean, labels.sum(dev)])
 
     def plain(x):  # every partial sum an integer the dtype holds: added exactly

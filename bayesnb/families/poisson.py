@@ -186,9 +186,9 @@ class Poisson(Family):
 
     @staticmethod
     def suff_stats(x, resp, n_levels=None) -> PoissonStats:
-        observed = ~jnp.isnan(x)
-        x0 = jnp.where(observed, x, 0).astype(resp.dtype)
-        return PoissonStats(resp.T @ observed.astype(resp.dtype), class_sums(resp, x0),
+        observed = (~jnp.isnan(x)).astype(resp.dtype)
+        x0 = jnp.where(observed > 0, x, 0).astype(resp.dtype)
+        return PoissonStats(resp.T @ observed, class_sums(resp, x0, observed),
                             coefficient_rows(jnp.sum(resp, axis=1), jnp.zeros_like(x0[:, 0]),
                                              log_factorial_sum(x0)))
 
@@ -199,14 +199,14 @@ class Poisson(Family):
         A complete chunk counts the class weights instead of a product of observed flags, and
         is computed outside the missing-value branch (work inside a branch ran slower on
         XLA:CPU); only a chunk with a missing value is redone with them masked."""
-        def stats(x0, count):
-            return PoissonStats(count, label_class_sums(labels, x0),
+        def stats(x0, count, observed=None):
+            return PoissonStats(count, label_class_sums(labels, x0, observed),
                                 coefficient_rows(labels.weights, jnp.zeros_like(x0[:, 0]),
                                                  log_factorial_sum(x0)))
 
         def observed_only(x):
-            observed = ~jnp.isnan(x)
-            return stats(jnp.where(observed, x, 0), labels.sum(observed.astype(labels.dtype)))
+            observed = (~jnp.isnan(x)).astype(labels.dtype)
+            return stats(jnp.where(observed > 0, x, 0), labels.sum(observed), observed)
 
         x = x.astype(labels.dtype)
         complete = stats(x, jnp.broadcast_to(labels.count()[:, None],
