@@ -365,22 +365,24 @@ class Multinomial(Family):
         x0 = jnp.nan_to_num(x, nan=0.0).astype(table.rounding.dtype)
         products = jnp.sqrt((x0 * x0) @ (table.rounding * table.rounding))
 
-        def with_missing(x0):
+        def renormalised(x):
             # a row with missing counts: its total n times the log of its observed mass (or
             # share), rounded relatively once (counts near 1,000 with 20% missing: 1.4e-4
-            # off); for the exact predictive also h(A_observed, n), computed whole in float32,
-            # which is at most n log(1 + n / A)
-            eps = jnp.finfo(x0.dtype).eps
-            observed = (~jnp.isnan(x)).astype(x0.dtype)
-            n = jnp.sum(x0, axis=1)
+            # off); for the exact predictive also h(A_observed, n), computed whole in
+            # float32, which is at most n log(1 + n / A)
+            eps = jnp.finfo(table.rounding.dtype).eps
+            observed = (~jnp.isnan(x)).astype(table.rounding.dtype)
+            n = jnp.sum(jnp.nan_to_num(x, nan=0.0).astype(observed.dtype), axis=1)
             bound = 2 * eps * n
             if isinstance(table, DirichletMultinomialShifted):
                 a_obs = jnp.min(observed @ table.alpha.T, axis=1)
                 bound = bound + 2 * eps * n * jnp.log1p(n / jnp.where(a_obs > 0, a_obs, 1.0))
             return jnp.where(jnp.all(observed > 0, axis=1), 0.0, bound)
 
-        return products + jax.lax.cond(has_missing(x), with_missing,
-                                       lambda x0: jnp.zeros(x0.shape[0], x0.dtype), x0)
+        # the raw chunk goes into the branch (a cond's operand is materialised: x0 was)
+        return products + jax.lax.cond(
+            has_missing(x), renormalised,
+            lambda x: jnp.zeros(x.shape[0], table.rounding.dtype), x)
 
     @staticmethod
     def posterior(prior, stats: MultinomialStats) -> MultinomialDirichletPrior:
