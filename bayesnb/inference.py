@@ -399,20 +399,27 @@ def predict_rows(model, class_prior, draws, X, unseen: str, *, interval=0.9):
     float64 (the same draws). Where :func:`draws_rounding` bounds the rounding above
     ``SCORE_ROUNDING_LIMIT`` (the closed-form kernels' limit), the rows are encoded and scored
     again in float64 (``jax.enable_x64``, scoped, as NUTS runs), so the answer is float64's."""
-    from ._blocks import encode_blocks
     from ._kernels import SCORE_ROUNDING_LIMIT
     from .families._base import float64_mode
+
+    xs = encode_dense(model, X, unseen)
+    if (not float64_mode()
+            and draws_rounding(model.blocks, class_prior, draws, xs) > SCORE_ROUNDING_LIMIT):
+        with jax.enable_x64(True):
+            xs = encode_dense(model, X, unseen)
+            return predict_from_draws(model.blocks, class_prior, draws, xs, interval=interval)
+    return predict_from_draws(model.blocks, class_prior, draws, xs, interval=interval)
+
+
+def encode_dense(model, X, unseen: str) -> list:
+    """Every block of ``X`` encoded for prediction from draws, which reads dense input only."""
+    from ._blocks import encode_blocks
 
     xs, _ = encode_blocks(model, X, unseen=unseen)
     if any(sparse.issparse(x) for x in xs):
         raise TypeError("method='mcmc' predicts from dense input; densify X or use "
                         "method='bayes' (the exact predictive) with sparse input.")
-    if (not float64_mode()
-            and draws_rounding(model.blocks, class_prior, draws, xs) > SCORE_ROUNDING_LIMIT):
-        with jax.enable_x64(True):
-            xs, _ = encode_blocks(model, X, unseen=unseen)
-            return predict_from_draws(model.blocks, class_prior, draws, xs, interval=interval)
-    return predict_from_draws(model.blocks, class_prior, draws, xs, interval=interval)
+    return xs
 
 
 def draws_rounding(blocks, class_prior, draws, xs) -> float:

@@ -23,7 +23,7 @@ import numpy as np
 from scipy import sparse
 
 from . import _exact, _host, _kernels
-from ._blocks import block_source, encode_blocks, levels_of, raw_blocks
+from ._blocks import block_source, levels_of, raw_blocks
 from ._classes import class_log_prior
 from .families import Family
 from .families._base import float64_mode
@@ -124,16 +124,16 @@ class DrawsScorer(NamedTuple):
     draws: dict
 
     def scores(self, X, output: str) -> tuple[np.ndarray, np.ndarray]:
-        from .inference import predict_rows
+        from .inference import encode_dense, predict_from_draws, predict_rows
 
-        if output == "joint" and not float64_mode():  # as ``TableScorer.scores``
+        if output == "joint":  # in float64 whatever the dtype, as ``TableScorer.scores``
             with jax.enable_x64(True):
-                return self.scores(X, output)
+                xs = encode_dense(self.model, X, "smooth")
+                joint = predict_from_draws(self.model.blocks, self.class_prior, self.draws,
+                                           xs, interval=None)["log_joint"]
+                return normalised(joint + log_normalizer(self.model.blocks, xs), output)
         joint = predict_rows(self.model, self.class_prior, self.draws, X, "smooth",
                              interval=None)["log_joint"]
-        if output == "joint":
-            xs, _ = encode_blocks(self.model, X, unseen="smooth")
-            joint = joint + log_normalizer(self.model.blocks, xs)
         return normalised(joint, output)
 
 
