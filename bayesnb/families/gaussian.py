@@ -225,6 +225,23 @@ def _check_resolution(offset: np.ndarray, sd: np.ndarray, center: np.ndarray) ->
                f"from the other classes")
 
 
+def _check_tiny(var: np.ndarray) -> None:
+    """Refuse (``Float32Unrepresentable``) a class variance below ``TINY_VARIANCE``: the
+    score kernel squares deviations of that size, and float32 flushes those squares to zero.
+    A fit refuses such a class in float32 (``Gaussian.float32_problem``) unless its statistics
+    were summed in float64 (a weighted fit, ``fitted.weighted_sums_need_float64``); the
+    scores are refused here either way (ML on values near 1e-19 was 0.03 off)."""
+    if float64_mode():
+        return
+    with np.errstate(invalid="ignore"):
+        tiny = (var > 0) & (var < TINY_VARIANCE)
+    if tiny.any():
+        k, j = map(int, np.argwhere(tiny)[0])
+        raise Float32Unrepresentable(
+            j, f"class #{k} has a variance of {var[k, j]:.3g}, so small that float32 flushes "
+               f"the squares of its deviations to zero")
+
+
 class Gaussian(Family):
     """Real-valued columns, each Gaussian per class with a Normal-Gamma prior.
 
@@ -469,6 +486,7 @@ class Gaussian(Family):
             log_norm = (sp_gammaln((dof + 1) / 2) - sp_gammaln(dof / 2)
                         - 0.5 * np.log(dof * scale2) - 0.5 * np.log(np.pi) + 0.5 * LOG_2PI)
             _check_resolution(loc - shift, np.sqrt(scale2), shift)
+            _check_tiny(scale2)
             if not joint:  # relative to the largest per column (10,000 columns: the sum of
                 log_norm = log_norm - reference(log_norm)  # about 9,000 rounded by 5e-4)
             coef = 0.5 * (dof + 1.0)
@@ -479,7 +497,10 @@ class Gaussian(Family):
                             log_norm.sum(axis=1), relative), shift
         mean, precision, center = (np.asarray(v, dtype=np.float64) for v in table)
         mc = mean - center
-        _check_resolution(mc, 1.0 / np.sqrt(precision), center)
+        with np.errstate(divide="ignore"):
+            variance = 1.0 / precision
+        _check_resolution(mc, np.sqrt(variance), center)
+        _check_tiny(variance)
         # the expanded form's terms lam x^2 and lam mu^2 are about lam mu^2 near a class: where
         # they would cancel beyond float32's resolution, the direct form instead
         eps = 0.0 if float64_mode() else _EPS32
