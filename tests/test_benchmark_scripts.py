@@ -68,3 +68,11 @@ def test_sparse_quick_agrees_with_scikit_learn():
         for op in ("fit", "predict_proba"):
             assert re.search(rf"{family}\s+{op}\s+[0-9.]+x", text), (family, op)
     assert len(re.findall(r"Multinomial\s+bayes / mean\s+[0-9.]+x", text)) == 2  # both dtypes
+
+
+def test_weighted_fit_prints_both_cases_with_float64_evidence():
+    text = run_script("weighted_fit.py", "--rows", "2000", "--repeats", "1")
+    rows = re.findall(r"weighted / unweighted [0-9.]+x; weighted log_evidence (\S+), x64 (\S+),"
+                      r" \|difference\| (\S+)", text)
+    assert len(rows) == 2, text  # Multinomial and Gaussian
+    assert all(float(d) <= 1e-9 * abs(float(ref)) for _, ref, d in rows), rows
