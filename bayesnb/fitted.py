@@ -22,13 +22,13 @@ from contextlib import nullcontext
 from typing import Any, NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from . import _host, _kernels
 from ._blocks import block_positions, block_source, levels_of
 from ._data import Table, encode_labels, labels_to_codes, resolve_features, sample_weight_array
 from .families import Family, Schema
+from .families._base import host_f64
 
 
 class FittedBlock(NamedTuple):
@@ -190,9 +190,11 @@ def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
         from .families._sparse import Labels
 
         resp = Labels(codes, weight, n_classes)
-        return [jax.tree_util.tree_map(
-            jnp.asarray, b.family.sparse_suff_stats(b.family.encode(raw, b.schema), resp))
-            for b, raw in zip(blocks, raws, strict=True)]
+        # kept float64 NumPy, as the dense kernels' statistics are: jnp.asarray made them
+        # float32 in float32 mode (sparse documents' evidence 107 nats off, 800 nats after
+        # 200 partial fits)
+        return [host_f64(b.family.sparse_suff_stats(b.family.encode(raw, b.schema), resp))
+                for b, raw in zip(blocks, raws, strict=True)]
     # a nonparametric family's statistic is the sample itself: kept on the host in float64;
     # a host_counting family's are counts, taken on the host in float64 (nothing to compile)
     out = [b.family.host_suff_stats(b.family.encode(raw, b.schema), codes, weight, n_classes)
