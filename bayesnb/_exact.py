@@ -115,16 +115,21 @@ def scores(families, levels, joint, class_log_prior, tables, xs, n_valid):
     """One chunk: exact class scores (joint: with every class-free constant), per block
     the rows whose tail the host must add, the value checks and the float32 rounding bounds."""
     out = jnp.broadcast_to(class_log_prior, (xs[0].shape[0], class_log_prior.shape[0]))
+    own = []  # each block's own scores, for its rounding bound
     for family, lv, table, x in zip(families, levels, tables, xs, strict=True):
-        out = out + family.log_predictive(table, x, lv)
+        own.append(family.log_predictive(table, x, lv))
+        out = out + own[-1]
     if joint:
         out = out + sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))[:, None]
     tails = tuple(needs_tail(x, t.steps) if counted(f) else jnp.zeros((0,), jnp.int8)
                   for f, t, x in zip(families, tables, xs, strict=True))
     bad = tuple(_kernels.invalid_values(f, x) for f, x in zip(families, xs, strict=True))
     valid = jnp.arange(xs[0].shape[0]) < n_valid
-    risk = tuple(jnp.max(jnp.where(valid, f.score_rounding(t, x), 0.0))
-                 for f, t, x in zip(families, tables, xs, strict=True))
+    # per row (and class): the host weighs them by the class probabilities once it has added
+    # the tails, which may still move those (``store``)
+    risk = tuple(jnp.where(valid[:, None] if r.ndim == 2 else valid, r, 0.0)
+                 for r in (f.score_rounding(t, x, s)
+                           for f, t, x, s in zip(families, tables, xs, own, strict=True)))
     return out, tails, bad, risk
 
 
@@ -149,17 +154,27 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
     out = np.empty((n_rows, n_classes), dtype=np.float64)
     staging = _kernels._Staging(sources, rows, shifts)
 
+    def check_rounding(start, stop, risk):
+        for source, r in zip(sources, risk, strict=True):
+            r = np.asarray(r)[: stop - start]
+            if r.size == 0 or r.max() <= _kernels.SCORE_ROUNDING_LIMIT:
+                continue
+            if r.ndim == 2:  # per class: weighed by the probabilities the tails left
+                chunk = out[start:stop]
+                weight = np.exp(chunk - np.max(chunk, axis=1, keepdims=True))
+                r = _kernels.class_weighted(r, weight, xp=np)
+            if r.max() > _kernels.SCORE_ROUNDING_LIMIT:
+                raise ValueError(
+                    f"{_kernels._column(source, 0)} (and the rest of its block): values this "
+                    f"large or this far from the classes (or this many columns) make the "
+                    f"float32 class scores inexact (rounding up to {r.max():.2g} in a log "
+                    f"probability); float32 (JAX's default dtype) cannot represent them. "
+                    f"Enable x64: JAX_ENABLE_X64=1, or jax.config.update("
+                    f"\"jax_enable_x64\", True).")
+
     def store(start, stop, result):
         s, tails, bad, risk = result
         _kernels._report(sources, bad)
-        for source, r in zip(sources, risk, strict=True):
-            if float(r) > _kernels.SCORE_ROUNDING_LIMIT:
-                raise ValueError(
-                    f"{_kernels._column(source, 0)} (and the rest of its block): counts this "
-                    f"large make the float32 class scores inexact (rounding up to {float(r):.2g}"
-                    f" in a log probability); float32 (JAX's default dtype) cannot represent "
-                    f"them. Enable x64: JAX_ENABLE_X64=1, or jax.config.update("
-                    f"\"jax_enable_x64\", True).")
         out[start:stop] = np.asarray(s)[: stop - start]
         for b, flags in enumerate(tails):
             flags = np.asarray(flags)[: stop - start]
@@ -174,6 +189,7 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
                 out[start + rows] += families[b].host_tail(
                     ktables[b], sources[b].read(start, stop)[rows], steps[b],
                     integral=integral)
+        check_rounding(start, stop, risk)
 
     pending = None
     for i, start in enumerate(range(0, n_rows, rows)):

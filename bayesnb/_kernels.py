@@ -310,9 +310,11 @@ def scores(families, levels, exact, output, class_log_prior, tables, xs, n_valid
     is not finite has every class impossible; the caller reports it."""
     TRACES["scores"] += 1
     out = jnp.broadcast_to(class_log_prior, (xs[0].shape[0], class_log_prior.shape[0]))
+    own = []  # each block's own scores, for its rounding bound
     for family, lv, table, x in zip(families, levels, tables, xs, strict=True):
-        out = out + (family.log_predictive(table, x, lv) if exact
-                     else family.log_likelihood(table, x, lv))
+        own.append(family.log_predictive(table, x, lv) if exact
+                   else family.log_likelihood(table, x, lv))
+        out = out + own[-1]
     top = jnp.max(out, axis=1, keepdims=True)
     shifted = out - jnp.where(jnp.isfinite(top), top, 0.0)
     weight = jnp.exp(shifted)
@@ -321,8 +323,9 @@ def scores(families, levels, exact, output, class_log_prior, tables, xs, n_valid
     # per block, the largest bound on its float32 rounding in the scores (kernel tables only)
     # (``n_valid`` rows are data, the rest padding)
     valid = (jnp.arange(xs[0].shape[0]) < (xs[0].shape[0] if n_valid is None else n_valid))
-    risk = tuple(jnp.max(jnp.where(valid, class_weighted(f.score_rounding(t, x), weight), 0.0))
-                 for f, t, x in zip(families, tables, xs, strict=True))
+    risk = tuple(jnp.max(jnp.where(valid, class_weighted(f.score_rounding(t, x, s), weight),
+                                   0.0))
+                 for f, t, x, s in zip(families, tables, xs, own, strict=True))
     bad = (bad, risk)
     if output == "joint":
         constant = sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))
@@ -330,7 +333,7 @@ def scores(families, levels, exact, output, class_log_prior, tables, xs, n_valid
     return {"scores": out, "log_proba": shifted, "proba": weight}[output], norm, bad
 
 
-def class_weighted(rounding, weight) -> jax.Array:
+def class_weighted(rounding, weight, xp=jnp) -> jax.Array:
     r"""``(n,)`` a row's rounding bound from ``score_rounding``: as given (one bound ``r`` on
     every class's score, so probabilities move by at most ``r / 2``), or from per-class bounds
     ``r_k`` ``(n, K)`` weighed by the class probabilities (``weight`` their unnormalised
@@ -338,13 +341,13 @@ def class_weighted(rounding, weight) -> jax.Array:
     \delta s_l)`, so :math:`|\delta p_k| \le p_k(1 - p_k) r_k + p_k \sum_{l \ne k} p_l r_l`,
     and twice the largest of these is returned (the same scale: the limit keeps
     probabilities within half of it). A class with no probability may be far off without
-    moving any."""
+    moving any. ``xp``: ``jax.numpy`` in a kernel, NumPy on the host (``_exact``)."""
     if rounding.ndim == 1:
         return rounding
-    p = weight / jnp.sum(weight, axis=1, keepdims=True)
-    pr = jnp.where(p > 0, p * rounding, 0.0)
-    others = jnp.sum(pr, axis=1, keepdims=True) - pr
-    return 2 * jnp.max((1 - p) * pr + p * others, axis=1)
+    p = weight / xp.sum(weight, axis=1, keepdims=True)
+    pr = xp.where(p > 0, p * rounding, 0.0)
+    others = xp.sum(pr, axis=1, keepdims=True) - pr
+    return 2 * xp.max((1 - p) * pr + p * others, axis=1)
 
 
 def finish(values: np.ndarray, output: str) -> np.ndarray:
@@ -610,8 +613,9 @@ def _store(out, norm, output, sources, start, stop, result):
     for source, r in zip(sources, risk, strict=True):
         if float(r) > SCORE_ROUNDING_LIMIT:
             raise ValueError(
-                f"{_column(source, 0)} (and the rest of its block): counts this large (or this "
-                f"many columns) make the float32 class scores inexact (rounding up to "
+                f"{_column(source, 0)} (and the rest of its block): values this large or this "
+                f"far from the classes (or this many columns) make the float32 class scores "
+                f"inexact (rounding up to "
                 f"{float(r):.2g} in a log probability); float32 (JAX's default dtype) cannot "
                 f"represent them. Enable "
                 f"x64: JAX_ENABLE_X64=1, or jax.config.update(\"jax_enable_x64\", True).")

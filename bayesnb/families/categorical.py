@@ -762,7 +762,7 @@ class Categorical(Family):
                                   _rounding(delta, delta_unseen, offset)), None
 
     @staticmethod
-    def score_rounding(table, x) -> jax.Array:
+    def score_rounding(table, x, scores) -> jax.Array:
         """The table's bound for every row (:func:`_rounding`)."""
         if not isinstance(table, CategoricalShifted):
             return jnp.zeros(x.shape[0])

@@ -60,6 +60,7 @@ from ._base import (
     numpyro,
     reference,
     rising_polynomial,
+    sum_rounding,
     xp_of,
 )
 from ._steps import row_sums, step_sums
@@ -352,11 +353,13 @@ class Multinomial(Family):
         return _sparse.dense_rising_tail(table.alpha, x, steps, integral)
 
     @staticmethod
-    def score_rounding(table, x) -> jax.Array:
+    def score_rounding(table, x, scores) -> jax.Array:
         r"""Twice float32's epsilon times :math:`\sqrt{\sum_v (x_v \max_k |\delta_{kv}|)^2}`
-        per row: the typical size of the products' and the sum's roundings, which are
-        independent (the worst case, the plain sum, would refuse ordinary data such as
-        scikit-learn's digits; the float32 property test checks the agreement itself). A row
+        per row: the typical size of the products' roundings, which are independent (the
+        worst case, the plain sum, would refuse ordinary data such as scikit-learn's digits;
+        the float32 property test checks the agreement itself); plus, per class, the
+        accumulation's rounding, which grows with the score itself (every
+        :math:`\delta_{kv} \le 0`, so the partial sums do: ``_base.sum_rounding``). A row
         with missing counts adds its renormalisation's rounding (twice epsilon times its
         total)."""
         shifted = (MultinomialShifted, DirichletMultinomialShifted)
@@ -380,9 +383,10 @@ class Multinomial(Family):
             return jnp.where(jnp.all(observed > 0, axis=1), 0.0, bound)
 
         # the raw chunk goes into the branch (a cond's operand is materialised: x0 was)
-        return products + jax.lax.cond(
+        per_row = products + jax.lax.cond(
             has_missing(x), renormalised,
             lambda x: jnp.zeros(x.shape[0], table.rounding.dtype), x)
+        return per_row[:, None] + sum_rounding(scores, x.shape[1])
 
     @staticmethod
     def posterior(prior, stats: MultinomialStats) -> MultinomialDirichletPrior:

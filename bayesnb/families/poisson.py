@@ -276,7 +276,7 @@ class Poisson(Family):
         return _sparse.dense_rising_tail(table.shape, x, steps, integral)
 
     @staticmethod
-    def score_rounding(table, x) -> jax.Array:
+    def score_rounding(table, x, scores) -> jax.Array:
         r"""Twice float32's epsilon times :math:`\sqrt{\sum_j ((x_j - c_j) \max_k |s_{kj}|)^2}
         + \max_k |o_{kj}|` (slopes ``s``, offsets ``o``; for a complete row the offsets' one
         rounding instead), per row: the products' roundings are independent, so their typical
