@@ -47,6 +47,7 @@ from ._base import (
     Family,
     Schema,
     broadcast_hyper,
+    centre,
     class_sums,
     dirichlet_draws,
     dist,
@@ -58,7 +59,6 @@ from ._base import (
     log_rising,
     numeric_block,
     numpyro,
-    reference,
     rising_polynomial,
     sum_rounding,
     xp_of,
@@ -324,7 +324,7 @@ class Multinomial(Family):
         if joint:
             return table, None
         log_prob = np.asarray(table.log_prob, dtype=np.float64)
-        delta = log_prob - reference(log_prob)
+        delta = log_prob - centre(log_prob)
         return MultinomialShifted(delta, np.exp(log_prob), _rounding(delta)), None
 
     @staticmethod
@@ -340,7 +340,7 @@ class Multinomial(Family):
             zero = np.zeros(a.shape[1])
             return DirichletMultinomialShifted(a, slope, total, _sparse.step_tables(
                 a, steps, False), total_quad, total_cube, zero)
-        slope = slope - reference(slope)
+        slope = slope - centre(slope)
         return DirichletMultinomialShifted(
             a, slope, total, _sparse.step_tables(a, steps, True), total_quad - total_quad[0],
             total_cube - total_cube[0], _rounding(slope))
@@ -358,8 +358,9 @@ class Multinomial(Family):
         per row: the typical size of the products' roundings, which are independent (the
         worst case, the plain sum, would refuse ordinary data such as scikit-learn's digits;
         the float32 property test checks the agreement itself); plus, per class, the
-        accumulation's rounding, which grows with the score itself (every
-        :math:`\delta_{kv} \le 0`, so the partial sums do: ``_base.sum_rounding``). A row
+        accumulation's rounding, which grows with the size the partial sums reach: the
+        score's plus that root sum of squares, the table's entries relative to their mean over
+        the classes (``_base.sum_rounding``, ``_base.centre``). A row
         with missing counts adds its renormalisation's rounding (twice epsilon times its
         total)."""
         shifted = (MultinomialShifted, DirichletMultinomialShifted)
@@ -367,6 +368,8 @@ class Multinomial(Family):
             return jnp.zeros(x.shape[0])  # float64 kernels: nothing to bound (no pass over x)
         x0 = jnp.nan_to_num(x, nan=0.0).astype(table.rounding.dtype)
         products = jnp.sqrt((x0 * x0) @ (table.rounding * table.rounding))
+        # the terms' root sum of squares (``table.rounding`` holds 2 eps max |delta|)
+        spread = products / (2 * jnp.finfo(table.rounding.dtype).eps)
 
         def renormalised(x):
             # a row with missing counts: its total n times the log of its observed mass (or
@@ -386,7 +389,7 @@ class Multinomial(Family):
         per_row = products + jax.lax.cond(
             has_missing(x), renormalised,
             lambda x: jnp.zeros(x.shape[0], table.rounding.dtype), x)
-        return per_row[:, None] + sum_rounding(scores, x.shape[1])
+        return per_row[:, None] + sum_rounding(jnp.abs(scores) + spread[:, None], x.shape[1])
 
     @staticmethod
     def posterior(prior, stats: MultinomialStats) -> MultinomialDirichletPrior:
