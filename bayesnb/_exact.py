@@ -164,13 +164,7 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
                 weight = np.exp(chunk - np.max(chunk, axis=1, keepdims=True))
                 r = _kernels.class_weighted(r, weight, xp=np)
             if r.max() > _kernels.SCORE_ROUNDING_LIMIT:
-                raise ValueError(
-                    f"{_kernels._column(source, 0)} (and the rest of its block): values this "
-                    f"large or this far from the classes (or this many columns) make the "
-                    f"float32 class scores inexact (rounding up to {r.max():.2g} in a log "
-                    f"probability); float32 (JAX's default dtype) cannot represent them. "
-                    f"Enable x64: JAX_ENABLE_X64=1, or jax.config.update("
-                    f"\"jax_enable_x64\", True).")
+                raise _kernels.inexact_scores(source, float(r.max()))
 
     def store(start, stop, result):
         s, tails, bad, risk = result

@@ -607,17 +607,21 @@ def stream_scores(families, levels, exact, output, class_log_prior, tables, sour
 SCORE_ROUNDING_LIMIT = 2e-4
 
 
+def inexact_scores(source: Source, rounding: float) -> ValueError:
+    """The refusal of a block whose float32 scores' rounding bound exceeds the limit."""
+    return ValueError(
+        f"{_column(source, 0)} (and the rest of its block): values this large or this far "
+        f"from the classes (or this many columns) make the float32 class scores inexact "
+        f"(rounding up to {rounding:.2g} in a log probability); float32 (JAX's default dtype) "
+        f"cannot represent them. Enable x64: JAX_ENABLE_X64=1, or jax.config.update("
+        f"\"jax_enable_x64\", True).")
+
+
 def _store(out, norm, output, sources, start, stop, result):
     s, z, (bad, risk) = result
     _report(sources, bad)
     for source, r in zip(sources, risk, strict=True):
         if float(r) > SCORE_ROUNDING_LIMIT:
-            raise ValueError(
-                f"{_column(source, 0)} (and the rest of its block): values this large or this "
-                f"far from the classes (or this many columns) make the float32 class scores "
-                f"inexact (rounding up to "
-                f"{float(r):.2g} in a log probability); float32 (JAX's default dtype) cannot "
-                f"represent them. Enable "
-                f"x64: JAX_ENABLE_X64=1, or jax.config.update(\"jax_enable_x64\", True).")
+            raise inexact_scores(source, float(r))
     out[start:stop] = finish(np.asarray(s)[: stop - start], output)
     norm[start:stop] = np.asarray(z)[: stop - start]
