@@ -448,6 +448,10 @@ def xp_of(*trees) -> Any:
 #: column's largest class had every term of one sign: documents of 1e6 tokens over 5,000
 #: words of two close classes moved probabilities by 6.5e-4 unrefused.
 SUM_ROUNDING = 0.5
+#: a chunk whose one-bound-for-all-classes rounding stays below this (half the kernels'
+#: ``SCORE_ROUNDING_LIMIT``: the class weighting then cannot exceed the limit) skips the
+#: per-class bound's product (``Gaussian.score_rounding``, ``Multinomial.score_rounding``)
+COARSE_ROUNDING = 1e-4
 
 
 def sum_rounding(size: jax.Array, n_terms: int) -> jax.Array:

@@ -47,6 +47,7 @@ from jax.scipy.special import gammaln
 from scipy.special import gammaln as sp_gammaln
 
 from ._base import (
+    COARSE_ROUNDING,
     Family,
     Float32Unrepresentable,
     Schema,
@@ -184,10 +185,6 @@ def _log1p_sum(u_of, f: int, table: StudentT, x) -> jax.Array:
     return jax.lax.cond(bound <= _GROUP_LIMIT[np.dtype(dtype)], grouped, per_column, None)
 
 
-#: a chunk whose one-bound-for-all-classes Gaussian rounding stays below this (half the
-#: kernels' ``SCORE_ROUNDING_LIMIT``: the class weighting then cannot exceed the limit) skips
-#: the per-class bound's product (``Gaussian.score_rounding``)
-COARSE_ROUNDING = 1e-4
 #: from this many columns the Student-t's terms are summed relative to class 0's
 #: (:class:`StudentT`): below it their sum's float32 rounding stays under about 1e-5 per class
 #: (terms near 1 per column), and the (rows, 1, columns) pass it costs is saved (the exact

@@ -44,6 +44,7 @@ from scipy.special import gammaln as np_gammaln
 
 from . import _sparse
 from ._base import (
+    COARSE_ROUNDING,
     Family,
     Schema,
     broadcast_hyper,
@@ -386,10 +387,29 @@ class Multinomial(Family):
             return jnp.where(jnp.all(observed > 0, axis=1), 0.0, bound)
 
         # the raw chunk goes into the branch (a cond's operand is materialised: x0 was)
-        per_row = products + jax.lax.cond(
-            has_missing(x), renormalised,
-            lambda x: jnp.zeros(x.shape[0], table.rounding.dtype), x)
-        return per_row[:, None] + sum_rounding(jnp.abs(scores) + spread[:, None], x.shape[1])
+        renorm = jax.lax.cond(has_missing(x), renormalised,
+                              lambda x: jnp.zeros(x.shape[0], table.rounding.dtype), x)
+        f = x.shape[1]
+        # the part every class shares: where it is small the per-class part (the scores'
+        # accumulation) is weighed by the class probabilities in the kernel, and the
+        # per-class product below is not needed (it took the plug-in from 98-136 to 167-182
+        # ms on 100,000 x 1,000 documents when run on every chunk)
+        shared = products + renorm + sum_rounding(spread, f)
+        coarse = shared[:, None] + sum_rounding(jnp.abs(scores), f)
+
+        def per_class(_):
+            # each class's own terms: a class far from the row (an unused pixel, a small
+            # alpha's log 0.001) then counts only as much as its probability (the class
+            # weighting); digits under alpha = 0.001 were refused at 2.3e-4, 6e-6 off
+            weights = table.delta if isinstance(table, MultinomialShifted) else table.slope
+            weights = jnp.where(jnp.isfinite(weights), weights, 0.0)
+            spread_k = jnp.sqrt((x0 * x0) @ (weights * weights).T)
+            eps = jnp.finfo(table.rounding.dtype).eps
+            return (2 * eps * spread_k + renorm[:, None]
+                    + sum_rounding(jnp.abs(scores) + spread_k, f))
+
+        return jax.lax.cond(jnp.max(shared) <= COARSE_ROUNDING, lambda _: coarse, per_class,
+                            None)
 
     @staticmethod
     def posterior(prior, stats: MultinomialStats) -> MultinomialDirichletPrior:
