@@ -516,7 +516,7 @@ def test_float32_sparse_statistics_stay_float64(family):
     np.testing.assert_allclose(chunked.log_evidence(), reference, rtol=1e-12)
 
 
-# ------------------------------------------------------------------ rounding that grows with the score
+# ------------------------------------------------------- rounding that grows with the score
 def test_multinomial_long_documents_of_close_classes_agree_or_refuse():
     """Two classes sharing one word distribution, documents of 1e6 tokens over 5,000 words:
     the table is relative to each word's likeliest class, so every term of a class's score has
@@ -571,3 +571,15 @@ def test_multinomial_small_alpha_digits_are_not_refused():
     digits = load_digits()
     _agreement(lambda: NaiveBayes(Multinomial(alpha=0.001)), digits.data, digits.target,
                methods=("mean", "bayes"))
+
+
+def test_student_t_on_a_thousand_columns_is_not_refused():
+    """1,000 standardised columns under ``method="bayes"``: the first Student-t bound
+    (STUDENT_T_ROUNDING times each class's log1p sum, about 500 here) refused them at
+    2.0-2.3e-4 though they were 2-3e-5 off. Where it is large, the finer bound (the terms'
+    root sum of squares beside a smaller multiple of their sum) lets them through."""
+    rng = np.random.default_rng(1)
+    n, f = 3000, 1000
+    y = rng.integers(0, 10, n)
+    X = rng.normal(y[:, None] * 0.05, 1.0, (n, f)).astype(np.float32)
+    _agreement(lambda: NaiveBayes(Gaussian()), X, y, methods=("bayes",))

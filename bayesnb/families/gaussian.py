@@ -197,6 +197,11 @@ RELATIVE_COLUMNS = 1024
 #: pooled or not): a log-odds error up to 2.34 epsilons times the two classes' sums, or 2.3
 #: times their root sum of squares in a wide block; 2.5 per class
 STUDENT_T_ROUNDING = 2.5
+#: the same, finer, where that bound is large: ``STUDENT_T_SPREAD`` epsilons times the terms'
+#: root sum of squares (their own roundings, independent) plus ``STUDENT_T_SUM`` times their
+#: sum (the accumulation). On the same cases the log-odds error stays within 0.73 of it, and
+#: 1,000 standardised columns (true error 2-3e-5) are no longer refused
+STUDENT_T_SPREAD, STUDENT_T_SUM = 3.0, 1.25
 #: float32 inputs carry about this relative rounding; a class whose spread is below
 #: ``FLOAT32_SPREAD`` times it (relative to its distance from the shift) is refused
 _EPS32 = float(np.finfo(np.float32).eps)
@@ -596,9 +601,19 @@ class Gaussian(Family):
         norm = jax.lax.cond(has_missing(x), observed_norms,
                             lambda x: jnp.broadcast_to(table.norm_sum, scores.shape), x)
         size = jnp.abs(norm - scores)  # the log1p terms' sum (relative to class 0's if wide)
+        own = 0.5 * eps * (jnp.abs(norm) + jnp.abs(scores))
         if table.relative.shape[0]:
             size = size + 2 * Gaussian._student_t_spread(table, x)[:, None]
-        return STUDENT_T_ROUNDING * eps * size + 0.5 * eps * (jnp.abs(norm) + jnp.abs(scores))
+            return STUDENT_T_ROUNDING * eps * size + own
+        bound = STUDENT_T_ROUNDING * eps * size + own
+
+        def finer(_):  # both bound the rounding: the smaller holds
+            spread = Gaussian._student_t_spread(table, x)[:, None]
+            return jnp.minimum(bound, eps * (STUDENT_T_SPREAD * spread + STUDENT_T_SUM * size)
+                               + own)
+
+        # the spread costs a log1p per (row, column): only where the first bound is large
+        return jax.lax.cond(jnp.max(bound) <= COARSE_ROUNDING, lambda _: bound, finer, None)
 
     @staticmethod
     def _student_t_spread(table: StudentT, x) -> jax.Array:
