@@ -397,19 +397,20 @@ class Multinomial(Family):
         shared = products + renorm + sum_rounding(spread, f)
         coarse = shared[:, None] + sum_rounding(jnp.abs(scores), f)
 
-        def per_class(_):
+        def per_class(x):
             # each class's own terms: a class far from the row (an unused pixel, a small
             # alpha's log 0.001) then counts only as much as its probability (the class
             # weighting); digits under alpha = 0.001 were refused at 2.3e-4, 6e-6 off
             weights = table.delta if isinstance(table, MultinomialShifted) else table.slope
             weights = jnp.where(jnp.isfinite(weights), weights, 0.0)
+            x0 = jnp.nan_to_num(x, nan=0.0).astype(weights.dtype)
             spread_k = jnp.sqrt((x0 * x0) @ (weights * weights).T)
             eps = jnp.finfo(table.rounding.dtype).eps
             return (2 * eps * spread_k + renorm[:, None]
                     + sum_rounding(jnp.abs(scores) + spread_k, f))
 
-        return jax.lax.cond(jnp.max(shared) <= COARSE_ROUNDING, lambda _: coarse, per_class,
-                            None)
+        # the raw chunk again as the operand (not x0, which the cond would materialise)
+        return jax.lax.cond(jnp.max(shared) <= COARSE_ROUNDING, lambda _: coarse, per_class, x)
 
     @staticmethod
     def posterior(prior, stats: MultinomialStats) -> MultinomialDirichletPrior:
