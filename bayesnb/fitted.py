@@ -28,7 +28,7 @@ from . import _host, _kernels
 from ._blocks import block_positions, block_source, levels_of
 from ._data import Table, encode_labels, labels_to_codes, resolve_features, sample_weight_array
 from .families import Family, Schema
-from .families._base import host_f64
+from .families._base import float64_mode, host_f64
 
 
 class FittedBlock(NamedTuple):
@@ -101,7 +101,7 @@ def check_weight(sample_weight, n_rows: int) -> np.ndarray:
         raise ValueError(f"sample_weight must have shape ({n_rows},), got {w.shape}.")
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise ValueError("sample_weight must be finite and non-negative.")
-    from .families._base import FLOAT32_SAFE, float64_mode
+    from .families._base import FLOAT32_SAFE
 
     if not float64_mode() and np.any(w > FLOAT32_SAFE):
         raise ValueError(f"sample_weight has values above {FLOAT32_SAFE:g}, too large for "
@@ -227,8 +227,6 @@ def weighted_sums_need_float64(weight: np.ndarray) -> bool:
     nats (counts near 10^4) and 42 nats (Multinomial, counts near 10^4), against float64
     (``tests/test_float32_guarantee.py``, "evidence with sample weights"). Only the statistics
     pass runs in float64 (the scores stay in the dtype policy), and only for weighted chunks."""
-    from .families._base import float64_mode
-
     return not float64_mode() and not bool(np.all(weight == 1.0))
 
 

@@ -475,10 +475,10 @@ def draws_rounding(blocks, class_prior, draws, xs) -> float:
         post = jax.tree_util.tree_map(jnp.asarray, family.posterior(block.prior, block.stats))
         for start in range(0, n_draws, _BOUND_DRAWS):  # memory: one slice of draws
             part = {k: jnp.asarray(v[start:start + _BOUND_DRAWS]) for k, v in sample.items()}
-            w, b, w_lo, w_hi = (np.asarray(v, np.float64)
-                                for v in _extent(family, linear, post, part))
-            wmax, bmax = np.maximum(wmax, w), np.maximum(bmax, b)
-            lo, hi = np.minimum(lo, w_lo), np.maximum(hi, w_hi)
+            extent = [np.asarray(v, np.float64) for v in _extent(family, linear, post, part)]
+            wmax, bmax = np.maximum(wmax, extent[0]), np.maximum(bmax, extent[1])
+            if linear:
+                lo, hi = np.minimum(lo, extent[2]), np.maximum(hi, extent[3])
         x = np.abs(np.nan_to_num(np.asarray(xs[i], dtype=np.float64), nan=0.0))
         if linear:
             bound += eps * float(bmax)
@@ -501,7 +501,7 @@ def _extent(family, linear, posterior, sample):
     """Over a slice of draws and the classes: per column the largest finite ``|weight|`` of
     ``family.linear_scores``, the largest finite ``|bias|`` and per column the smallest and
     largest finite weight (``linear``), or per column the largest ``scale`` and ``reach`` of
-    ``family.term_extent`` (and two unused zeros)."""
+    ``family.term_extent``."""
     def extent(s):
         params = family.params_from_sample(s, posterior)
         return family.linear_scores(params) if linear else family.term_extent(params)
@@ -513,8 +513,7 @@ def _extent(family, linear, posterior, sample):
         return (jnp.max(finite_abs(a), axis=(0, 1)), jnp.max(finite_abs(b)),
                 jnp.min(jnp.where(finite, a, jnp.inf), axis=(0, 1)),
                 jnp.max(jnp.where(finite, a, -jnp.inf), axis=(0, 1)))
-    zero = jnp.zeros(())
-    return jnp.max(finite_abs(a), axis=(0, 1)), jnp.max(finite_abs(b), axis=(0, 1)), zero, zero
+    return jnp.max(finite_abs(a), axis=(0, 1)), jnp.max(finite_abs(b), axis=(0, 1))
 
 
 def _even_rows(n: int, most: int) -> int:

@@ -347,8 +347,8 @@ class Family:
         ``x`` under ``table``, or ``(n, K)`` per class (weighed by the class probabilities,
         ``_kernels.class_weighted``); the kernels refuse a block above
         ``_kernels.SCORE_ROUNDING_LIMIT``. ``scores`` are the family's own ``(n, K)`` kernel
-        scores of ``x``: a float32 sum of same-signed terms is rounded in proportion to its
-        size (``_kernels.SUM_ROUNDING``). Default 0: the family's scores are exact enough."""
+        scores of ``x``: a float32 sum is rounded in proportion to the size its partial sums
+        reach (:func:`sum_rounding`). Default 0: the family's scores are exact enough."""
         import jax.numpy as jnp
 
         return jnp.zeros(x.shape[0])
