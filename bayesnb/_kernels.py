@@ -108,14 +108,27 @@ def _one_hot(codes, weights, n_classes, dtype):
     return jax.nn.one_hot(codes, n_classes, dtype=dtype) * weights[:, None].astype(dtype)
 
 
+def _one_hot_t(codes, weights, n_classes, dtype):
+    """The weighted one-hot built as ``(classes, rows)``, the float64 class sums' left
+    operand: XLA:CPU's float64 product ``hot_t @ x`` took 0.60 ms on a 1,024 x 1,000 chunk
+    against 1.09 ms for ``hot.T @ x``, and whole float64 fits of 100,000 x 1,000 went
+    263-265 -> 224-227 ms (Bernoulli) and 307-314 -> 271-294 ms (Multinomial). In float32
+    the products are as fast either way (0.40 and 0.44 ms), and a Gaussian fit of 1,000,000 x
+    50 was slower (133-143 -> 165-175 ms), so float32 keeps ``hot.T`` (``benchmarks/README.md``,
+    "Stop 28")."""
+    hot = jnp.arange(n_classes, dtype=codes.dtype)[:, None] == codes[None, :]
+    return hot.astype(dtype) * weights[None, :].astype(dtype)
+
+
 class Labels:
     """A chunk's class labels inside the statistics kernel: weighted per-class sums and a
     gather of each row's class values.
 
     With few classes (at most :data:`DOT_CLASSES`) the sums are products with the weighted
-    ``(rows, classes)`` one-hot: a BLAS product reads the chunk once, and XLA:CPU's blocked
-    scatter-add ran 2x-25x slower at 10-100 classes on a quiet machine (1,024-2,048 rows x
-    1,000 columns, float32 and float64: 4-28 ms a chunk against 1-2.5 ms;
+    one-hot (in float64 built as ``(classes, rows)``, :func:`_one_hot_t`): a BLAS product
+    reads the chunk once, and XLA:CPU's blocked scatter-add ran 2x-25x slower at 10-100
+    classes on a quiet machine (1,024-2,048 rows x 1,000 columns, float32 and float64: 4-28 ms
+    a chunk against 1-2.5 ms;
     ``benchmarks/README.md``, "Issue 12, 2026-11-24"). With more classes the product's cost
     grows with the class count, so the sums are a blocked scatter-add
     (``jax.ops.segment_sum``), whose cost does not: O(rows x columns + classes x columns) per
@@ -135,8 +148,11 @@ class Labels:
         self.weights = weights.astype(dtype)
         self.by_product = n_classes <= self.DOT_CLASSES
         # built here, outside any branch a family traces (a cached tracer would leak out of it)
+        # (XLA drops whichever of the two a kernel does not use)
         self._hot = (_one_hot(codes, self.weights, n_classes, dtype) if self.by_product
                      else None)
+        self._hot_t = (_one_hot_t(codes, self.weights, n_classes, dtype)
+                       if self.by_product and jnp.dtype(dtype) == jnp.float64 else None)
         if self.by_product:
             return
         rows = codes.shape[0]
@@ -159,7 +175,8 @@ class Labels:
         """``(K, ...)``: per class, the weighted sum of ``values`` ``(rows, ...)``."""
         if self.by_product:
             flat = values.reshape(values.shape[0], -1)
-            return (self.one_hot().T @ flat).reshape((self.n_classes,) + values.shape[1:])
+            hot_t = self.one_hot().T if self._hot_t is None else self._hot_t
+            return (hot_t @ flat).reshape((self.n_classes,) + values.shape[1:])
         return self._sum(values * self.weights.reshape(
             self.weights.shape + (1,) * (values.ndim - 1)))
 
