@@ -64,6 +64,61 @@ def test_bad_value_names_the_column(frame, labels, stage, column, value, match):
     assert repr(column) in str(info.value)
 
 
+NOT_BINARY = [0.5, -1.0, 2.0, np.inf, -np.inf, 1e30, 1e-30, "one ulp above 1",
+              "one ulp below 1", "smallest subnormal", "largest subnormal"]
+
+
+def _value(dtype, value):
+    info = np.finfo(dtype)
+    named = {"one ulp above 1": np.nextafter(dtype(1), dtype(2)),
+             "one ulp below 1": np.nextafter(dtype(1), dtype(0)),
+             "smallest subnormal": info.smallest_subnormal,
+             "largest subnormal": np.nextafter(info.smallest_normal, dtype(0))}
+    return dtype(named.get(value, value))
+
+
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+@pytest.mark.parametrize("value", NOT_BINARY)
+def test_every_non_binary_bernoulli_value_is_refused(request, precision, value):
+    """The kernels' 0/1 check (``_kernels._not_binary``) against NumPy's own reading of each
+    value: a subnormal, which XLA:CPU's float comparisons read as 0, is refused too."""
+    if precision == "float64":
+        request.getfixturevalue("x64")
+    dtype = np.dtype(precision).type
+    v = _value(dtype, value)
+    assert v != 0 and v != 1  # NumPy's reading: not binary
+    rng = np.random.default_rng(0)
+    X = (rng.random((300, 4)) < 0.5).astype(dtype)
+    y = np.arange(300) % 2
+    clf = bnb.NaiveBayes(bnb.Bernoulli()).fit(X, y)
+    bad = X.copy()
+    bad[123, 2] = v
+    # inf and float32's out-of-range values have their own messages (tested above)
+    message = r"column 2\b.*(Bernoulli.*row 123|infinite|too large)"
+    for call in (lambda: bnb.NaiveBayes(bnb.Bernoulli()).fit(bad, y),
+                 lambda: clf.predict_proba(bad)):
+        with pytest.raises(ValueError, match=message):
+            call()
+
+
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+def test_negative_zero_and_nan_are_binary_or_missing(request, precision):
+    if precision == "float64":
+        request.getfixturevalue("x64")
+    dtype = np.dtype(precision).type
+    rng = np.random.default_rng(1)
+    X = (rng.random((300, 4)) < 0.5).astype(dtype)
+    y = np.arange(300) % 2
+    odd = X.copy()
+    odd[X == 0] = dtype(-0.0)
+    odd[5, 1] = np.nan
+    with_nan = X.copy()
+    with_nan[5, 1] = np.nan
+    a = bnb.NaiveBayes(bnb.Bernoulli()).fit(odd, y)
+    b = bnb.NaiveBayes(bnb.Bernoulli()).fit(with_nan, y)
+    np.testing.assert_array_equal(a.predict_proba(odd), b.predict_proba(with_nan))
+
+
 def test_nan_is_missing_not_an_error_in_a_gaussian_column(frame, labels):
     frame = frame.astype({"gauss": float})
     frame.loc[[1, 6], "gauss"] = np.nan
