@@ -208,15 +208,16 @@ class Bernoulli(Family):
     @staticmethod
     def log_likelihood(params: BernoulliParams, x, n_levels=None) -> jax.Array:
         if isinstance(params, BernoulliLinear):  # the kernel's form (``kernel_table``)
-            def complete_linear(x):
-                return x.astype(params.slope.dtype) @ params.slope.T + params.bias
+            # the complete form first, outside the branch: a NaN in a row makes its scores
+            # NaN, so they tell whether any value is missing without a pass over the chunk
+            complete = x.astype(params.slope.dtype) @ params.slope.T + params.bias
 
             def missing_linear(x):
                 observed = ~jnp.isnan(x)
                 x0 = jnp.where(observed, x, 0).astype(params.slope.dtype)
                 return x0 @ params.slope.T + observed.astype(x0.dtype) @ params.log1m_p.T
 
-            return jax.lax.cond(has_missing(x), missing_linear, complete_linear, x)
+            return jax.lax.cond(has_missing(complete), missing_linear, lambda x: complete, x)
 
         observed = ~jnp.isnan(x)
         x0 = jnp.where(observed, x, 0).astype(params.log_p.dtype)

@@ -419,8 +419,9 @@ class Multinomial(Family):
     @staticmethod
     def log_likelihood(params, x, n_levels=None) -> jax.Array:
         if isinstance(params, MultinomialShifted):  # the kernel's form (``kernel_table``)
-            def complete_shifted(x):
-                return log_matmul(x.astype(params.delta.dtype), params.delta)
+            # the complete form first, outside the branch: a row with a NaN scores NaN, which
+            # tells whether any count is missing without a pass over the chunk
+            complete = log_matmul(x.astype(params.delta.dtype), params.delta)
 
             def missing_shifted(x):
                 x0 = jnp.nan_to_num(x, nan=0.0).astype(params.delta.dtype)
@@ -428,7 +429,7 @@ class Multinomial(Family):
                 mass = xlogy(x0.sum(axis=1, keepdims=True), observed @ params.prob.T)
                 return log_matmul(x0, params.delta) - mass
 
-            return jax.lax.cond(has_missing(x), missing_shifted, complete_shifted, x)
+            return jax.lax.cond(has_missing(complete), missing_shifted, lambda x: complete, x)
 
         def complete(x):
             return log_matmul(x.astype(params.log_prob.dtype), params.log_prob)
