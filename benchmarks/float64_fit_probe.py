@@ -26,22 +26,10 @@ Usage::
 """
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
-
-
-def median_time(f, repeats):
-    f()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main():
@@ -60,6 +48,7 @@ def main():
     from bayesnb.families.bernoulli import Bernoulli
 
     sys.path.insert(0, str(Path(__file__).parent))
+    from harness import median_time
     from run import FULL, make_bernoulli
 
     _, width, k = FULL["bernoulli"]

@@ -155,6 +155,18 @@ class Call:
     out: object = field(repr=False, default=None)
 
 
+def median_time(fn: Callable, repeats: int) -> float:
+    """Median wall seconds of ``repeats`` calls after one warm-up call (the probe scripts'
+    plain timing, without ``call``'s memory and compile instruments)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
 def call(fn: Callable) -> Call:
     memory, clock = instruments()
     gc.collect()

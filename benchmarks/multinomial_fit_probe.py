@@ -24,16 +24,6 @@ from pathlib import Path
 import numpy as np
 
 
-def median_time(f, repeats):
-    f()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--x64", action="store_true", help="float64 policy")
@@ -52,6 +42,7 @@ def main():
     from bayesnb.families import multinomial
 
     sys.path.insert(0, str(Path(__file__).parent))
+    from harness import median_time
     from run import FULL, make_multinomial
 
     X, y = make_multinomial(*FULL["multinomial"])
