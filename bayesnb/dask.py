@@ -92,6 +92,7 @@ def fit(model, X, y, sample_weight=None, *, split_every: int = 8):
     (stats,) = dask.compute(_tree(parts, merge, split_every))
     if stats is None:
         raise ValueError("X has no rows: there is nothing to fit.")
+    outofcore.check_total(stats)
     # as fit: undefined estimates are reported and NUTS runs before the model is installed
     return model._install(fitted.with_statistics(template, stats))
 

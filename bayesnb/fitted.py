@@ -91,9 +91,11 @@ class FittedModel:
 
 
 # ---------------------------------------------------------------------- input checks
-def check_weight(sample_weight, n_rows: int) -> np.ndarray:
+def check_weight(sample_weight, n_rows: int, part: bool = False) -> np.ndarray:
     """Per-row weights as float64 (ones when ``None``), refused unless finite, >= 0, not all
-    zero and, in float32, representable."""
+    zero and, in float32, representable. With ``part`` the rows are one chunk or partition of
+    a fit, whose weights may all be zero (the caller checks the fit's total: a batch fit takes
+    such rows)."""
     if sample_weight is None:
         return np.ones(n_rows)
     w = sample_weight_array(sample_weight)
@@ -106,15 +108,15 @@ def check_weight(sample_weight, n_rows: int) -> np.ndarray:
     if not float64_mode() and np.any(w > FLOAT32_SAFE):
         raise ValueError(f"sample_weight has values above {FLOAT32_SAFE:g}, too large for "
                          "float32 (the default dtype); rescale or enable JAX's x64 mode.")
-    if n_rows and not np.any(w > 0):
+    if n_rows and not part and not np.any(w > 0):
         raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
     return w
 
 
 # ---------------------------------------------------------------------- building the value
 def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weight=None,
-              classes=None, *, infer_counts: bool = False,
-              use_kernel: bool = False) -> FittedModel:
+              classes=None, *, infer_counts: bool = False, use_kernel: bool = False,
+              part: bool = False) -> FittedModel:
     """``model`` updated with one chunk of rows, or (``model=None``) a new fit of it.
 
     A new fit learns the classes (or takes ``classes``), the block structure
@@ -123,6 +125,8 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
     matches columns by name (DataFrames) or position and merges the chunk's statistics with
     the model's by each family's exact ``merge_stats``, so any chunking gives the batch fit.
     ``use_kernel`` infers numeric columns as KernelDensity instead of Gaussian (new fits).
+    ``part``: the chunk is one part of a chunked or Dask fit, whose weights may all be zero
+    (:func:`check_weight`).
     """
     if table.n_rows == 0:
         raise ValueError(f"Found array with 0 sample(s) (shape=({table.n_rows}, "
@@ -169,7 +173,7 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
         codes = labels_to_codes(y, model.classes)
     if codes.shape[0] != table.n_rows:
         raise ValueError(f"X has {table.n_rows} rows but y has {codes.shape[0]} labels.")
-    weight = check_weight(sample_weight, table.n_rows)
+    weight = check_weight(sample_weight, table.n_rows, part)
     counts = np.bincount(codes, weights=weight, minlength=len(model.classes))
     stats = chunk_statistics(model.blocks, raws, codes, weight, len(model.classes))
     if not first:

@@ -271,12 +271,20 @@ def _cycle(values, n: int, missing) -> list:
 
 def chunk_stats(template: fitted.FittedModel, X, y, sample_weight=None) -> tuple | None:
     """Sufficient statistics of one chunk under ``template``'s schema, as plain NumPy arrays
-    (:func:`bayesnb.fitted.statistics`); ``None`` if it is empty."""
+    (:func:`bayesnb.fitted.statistics`); ``None`` if it is empty. A chunk whose weights are
+    all zero is taken, as a batch fit takes such rows (:func:`check_total` checks the sum)."""
     table = as_table(X)
     if table.n_rows == 0:
         return None
-    model = fitted.add_chunk(template, None, table, y, sample_weight)
+    model = fitted.add_chunk(template, None, table, y, sample_weight, part=True)
     return fitted.statistics(model)
+
+
+def check_total(stats: tuple) -> None:
+    """Refuse merged statistics (:func:`chunk_stats`) whose rows all had zero weight, as a
+    batch fit refuses them."""
+    if not np.any(np.asarray(stats[0]) > 0):
+        raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
 
 
 # ---------------------------------------------------------------------- iterators of chunks
@@ -355,6 +363,7 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
     bar.close()
     if stats is None:
         raise ValueError("every chunk is empty: there is nothing to fit.")
+    check_total(stats)
     # as fit: undefined estimates are reported and NUTS runs before the model is installed
     return model._install(fitted.with_statistics(template, stats))
 

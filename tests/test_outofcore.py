@@ -122,6 +122,20 @@ def test_arrays_sparse_chunks_and_empty_chunks(x64):
     assert_same_fit(chunked, batch, rtol=1e-12)
 
 
+def test_chunk_whose_weights_are_all_zero_is_the_batch_fit(x64):
+    """A batch fit takes rows of zero weight; a chunk made only of them was refused ("chunk
+    0: sample_weight is zero for every row"). Zero weight everywhere is still refused."""
+    X, y, w = mixed_frame()
+    w[:128] = 0.0  # the whole first chunk
+    features = {"visits": bnb.Poisson()}
+    batch = bnb.NaiveBayes(features).fit(X, y, sample_weight=w)
+    chunked = fit_chunks(bnb.NaiveBayes(features), pieces(X, y, 128, w), progress=False)
+    assert_same_fit(chunked, batch, rtol=1e-12)
+    np.testing.assert_allclose(chunked.predict_proba(X), batch.predict_proba(X), rtol=1e-12)
+    with pytest.raises(ValueError, match="zero for every row"):
+        fit_chunks(bnb.NaiveBayes(features), pieces(X, y, 128, 0 * w), progress=False)
+
+
 def test_one_shot_iterator_names_an_undeclared_level_or_label():
     X, y = sorted_titanic()
     with pytest.raises(ValueError, match=r"chunk 1: column 'Class': value '2nd' is not one of "
