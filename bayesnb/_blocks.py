@@ -30,8 +30,9 @@ def block_source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:
                                columns=tuple(schema.columns))  # errors name the column
 
     def encode(start, stop):
-        try:
-            return family.encode(raw[start:stop], schema, unseen=unseen, dtype=dtype)
+        try:  # the dtype when read: a float32 pass may be redone in float64 (_kernels)
+            return family.encode(raw[start:stop], schema, unseen=unseen,
+                                 dtype=np.dtype(jnp.result_type(float)))
         except (TypeError, ValueError):
             if start > 0:  # report the row of the block, not of the chunk
                 report()

@@ -476,6 +476,47 @@ def test_float32_evidence_with_weights_against_weighted_sums():
     np.testing.assert_allclose(clf.log_evidence(), features + classes, rtol=1e-11)
 
 
+# ------------------------------------------------- counts beyond float32's integers
+@pytest.mark.parametrize("per_cell", [2e7, 1e8, 5e9])
+def test_float32_counts_beyond_float32_integers_against_float64_sums(per_cell):
+    """Counts of 2**24 or more are rounded when converted to float32 (16,777,217 reads
+    16,777,216): the fit's class totals and log factorials moved ``log_evidence`` by 74 nats
+    (Multinomial, counts near 2e7), 824 (Poisson near 2e7) and 1,380 of 2,453 (counts up to
+    5e9) without a refusal. The statistics pass is now redone in float64; checked against the
+    Gamma-Poisson and Dirichlet-multinomial evidence by hand from NumPy's float64 sums and
+    SciPy's ``gammaln``, for fit and for 7 partial fits."""
+    from scipy.special import gammaln
+
+    rng = np.random.default_rng(3)
+    n, f = 400, 5
+    y = rng.integers(0, 2, n)
+    X = rng.poisson(per_cell * (1.0 + 0.5 * y[:, None]), (n, f)).astype(np.float64)
+    assert X.max() >= 2**24 and np.any(X != X.astype(np.float32))  # float32 rounds them
+    counts = np.bincount(y).astype(float)
+    classes = gammaln(2.0) - gammaln(2.0 + n) + np.sum(gammaln(1.0 + counts))  # Dirichlet(1, 1)
+    log_fact = gammaln(X + 1.0).sum()
+    poisson, multinomial = 0.0, 0.0
+    for k in range(2):
+        T = X[y == k].sum(axis=0)
+        poisson += np.sum(1.0 * np.log(0.1) - gammaln(1.0) + gammaln(1.0 + T)
+                          - (1.0 + T) * np.log(0.1 + counts[k]))
+        multinomial += (gammaln(f * 1.0) - gammaln(f + T.sum())
+                        + np.sum(gammaln(1.0 + T) - gammaln(1.0)))
+    multinomial += gammaln(X.sum(axis=1) + 1.0).sum()
+    expected = {Poisson: poisson - log_fact + classes,
+                Multinomial: multinomial - log_fact + classes}
+    # the evidence is a difference of terms near 1e12 (log x! of counts near 1e8): float64's
+    # own rounding of them, the reference's included, is about 1e-16 of their size
+    tolerance = 1e-14 * log_fact
+    for family, value in expected.items():
+        whole = NaiveBayes(family(), method="bayes").fit(X, y)
+        parts = NaiveBayes(family(), method="bayes")
+        for rows in np.array_split(np.arange(n), 7):
+            parts.partial_fit(X[rows], y[rows], classes=[0, 1])
+        for clf in (whole, parts):
+            np.testing.assert_allclose(clf.log_evidence(), value, rtol=0, atol=tolerance)
+
+
 @pytest.mark.parametrize("scale", [1e-19, 1e-17])
 def test_weighted_gaussian_tiny_scale_is_refused_or_agrees(scale):
     """A weighted fit sums its statistics in float64 and so skips the fit's float32 check of
