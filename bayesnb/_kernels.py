@@ -18,8 +18,9 @@ host, where the families finish and merge them in float64 (``finish_stats``, ``m
 and the plug-in and posterior tables are computed there in float64 too (``host_numeric``
 families). The score kernels read tables in a shifted form (``kernel_table``: relative to a
 reference class, with a float64 per-column shift subtracted from the raw values on the host), so
-float32 never subtracts two large, nearly equal numbers; what float32 still cannot represent is
-refused with an error naming the column (``float32_problem``, ``score_rounding``). Chunks are
+float32 never subtracts two large, nearly equal numbers. Statistics float32 cannot hold are taken
+again in float64 (``float32_problem``, counts beyond float32's integers); scores float32 cannot
+hold are refused with an error naming the column (``kernel_table``, ``score_rounding``). Chunks are
 sized by everything a kernel materialises per row, the ``(rows, classes)`` score arrays (and a
 one-hot, for a family that still asks for one) included, so memory stays a few chunks plus the
 ``(n, K)`` output whatever ``K`` is.
@@ -296,7 +297,8 @@ def _beyond_float32_counts(family, x, top) -> jax.Array:
 
 class NeedsFloat64(Exception):
     """A float32 statistics pass met counts float32 cannot hold (see
-    :func:`_beyond_float32_counts`); :func:`stream_suff_stats` redoes it in float64."""
+    :func:`_beyond_float32_counts`) or statistics it cannot represent (``float32_problem``);
+    :func:`stream_suff_stats` redoes it in float64."""
 
 
 @partial(jax.jit, static_argnums=(0, 1, 2))
@@ -515,10 +517,10 @@ def stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     finished and merged on the host in float64 (each family's ``finish_stats`` and exact
     ``merge_stats``) while the next chunk computes, so float32 never accumulates across
     chunks. Chunks are sized by the input row and by the ``(rows, classes)`` arrays the kernel
-    materialises, so memory stays a few chunks whatever the number of classes. In float32 a
-    block whose statistics float32 inputs cannot represent is refused (``float32_problem``),
-    and a pass that meets counts beyond float32's integers is redone in float64
-    (:func:`_beyond_float32_counts`; its float32 sources are read as float64)."""
+    materialises, so memory stays a few chunks whatever the number of classes. In float32, a
+    pass that meets counts beyond float32's integers (:func:`_beyond_float32_counts`), or
+    whose statistics float32 inputs cannot represent (``float32_problem``), is redone in
+    float64, its float32 sources read as float64."""
     try:
         return _stream_suff_stats(families, levels, n_classes, sources, codes, weights)
     except NeedsFloat64:  # counts float32 cannot hold: the whole pass again, in float64
@@ -574,14 +576,13 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
         pending = (result, start, stop)
     finish(*pending)
     _report(sources, flags)
-    if x32:
-        for family, source, stats, shift in zip(families, sources, totals, shifts, strict=True):
-            problem = family.float32_problem(stats, shift)
-            if problem is not None:
-                raise ValueError(f"{_column(source, problem[0])}: {problem[1]}; float32 (JAX's "
-                                 f"default dtype) cannot represent it. Enable x64: "
-                                 f"JAX_ENABLE_X64=1, or jax.config.update(\"jax_enable_x64\", "
-                                 f"True) before fitting.")
+    # statistics float32 could not hold (a class spread within its values' rounding) are
+    # taken again in float64, as a weighted fit's are; the float32 score tables then refuse
+    # what float32 scores cannot resolve (``kernel_table``). Refusing here made a chunked fit
+    # refuse what the batch fit takes: a chunk's two rows of a class 0.05 apart near 1e6
+    if x32 and any(family.float32_problem(stats, shift) is not None
+                   for family, stats, shift in zip(families, totals, shifts, strict=True)):
+        raise NeedsFloat64
     return tuple(totals)
 
 

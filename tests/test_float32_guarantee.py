@@ -111,11 +111,16 @@ def test_gaussian_spread_float32_cannot_represent_is_refused():
     import pandas as pd
 
     y = [0, 0, 0, 1, 1, 1]
-    # at fit: the spread (0.1) is within a few float32 steps (0.03) of values 5e5 away
+    # at fit: the spread (0.1) is within a few float32 steps (0.03) of values 5e5 away, so
+    # the statistics are taken in float64 (exact), and the scores that depend on the spread
+    # are refused (the fit itself refused this until chunked fits had to agree with it)
     X = np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 0.0], [1e6, 0.5], [1e6 + 0.1, 1.5],
                   [1e6 + 0.2, 2.5]])
+    df = pd.DataFrame(X, columns=["far", "near"])
+    clf = NaiveBayes(method="ml").fit(df, y)
+    assert clf.blocks_[0].stats.m2[1, 0] == pytest.approx(0.02, rel=1e-9)
     with pytest.raises(ValueError, match=r"column 'far'.*x64"):
-        NaiveBayes(method="ml").fit(pd.DataFrame(X, columns=["far", "near"]), y)
+        clf.predict_proba(df)
     with jax.enable_x64(True):
         clf = NaiveBayes(method="ml").fit(X, y)
         assert clf.blocks_[0].stats.m2[1, 0] / 3 == pytest.approx(0.02 / 3, rel=1e-9)
@@ -474,6 +479,36 @@ def test_float32_evidence_with_weights_against_weighted_sums():
     # Dirichlet(1, 1, 1) on the class weights
     classes = gammaln(3.0) - gammaln(3.0 + counts.sum()) + np.sum(gammaln(1.0 + counts))
     np.testing.assert_allclose(clf.log_evidence(), features + classes, rtol=1e-11)
+
+
+def test_chunked_gaussian_fit_takes_what_the_batch_fit_takes():
+    """A chunk whose float32 statistics cannot hold a class's spread (two rows of a rare class
+    0.05 apart near 1e6, in a chunk whose other class sits near 0) made ``fit_chunks`` and
+    ``partial_fit`` refuse ("class #1 varies by 0.0312 ...") data that ``fit`` takes and gets
+    right. Such a chunk's statistics are now taken in float64: the chunked fits agree with
+    float64's batch fit."""
+    from bayesnb.outofcore import fit_chunks
+
+    rng = np.random.default_rng(0)
+    n = 2000
+    y = (rng.random(n) < 0.05).astype(int)
+    X = np.where(y == 1, 1e6 + 300 * rng.normal(size=n), 300 * rng.normal(size=n))[:, None]
+    parts = np.array_split(np.arange(n), 100)
+    rows = next(r for r in parts if (y[r] == 1).sum() == 2)
+    ones = rows[y[rows] == 1]
+    X[ones[1], 0] = X[ones[0], 0] + 0.05
+    with jax.enable_x64(True):
+        batch = NaiveBayes(Gaussian()).fit(X, y)
+        expected = batch.predict_proba(X[:300])
+    chunked = fit_chunks(NaiveBayes(Gaussian()), [(X[r], y[r]) for r in parts], progress=False)
+    updated = NaiveBayes(Gaussian())
+    for r in parts:
+        updated.partial_fit(X[r], y[r], classes=[0, 1])
+    for clf in (chunked, updated):
+        np.testing.assert_allclose(clf.predict_proba(X[:300]), expected, atol=TOL)
+        # the other chunks' statistics are float32 sums, within float32's rounding
+        np.testing.assert_allclose(clf.fitted_.blocks[0].stats.m2,
+                                   batch.fitted_.blocks[0].stats.m2, rtol=1e-5)
 
 
 # ------------------------------------------------- counts beyond float32's integers

@@ -237,9 +237,10 @@ def _check_resolution(offset: np.ndarray, sd: np.ndarray, center: np.ndarray) ->
 def _check_tiny(var: np.ndarray) -> None:
     """Refuse (``Float32Unrepresentable``) a class variance below ``TINY_VARIANCE``: the
     score kernel squares deviations of that size, and float32 flushes those squares to zero.
-    A fit refuses such a class in float32 (``Gaussian.float32_problem``) unless its statistics
-    were summed in float64 (a weighted fit, ``fitted.weighted_sums_need_float64``); the
-    scores are refused here either way (ML on values near 1e-19 was 0.03 off)."""
+    A float32 fit takes such a class's statistics in float64 (``Gaussian.float32_problem``
+    sends the pass to ``_kernels.stream_suff_stats``'s float64 redo; a weighted fit sums in
+    float64 anyway, ``fitted.weighted_sums_need_float64``), so the scores are refused here
+    (ML on values near 1e-19 was 0.03 off)."""
     if float64_mode():
         return
     with np.errstate(invalid="ignore"):
