@@ -19,7 +19,7 @@ and the plug-in and posterior tables are computed there in float64 too (``host_n
 families). The score kernels read tables in a shifted form (``kernel_table``: relative to a
 reference class, with a float64 per-column shift subtracted from the raw values on the host), so
 float32 never subtracts two large, nearly equal numbers. Statistics float32 cannot hold are taken
-again in float64 (``float32_problem``, counts beyond float32's integers); scores float32 cannot
+again in float64 (``float32_inexact``, counts beyond float32's integers); scores float32 cannot
 hold are refused with an error naming the column (``kernel_table``, ``score_rounding``). Chunks are
 sized by everything a kernel materialises per row, the ``(rows, classes)`` score arrays (and a
 one-hot, for a family that still asks for one) included, so memory stays a few chunks plus the
@@ -129,11 +129,10 @@ class Labels:
     one-hot (in float64 built as ``(classes, rows)``, :func:`_one_hot_t`): a BLAS product
     reads the chunk once, and XLA:CPU's blocked scatter-add ran 2x-25x slower at 10-100
     classes on a quiet machine (1,024-2,048 rows x 1,000 columns, float32 and float64: 4-28 ms
-    a chunk against 1-2.5 ms;
-    ``benchmarks/README.md``, "Issue 12, 2026-11-24"). With more classes the product's cost
-    grows with the class count, so the sums are a blocked scatter-add
-    (``jax.ops.segment_sum``), whose cost does not: O(rows x columns + classes x columns) per
-    chunk, and 20,000 classes fit as fast as 10 (``benchmarks/many_classes.py``)."""
+    a chunk against 1-2.5 ms; ``benchmarks/README.md``, "Issue 12, 2026-11-24"). With more
+    classes the product's cost grows with the class count, so the sums are a blocked
+    scatter-add (``jax.ops.segment_sum``), whose cost does not: O(rows x columns + classes x
+    columns) per chunk, and 20,000 classes fit as fast as 10 (``benchmarks/many_classes.py``)."""
 
     #: up to this many classes the sums are products with the one-hot (at 400-800 classes the
     #: products took as long as the scatter-add or longer)
@@ -297,7 +296,7 @@ def _beyond_float32_counts(family, x, top) -> jax.Array:
 
 class NeedsFloat64(Exception):
     """A float32 statistics pass met counts float32 cannot hold (see
-    :func:`_beyond_float32_counts`) or statistics it cannot represent (``float32_problem``);
+    :func:`_beyond_float32_counts`) or statistics it cannot represent (``float32_inexact``);
     :func:`stream_suff_stats` redoes it in float64."""
 
 
@@ -519,11 +518,11 @@ def stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     chunks. Chunks are sized by the input row and by the ``(rows, classes)`` arrays the kernel
     materialises, so memory stays a few chunks whatever the number of classes. In float32, a
     pass that meets counts beyond float32's integers (:func:`_beyond_float32_counts`), or
-    whose statistics float32 inputs cannot represent (``float32_problem``), is redone in
+    whose statistics float32 inputs cannot represent (``float32_inexact``), is redone in
     float64, its float32 sources read as float64."""
     try:
         return _stream_suff_stats(families, levels, n_classes, sources, codes, weights)
-    except NeedsFloat64:  # counts float32 cannot hold: the whole pass again, in float64
+    except NeedsFloat64:  # what float32 cannot hold: the whole pass again, in float64
         with jax.enable_x64(True):
             wide = [s._replace(dtype=np.dtype(np.float64)) if s.dtype == np.float32 else s
                     for s in sources]
@@ -532,7 +531,8 @@ def stream_suff_stats(families, levels, n_classes, sources, codes, weights):
 
 def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     """:func:`stream_suff_stats` in the current dtype mode; in float32, raises
-    :class:`NeedsFloat64` at the first chunk with counts beyond float32's integers."""
+    :class:`NeedsFloat64` at the first chunk with counts beyond float32's integers, or after
+    the pass when the statistics are beyond float32 (``float32_inexact``)."""
     n = codes.shape[0]
     dtype = np.dtype(jnp.result_type(float))
     per_class = FIT_CLASS_ARRAYS * n_classes * dtype.itemsize if needs_one_hot(families) else 0
@@ -580,7 +580,7 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     # taken again in float64, as a weighted fit's are; the float32 score tables then refuse
     # what float32 scores cannot resolve (``kernel_table``). Refusing here made a chunked fit
     # refuse what the batch fit takes: a chunk's two rows of a class 0.05 apart near 1e6
-    if x32 and any(family.float32_problem(stats, shift) is not None
+    if x32 and any(family.float32_inexact(stats, shift)
                    for family, stats, shift in zip(families, totals, shifts, strict=True)):
         raise NeedsFloat64
     return tuple(totals)

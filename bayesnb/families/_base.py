@@ -324,12 +324,12 @@ class Family:
         return stats
 
     @staticmethod
-    def float32_problem(stats: NamedTuple, shift: np.ndarray | None) -> tuple | None:
-        """``(column index, reason)`` when float32 inputs cannot represent what the finished
-        float64 ``stats`` describe (e.g. a spread below float32's resolution at the values'
-        magnitude), else None. Only asked in float32 mode; the statistics pass is then redone
-        in float64 (``_kernels.stream_suff_stats``)."""
-        return None
+    def float32_inexact(stats: NamedTuple, shift: np.ndarray | None) -> bool:
+        """Whether float32 inputs cannot represent what the finished float64 ``stats``
+        describe (e.g. a spread below float32's resolution at the values' magnitude). Only
+        asked in float32 mode; the statistics pass is then redone in float64
+        (``_kernels.stream_suff_stats``)."""
+        return False
 
     @staticmethod
     def kernel_table(table: NamedTuple, exact: bool, joint: bool):

@@ -237,7 +237,7 @@ def _check_resolution(offset: np.ndarray, sd: np.ndarray, center: np.ndarray) ->
 def _check_tiny(var: np.ndarray) -> None:
     """Refuse (``Float32Unrepresentable``) a class variance below ``TINY_VARIANCE``: the
     score kernel squares deviations of that size, and float32 flushes those squares to zero.
-    A float32 fit takes such a class's statistics in float64 (``Gaussian.float32_problem``
+    A float32 fit takes such a class's statistics in float64 (``Gaussian.float32_inexact``
     sends the pass to ``_kernels.stream_suff_stats``'s float64 redo; a weighted fit sums in
     float64 anyway, ``fitted.weighted_sums_need_float64``), so the scores are refused here
     (ML on values near 1e-19 was 0.03 off)."""
@@ -384,29 +384,21 @@ class Gaussian(Family):
         return GaussianStats(stats.count, mean, stats.m2)
 
     @staticmethod
-    def float32_problem(stats: GaussianStats, shift):
-        """A class whose spread is within a few float32 steps of its values' rounding at fit
-        (``FIT_SPREAD``): its centred squares are mostly rounding. (Spreads float32 resolves
-        only coarsely are refused later, when a method's scores would depend on them:
-        ``kernel_table``.)"""
+    def float32_inexact(stats: GaussianStats, shift) -> bool:
+        """A class whose variance float32 flushes to zero (``TINY_VARIANCE``), or whose spread
+        is within a few float32 steps of its values' rounding at fit (``FIT_SPREAD``): its
+        centred squares are mostly rounding. (Spreads float32 resolves only coarsely are
+        refused later, when a method's scores would depend on them: ``kernel_table``.)"""
         count = np.asarray(stats.count)
         if shift is None or not (count > 1).any():
-            return None
+            return False
         with np.errstate(divide="ignore", invalid="ignore"):
             var = np.asarray(stats.m2) / count
-            tiny = (count > 1) & (var > 0) & (var < TINY_VARIANCE)
             sd = np.sqrt(var)
             far = np.abs(np.asarray(stats.mean) - shift)
-            bad = (count > 1) & (sd > 0) & (sd < FIT_SPREAD * _EPS32 * far)
-        if tiny.any():
-            k, j = map(int, np.argwhere(tiny)[0])
-            return j, (f"class #{k} has a variance of {var[k, j]:.3g}, so small that float32 "
-                       f"flushes the squares of its deviations to zero")
-        if not bad.any():
-            return None
-        k, j = map(int, np.argwhere(bad)[0])
-        return j, (f"class #{k} varies by {sd[k, j]:.3g} (sd) around {stats.mean[k, j]:.9g}, "
-                   f"within float32's rounding of values that far from the others")
+            tiny = (var > 0) & (var < TINY_VARIANCE)
+            coarse = (sd > 0) & (sd < FIT_SPREAD * _EPS32 * far)
+        return bool(np.any((count > 1) & (tiny | coarse)))
 
     @staticmethod
     def merge_stats(a: GaussianStats, b: GaussianStats) -> GaussianStats:
