@@ -113,7 +113,8 @@ def kernel_tables(families, tables, joint: bool, steps, sources):
 @full_float32
 def scores(families, levels, joint, class_log_prior, tables, xs, n_valid):
     """One chunk: exact class scores (joint: with every class-free constant), per block
-    the rows whose tail the host must add, the value checks and the float32 rounding bounds."""
+    the rows whose tail the host must add, the value checks (one flag per block, stacked)
+    and the float32 rounding bounds."""
     out = jnp.broadcast_to(class_log_prior, (xs[0].shape[0], class_log_prior.shape[0]))
     own = []  # each block's own scores, for its rounding bound
     for family, lv, table, x in zip(families, levels, tables, xs, strict=True):
@@ -123,7 +124,8 @@ def scores(families, levels, joint, class_log_prior, tables, xs, n_valid):
         out = out + sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))[:, None]
     tails = tuple(needs_tail(x, t.steps) if counted(f) else jnp.zeros((0,), jnp.int8)
                   for f, t, x in zip(families, tables, xs, strict=True))
-    bad = tuple(_kernels.invalid_values(f, x) for f, x in zip(families, xs, strict=True))
+    # one array, one read on the host (``_kernels._store``)
+    bad = jnp.stack([_kernels.invalid_values(f, x) for f, x in zip(families, xs, strict=True)])
     valid = jnp.arange(xs[0].shape[0]) < n_valid
     # per row (and class): the host weighs them by the class probabilities once it has added
     # the tails, which may still move those (``store``)
@@ -168,7 +170,7 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
 
     def store(start, stop, result):
         s, tails, bad, risk = result
-        _kernels._report(sources, bad)
+        _kernels._report(sources, np.asarray(bad))
         out[start:stop] = np.asarray(s)[: stop - start]
         for b, flags in enumerate(tails):
             flags = np.asarray(flags)[: stop - start]
