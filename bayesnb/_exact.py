@@ -31,7 +31,7 @@ from . import _kernels
 from ._kernels import full_float32
 from .families import _sparse
 from .families._base import float64_mode
-from .families._steps import needs_tail
+from .families._steps import chunk_integral, needs_tail
 
 #: the indicator steps ``S`` a kernel may be compiled for
 STEP_CHOICES = (1, 2, 4, 8, 16, 32)
@@ -84,6 +84,25 @@ def choose_steps(sample) -> int:
         above[s + 1] + UNLISTED_COST * unlisted) / observed)
 
 
+#: a block whose sampled rows hold a count past ``S`` (or a fraction) in more than this share
+#: is scanned whole by the host, and its kernel flags no rows (:func:`scans_whole`)
+WHOLE_SCAN_SHARE = 0.5
+
+
+def scans_whole(sample, steps: int) -> bool:
+    """Whether the host should scan every chunk of a block for its tail, rather than only
+    the rows the kernel flags (``needs_tail``): when most rows would be flagged, the host
+    scans the whole chunk anyway, and the kernel's flags were a row reduction for nothing
+    (0.8-0.9 ms of a 2.1 ms kernel on 1,024 x 1,000 float64 documents, ``benchmarks/README.md``,
+    "Stop 29"). Decided from the rows :func:`choose_steps` reads."""
+    x = np.asarray(sample)
+    if x.ndim != 2 or x.shape[0] == 0:
+        return False
+    with np.errstate(invalid="ignore"):
+        past = (x > steps) | ((x != np.floor(x)) & ~np.isnan(x))
+    return bool(np.count_nonzero(past.any(axis=1)) > WHOLE_SCAN_SHARE * x.shape[0])
+
+
 def counted(family) -> bool:
     """Whether a family (class) scores its exact predictive through indicator steps."""
     return hasattr(family, "exact_table")
@@ -109,12 +128,14 @@ def kernel_tables(families, tables, joint: bool, steps, sources):
     return tuple(k for k, _ in built), [shift for _, shift in built]
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2))
+@partial(jax.jit, static_argnums=(0, 1, 2, 7))
 @full_float32
-def scores(families, levels, joint, class_log_prior, tables, xs, n_valid):
+def scores(families, levels, joint, class_log_prior, tables, xs, n_valid, whole=None):
     """One chunk: exact class scores (joint: with every class-free constant), per block
-    the rows whose tail the host must add, the value checks (one flag per block, stacked)
-    and the float32 rounding bounds."""
+    the rows whose tail the host must add (``needs_tail``; for a block the host scans whole,
+    ``whole[b]``, only whether every value is an integer), the value checks (one flag per
+    block, stacked) and the float32 rounding bounds."""
+    whole = (False,) * len(xs) if whole is None else whole
     out = jnp.broadcast_to(class_log_prior, (xs[0].shape[0], class_log_prior.shape[0]))
     own = []  # each block's own scores, for its rounding bound
     for family, lv, table, x in zip(families, levels, tables, xs, strict=True):
@@ -122,8 +143,9 @@ def scores(families, levels, joint, class_log_prior, tables, xs, n_valid):
         out = out + own[-1]
     if joint:
         out = out + sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))[:, None]
-    tails = tuple(needs_tail(x, t.steps) if counted(f) else jnp.zeros((0,), jnp.int8)
-                  for f, t, x in zip(families, tables, xs, strict=True))
+    tails = tuple((chunk_integral(x) if w else needs_tail(x, t.steps)) if counted(f)
+                  else jnp.zeros((0,), jnp.int8)
+                  for f, t, x, w in zip(families, tables, xs, whole, strict=True))
     # one array, one read on the host (``_kernels._store``)
     bad = jnp.stack([_kernels.invalid_values(f, x) for f, x in zip(families, xs, strict=True)])
     valid = jnp.arange(xs[0].shape[0]) < n_valid
@@ -141,8 +163,12 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
     the next chunk computes. The caller normalises them (``scoring.normalised``)."""
     small = n_rows * sum(s.width for s in sources) <= SMALL_BATCH_CELLS
     sample = [min(n_rows, SAMPLE_ROWS, max(1, SAMPLE_CELLS // max(s.width, 1))) for s in sources]
-    steps = [(1 if small else choose_steps(s.read(0, m)))
-             if counted(f) else None for f, s, m in zip(families, sources, sample, strict=True)]
+    samples = [s.read(0, m) if counted(f) else None
+               for f, s, m in zip(families, sources, sample, strict=True)]
+    steps = [(1 if small else choose_steps(x)) if counted(f) else None
+             for f, x in zip(families, samples, strict=True)]
+    whole = tuple(st is not None and scans_whole(x, st)
+                  for x, st in zip(samples, steps, strict=True))
     ktables, shifts = kernel_tables(families, tables, joint, steps, sources)
     # per row: the input, the stacked indicators and the (rows, K) scores; the other exact
     # kernels (Student-t) reduce a (rows, K, F) expression, bounded by a chunk as well
@@ -173,6 +199,11 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
         _kernels._report(sources, np.asarray(bad))
         out[start:stop] = np.asarray(s)[: stop - start]
         for b, flags in enumerate(tails):
+            if whole[b]:  # every row, as when most rows are flagged below
+                out[start:stop] += families[b].host_tail(
+                    ktables[b], sources[b].read(start, stop), steps[b],
+                    integral=bool(np.asarray(flags)))
+                continue
             flags = np.asarray(flags)[: stop - start]
             rows = np.flatnonzero(flags)
             if not rows.size:
@@ -192,7 +223,7 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
         stop = min(start + rows, n_rows)
         xs = staging.fill(i, start, stop)  # chunk i - 2 was stored (and so waited for)
         result = scores(families, levels, joint, class_log_prior, ktables, xs,
-                        np.int32(stop - start))
+                        np.int32(stop - start), whole)
         if pending is not None:  # finish the previous chunk while this one computes
             store(*pending)
         pending = (start, stop, result)

@@ -39,6 +39,15 @@ def steps(request, monkeypatch):
     return request.param
 
 
+@pytest.fixture(params=["flagged rows", "whole chunks"])
+def scan(request, monkeypatch):
+    """Force how the host finds the tail: in the rows the kernel flags, or by scanning every
+    chunk whole (``_exact.scans_whole``, chosen from a sample of the rows otherwise)."""
+    monkeypatch.setattr(_exact, "WHOLE_SCAN_SHARE", 2.0 if request.param == "flagged rows"
+                        else -1.0)
+    return request.param
+
+
 @pytest.fixture
 def small_chunks(monkeypatch):
     """64-row chunks (the smallest), so a 200-row input spans four with a partial last one."""
@@ -116,7 +125,7 @@ def check(clf, Xn, joint, rtol=1e-9):
 BIG = ((3, 0, 40.0), (7, 4, 311.0), (11, 2, 9.0))
 
 
-def test_multinomial_steps_and_large_counts(x64, steps):
+def test_multinomial_steps_and_large_counts(x64, steps, scan):
     X = count_data(0, big=BIG)
     Xn = count_data(1, n=12, big=((2, 1, 57.0), (5, 3, 1000.0)))
     Xn[0] = 0.0  # an empty document has probability one in every class
@@ -124,14 +133,14 @@ def test_multinomial_steps_and_large_counts(x64, steps):
     check(_fit(bnb.Multinomial(alpha=alpha), X), Xn, dirichlet_multinomial_joint(X, Y, Xn, alpha))
 
 
-def test_multinomial_non_integer_counts_and_missing_values(x64, steps):
+def test_multinomial_non_integer_counts_and_missing_values(x64, steps, scan):
     X = count_data(2, frac=True, big=BIG)
     Xn = count_data(3, n=15, frac=True, nan=True, big=((1, 1, 23.5),))
     alpha = np.ones(5)
     check(_fit(bnb.Multinomial(alpha=alpha), X), Xn, dirichlet_multinomial_joint(X, Y, Xn, alpha))
 
 
-def test_poisson_steps_large_counts_and_missing_values(x64, steps):
+def test_poisson_steps_large_counts_and_missing_values(x64, steps, scan):
     X = count_data(4, big=BIG)
     Xn = count_data(5, n=15, nan=True, big=((2, 1, 75.0), (6, 0, 2000.0)))
     family = bnb.Poisson(shape=np.array([2.0, 0.5, 1.0, 3.0, 0.7]), rate=0.2)
@@ -139,7 +148,7 @@ def test_poisson_steps_large_counts_and_missing_values(x64, steps):
 
 
 @pytest.mark.parametrize("name", ["multinomial", "poisson"])
-def test_chunk_boundaries_with_tails_in_some_chunks(x64, small_chunks, monkeypatch, name):
+def test_chunk_boundaries_with_tails_in_some_chunks(x64, small_chunks, scan, monkeypatch, name):
     """200 rows in 64-row chunks: counts above S only in the second and last chunks."""
     monkeypatch.setattr(_exact, "STEP_CHOICES", (4,))
     monkeypatch.setattr(_exact, "SMALL_BATCH_CELLS", 0)
@@ -257,7 +266,7 @@ def test_grouped_log1p_sum_against_numpy(dtype):
 
 # ---------------------------------------------------------------------------- float32
 @pytest.mark.parametrize("name", ["multinomial", "poisson", "gaussian"])
-def test_float32_agrees_with_x64(name, monkeypatch):
+def test_float32_agrees_with_x64(name, scan, monkeypatch):
     """Default float32 against x64 on the same data, with counts above S (host tails)."""
     monkeypatch.setattr(_exact, "STEP_CHOICES", (2,))
     monkeypatch.setattr(_exact, "SMALL_BATCH_CELLS", 0)
@@ -284,9 +293,9 @@ def test_small_batches_take_one_step_and_stay_exact(x64, monkeypatch, name):
     chosen = []
     real = _exact.scores
 
-    def spy(families, levels, joint, class_log_prior, tables, xs, n_valid):
+    def spy(families, levels, joint, class_log_prior, tables, xs, n_valid, whole=None):
         chosen.append(tables[0].steps.shape[0] // xs[0].shape[1] + 1)
-        return real(families, levels, joint, class_log_prior, tables, xs, n_valid)
+        return real(families, levels, joint, class_log_prior, tables, xs, n_valid, whole)
 
     monkeypatch.setattr(_exact, "scores", spy)
     X = count_data(8, big=BIG)

@@ -46,6 +46,13 @@ def row_sums(x: jax.Array) -> jax.Array:
     return x @ jnp.ones((x.shape[1],), x.dtype)
 
 
+def chunk_integral(x: jax.Array) -> jax.Array:
+    """Whether every value of a chunk is an integer, from one reduction: True only if no
+    value has a fractional part (a NaN may make it False; the host then looks for fractions
+    itself, skipping NaN)."""
+    return jnp.max(x - jnp.floor(x)) == 0
+
+
 def needs_tail(x: jax.Array, steps: jax.Array) -> jax.Array:
     """``(n,)`` int8: per row, whether it holds a count the products do not finish: 0 none,
     1 integer counts above ``S`` only, 2 a value that is not an integer (the host reads only
