@@ -462,10 +462,14 @@ class Multinomial(Family):
     def _log_predictive_shifted(table: DirichletMultinomialShifted, x) -> jax.Array:
         def complete(x):  # every column observed: the plug-in's product plus the steps
             x0 = x.astype(table.slope.dtype)
-            n = x0.sum(axis=1, keepdims=True)
+            # the row totals as one more column of the product: a row reduction of its own
+            # was a second pass over the chunk (0.29 ms of 1,024 x 1,000 float64)
+            k = table.slope.shape[0]
+            both = x0 @ jnp.concatenate([table.slope, jnp.ones((1, x.shape[1]), x0.dtype)]).T
+            n = both[:, k:]
             whole = ((n * n) * table.total_quadratic + (n * n * n) * table.total_cubic
                      + log_rising(table.total, n, polynomial=False))
-            return x0 @ table.slope.T + step_sums(x0, table.steps) - whole
+            return both[:, :k] + step_sums(x0, table.steps) - whole
 
         def missing(x):
             a = table.alpha
@@ -487,7 +491,10 @@ class Multinomial(Family):
                      + step_sums(x0, table.steps) - whole)
             return jnp.where(a_total > 0, log_p, 0.0)
 
-        return jax.lax.cond(has_missing(x), missing, complete, x)
+        # the complete form first, outside any branch: a missing count (NaN) makes its row's
+        # scores NaN, which sends the chunk down the masked path, instead of a pass over x
+        scores = complete(x)
+        return jax.lax.cond(jnp.isnan(jnp.sum(scores)), missing, lambda x: scores, x)
 
     @staticmethod
     def linear_scores(params: MultinomialParams) -> tuple:
