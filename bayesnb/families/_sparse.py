@@ -442,6 +442,12 @@ def dense_rising_tail(a: np.ndarray, x: np.ndarray, steps: int,
     ``step_tables``). ``integral``: the caller knows every value is an integer (or NaN), so
     only the counts above ``steps`` are looked for."""
     x = np.ascontiguousarray(x)  # found in its own dtype (comparisons are exact in float32)
+    if integral:
+        cum = cumulative_rising(a, steps)
+        if cum is not None and max(x.size, cum.shape[0] * x.shape[1]) < 2 ** 31:
+            tail = _listed_tail(x, steps, cum)
+            if tail is not None:
+                return tail
     flat = x.reshape(-1)
     with np.errstate(invalid="ignore"):
         tail = flat > steps
@@ -453,6 +459,27 @@ def dense_rising_tail(a: np.ndarray, x: np.ndarray, steps: int,
     cols = where - rows * x.shape[1]  # cheaper than a second integer division
     return rising_sums(rows, cols, flat[where].astype(np.float64), a, x.shape[0], steps,
                        integral)
+
+
+def _listed_tail(x: np.ndarray, steps: int, cum: np.ndarray) -> np.ndarray | None:
+    """:func:`dense_rising_tail` of integer counts (NaN allowed) that the cumulative table
+    ``cum`` holds, as one sparse product whose structure comes from the chunk in int32: the
+    row pointers from per-row counts, the columns from the positions (no row index, no int64
+    division). On 2,048 x 200 float64 Poisson counts past ``S = 2`` (32% of them) 1.93 ms
+    against 2.25 ms through :func:`rising_sums` (``benchmarks/README.md``, "Stop 29").
+    None if a count is past the table."""
+    n, f = x.shape
+    past = x > steps
+    where = np.flatnonzero(past).astype(np.int32)
+    values = x.reshape(-1)[where]
+    if values.size and values.max() >= steps + cum.shape[0]:
+        return None
+    starts = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(np.count_nonzero(past, axis=1), out=starts[1:])
+    index = (values.astype(np.int32) - np.int32(steps)) * np.int32(f) + where % np.int32(f)
+    picks = sparse.csr_matrix((np.ones(where.size), index, starts),
+                              shape=(n, cum.shape[0] * f))
+    return picks @ cum.reshape(-1, cum.shape[2])
 
 
 def rising_sums(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.ndarray,
