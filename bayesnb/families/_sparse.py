@@ -477,8 +477,16 @@ def _listed_tail(x: np.ndarray, steps: int, cum: np.ndarray) -> np.ndarray | Non
     starts = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(np.count_nonzero(past, axis=1), out=starts[1:])
     index = (values.astype(np.int32) - np.int32(steps)) * np.int32(f) + where % np.int32(f)
-    picks = sparse.csr_matrix((np.ones(where.size), index, starts),
-                              shape=(n, cum.shape[0] * f))
+    return _table_row_sums(index, starts, cum)
+
+
+def _table_row_sums(index: np.ndarray, starts: np.ndarray, cum: np.ndarray) -> np.ndarray:
+    """``(n, K)``: per row, the sum of the rows ``index`` (``(count - start) * F + column``)
+    of the cumulative table ``cum`` (:func:`cumulative_rising`), listed row by row with CSR
+    row pointers ``starts``: one sparse product, 3.6x faster than a gather and a segment
+    sum."""
+    picks = sparse.csr_matrix((np.ones(index.size), index, starts),
+                              shape=(starts.size - 1, cum.shape[0] * cum.shape[1]))
     return picks @ cum.reshape(-1, cum.shape[2])
 
 
@@ -501,12 +509,8 @@ def rising_sums(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.nd
         out = rising_rows(rows[~listed], cols[~listed], values[~listed], a, n_rows, start)
         rows, cols, values = rows[listed], cols[listed], values[listed]
     if rows.size:
-        # per row, the sum of the listed entries' rows of the table: one sparse product,
-        # 3.6x faster than a gather and a segment sum
         index = (values.astype(np.int64) - start) * cum.shape[1] + cols
-        picks = sparse.csr_matrix((np.ones(rows.size), index, _row_starts(rows, n_rows)),
-                                  shape=(n_rows, cum.shape[0] * cum.shape[1]))
-        out += picks @ cum.reshape(-1, cum.shape[2])
+        out += _table_row_sums(index, _row_starts(rows, n_rows), cum)
     return out
 
 

@@ -494,7 +494,7 @@ class Multinomial(Family):
         # the complete form first, outside any branch: a missing count (NaN) makes its row's
         # scores NaN, which sends the chunk down the masked path, instead of a pass over x
         scores = complete(x)
-        return jax.lax.cond(jnp.isnan(jnp.sum(scores)), missing, lambda x: scores, x)
+        return jax.lax.cond(has_missing(scores), missing, lambda x: scores, x)
 
     @staticmethod
     def linear_scores(params: MultinomialParams) -> tuple:
