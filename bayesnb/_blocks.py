@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -15,19 +16,31 @@ def levels_of(schema: Schema):
     return tuple(len(lv) for lv in schema.levels) or None
 
 
+def kernel_reads_raw(family) -> bool:
+    """Whether the kernels read this family's raw numbers themselves (checking them,
+    ``value_checks``), so a device-resident block can stay on the device."""
+    return (family.value_checks is not None and not family.nonparametric
+            and not family.host_counting)
+
+
 def block_source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:
     """How the streaming kernels read one block. Raw numbers go straight to the kernel, which
-    checks them itself; anything else (strings, objects, categorical values) is validated and
-    encoded on the host chunk by chunk."""
+    checks them itself (a ``jax.Array`` block is read in place, on its device); anything else
+    (strings, objects, categorical values) is validated and encoded on the host chunk by
+    chunk."""
     dtype = np.dtype(jnp.result_type(float))
+    if isinstance(raw, jax.Array) and not (kernel_reads_raw(family)
+                                           and raw.dtype.kind in "biuf"):
+        raw = np.asarray(raw)  # encoded on the host
 
     def report():  # encoding the whole block names the column and row of the bad value
-        family.encode(raw, schema, unseen=unseen)
+        family.encode(np.asarray(raw), schema, unseen=unseen)
 
-    if family.value_checks is not None and isinstance(raw, np.ndarray) and raw.ndim == 2 \
-            and raw.dtype.kind in "biuf":
+    if family.value_checks is not None and isinstance(raw, np.ndarray | jax.Array) \
+            and raw.ndim == 2 and raw.dtype.kind in "biuf":
         return _kernels.Source(lambda start, stop: raw[start:stop], raw.shape[1], dtype, report,
-                               columns=tuple(schema.columns))  # errors name the column
+                               columns=tuple(schema.columns),  # errors name the column
+                               device=isinstance(raw, jax.Array))
 
     def encode(start, stop):
         try:  # the dtype when read: a float32 pass may be redone in float64 (_kernels)
@@ -61,11 +74,13 @@ def block_positions(model, table: Table) -> list[tuple]:
     return [b.positions for b in model.blocks]
 
 
-def raw_blocks(model, X) -> tuple[list, int]:
+def raw_blocks(model, X, on_device: bool = False) -> tuple[list, int]:
     """Every block's raw values in ``X`` (columns matched as :func:`block_positions` says)
-    and the number of rows."""
+    and the number of rows; with ``on_device``, the blocks of a device-resident ``jax.Array``
+    that the kernels read raw (:func:`kernel_reads_raw`) stay on the device."""
     table = as_table(X)
-    return ([table.block(b.schema.columns, pos)
+    return ([table.block(b.schema.columns, pos,
+                         on_device=on_device and kernel_reads_raw(b.family))
              for b, pos in zip(model.blocks, block_positions(model, table), strict=True)],
             table.n_rows)
 

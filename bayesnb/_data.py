@@ -28,6 +28,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+import jax
 import numpy as np
 import pandas as pd
 
@@ -41,7 +42,9 @@ class InferredCategoricalWarning(UserWarning):
 
 class Table(NamedTuple):
     """A 2-D input with column labels; ``frame`` is set when the input was a DataFrame,
-    ``sparse`` (CSR) when it was a ``scipy.sparse`` matrix or array."""
+    ``sparse`` (CSR) when it was a ``scipy.sparse`` matrix or array. ``array`` is a
+    ``jax.Array`` when the input was one (it stays in the device's memory, see
+    :meth:`block`), else NumPy."""
 
     columns: tuple
     frame: pd.DataFrame | None
@@ -54,7 +57,10 @@ class Table(NamedTuple):
             return self.sparse.shape[0]
         return len(self.frame) if self.frame is not None else self.array.shape[0]
 
-    def block(self, columns: tuple, positions: tuple) -> np.ndarray:
+    def block(self, columns: tuple, positions: tuple, on_device: bool = False) -> np.ndarray:
+        """The columns at ``positions``. A device-resident ``jax.Array`` input is copied to
+        the host as NumPy, unless ``on_device``: then the block stays a ``jax.Array`` (for
+        the kernels, which read it in place: :func:`bayesnb._blocks.block_source`)."""
         if self.sparse is not None:
             if list(positions) == list(range(self.sparse.shape[1])):
                 return self.sparse
@@ -66,6 +72,8 @@ class Table(NamedTuple):
             block = self.array  # the whole table: no copy (encode validates without mutating)
         else:
             block = self.array[:, list(positions)]
+        if isinstance(block, jax.Array) and not on_device:
+            return np.asarray(block)
         # values too large for float64's squares are refused where the block is read: by
         # the kernels' checks, or by the family's encode (``numeric_block``)
         return block
@@ -99,12 +107,15 @@ def as_table(X: Any) -> Table:
         if X.dtype.kind not in "biuf":
             raise TypeError(f"sparse X has unsupported dtype {X.dtype}; expected numbers.")
         return Table(tuple(range(X.shape[1])), None, None, sparse.csr_matrix(X))
-    try:
-        arr = np.asarray(X)
-        if arr.dtype.kind in "US" and not isinstance(X, np.ndarray):
-            arr = np.array(X, dtype=object)  # a NaN among strings stays a missing value
-    except ValueError as err:  # ragged nested lists
-        raise ValueError(f"X could not be read as a 2-D table: {err}") from None
+    if isinstance(X, jax.Array):  # left where it is: a GPU's memory is read in place
+        arr = X
+    else:
+        try:
+            arr = np.asarray(X)
+            if arr.dtype.kind in "US" and not isinstance(X, np.ndarray):
+                arr = np.array(X, dtype=object)  # a NaN among strings stays a missing value
+        except ValueError as err:  # ragged nested lists
+            raise ValueError(f"X could not be read as a 2-D table: {err}") from None
     if arr.dtype.kind == "c":
         raise ValueError("Complex data not supported: X holds complex numbers.")
     if arr.dtype.kind not in "USObiuf":

@@ -54,9 +54,20 @@ from .families._base import (
 #: chunks are merged on the host in float64; kept at 0 for readers of the counter)
 TRACES = {"suff_stats": 0, "accumulate": 0, "scores": 0}
 
-#: bytes of encoded input per streamed chunk: large enough to amortise a dispatch, small
-#: enough to stay in cache between the host conversion and the kernel
+#: bytes of encoded input per streamed chunk on the CPU: large enough to amortise a dispatch,
+#: small enough to stay in cache between the host conversion and the kernel
 CHUNK_BYTES = 8 << 20
+#: how many times larger every chunk budget is on an accelerator (GPU, TPU): no cache to stay
+#: in, and each chunk costs a launch and a wait. On an H200, 2,000,000 x 1,000 float32 counts
+#: in the CPU's 512-row chunks took 2.2 s through the plug-in score kernel (3,907 calls), in
+#: 262,144-row chunks 11 ms (``benchmarks/README.md``, "Stop 30: the GPU")
+ACCELERATOR_BUDGET_SCALE = 32
+
+
+def budget_scale() -> int:
+    """1 on the CPU, :data:`ACCELERATOR_BUDGET_SCALE` when JAX's default backend is an
+    accelerator: the factor every chunk budget (bytes or elements) is multiplied by."""
+    return 1 if jax.default_backend() == "cpu" else ACCELERATOR_BUDGET_SCALE
 
 
 def full_float32(kernel: Callable) -> Callable:
@@ -91,14 +102,15 @@ def bucket(n: int) -> int:
 
 def chunk_rows(n_rows: int, row_bytes: int, budget: int | None = None) -> int:
     """Rows per chunk: the power of two nearest (on a log scale) to ``budget`` bytes (default
-    :data:`CHUNK_BYTES`), so within 0.71x-1.41x of it, at least 64, at most ``bucket(n_rows)``.
+    :data:`CHUNK_BYTES`; times :func:`budget_scale` on an accelerator), so within 0.71x-1.41x
+    of it, at least 64, at most ``bucket(n_rows)``.
 
     Not the largest power of two within the budget: the ``(rows, classes)`` arrays a chunk
     adds to its input then halved the chunk, 1,000 float64 columns and 20 classes (8,560
     bytes a row) taking 512-row chunks, twice the dispatches and host steps of 1,024, and
     the float64 Multinomial ``predict_proba`` of 200,000 rows 1.18-1.21x scikit-learn's
     against 0.92-0.93x with 1,024 (``benchmarks/README.md``, "Stop 29")."""
-    budget = CHUNK_BYTES if budget is None else budget
+    budget = (CHUNK_BYTES if budget is None else budget) * budget_scale()
     fit = budget / max(row_bytes, 1)
     rows = 1 << max(int(fit).bit_length() - 1, 0)  # the largest power of two within
     if fit * fit >= 2.0 * rows * rows:  # beyond sqrt(2) * rows: the next one is nearer
@@ -471,6 +483,8 @@ class Source(NamedTuple):
     row_bytes: int = 0
     #: the block's column labels, for errors that name a column
     columns: tuple = ()
+    #: ``read`` returns slices of a device-resident ``jax.Array`` (:class:`_DeviceChunks`)
+    device: bool = False
 
 
 def aligned_empty(shape: tuple, dtype, align: int = 64) -> np.ndarray:
@@ -511,6 +525,47 @@ class _Staging:
                 buf[m:] = 0
             out.append(buf)
         return tuple(out)
+
+
+@partial(jax.jit, static_argnums=(2, 3))
+@full_float32
+def _device_rows(x, start, rows: int, dtype):
+    """``rows`` rows of ``x`` from ``start`` (traced: one compiled slice for every chunk)."""
+    return jax.lax.dynamic_slice_in_dim(x, start, rows).astype(dtype)
+
+
+class _DeviceChunks:
+    """The chunks of device-resident blocks (``Source.device``), sliced and converted to the
+    kernel dtype where they are: no copy through the host. Same interface as
+    :class:`_Staging`, for blocks with no host-side shift."""
+
+    def __init__(self, sources: Sequence[Source], rows: int):
+        self.blocks = [s.read(0, None) for s in sources]
+        self.dtypes = [np.dtype(s.dtype) for s in sources]
+        self.rows = rows
+
+    @staticmethod
+    def usable(sources: Sequence[Source], shifts: Sequence | None = None) -> bool:
+        return bool(sources) and all(s.device for s in sources) and (
+            shifts is None or all(s is None for s in shifts))
+
+    def fill(self, i: int, start: int, stop: int) -> tuple:
+        out = []
+        for x, dtype in zip(self.blocks, self.dtypes, strict=True):
+            if stop - start == self.rows:
+                out.append(_device_rows(x, start, self.rows, dtype))
+            else:  # the last, short chunk: zero rows appended, as pad_rows does
+                out.append(jnp.pad(x[start:stop].astype(dtype),
+                                   ((0, self.rows - (stop - start)), (0, 0))))
+        return tuple(out)
+
+
+def staging(sources: Sequence[Source], rows: int, shifts: Sequence | None = None):
+    """How chunks reach the kernel: sliced on the device for device-resident blocks
+    (:class:`_DeviceChunks`), else copied into host buffers (:class:`_Staging`)."""
+    if _DeviceChunks.usable(sources, shifts):
+        return _DeviceChunks(sources, rows)
+    return _Staging(sources, rows, shifts)
 
 
 def _report(sources: Sequence[Source], flags) -> None:
@@ -562,8 +617,8 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
         if shift is not None and np.asarray(source.read(0, 1)).dtype == dtype:
             device[b] = shift.astype(dtype)
             shifts[b] = device[b].astype(np.float64)
-    staging = _Staging(sources, rows, [s if d is None else None
-                                       for s, d in zip(shifts, device, strict=True)])
+    chunks = staging(sources, rows, [s if d is None else None
+                                     for s, d in zip(shifts, device, strict=True)])
     device = tuple(device) if any(d is not None for d in device) else None
     totals: list = [None] * len(families)
     flags = [False] * len(families)
@@ -583,7 +638,7 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     pending = None
     for i, start in enumerate(range(0, n, rows)):
         stop = min(start + rows, n)
-        xs = staging.fill(i, start, stop)  # chunk i - 2 was finished (and so waited for)
+        xs = chunks.fill(i, start, stop)  # chunk i - 2 was finished (and so waited for)
         c = pad_rows(codes[start:stop].astype(np.int32, copy=False), rows)
         w = pad_rows(np.asarray(weights[start:stop], dtype=dtype), rows)
         result = suff_stats(families, levels, n_classes, xs, c, w, device)
@@ -668,7 +723,7 @@ def unrepresentable(err: Float32Unrepresentable, sources, b: int) -> ValueError:
 
 
 def stream_scores(families, levels, exact, output, class_log_prior, tables, sources, n_rows,
-                  n_classes, max_rows=None):
+                  n_classes):
     """``(n, K)`` float64 scores and the ``(n,)`` log normaliser, chunk by chunk.
 
     Chunk rows are bounded by the input row, the ``(rows, K)`` score arrays and, unless every
@@ -681,17 +736,15 @@ def stream_scores(families, levels, exact, output, class_log_prior, tables, sour
     if exact or not all(f.product_scores for f in families):
         rows = min(rows, chunk_rows(n_rows, 1, budget=CLASS_COLUMN_ELEMENTS // max(
             n_classes * width, 1)))
-    if max_rows is not None:
-        rows = min(rows, chunk_rows(n_rows, 1, budget=max_rows))
     rows = balanced_rows(n_rows, rows)
     kernel_tables, shifts = _tables(families, tables, exact, output == "joint", sources)
     out = np.empty((n_rows, n_classes), dtype=np.float64)
     norm = np.empty(n_rows, dtype=np.float64)
-    staging = _Staging(sources, rows, shifts)
+    chunks = staging(sources, rows, shifts)
     pending = None
     for i, start in enumerate(range(0, n_rows, rows)):
         stop = min(start + rows, n_rows)
-        xs = staging.fill(i, start, stop)  # chunk i - 2 was stored (and so waited for)
+        xs = chunks.fill(i, start, stop)  # chunk i - 2 was stored (and so waited for)
         result = scores(families, levels, exact, output, class_log_prior, kernel_tables, xs,
                         np.int32(stop - start))
         if pending is not None:  # finish the previous chunk while this one computes

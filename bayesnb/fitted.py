@@ -25,7 +25,7 @@ import jax
 import numpy as np
 
 from . import _host, _kernels
-from ._blocks import block_positions, block_source, levels_of
+from ._blocks import block_positions, block_source, kernel_reads_raw, levels_of
 from ._data import Table, encode_labels, labels_to_codes, resolve_features, sample_weight_array
 from .families import Family, Schema
 from .families._base import float64_mode, host_f64
@@ -145,7 +145,8 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
         for spec in specs:
             if table.sparse is not None and not spec.family.supports_sparse:
                 raise TypeError(f"{spec.family!r} does not take sparse input.")
-            raw = table.block(spec.columns, spec.positions)
+            raw = table.block(spec.columns, spec.positions,
+                              on_device=kernel_reads_raw(spec.family))
             schema = spec.family.learn_schema(raw, spec.columns)
             raws.append(raw)
             blocks.append(FittedBlock(spec.family, schema, spec.positions,
@@ -167,7 +168,7 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
         for b, pos in zip(model.blocks, block_positions(model, table), strict=True):
             if table.sparse is not None and not b.family.supports_sparse:
                 raise TypeError(f"{b.family!r} does not take sparse input.")
-            raws.append(table.block(b.schema.columns, pos))
+            raws.append(table.block(b.schema.columns, pos, on_device=kernel_reads_raw(b.family)))
         first = False
     if codes is None:
         codes = labels_to_codes(y, model.classes)

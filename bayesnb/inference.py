@@ -358,7 +358,7 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9):
     (classes + columns scored draw by draw)`` elements up to :data:`_DRAWS_BUDGET`, the
     quantiles selected by NumPy.
     """
-    from ._kernels import bucket, pad_rows
+    from ._kernels import bucket, budget_scale, pad_rows
 
     families = tuple(type(b.family) for b in blocks)
     flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in draws.items()}
@@ -378,7 +378,7 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9):
     # rows per batch: one chunk's (rows, draws, classes) scores, plus the per-draw
     # intermediates of the blocks scored draw by draw, within the budget
     width = n_classes + sum(x.shape[1] for x, lin in zip(xs, linear, strict=True) if not lin)
-    rows = _even_rows(n, max(8, _CHUNK_BUDGET // (chunk * width)))
+    rows = _even_rows(n, max(8, _CHUNK_BUDGET * budget_scale() // (chunk * width)))
     out = []
     for start in range(0, n, rows):
         part = [x[start:start + rows] for x in xs]

@@ -50,8 +50,11 @@ class TableScorer(NamedTuple):
         if output == "joint" and not float64_mode():
             with jax.enable_x64(True):
                 return self.scores(X, output)
-        raws, n = raw_blocks(self.model, X)
         blocks = self.model.blocks
+        # a device-resident jax.Array stays on its device for the streamed kernels; the exact
+        # count predictive's host tails and the host-scored blocks read NumPy
+        on_device = not (self.exact and any(_exact.counted(f) for f in self.model.families))
+        raws, n = raw_blocks(self.model, X, on_device=on_device)
         if any(sparse.issparse(raw) for raw in raws):
             return self._sparse_scores(raws, output)
         n_classes = len(self.model.classes)

@@ -12,7 +12,8 @@ Workloads, each one warm-up call (compiles) and ``--repeats`` timed calls (media
 waited for (host results, or ``block_until_ready``):
 
 * **counting**: ``fit`` of ``NaiveBayes(Multinomial(alpha=1), method="mean", class_alpha=0)``
-  (per-class sufficient statistics) on host NumPy X, streamed through the library's chunking;
+  (per-class sufficient statistics) on host NumPy X, streamed through the library's chunking,
+  and the same from a device-resident ``jax.Array``;
 * **plug-in predict**: ``predict_proba`` of that model on host NumPy X (every chunk's
   host-to-device copy is inside the timing), and the same from a device-resident ``jax.Array``
   (whether the library keeps it on the device or converts it to NumPy first is found out at run
@@ -267,6 +268,20 @@ def bandwidth_references(Xd, X, repeats):
     out.append(("on-device copy: jitted x + 1 (reads and writes X)", median_s(steady),
                 2 * Xd.nbytes))
 
+    # the plug-in's product alone: X against a (F, K) table at the kernels' precision
+    W = jax.device_put(np.random.default_rng(3).standard_normal((Xd.shape[1], 20))
+                       .astype(np.float32), Xd.devices().pop())
+    precision = library_precision()
+
+    def product(a, b):
+        with jax.default_matmul_precision(precision):
+            return a @ b
+
+    skinny = jax.jit(product)
+    first, steady = timed(lambda: skinny(Xd, W).block_until_ready(), repeats)
+    out.append(("on-device product: jitted X @ W, W (F, 20), the plug-in's matmul alone at the "
+                "kernels' precision (reads X)", median_s(steady), Xd.nbytes))
+
     dev = Xd.devices().pop() if hasattr(Xd, "devices") else None
 
     def upload():
@@ -370,6 +385,40 @@ def draws_vs_matmul(X, y, rows, n_draws, repeats, check, progress):
     return p, agree, dp, note
 
 
+def profile_calls(clf, X, y, rows, n_draws, progress) -> str:
+    """cProfile's top entries (cumulative time) for one warm call each of the draws' scorer,
+    the device-resident fit and the device-resident ``predict_proba``: which host steps a
+    call waits on (device work shows as the waits: ``block_until_ready``, ``__array__``)."""
+    import cProfile
+    import io
+    import pstats
+
+    import jax
+
+    import bayesnb as bnb
+    from bayesnb.scoring import DrawsScorer
+
+    Xs, ys = np.ascontiguousarray(X[:rows]), y[:rows]
+    exact = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="bayes").fit(Xs, ys)
+    scorer = DrawsScorer(exact.fitted_, exact._class_setup()[1],
+                         exact.sample_posterior(n_draws, seed=1))
+    Xd = jax.device_put(X)
+    calls = (("posterior predictive over draws", lambda: scorer.scores(Xs, "proba")),
+             ("fit, device-resident X", lambda: clf.fit(Xd, y)),
+             ("predict_proba, device-resident X", lambda: clf.predict_proba(Xd)))
+    out = io.StringIO()
+    for name, fn in calls:
+        progress(f"profile: {name}")
+        fn()  # warm
+        prof = cProfile.Profile()
+        prof.runcall(fn)
+        out.write(f"### {name}\n\n```\n")
+        pstats.Stats(prof, stream=out).strip_dirs().sort_stats("cumulative").print_stats(12)
+        out.write("```\n\n")
+    Xd.delete()
+    return out.getvalue()
+
+
 # ---------------------------------------------------------------------------------- main
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -386,6 +435,9 @@ def parse(argv):
     p.add_argument("--peak-gbps", type=float, help="peak memory bandwidth, GB/s (overrides "
                    "the data-sheet table)")
     p.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    p.add_argument("--profile", action="store_true", help="also print where one call of the "
+                   "posterior predictive over draws, of the device-resident fit and of the "
+                   "device-resident predict_proba spends its time (cProfile, host side)")
     return p.parse_args(argv)
 
 
@@ -460,6 +512,17 @@ def main(argv=None) -> int:
                   f"class counts vs float64 NumPy (all rows): max |diff| {count_diff:g}; "
                   f"argmax/dp: the fitted model's predict_proba on {check} rows")
 
+    progress("counting (fit), device-resident jax.Array")
+    first, steady = timed(lambda: clf.fit(Xd, y), repeats)
+    device_counts = np.asarray(clf.fitted_.blocks[0].stats.counts, dtype=np.float64)
+    count_diff = float(np.max(np.abs(device_counts - counts)))
+    agree, dp = agreement(clf.predict_proba(X[:check]), ref_plugin)
+    res.bandwidth("counting: fit (per-class sufficient statistics), device-resident jax.Array X"
+                  + (" (converted to NumPy by the library: device-to-host copy first)"
+                     if converted else ""), first, steady, X.nbytes + y.nbytes,
+                  BANDWIDTH_GOAL, agree, dp,
+                  f"class counts vs float64 NumPy (all rows): max |diff| {count_diff:g}")
+
     progress("plug-in predict_proba, host NumPy")
     first, steady = timed(lambda: clf.predict_proba(X), repeats)
     host_out = steady[-1].out
@@ -513,6 +576,9 @@ def main(argv=None) -> int:
               f"the same FLOPs", p.ours_s, p.ref_s, "jitted X @ W on the device", DRAWS_GOAL,
               agree, dp, note)
 
+    if args.profile:
+        profiles = profile_calls(clf, X, y, d_rows, n_draws, progress)
+
     print("\n## Measured bandwidth references (same process)\n")
     print("| reference | median | bytes | GB/s | of peak |")
     print("|---|---|---|---|---|")
@@ -549,6 +615,9 @@ def main(argv=None) -> int:
           f"{100 * AGREE_MIN:.1f}%.")
     if dev.platform == "cpu":
         print("NO GPU: these are CPU figures (the GPU goal was not measured).")
+    if args.profile:
+        print("\n## Where one call spends its time (cProfile, cumulative, host side)\n")
+        print(profiles)
     print(f"total wall time: {time.perf_counter() - t0:.0f} s")
     if args.json:
         with open(args.json, "w") as fh:

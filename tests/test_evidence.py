@@ -477,3 +477,41 @@ def test_float32_coefficient_recomputed_with_missing_counts(family):
     else:
         ref, got = np.sum(gammaln(x0 + 1.0)), stats.log_factorial
     assert abs(float(got) - ref) <= 1e-10 * abs(ref), (float(got), ref)
+
+
+@pytest.mark.parametrize("case", ["poisson mean 2, 200 columns", "poisson mean 12",
+                                  "documents of 2,000 words"])
+def test_float32_coefficient_of_large_integer_counts_in_the_kernel(monkeypatch, case):
+    """Default float32, integer counts whose rows' sum of log x! is past
+    ``COEFFICIENT_FLOAT32_MAX``: the kernel sums log x! in two parts (a grid of 1/256 whose row
+    sums float32 holds exactly, and the rest), so no chunk goes back to the host, and the fitted
+    log coefficient is SciPy's float64 sum to 1e-10 (one float32 rounding of log x! in every
+    entry, the same in row after row, was what the host recomputed)."""
+    from scipy.special import gammaln
+
+    rng = np.random.default_rng(11)
+    if case == "poisson mean 2, 200 columns":
+        X, block = rng.poisson(2.0, (6_000, 200)), bnb.Poisson()
+    elif case == "poisson mean 12":
+        X, block = rng.poisson(12.0, (2_000, 400)), bnb.Poisson()
+    else:
+        X = rng.multinomial(2_000, rng.dirichlet(np.ones(500)), 2_000)
+        block = bnb.Multinomial()
+    reads = []
+    refine = type(block).refine_stats
+
+    def spy(stats, read):
+        return refine(stats, lambda: reads.append(1) or read())
+
+    monkeypatch.setattr(type(block), "refine_stats", staticmethod(spy))
+    y = rng.integers(0, 4, X.shape[0])
+    stats = bnb.NaiveBayes(block).fit(X.astype(np.float32), y).fitted_.blocks[0].stats
+    x = X.astype(np.float64)
+    if isinstance(block, bnb.Multinomial):
+        ref = np.sum(gammaln(x.sum(axis=1) + 1.0) - gammaln(x + 1.0).sum(axis=1))
+        got = float(stats.log_coef)
+    else:
+        ref, got = np.sum(gammaln(x + 1.0)), float(stats.log_factorial)
+    assert np.max(gammaln(x + 1.0).sum(axis=1)) > 128  # past COEFFICIENT_FLOAT32_MAX
+    assert reads == []
+    assert abs(got - ref) <= 1e-10 * abs(ref), (got, ref)

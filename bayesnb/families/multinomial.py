@@ -72,8 +72,10 @@ _LOG_FACTORIAL = np_gammaln(np.arange(256) + 1.0)
 FACTORIAL_STEPS = 16
 
 
-def log_factorial_sum(x: jax.Array) -> jax.Array:
-    r"""``(n,)`` row sums of :math:`\log\Gamma(x + 1)` for non-negative ``x``.
+def log_factorial_sum(x: jax.Array, table: np.ndarray = _LOG_FACTORIAL) -> jax.Array:
+    r"""``(n,)`` row sums of :math:`\log\Gamma(x + 1)` for non-negative ``x`` (or of
+    ``table[x]`` for integer counts below 256, ``table`` one of :data:`_LOG_FACTORIAL`'s
+    parts, :func:`coefficient_rows`).
 
     A chunk of integer counts up to 4 takes :math:`\log x! = \sum_{t=1}^{3} [x > t]
     \log(1 + t)`, one fused elementwise pass; counts up to 8 or :data:`FACTORIAL_STEPS`
@@ -90,19 +92,21 @@ def log_factorial_sum(x: jax.Array) -> jax.Array:
     branch = jnp.where(integral, jnp.searchsorted(jnp.asarray(limits, x.dtype), top),
                        len(limits))
 
+    rises = np.diff(table)  # table[t + 1] - table[t]: log(1 + t) for the whole table
+
     def steps(x):
         out = jnp.zeros_like(x)
         for t in range(1, limits[0]):
-            out = out + jnp.where(x > t, float(np.log1p(t)), 0.0)
+            out = out + jnp.where(x > t, float(rises[t]), 0.0)
         return row_sums(out)
 
     def selected(n):
-        return lambda x: row_sums(_selected(x, _LOG_FACTORIAL[:n + 1]))
+        return lambda x: row_sums(_selected(x, table[:n + 1]))
 
     def lookup(x):
         # mode="clip": no out-of-bounds fill (the indices are in range here), half the cost
-        table = jnp.asarray(_LOG_FACTORIAL, x.dtype)
-        return row_sums(jnp.take(table, x.astype(jnp.int32), mode="clip"))
+        return row_sums(jnp.take(jnp.asarray(table, x.dtype), x.astype(jnp.int32),
+                                 mode="clip"))
 
     return jax.lax.switch(branch, (steps, selected(limits[1]), selected(limits[2]), lookup,
                                    lambda x: row_sums(gammaln(x + 1.0))), x)
@@ -120,23 +124,57 @@ def _selected(x: jax.Array, table: np.ndarray) -> jax.Array:
     return pick(0, len(table))
 
 
-def coefficient_rows(weights, totals, log_factorials) -> jax.Array:
-    r"""``(3, rows)``: a chunk's row weights :math:`w_i`, row totals :math:`n_i` and
-    :math:`r_i = \sum_v \log x_{iv}!`, the kernel's form of a weighted sum of log multinomial
-    coefficients (or of log factorials). The host adds them up in float64
-    (:func:`finish_coefficient`): in float32 a kernel's own weighted sum of
-    :math:`\log n_i! - r_i` was off by 6.5 nats on 200,000 documents (the same rounding of
-    :math:`\log 100!` repeated in every row) and by 4,400 on counts in the millions."""
-    return jnp.stack([weights, totals, log_factorials])
+#: :data:`_LOG_FACTORIAL` in two parts for float32 (:func:`coefficient_rows`): ``HIGH`` on a
+#: grid of 1/256, so a row's sum of them is exact in float32 below :data:`HIGH_EXACT`, and
+#: ``LOW`` the rest, under 1/512 in magnitude
+_LOG_FACTORIAL_HIGH = np.round(_LOG_FACTORIAL * 256.0) / 256.0
+_LOG_FACTORIAL_LOW = _LOG_FACTORIAL - _LOG_FACTORIAL_HIGH
+#: a float32 row sum of multiples of 1/256 is exact below 2^16 (24 bits of mantissa)
+HIGH_EXACT = 2.0 ** 16
+
+
+def coefficient_rows(weights, totals, x) -> jax.Array:
+    r"""``(5, rows)``: a chunk's row weights :math:`w_i`, row totals :math:`n_i`, and
+    :math:`r_i = \sum_v \log x_{iv}!` as two parts :math:`r_i = h_i + l_i` with a flag that
+    says whether the parts are exact, the kernel's form of a weighted sum of log multinomial
+    coefficients (or of log factorials); ``x`` is the chunk with missing counts as 0. The
+    host adds them up in float64 (:func:`finish_coefficient`): in float32 a kernel's own
+    weighted sum of :math:`\log n_i! - r_i` was off by 6.5 nats on 200,000 documents (the
+    same rounding of :math:`\log 100!` repeated in every row) and by 4,400 on counts in the
+    millions.
+
+    A float32 :math:`r_i` is itself rounded by about one unit in its last place, the same
+    way in row after row. Where that matters (a row's :math:`r_i` past
+    :data:`COEFFICIENT_FLOAT32_MAX`) and the chunk holds integer counts below 256, the
+    kernel sums :math:`\log x!` in two parts instead: :math:`h` on a grid of 1/256, whose row
+    sums are exact in float32 below :data:`HIGH_EXACT`, and the remainder :math:`l`, under
+    1/512 an entry, whose row sums float32 rounds by about 1e-6 at 1,000 columns (against
+    about 1e-5 a row accepted below :data:`COEFFICIENT_FLOAT32_MAX`). Other chunks are
+    recomputed on the host (:func:`refine_coefficient`), which took 9-25 ms per 2,048 x
+    1,000 chunk and made a float32 fit of 2,000-word documents 4x as slow; on an H200 it
+    kept a fit of 2,000,000 x 1,000 Poisson counts (mean 1) at 26 s (``benchmarks/
+    README.md``, "Stop 30: the GPU")."""
+    r = log_factorial_sum(x)
+    zero = jnp.zeros_like(r)
+    if x.dtype != jnp.float32:  # float64: one part, never refined
+        return jnp.stack([weights, totals, r, zero, zero])
+    split = ((jnp.max(r) > COEFFICIENT_FLOAT32_MAX) & (jnp.max(x) < _LOG_FACTORIAL.shape[0])
+             & (jnp.max(x - jnp.floor(x)) == 0))
+    high, low = jax.lax.cond(
+        split, lambda x: (log_factorial_sum(x, _LOG_FACTORIAL_HIGH),
+                          log_factorial_sum(x, _LOG_FACTORIAL_LOW)),
+        lambda x: (r, zero), x)
+    return jnp.stack([weights, totals, high, low,
+                      jnp.broadcast_to(split, r.shape).astype(r.dtype)])
 
 
 #: in float32, a chunk with a row whose :math:`r_i` (or fractional total's
-#: :math:`n_i \log n_i`) exceeds this has its rows' terms recomputed on the host in float64
+#: :math:`n_i \log n_i`) exceeds this has its rows' terms taken in two parts by the kernel
+#: (:func:`coefficient_rows`) or, where it cannot, recomputed on the host in float64
 #: (:func:`refine_coefficient`). A float32 :math:`r_i` is rounded by about one unit in the
 #: last place, the same way in row after row: 100,000 rows of 200 Poisson counts of mean 2
 #: (:math:`r_i` about 150) summed to 1.35 nats off, 100-word documents (:math:`r_i` under 30)
-#: to 0.0012. The host's pass costs 9-25 ms per 2,048 x 1,000 chunk (the kernel's: 1.5 ms):
-#: a float32 fit of 2,000-word documents took 4x as long (x64 fits need no such pass)
+#: to 0.0012
 COEFFICIENT_FLOAT32_MAX = 128.0
 
 
@@ -144,19 +182,23 @@ def refine_coefficient(rows: np.ndarray, read) -> np.ndarray:
     """``rows`` (:func:`coefficient_rows`, float64 on the host) with :math:`n_i` and
     :math:`r_i` recomputed in float64 from the chunk (``read()``, its values as the kernel
     read them, missing counts as 0) when float32 may have rounded them by more than about 1e-5
-    a row (:data:`COEFFICIENT_FLOAT32_MAX`); as they are otherwise (and in float64 mode)."""
+    a row (:data:`COEFFICIENT_FLOAT32_MAX`) and the kernel's two parts are not exact; as they
+    are otherwise (and in float64 mode)."""
     if float64_mode():
         return rows
-    totals, r = rows[1], rows[2]
+    totals, high, low, split = rows[1], rows[2], rows[3], rows[4]
     fractional = totals != np.floor(totals)
-    size = r + np.where(fractional, totals * np.log1p(np.abs(totals)), 0.0)
+    size = high + low + np.where(fractional, totals * np.log1p(np.abs(totals)), 0.0)
     if not np.max(size, initial=0.0) > COEFFICIENT_FLOAT32_MAX:
         return rows
+    if np.all(split > 0) and np.max(high, initial=0.0) < HIGH_EXACT:
+        return rows  # integer counts (so integer totals): the parts are exact
     x = np.asarray(read())
     if x.dtype.kind == "f" and np.isnan(x).any():
         x = np.where(np.isnan(x), 0, x)
     out = rows.copy()
     out[1, :x.shape[0]] = x.sum(axis=1, dtype=np.float64)
+    out[3] = 0.0
     if x.max(initial=0) < _LOG_FACTORIAL.shape[0] and np.array_equal(x, np.floor(x)):
         # the float64 table: 9-25 ms for 2,048 x 1,000 counts, against 45 ms by gammaln
         out[2, :x.shape[0]] = np.take(_LOG_FACTORIAL, x.astype(np.intp)).sum(axis=1)
@@ -169,7 +211,8 @@ def finish_coefficient(rows, with_totals: bool) -> np.float64:
     r"""float64 :math:`\sum_i w_i(\log n_i! - r_i)` (``with_totals``: the Multinomial's log
     coefficient) or :math:`\sum_i w_i r_i` (the Poisson's log factorials) from
     :func:`coefficient_rows`."""
-    w, n, r = np.asarray(rows, dtype=np.float64)
+    w, n, high, low, _ = np.asarray(rows, dtype=np.float64)
+    r = high + low
     return np.float64(w @ (np_gammaln(n + 1.0) - r) if with_totals else w @ r)
 
 
@@ -184,7 +227,7 @@ def _stats_of_chunk(x, class_totals, row_weights) -> MultinomialStats:
     1.8 ms this way (``benchmarks/README.md``, "Issue 12, stop 23")."""
     def stats(x, totals, observed=None):
         return MultinomialStats(class_totals(x, observed),
-                                coefficient_rows(row_weights, totals, log_factorial_sum(x)))
+                                coefficient_rows(row_weights, totals, x))
 
     totals = row_sums(x)  # NaN in a row with a missing count
 

@@ -49,7 +49,6 @@ from ._steps import step_sums
 from .multinomial import (
     coefficient_rows,
     finish_coefficient,
-    log_factorial_sum,
     refine_coefficient,
 )
 
@@ -190,7 +189,7 @@ class Poisson(Family):
         x0 = jnp.where(observed > 0, x, 0).astype(resp.dtype)
         return PoissonStats(resp.T @ observed, class_sums(resp, x0, observed),
                             coefficient_rows(jnp.sum(resp, axis=1), jnp.zeros_like(x0[:, 0]),
-                                             log_factorial_sum(x0)))
+                                             x0))
 
     @staticmethod
     def label_stats(x, labels, n_levels=None) -> PoissonStats:
@@ -202,7 +201,7 @@ class Poisson(Family):
         def stats(x0, count, observed=None):
             return PoissonStats(count, label_class_sums(labels, x0, observed),
                                 coefficient_rows(labels.weights, jnp.zeros_like(x0[:, 0]),
-                                                 log_factorial_sum(x0)))
+                                                 x0))
 
         def observed_only(x):
             observed = (~jnp.isnan(x)).astype(labels.dtype)
