@@ -71,7 +71,7 @@ def test_gpu_script_quick_prints_every_workload_with_agreeing_answers(tmp_path):
             assert abs(r["of_peak"] - r["gbps"] / 20) < 1e-9, r
     counting = next(r for r in rows if r["workload"].startswith("counting"))
     assert "max |diff| 0;" in counting["note"]  # integer class counts exact
-    device_row = next(r for r in rows if r["workload"].startswith(WORKLOADS[2]))
+    device_row = next(r for r in rows if r["workload"].startswith(WORKLOADS[3]))
     assert "against the host-NumPy call: 0.0e+00" in device_row["note"]
 
     ratios = {r["ratio"].split(" on ")[0].split(" over ")[0]: r for r in result["ratios"]}
