@@ -86,12 +86,14 @@ def log_factorial_sum(x: jax.Array, table: np.ndarray = _LOG_FACTORIAL) -> jax.A
     the selects against 1.2-1.7 ms by the 15 steps, and ``gammaln`` 9-22 ms
     (``benchmarks/README.md``, "Issue 12, stop 23")."""
     # two reductions choose the branch: the chunk's largest count, and any fraction
-    top = jnp.max(x)
-    integral = jnp.max(x - jnp.floor(x)) == 0
+    return _log_factorial_sum(x, table, jnp.max(x), jnp.max(x - jnp.floor(x)) == 0)
+
+
+def _log_factorial_sum(x, table, top, integral) -> jax.Array:
+    """:func:`log_factorial_sum` given the chunk's largest value and whether all are integers."""
     limits = (4, 8, FACTORIAL_STEPS, _LOG_FACTORIAL.shape[0] - 1)
     branch = jnp.where(integral, jnp.searchsorted(jnp.asarray(limits, x.dtype), top),
                        len(limits))
-
     rises = np.diff(table)  # table[t + 1] - table[t]: log(1 + t) for the whole table
 
     def steps(x):
@@ -154,15 +156,15 @@ def coefficient_rows(weights, totals, x) -> jax.Array:
     1,000 chunk and made a float32 fit of 2,000-word documents 4x as slow; on an H200 it
     kept a fit of 2,000,000 x 1,000 Poisson counts (mean 1) at 26 s (``benchmarks/
     README.md``, "Stop 30: the GPU")."""
-    r = log_factorial_sum(x)
+    top, integral = jnp.max(x), jnp.max(x - jnp.floor(x)) == 0  # once, for every part
+    r = _log_factorial_sum(x, _LOG_FACTORIAL, top, integral)
     zero = jnp.zeros_like(r)
     if x.dtype != jnp.float32:  # float64: one part, never refined
         return jnp.stack([weights, totals, r, zero, zero])
-    split = ((jnp.max(r) > COEFFICIENT_FLOAT32_MAX) & (jnp.max(x) < _LOG_FACTORIAL.shape[0])
-             & (jnp.max(x - jnp.floor(x)) == 0))
+    split = (jnp.max(r) > COEFFICIENT_FLOAT32_MAX) & (top < _LOG_FACTORIAL.shape[0]) & integral
     high, low = jax.lax.cond(
-        split, lambda x: (log_factorial_sum(x, _LOG_FACTORIAL_HIGH),
-                          log_factorial_sum(x, _LOG_FACTORIAL_LOW)),
+        split, lambda x: (_log_factorial_sum(x, _LOG_FACTORIAL_HIGH, top, integral),
+                          _log_factorial_sum(x, _LOG_FACTORIAL_LOW, top, integral)),
         lambda x: (r, zero), x)
     return jnp.stack([weights, totals, high, low,
                       jnp.broadcast_to(split, r.shape).astype(r.dtype)])
