@@ -331,12 +331,12 @@ def kernel_alone(clf, Xd, rows, repeats, check, ref):
 
 
 def library_chunk_rows(n, f, k, itemsize):
-    """The chunk rows ``_kernels.stream_scores`` picks for one dense block (its formula)."""
+    """The chunk rows ``_kernels.stream_scores`` picks for the plug-in Multinomial (its
+    formula: a family that scores by products alone, ``product_scores``, is not bounded by
+    the ``(rows, K, F)`` temporary)."""
     from bayesnb import _kernels
 
     rows = _kernels.chunk_rows(n, f * itemsize + _kernels.SCORE_CLASS_BYTES * k)
-    rows = min(rows, _kernels.chunk_rows(n, 1, budget=_kernels.CLASS_COLUMN_ELEMENTS
-                                         // max(k * f, 1)))
     return _kernels.balanced_rows(n, rows)
 
 
