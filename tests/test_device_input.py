@@ -161,3 +161,14 @@ def test_accelerator_chunks_are_larger(monkeypatch):
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
     assert _kernels.budget_scale() == _kernels.ACCELERATOR_BUDGET_SCALE
     assert _kernels.chunk_rows(10_000_000, 4_000) == cpu * _kernels.ACCELERATOR_BUDGET_SCALE
+
+
+def test_the_readme_states_the_accelerator_chunks():
+    # the README's numbers for an accelerator come from the constants, not from memory
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    scale = _kernels.ACCELERATOR_BUDGET_SCALE
+    assert f"the chunks are {scale} times larger (about " \
+           f"{_kernels.CHUNK_BYTES * scale >> 20} MB)" in text
+    assert f"chunks of about {_kernels.CHUNK_BYTES >> 20} MB" in text
