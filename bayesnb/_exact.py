@@ -49,6 +49,13 @@ TAIL_COST = 12.0
 #: a float64 product reads and writes twice float32's bytes; the host's terms are float64
 #: either way
 PRODUCT_COST = {False: 1.0, True: 2.0}
+#: on an accelerator a step's product is nearly free next to the host's work on a row with
+#: a count past ``S`` (the device's memory has 100x the host's bandwidth), so ``S`` is the
+#: smallest choice that leaves at most this share of the sampled rows to the host. On an
+#: H200, Poisson counts of mean 1 with the CPU's choice (S = 2, every row past it) spent
+#: 1.5-1.6 s of the exact predictive of 200,000 x 1,000 rows on the host's tails, against the
+#: plug-in's 0.3 s (``benchmarks/README.md``, "Stop 30")
+ACCELERATOR_TAIL_ROWS = 1.0 / 64
 #: a value the cumulative table does not hold (not an integer, or a count above
 #: ``_sparse.CUMULATIVE_COUNTS``) costs about this many table reads (``log_rising``'s terms or
 #: series)
@@ -79,9 +86,28 @@ def choose_steps(sample) -> int:
     hist = np.bincount(np.minimum(counts, top).astype(np.int64), minlength=top + 1)
     unlisted = (observed - counts.size) + int(np.count_nonzero(counts > _sparse.CUMULATIVE_COUNTS))
     above = hist[::-1].cumsum()[::-1]  # above[s + 1]: the counts past s
+    if _kernels.budget_scale() > 1:  # an accelerator: the products are nearly free
+        return _accelerator_steps(sample)
     product = PRODUCT_COST[float64_mode()]
     return min(STEP_CHOICES, key=lambda s: (s - 1) * product + TAIL_COST * (
         above[s + 1] + UNLISTED_COST * unlisted) / observed)
+
+
+def _accelerator_steps(sample) -> int:
+    """``S`` on an accelerator: the smallest :data:`STEP_CHOICES` entry past which at most
+    :data:`ACCELERATOR_TAIL_ROWS` of the sampled rows hold a count (or a fraction, or a
+    missing value), else the largest."""
+    x = np.asarray(sample)
+    x = x.reshape(x.shape[0], -1) if x.ndim else x.reshape(1, 1)
+    if x.shape[0] == 0:
+        return 1
+    with np.errstate(invalid="ignore"):
+        odd = ((x != np.floor(x)) | np.isnan(x)).any(axis=1) if x.dtype.kind == "f" else False
+        top = np.where(odd, np.inf, np.max(x, axis=1, initial=0))
+    for s in STEP_CHOICES:
+        if np.count_nonzero(top > s) <= ACCELERATOR_TAIL_ROWS * x.shape[0]:
+            return s
+    return STEP_CHOICES[-1]
 
 
 #: a block whose sampled rows hold a count past ``S`` (or a fraction) in more than this share
