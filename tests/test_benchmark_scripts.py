@@ -83,3 +83,13 @@ def test_float64_fit_probe_prints_every_variant_with_exact_counts():
     ratios = re.findall(r"^\s+[0-9]+ ms\s+([0-9.]+)x  ", text, flags=re.MULTILINE)
     assert len(ratios) == 6, text  # scikit-learn, ours, staged, windows, copies, NumPy
     assert float(re.search(r"feature_count_\| = (\S+)", text).group(1)) == 0.0, text
+
+
+def test_gpu_exact_steps_times_both_rules_with_exact_answers():
+    # on the CPU here: both rules for S, each against float64 SciPy (the plug-in against NumPy)
+    text = run_script("gpu_exact_steps.py", "--rows", "3000", "--cols", "100", "--repeats", "1")
+    rows = re.findall(r"^\| (plug-in|exact, accelerator rule|exact, CPU rule)[^|]*\| .* \| "
+                      r"([0-9.]+)x \| ([0-9.]+)% \| (\S+) \|$", text, flags=re.MULTILINE)
+    assert [r[0] for r in rows] == ["plug-in", "exact, accelerator rule", "exact, CPU rule"], text
+    for _, ratio, agree, dp in rows:
+        assert float(ratio) > 0 and float(agree) == 100.0 and float(dp) < 1e-4, text
