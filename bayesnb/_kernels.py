@@ -9,6 +9,10 @@ one-hot matrices, float64 copies) never exist, and peak extra memory is a few ch
 ``(n, K)`` output. Measured in ``benchmarks/run.py --profile``: the whole-array path spent most
 of its time in copies, not in the matmuls.
 
+On an accelerator every chunk budget is :data:`ACCELERATOR_BUDGET_SCALE` times the CPU's (no
+cache to stay in; each chunk costs a launch and a wait), and a device-resident ``jax.Array`` is
+sliced into chunks on its device (:class:`_DeviceChunks`) rather than copied through the host.
+
 Families are static arguments (classes are hashable) and their parameters pytrees, so a kernel
 compiles once per (families, chunk shape, dtype). Chunk row counts come from :func:`bucket`, so a
 new batch of the same width does not re-trace (counted in :data:`TRACES`).
