@@ -531,36 +531,61 @@ class _Staging:
         return tuple(out)
 
 
-@partial(jax.jit, static_argnums=(2, 3))
+@partial(jax.jit, static_argnums=(3, 4))
 @full_float32
-def _device_rows(x, start, rows: int, dtype):
-    """``rows`` rows of ``x`` from ``start`` (traced: one compiled slice for every chunk)."""
-    return jax.lax.dynamic_slice_in_dim(x, start, rows).astype(dtype)
+def _device_rows(x, start, shift, rows: int, dtype):
+    """``rows`` rows of ``x`` from ``start`` (traced: one compiled slice for every chunk) in
+    ``dtype``, minus ``shift`` unless it is None. No arithmetic without a shift: the values
+    keep their bits (a subnormal that ``_not_binary`` must see would be flushed to 0)."""
+    return _shifted(jax.lax.dynamic_slice_in_dim(x, start, rows), shift, dtype)
+
+
+def _shifted(chunk, shift, dtype):
+    chunk = chunk.astype(dtype)
+    return chunk if shift is None else chunk - shift
 
 
 class _DeviceChunks:
-    """The chunks of device-resident blocks (``Source.device``), sliced and converted to the
-    kernel dtype where they are: no copy through the host. Same interface as
-    :class:`_Staging`, for blocks with no host-side shift."""
+    """The chunks of device-resident blocks (``Source.device``), sliced, converted to the
+    kernel dtype and shifted where they are: no copy through the host. Same interface and
+    the same values as :class:`_Staging`: a shift is subtracted on the device only where that
+    rounds as the host's float64 subtraction does (:meth:`usable`)."""
 
-    def __init__(self, sources: Sequence[Source], rows: int):
+    def __init__(self, sources: Sequence[Source], rows: int, shifts: Sequence | None = None):
+        shifts = [None] * len(sources) if shifts is None else shifts
         self.blocks = [s.read(0, None) for s in sources]
         self.dtypes = [np.dtype(s.dtype) for s in sources]
+        self.shifts = [None if h is None else jnp.asarray(h, s.dtype)
+                       for s, h in zip(sources, shifts, strict=True)]
         self.rows = rows
 
     @staticmethod
     def usable(sources: Sequence[Source], shifts: Sequence | None = None) -> bool:
-        return bool(sources) and all(s.device for s in sources) and (
-            shifts is None or all(s is None for s in shifts))
+        """Every block on the device, and each shift one the device subtracts with the host's
+        rounding: the kernel reads float64 (the input converts exactly, as on the host), or
+        float32 input in float32 with a shift float32 holds (``_base.kernel_shift``: the
+        exact difference, rounded once either way)."""
+        if not sources or not all(s.device for s in sources):
+            return False
+        for source, shift in zip(sources, shifts or [None] * len(sources), strict=True):
+            if shift is None or np.dtype(source.dtype) == np.float64:
+                continue
+            raw = source.read(0, 0).dtype
+            if raw != source.dtype or not np.array_equal(
+                    np.asarray(shift, dtype=np.float64),
+                    np.asarray(shift, dtype=source.dtype).astype(np.float64)):
+                return False
+        return True
 
     def fill(self, i: int, start: int, stop: int) -> tuple:
+        m = stop - start
         out = []
-        for x, dtype in zip(self.blocks, self.dtypes, strict=True):
-            if stop - start == self.rows:
-                out.append(_device_rows(x, start, self.rows, dtype))
-            else:  # the last, short chunk: zero rows appended, as pad_rows does
-                out.append(jnp.pad(x[start:stop].astype(dtype),
-                                   ((0, self.rows - (stop - start)), (0, 0))))
+        for x, shift, dtype in zip(self.blocks, self.shifts, self.dtypes, strict=True):
+            if m == self.rows:
+                out.append(_device_rows(x, start, shift, self.rows, dtype))
+            else:  # the last, short chunk: zero rows appended, as _Staging does
+                out.append(jnp.pad(_shifted(x[start:stop], shift, dtype),
+                                   ((0, self.rows - m), (0, 0))))
         return tuple(out)
 
 
@@ -568,7 +593,7 @@ def staging(sources: Sequence[Source], rows: int, shifts: Sequence | None = None
     """How chunks reach the kernel: sliced on the device for device-resident blocks
     (:class:`_DeviceChunks`), else copied into host buffers (:class:`_Staging`)."""
     if _DeviceChunks.usable(sources, shifts):
-        return _DeviceChunks(sources, rows)
+        return _DeviceChunks(sources, rows, shifts)
     return _Staging(sources, rows, shifts)
 
 

@@ -3,11 +3,12 @@
 On a GPU, copying a device-resident X to the host and streaming it back chunk by chunk ran
 at 1.7 GB/s against the card's 4,800 (``benchmarks/README.md``, "Stop 30: the GPU"). The
 blocks the kernels read raw (Bernoulli, Multinomial, Poisson, Gaussian) are now sliced into
-chunks on the device; everything else (categorical codes, the exact count predictive's host
-tails, a float32 Gaussian's host-side shift) still reads NumPy. The tests run on the CPU
-(``conftest.py``), where a ``jax.Array`` takes the same device path: the answers must be those
-of the NumPy input, which the rest of the suite checks against SciPy and scikit-learn, and
-here against scikit-learn directly; bad values are refused naming the column, as for NumPy.
+chunks on the device (a Gaussian's centring shift subtracted there too); everything else
+(categorical codes, the exact count predictive's host tails) still reads NumPy. The tests
+run on the CPU (``conftest.py``), where a ``jax.Array`` takes the same device path: the
+answers must be those of the NumPy input, which the rest of the suite checks against SciPy
+and scikit-learn, and here against scikit-learn directly; bad values are refused naming the
+column, as for NumPy.
 """
 
 import jax
@@ -74,6 +75,28 @@ def test_device_input_answers_as_numpy_input_float32(device_chunks, family, meth
     np.testing.assert_array_equal(host.predict_log_proba(jnp.asarray(X)),
                                   host.predict_log_proba(X))
     np.testing.assert_array_equal(host.predict(jnp.asarray(X)), host.predict(X))
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e4, 3e5])
+@pytest.mark.parametrize("method", ["mean", "bayes"])
+def test_gaussian_device_input_is_shifted_on_the_device(device_chunks, offset, method):
+    """A float32 Gaussian block is centred by a per-column shift float32 holds
+    (``_base.kernel_shift``), so the device's float32 subtraction rounds as the host's
+    float64 one: the same probabilities bit for bit, far from zero too, and within the
+    float32 guarantee of the float64 fit."""
+    rng = np.random.default_rng(10)
+    y = rng.integers(0, 3, 1_000)
+    X = (offset + y[:, None] * 0.3 + rng.normal(size=(1_000, 6))).astype(np.float32)
+    clf = bnb.NaiveBayes(bnb.Gaussian(), method=method).fit(X, y)
+    expected = clf.predict_proba(X)
+    before = device_chunks["n"]
+    got = clf.predict_proba(jnp.asarray(X))
+    assert device_chunks["n"] > before + 3  # scored from device chunks, not host copies
+    np.testing.assert_array_equal(got, expected)
+    with jax.enable_x64(True):
+        ref = bnb.NaiveBayes(bnb.Gaussian(), method=method).fit(
+            X.astype(np.float64), y).predict_proba(X.astype(np.float64))
+    np.testing.assert_allclose(got, ref, atol=1e-4)
 
 
 def test_bernoulli_device_input_matches_sklearn_x64(device_chunks, x64):

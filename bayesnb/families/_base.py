@@ -646,6 +646,16 @@ def float64_mode() -> bool:
     return jax.dtypes.canonicalize_dtype(np.float64) == np.float64
 
 
+def kernel_shift(shift: np.ndarray) -> np.ndarray:
+    """A per-column shift for ``Family.kernel_table``, as float64 values float32 holds exactly
+    in float32 mode. The host then subtracts it from float32 input with one rounding, the one a
+    float32 subtraction on the device makes, so a device-resident block is shifted where it
+    lives with the same result (``_kernels._DeviceChunks``); any value near the data centres
+    it as well."""
+    shift = np.asarray(shift, dtype=np.float64)
+    return shift if float64_mode() else shift.astype(np.float32).astype(np.float64)
+
+
 def check_float32_range(x: np.ndarray, columns, family: str, limit: float = FLOAT32_SAFE):
     """In float32 mode, refuse values whose squares would overflow, naming the column."""
     if float64_mode():

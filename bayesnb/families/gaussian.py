@@ -55,6 +55,7 @@ from ._base import (
     dist,
     float64_mode,
     has_missing,
+    kernel_shift,
     numeric_block,
     numpyro,
     reference,
@@ -482,7 +483,7 @@ class Gaussian(Family):
         differences of large log-Gamma values, are computed here in float64."""
         if exact:
             loc, kappa, a, b = (np.asarray(v, dtype=np.float64) for v in table[:4])
-            shift = np.sum(kappa * loc, axis=0) / np.sum(kappa, axis=0)
+            shift = kernel_shift(np.sum(kappa * loc, axis=0) / np.sum(kappa, axis=0))
             dof = 2.0 * a
             scale2 = b * (kappa + 1.0) / (a * kappa)
             log_norm = (sp_gammaln((dof + 1) / 2) - sp_gammaln(dof / 2)
@@ -498,6 +499,7 @@ class Gaussian(Family):
             return StudentT(loc - shift, dof, scale2, log_norm, coef, 1.0 / (dof * scale2),
                             log_norm.sum(axis=1), relative), shift
         mean, precision, center = (np.asarray(v, dtype=np.float64) for v in table)
+        center = kernel_shift(center)
         mc = mean - center
         with np.errstate(divide="ignore"):
             variance = 1.0 / precision
