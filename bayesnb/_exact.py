@@ -74,7 +74,9 @@ SMALL_BATCH_CELLS = 1 << 14
 def choose_steps(sample) -> int:
     """``S`` for a block from a sample of its rows (see :data:`TAIL_COST`), from one
     histogram of its integer counts (read in the sample's own dtype: floor and comparisons are
-    exact in float32)."""
+    exact in float32); on an accelerator, by :func:`_accelerator_steps`."""
+    if _kernels.budget_scale() > 1:  # an accelerator: the products are nearly free
+        return _accelerator_steps(sample)
     x = np.asarray(sample).ravel()
     with np.errstate(invalid="ignore"):
         integer = x == np.floor(x)  # NaN is neither an integer nor counted
@@ -86,11 +88,19 @@ def choose_steps(sample) -> int:
     hist = np.bincount(np.minimum(counts, top).astype(np.int64), minlength=top + 1)
     unlisted = (observed - counts.size) + int(np.count_nonzero(counts > _sparse.CUMULATIVE_COUNTS))
     above = hist[::-1].cumsum()[::-1]  # above[s + 1]: the counts past s
-    if _kernels.budget_scale() > 1:  # an accelerator: the products are nearly free
-        return _accelerator_steps(sample)
     product = PRODUCT_COST[float64_mode()]
     return min(STEP_CHOICES, key=lambda s: (s - 1) * product + TAIL_COST * (
         above[s + 1] + UNLISTED_COST * unlisted) / observed)
+
+
+def _row_tops(x: np.ndarray, missing_past: bool) -> np.ndarray:
+    """Per row of a ``(n, F)`` sample its largest count, +inf for a row holding a fraction
+    (or, with ``missing_past``, a missing value): a row is past ``S`` when its top is."""
+    with np.errstate(invalid="ignore"):
+        missing = np.isnan(x)
+        odd = (x != np.floor(x)) & (True if missing_past else ~missing)  # NaN != NaN
+        top = np.max(np.where(missing, 0, x), axis=1, initial=0)
+    return np.where(odd.any(axis=1), np.inf, top)
 
 
 def _accelerator_steps(sample) -> int:
@@ -98,12 +108,9 @@ def _accelerator_steps(sample) -> int:
     :data:`ACCELERATOR_TAIL_ROWS` of the sampled rows hold a count (or a fraction, or a
     missing value), else the largest."""
     x = np.asarray(sample)
-    x = x.reshape(x.shape[0], -1) if x.ndim else x.reshape(1, 1)
     if x.shape[0] == 0:
         return 1
-    with np.errstate(invalid="ignore"):
-        odd = ((x != np.floor(x)) | np.isnan(x)).any(axis=1) if x.dtype.kind == "f" else False
-        top = np.where(odd, np.inf, np.max(x, axis=1, initial=0))
+    top = _row_tops(x, missing_past=True)
     for s in STEP_CHOICES:
         if np.count_nonzero(top > s) <= ACCELERATOR_TAIL_ROWS * x.shape[0]:
             return s
@@ -124,9 +131,8 @@ def scans_whole(sample, steps: int) -> bool:
     x = np.asarray(sample)
     if x.ndim != 2 or x.shape[0] == 0:
         return False
-    with np.errstate(invalid="ignore"):
-        past = (x > steps) | ((x != np.floor(x)) & ~np.isnan(x))
-    return bool(np.count_nonzero(past.any(axis=1)) > WHOLE_SCAN_SHARE * x.shape[0])
+    past = _row_tops(x, missing_past=False) > steps
+    return bool(np.count_nonzero(past) > WHOLE_SCAN_SHARE * x.shape[0])
 
 
 def counted(family) -> bool:

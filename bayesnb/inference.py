@@ -495,12 +495,12 @@ def _row_bound(family, linear, posterior, sample, x):
     r"""Over the draws (``sample``: leaves ``(D, ...)``, scanned in slices of
     :data:`_BOUND_DRAWS`, so memory holds one slice's parameters at a time; the last slice
     padded with copies of draw 0, which move no extreme) and the classes, the extremes
-    :func:`draws_rounding` needs, and its
-    per-row terms of ``x`` (missing values as 0): for ``linear`` blocks the largest finite
-    ``|bias|`` and the rows' :math:`\sqrt{\sum_j x_j^2 \max|w_j|^2}` and
-    :math:`\sqrt{\sum_j x_j^2 c_j^2}` (``c`` the half-range of the finite weights where they
-    share a sign, else ``max|w|``); else (``term_extent``: scale ``s``, reach ``r``) 0 and the
-    rows' :math:`\sqrt{\sum_j (\max s_j (|x_j| + \max r_j)^2)^2}`."""
+    :func:`draws_rounding` needs, and its per-row terms of ``x`` (missing values as 0).
+    ``linear`` blocks: the largest finite ``|bias|`` and the rows'
+    :math:`\sqrt{\sum_j x_j^2 \max|w_j|^2}` and :math:`\sqrt{\sum_j x_j^2 c_j^2}` (``c`` the
+    half-range of the finite weights where they share a sign, else ``max|w|``). Others
+    (``term_extent``: scale ``s``, reach ``r``): 0 and the rows'
+    :math:`\sqrt{\sum_j (\max s_j (|x_j| + \max r_j)^2)^2}`."""
     def extent(s):
         params = family.params_from_sample(s, posterior)
         return family.linear_scores(params) if linear else family.term_extent(params)
