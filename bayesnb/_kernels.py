@@ -301,6 +301,16 @@ def _checked_values(family, x) -> tuple[jax.Array, jax.Array]:
     return bad, hi
 
 
+@partial(jax.jit, static_argnums=(0, 2))
+@full_float32
+def checked_on_device(family, raw, dtype):
+    """A device-resident block of raw numbers in the kernel ``dtype``, and whether it holds a
+    value ``family`` rejects (:func:`invalid_values`, on the converted values as the score
+    kernels read them: ``_DeviceChunks`` converts the same way)."""
+    x = raw.astype(dtype)
+    return x, invalid_values(family, x)
+
+
 #: float32 holds every integer below this exactly (its 24-bit significand)
 FLOAT32_EXACT_INTEGERS = 2.0 ** 24
 

@@ -340,7 +340,7 @@ def _linear_layout(family, n_chunks, chunk, table):
     return jnp.moveaxis(weights, 3, 1).reshape(c, f, s * k), bias, finite
 
 
-def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9):
+def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared=None):
     """Posterior predictive classification from draws (see ``NaiveBayes.
     predict_uncertainty``) of the encoded blocks ``xs`` of some rows; ``class_prior`` the
     fixed class probabilities, or None when they are drawn (``class_probs``).
@@ -357,23 +357,29 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9):
     (quantiles): they are a second pass over batches of rows holding ``rows x draws x
     (classes + columns scored draw by draw)`` elements up to :data:`_DRAWS_BUDGET`, the
     quantiles selected by NumPy.
+
+    ``prepared``: a dict that keeps the draws' tables laid out for the products (per dtype
+    mode and pattern of missing values) from one call to the next, as ``DrawsScorer`` does
+    for its fixed draws; None builds them for this call. ``xs`` may be device-resident
+    ``jax.Array`` blocks (:func:`encode_dense` with ``on_device``): they are not copied.
     """
-    from ._kernels import bucket, budget_scale, pad_rows
+    from ._kernels import bucket, budget_scale
 
     families = tuple(type(b.family) for b in blocks)
-    flat = {k: v.reshape((-1,) + v.shape[2:]) for k, v in draws.items()}
-    n_draws = next(iter(flat.values())).shape[0]
-    if class_prior is None:
-        class_lp = np.log(flat["class_probs"])
-    else:
-        class_lp = np.broadcast_to(np.log(class_prior), (n_draws, len(class_prior)))
-    n_classes = class_lp.shape[1]
+    n_classes, n_draws = _draw_shape(class_prior, draws)
     per_chunk = max(1, min(n_draws, _DRAW_COLUMNS // n_classes))
     chunk = -(-n_draws // -(-n_draws // per_chunk))  # the draws shared evenly by the chunks
-    complete = tuple(not np.isnan(x).any() if np.asarray(x).dtype.kind == "f" else True
-                     for x in xs)
-    lp, tables, valid, linear = _chunked_tables(families, blocks, flat, class_lp, n_draws,
-                                                chunk, complete)
+    complete = complete_blocks(xs)
+
+    def build():
+        flat = _flat(draws)
+        if class_prior is None:
+            class_lp = np.log(flat["class_probs"])
+        else:
+            class_lp = np.broadcast_to(np.log(class_prior), (n_draws, len(class_prior)))
+        return _chunked_tables(families, blocks, flat, class_lp, n_draws, chunk, complete)
+
+    lp, tables, valid, linear = _cached(prepared, ("tables", float64_mode(), complete), build)
     n = xs[0].shape[0]
     # rows per batch: one chunk's (rows, draws, classes) scores, plus the per-draw
     # intermediates of the blocks scored draw by draw, within the budget
@@ -383,7 +389,7 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9):
     for start in range(0, n, rows):
         part = [x[start:start + rows] for x in xs]
         m = part[0].shape[0]
-        padded = tuple(pad_rows(c, bucket(m)) for c in part)
+        padded = tuple(pad_any(c, bucket(m)) for c in part)
         res = _draw_sums(families, linear, lp, tables, valid, padded)
         out.append(tuple(np.asarray(r, dtype=np.float64)[:m] for r in res))
     log_joint, mi = (np.concatenate(parts) for parts in zip(*out, strict=True))
@@ -399,7 +405,7 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9):
         for start in range(0, n, rows):
             part = [x[start:start + rows] for x in xs]
             m = part[0].shape[0]
-            padded = tuple(pad_rows(c, bucket(m)) for c in part)
+            padded = tuple(pad_any(c, bucket(m)) for c in part)
             p = np.asarray(_draw_probs(families, linear, n_draws, lp, tables, padded))[:m]
             # NumPy's selection (introselect): XLA:CPU sorts every row, about 10x slower
             lo, hi = np.quantile(p, [(1.0 - interval) / 2, (1.0 + interval) / 2], axis=-1)
@@ -410,7 +416,7 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9):
     return result
 
 
-def predict_rows(model, class_prior, draws, X, unseen: str, *, interval=0.9):
+def predict_rows(model, class_prior, draws, X, unseen: str, *, interval=0.9, prepared=None):
     """:func:`predict_from_draws` of the rows ``X`` (encoded here), in float64 where float32
     cannot hold the scores.
 
@@ -418,31 +424,111 @@ def predict_rows(model, class_prior, draws, X, unseen: str, *, interval=0.9):
     near 1e6 moved probabilities by 0.4 and Multinomial rows of 10,000 tokens by 2.4e-4 against
     float64 (the same draws). Where :func:`draws_rounding` bounds the rounding above
     ``SCORE_ROUNDING_LIMIT`` (the closed-form kernels' limit), the rows are encoded and scored
-    again in float64 (``jax.enable_x64``, scoped, as NUTS runs), so the answer is float64's."""
+    again in float64 (``jax.enable_x64``, scoped, as NUTS runs), so the answer is float64's.
+
+    A device-resident ``jax.Array`` ``X`` stays on its device (:func:`encode_dense`).
+    ``prepared``: a dict keeping what depends on the draws alone from call to call (see
+    :func:`predict_from_draws`), for draws that do not change (``DrawsScorer``)."""
     from ._kernels import SCORE_ROUNDING_LIMIT
     from .families._base import float64_mode
 
-    xs = encode_dense(model, X, unseen)
+    xs = encode_dense(model, X, unseen, on_device=True)
     if (not float64_mode()
-            and draws_rounding(model.blocks, class_prior, draws, xs) > SCORE_ROUNDING_LIMIT):
+            and draws_rounding(model.blocks, class_prior, draws, xs, prepared)
+            > SCORE_ROUNDING_LIMIT):
         with jax.enable_x64(True):
-            xs = encode_dense(model, X, unseen)
-            return predict_from_draws(model.blocks, class_prior, draws, xs, interval=interval)
-    return predict_from_draws(model.blocks, class_prior, draws, xs, interval=interval)
+            xs = encode_dense(model, X, unseen, on_device=True)
+            return predict_from_draws(model.blocks, class_prior, draws, xs, interval=interval,
+                                      prepared=prepared)
+    return predict_from_draws(model.blocks, class_prior, draws, xs, interval=interval,
+                              prepared=prepared)
 
 
-def encode_dense(model, X, unseen: str) -> list:
-    """Every block of ``X`` encoded for prediction from draws, which reads dense input only."""
-    from ._blocks import encode_blocks
+def encode_dense(model, X, unseen: str, on_device: bool = False) -> list:
+    """Every block of ``X`` encoded for prediction from draws, which reads dense input only.
 
-    xs, _ = encode_blocks(model, X, unseen=unseen)
+    With ``on_device``, the blocks of a device-resident ``jax.Array`` that the kernels read
+    raw (``_blocks.kernel_reads_raw``: Bernoulli, Multinomial, Poisson, Gaussian) stay on
+    the device, in the kernel dtype, checked there by the kernels' own value checks
+    (``_kernels.invalid_values``); a block that fails is encoded on the host, whose error
+    names the column and row."""
+    from ._blocks import encode_blocks, raw_blocks
+
+    if on_device and isinstance(X, jax.Array):
+        raws, _ = raw_blocks(model, X, on_device=True)
+        xs = [_device_block(b, raw, unseen) if isinstance(raw, jax.Array)
+              else b.family.encode(raw, b.schema, unseen=unseen)
+              for b, raw in zip(model.blocks, raws, strict=True)]
+    else:
+        xs, _ = encode_blocks(model, X, unseen=unseen)
     if any(sparse.issparse(x) for x in xs):
         raise TypeError("method='mcmc' predicts from dense input; densify X or use "
                         "method='bayes' (the exact predictive) with sparse input.")
     return xs
 
 
-def draws_rounding(blocks, class_prior, draws, xs) -> float:
+def _device_block(block, raw, unseen: str):
+    """A device-resident block in the kernel dtype, its values checked on the device."""
+    from ._kernels import checked_on_device
+
+    x, invalid = checked_on_device(type(block.family), raw, np.dtype(jnp.result_type(float)))
+    if bool(invalid):
+        block.family.encode(np.asarray(raw), block.schema, unseen=unseen)  # names the column
+        raise ValueError("invalid value in the input (not located).")
+    return x
+
+
+def complete_blocks(xs) -> tuple:
+    """Per block, whether it has no missing value (NaN): found on the device for a
+    device-resident block (one flag read back), by NumPy otherwise."""
+    def complete(x):
+        if isinstance(x, jax.Array):
+            return x.dtype.kind != "f" or not bool(_any_nan(x))
+        return np.asarray(x).dtype.kind != "f" or not np.isnan(x).any()
+
+    return tuple(complete(x) for x in xs)
+
+
+@jax.jit
+@full_float32
+def _any_nan(x):
+    return jnp.any(jnp.isnan(x))
+
+
+def pad_any(x, rows: int):
+    """``_kernels.pad_rows`` for NumPy and device-resident blocks alike (a ``jax.Array`` is
+    padded on its device)."""
+    from ._kernels import pad_rows
+
+    if isinstance(x, jax.Array):
+        return x if x.shape[0] == rows else jnp.pad(x, ((0, rows - x.shape[0]), (0, 0)))
+    return pad_rows(x, rows)
+
+
+def _cached(cache: dict | None, key, build):
+    """``build()``, kept in ``cache`` under ``key`` (None: built every time)."""
+    if cache is None:
+        return build()
+    if key not in cache:
+        cache[key] = build()
+    return cache[key]
+
+
+def _flat(draws: dict) -> dict:
+    """Every site's draws with the chains and draws axes as one: ``(chains * draws, ...)``."""
+    return {k: np.asarray(v).reshape((-1,) + np.shape(v)[2:]) for k, v in draws.items()}
+
+
+def _draw_shape(class_prior, draws: dict) -> tuple[int, int]:
+    """``(classes, draws)``: the number of classes and of draws over all chains."""
+    shape = np.shape(next(iter(draws.values())))
+    n_draws = int(shape[0] * shape[1])
+    n_classes = (np.shape(draws["class_probs"])[-1] if class_prior is None
+                 else len(class_prior))
+    return n_classes, n_draws
+
+
+def draws_rounding(blocks, class_prior, draws, xs, prepared=None) -> float:
     r"""A bound on the float32 rounding of the draws' log scores, the largest over rows:
     twice float32's epsilon times :math:`\sqrt{\sum_j (|x_j| \max_{d,k} |w_{dkj}|)^2}` plus
     its epsilon times the largest :math:`|b_{dk}|` and class log prior, for every block with
@@ -456,27 +542,40 @@ def draws_rounding(blocks, class_prior, draws, xs) -> float:
     for a block with ``term_extent`` (the
     Gaussian: scale ``s``, reach ``r``), twice epsilon times
     :math:`\sqrt{\sum_j (\max s_j (|x_j| + \max r_j)^2)^2}`: the Gaussian draws scored at an
-    offset of 1e4 were 1.3e-4 off in probabilities."""
+    offset of 1e4 were 1.3e-4 off in probabilities.
+
+    The extremes over draws and classes depend on the draws alone: ``prepared`` (a dict, see
+    :func:`predict_from_draws`) keeps them from call to call; each call computes the rows'
+    terms only."""
     eps = float(np.finfo(np.float32).eps)
-    flat = {k: np.asarray(v).reshape((-1,) + np.shape(v)[2:]) for k, v in draws.items()}
-    lp = np.log(flat["class_probs"]) if class_prior is None else np.log(class_prior)
-    with np.errstate(divide="ignore"):
-        bound = eps * float(np.max(np.abs(lp[np.isfinite(lp)]), initial=0.0))
+
+    def class_bound():
+        lp = (np.log(_flat({"c": draws["class_probs"]})["c"]) if class_prior is None
+              else np.log(class_prior))
+        with np.errstate(divide="ignore"):
+            return eps * float(np.max(np.abs(lp[np.isfinite(lp)]), initial=0.0))
+
+    bound = _cached(prepared, ("class bound",), class_bound)
     per_row = np.zeros(xs[0].shape[0])
     for i, block in enumerate(blocks):
         family = type(block.family)
         linear = family.linear_scores is not Family.linear_scores
         if not linear and family.term_extent is Family.term_extent:
             continue
-        sample = _block_draws(flat, i, blocks)
-        # in float32 where that is the mode: the bound's own rounding is a 1e-7 part of it
-        post = jax.tree_util.tree_map(jnp.asarray, family.posterior(block.prior, block.stats))
-        # one call for every slice of draws and the rows' terms: a call and a read per slice,
-        # and the rows' terms in float64 NumPy, were 0.22 s of a 10,000-row, 1,000-draw
-        # prediction
-        extent, rows = _row_bound(family, linear, post, {k: jnp.asarray(v) for k, v in
-                                                         sample.items()}, jnp.asarray(xs[i]))
-        rows = np.asarray(rows, dtype=np.float64)
+
+        def extents(i=i, block=block, family=family, linear=linear):
+            sample = {k: jnp.asarray(v) for k, v in _block_draws(_flat(draws), i,
+                                                                  blocks).items()}
+            # in float32 where that is the mode: the bound's own rounding is a 1e-7 part of it
+            post = jax.tree_util.tree_map(jnp.asarray,
+                                          family.posterior(block.prior, block.stats))
+            return _draw_extents(family, linear, post, sample)
+
+        extent, per_column = _cached(prepared, ("extents", float64_mode(), i), extents)
+        # one call for the rows' terms: a call and a read per slice of draws, and the rows'
+        # terms in float64 NumPy, were 0.22 s of a 10,000-row, 1,000-draw prediction
+        rows = np.asarray(_rows_bound(linear, per_column, jnp.asarray(xs[i])),
+                          dtype=np.float64)
         if linear:
             bound += eps * float(extent)
             # the products' and the weights' own roundings (those of the weights as computed,
@@ -491,16 +590,14 @@ def draws_rounding(blocks, class_prior, draws, xs) -> float:
 
 @partial(jax.jit, static_argnums=(0, 1))
 @full_float32
-def _row_bound(family, linear, posterior, sample, x):
+def _draw_extents(family, linear, posterior, sample):
     r"""Over the draws (``sample``: leaves ``(D, ...)``, scanned in slices of
     :data:`_BOUND_DRAWS`, so memory holds one slice's parameters at a time; the last slice
     padded with copies of draw 0, which move no extreme) and the classes, the extremes
-    :func:`draws_rounding` needs, and its per-row terms of ``x`` (missing values as 0).
-    ``linear`` blocks: the largest finite ``|bias|`` and the rows'
-    :math:`\sqrt{\sum_j x_j^2 \max|w_j|^2}` and :math:`\sqrt{\sum_j x_j^2 c_j^2}` (``c`` the
-    half-range of the finite weights where they share a sign, else ``max|w|``). Others
-    (``term_extent``: scale ``s``, reach ``r``): 0 and the rows'
-    :math:`\sqrt{\sum_j (\max s_j (|x_j| + \max r_j)^2)^2}`."""
+    :func:`draws_rounding` needs: ``(extent, per_column)``. ``linear`` blocks: the largest
+    finite ``|bias|`` and, per column, ``max|w|`` and ``c``, the half-range of the finite
+    weights where they share a sign, else ``max|w|``. Others (``term_extent``: scale ``s``,
+    reach ``r``): 0 and, per column, ``max s`` and ``max r``."""
     def extent(s):
         params = family.params_from_sample(s, posterior)
         return family.linear_scores(params) if linear else family.term_extent(params)
@@ -525,17 +622,28 @@ def _row_bound(family, linear, posterior, sample, x):
         return a[index].reshape((n_slices, _BOUND_DRAWS) + a.shape[1:])
 
     per_slice = jax.lax.map(one, jax.tree_util.tree_map(sliced, sample))
-    x0 = jnp.abs(jnp.nan_to_num(x.astype(per_slice[0].dtype), nan=0.0))
     if linear:
         wmax, bmax = jnp.max(per_slice[0], axis=0), jnp.max(per_slice[1])
         lo, hi = jnp.min(per_slice[2], axis=0), jnp.max(per_slice[3], axis=0)
         centred = jnp.where(lo * hi > 0, (hi - lo) / 2, wmax)
+        return bmax, jnp.stack([wmax, centred])
+    return jnp.zeros((), per_slice[0].dtype), jnp.stack([jnp.max(per_slice[0], axis=0),
+                                                         jnp.max(per_slice[1], axis=0)])
+
+
+@partial(jax.jit, static_argnums=(0,))
+@full_float32
+def _rows_bound(linear, per_column, x):
+    r"""The rows' terms of :func:`draws_rounding` from :func:`_draw_extents`' per-column
+    extremes (missing values as 0): ``linear`` blocks :math:`\sqrt{\sum_j x_j^2 \max|w_j|^2}`
+    and :math:`\sqrt{\sum_j x_j^2 c_j^2}`; others
+    :math:`\sqrt{\sum_j (\max s_j (|x_j| + \max r_j)^2)^2}`."""
+    x0 = jnp.abs(jnp.nan_to_num(x.astype(per_column.dtype), nan=0.0))
+    if linear:
         squares = x0 * x0
-        return bmax, jnp.stack([jnp.sqrt(squares @ (wmax * wmax)),
-                                jnp.sqrt(squares @ (centred * centred))])
-    wmax, bmax = jnp.max(per_slice[0], axis=0), jnp.max(per_slice[1], axis=0)
-    term = wmax * (x0 + bmax) ** 2
-    return jnp.zeros(()), jnp.sqrt(jnp.sum(term * term, axis=1))[None]
+        return jnp.sqrt(squares @ (per_column * per_column).T).T
+    term = per_column[0] * (x0 + per_column[1]) ** 2
+    return jnp.sqrt(jnp.sum(term * term, axis=1))[None]
 
 
 def _even_rows(n: int, most: int) -> int:

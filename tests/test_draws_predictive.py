@@ -347,3 +347,68 @@ def test_float32_long_documents_of_close_classes_agree_with_float64():
         u64 = clf.predict_uncertainty(X[300:].astype(np.float64), draws=draws)
     for key in ("proba", "lower", "upper", "entropy"):
         assert np.abs(u32[key] - u64[key]).max() <= 1e-4, key
+
+
+def test_scorer_keeps_the_draws_tables_and_answers_every_input_alike(small_chunks,
+                                                                     linear_used):
+    """``DrawsScorer`` lays its draws out once (``prepared``): later calls, rows with and
+    without missing values, in float32 and then in x64, each match the float64 SciPy
+    reference computed from the draws, and each missing-value pattern and dtype mode is laid
+    out once."""
+    import jax
+
+    X, y = count_data("poisson", seed=7, n=90, f=8, k=3)
+    clf = bnb.NaiveBayes(bnb.Poisson(), method="bayes").fit(X, y)
+    draws = clf.sample_posterior(N_DRAWS, seed=4)
+    scorer = DrawsScorer(clf.fitted_, clf._class_setup()[1], draws)
+    holes = X[:30].copy()
+    holes[np.random.default_rng(8).random(holes.shape) < 0.2] = np.nan
+    for rows, rtol in ((X[:30], 2e-5), (X[30:60], 2e-5), (holes, 2e-5), (X[:30], 2e-5)):
+        ref = reference_uncertainty(reference_scores(clf, draws, rows), 0.9)["proba"]
+        np.testing.assert_allclose(scorer.scores(rows, "proba")[0], ref, rtol=rtol, atol=1e-6)
+    with jax.enable_x64(True):
+        for rows in (X[:30], holes):
+            ref = reference_uncertainty(reference_scores(clf, draws, rows), 0.9)["proba"]
+            np.testing.assert_allclose(scorer.scores(rows, "proba")[0], ref, rtol=1e-9,
+                                       atol=1e-12)
+    # laid out once per (dtype mode, missing pattern): complete, then with NaN, in each mode
+    assert linear_used == [(True,), (False,), (True,), (False,)]
+    assert {k[0] for k in scorer.prepared} == {"tables", "extents", "class bound"}
+
+
+@pytest.mark.parametrize("name", ["multinomial", "bernoulli", "poisson", "gaussian"])
+def test_device_resident_rows_match_scipy_and_are_checked_there(name, small_chunks,
+                                                                  monkeypatch):
+    """A ``jax.Array`` X is encoded on its device (``inference.encode_dense`` with
+    ``on_device``; the CPU backend takes the same path): the same predictive as the float64
+    SciPy reference, and a bad value refused naming the column as NumPy input is. The host
+    encoder is not called for a good X."""
+    import jax.numpy as jnp
+
+    if name == "gaussian":
+        rng = np.random.default_rng(9)
+        y = rng.integers(0, 3, 90)
+        X = rng.normal(y[:, None] * 0.5, 1.0, (90, 5))
+        family = bnb.Gaussian(kappa=0.1, rate=1.0)
+    else:
+        X, y = count_data(name, seed=9, n=90, f=7, k=3)
+        family = FAMILIES[name]()
+    clf = bnb.NaiveBayes(family, method="bayes").fit(X, y)
+    draws = clf.sample_posterior(N_DRAWS, seed=5)
+    scorer = DrawsScorer(clf.fitted_, clf._class_setup()[1], draws)
+    encoded = []
+    real = type(clf.blocks_[0].family).encode
+    monkeypatch.setattr(type(clf.blocks_[0].family), "encode",
+                        lambda *a, **k: encoded.append(1) or real(*a, **k))
+    Xd = jnp.asarray(X[:40], dtype=jnp.float32)
+    ref = reference_uncertainty(reference_scores(clf, draws, np.asarray(Xd, dtype=float)),
+                                0.9)
+    proba = scorer.scores(Xd, "proba")[0]
+    np.testing.assert_allclose(proba, ref["proba"], rtol=2e-5, atol=1e-6)
+    u = clf.predict_uncertainty(Xd, draws=draws)
+    np.testing.assert_allclose(u["lower"], ref["lower"], rtol=2e-5, atol=1e-6)
+    assert encoded == []
+    bad = np.asarray(X[:40], dtype=np.float32)
+    bad[5, 3] = np.inf if name == "gaussian" else -1.0
+    with pytest.raises(ValueError, match="column 3"):
+        scorer.scores(jnp.asarray(bad), "proba")
