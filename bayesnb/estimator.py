@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import copy
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
@@ -33,7 +35,13 @@ from .fitted import (
 )
 from .model import class_setup
 from .reports import BayesianReports
-from .scoring import DrawsScorer, TableScorer, check_rows_defined, table_scorer
+from .scoring import (
+    DrawsScorer,
+    TableScorer,
+    check_rows_defined,
+    on_device_of,
+    table_scorer,
+)
 
 METHODS = ("ml", "map", "mean", "bayes", "mcmc")
 
@@ -307,6 +315,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
             return dask_predict(self, X, name)
         scores, norm = self._scorer().scores(X, output)
         check_rows_defined(norm, self.method)  # an undefined posterior has no best class
+        if isinstance(X, jax.Array):  # a jax.Array in, a jax.Array out, on X's device
+            return on_device_of(X, scores)
         return scores
 
     def predict_joint_log_proba(self, X) -> np.ndarray:
@@ -315,18 +325,28 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         return self._scorer().scores(X, "joint")[0]
 
     def predict_log_proba(self, X) -> np.ndarray:
-        """log p(c = k | x): plug-in or, under ``method="bayes"``, exact posterior predictive."""
+        """log p(c = k | x): plug-in or, under ``method="bayes"``, exact posterior predictive.
+        A ``jax.Array`` ``X`` gives a ``jax.Array`` on its device (see :meth:`predict_proba`)."""
         return self._predict(X, "log_proba", "predict_log_proba")
 
     def predict_proba(self, X) -> np.ndarray:
-        """p(c = k | x) for every row and class; rows sum to 1."""
+        """p(c = k | x) for every row and class; rows sum to 1.
+
+        NumPy (or pandas) ``X`` gives float64 NumPy, normalised on the host. A ``jax.Array``
+        ``X`` gives a ``jax.Array`` on its device in JAX's float dtype (float32 unless x64 is
+        enabled), normalised there where the blocks stream on the device (Bernoulli,
+        Multinomial, Poisson, Gaussian), so rows sum to 1 to that dtype's precision, as
+        scikit-learn's array-API mode returns the input's kind."""
         return self._predict(X, "proba", "predict_proba")
 
     def predict(self, X) -> np.ndarray:
         """The class with the highest posterior probability (ties: the first in ``classes_``)."""
         if is_dask(X):
             return self._predict(X, "scores", "predict")
-        return self.classes_[np.argmax(self._predict(X, "scores", "predict"), axis=1)]
+        scores = self._predict(X, "scores", "predict")
+        if isinstance(scores, jax.Array):  # the argmax on the device, the labels on the host
+            return self.classes_[np.asarray(jnp.argmax(scores, axis=1))]
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

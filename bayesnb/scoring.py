@@ -25,6 +25,7 @@ from scipy import sparse
 from . import _exact, _host, _kernels
 from ._blocks import block_source, levels_of, raw_blocks
 from ._classes import class_log_prior
+from ._kernels import full_float32
 from .families import Family
 from .families._base import float64_mode
 from .fitted import FittedBlock, FittedModel
@@ -74,7 +75,7 @@ class TableScorer(NamedTuple):
                         X, "joint" if output == "joint" else "scores")
             else:
                 scores = self.log_prior
-            total += scores  # in place (one (n, K) array, normalised in place too)
+            total += np.asarray(scores)  # in place (one (n, K) array, normalised in place)
             return normalised(total, output, out=total)
         sources = [block_source(b.family, raw, b.schema, self.unseen)
                    for b, raw in zip(blocks, raws, strict=True)]
@@ -90,8 +91,10 @@ class TableScorer(NamedTuple):
                                             n_classes), output)
         # the plug-in, or an exact predictive with no host tail (Student-t, Bernoulli,
         # Categorical): normalised in the kernel, as the plug-in is
+        # a device-resident X gets device-resident scores where every block streams there
         return _kernels.stream_scores(self.model.families, levels, self.exact, output,
-                                      self.log_prior, self.tables, sources, n, n_classes)
+                                      self.log_prior, self.tables, sources, n, n_classes,
+                                      device_out=isinstance(X, jax.Array) and output != "joint")
 
     def _host_scores(self, block, table, raw, n: int) -> np.ndarray:
         """``(n, K)`` float64 log p(x | c) of a block scored on the host, constants included:
@@ -213,7 +216,12 @@ def check_defined(params, block: FittedBlock, classes, method: str) -> None:
 
 
 def check_rows_defined(norm: np.ndarray, method: str) -> None:
-    """Refuse rows where every class has probability zero (p(class | x) is 0/0)."""
+    """Refuse rows where every class has probability zero (p(class | x) is 0/0). A
+    device-resident ``norm`` is checked on its device (one flag read back)."""
+    if isinstance(norm, jax.Array):
+        if bool(_all_finite(norm)):
+            return
+        norm = np.asarray(norm)
     impossible = ~np.isfinite(norm)
     if np.any(impossible):
         i = int(np.argmax(impossible))
@@ -222,6 +230,22 @@ def check_rows_defined(norm: np.ndarray, method: str) -> None:
             f"({int(impossible.sum())} such rows), so p(class | x) is undefined; a value "
             f"never seen in training meets an unsmoothed estimate. Use method='mean', "
             f"'map' or 'bayes'.")
+
+
+def on_device_of(X: jax.Array, values):
+    """``values`` as a ``jax.Array`` on ``X``'s device: device-resident results as they are,
+    host results (NumPy float64: the host-scored blocks, the exact count predictive, the
+    draws) converted to JAX's float dtype there (float32 unless x64 is enabled)."""
+    if isinstance(values, jax.Array):
+        return values
+    return jax.device_put(np.asarray(values, dtype=jnp.result_type(float)),
+                          next(iter(X.devices())))
+
+
+@jax.jit
+@full_float32
+def _all_finite(x):
+    return jnp.all(jnp.isfinite(x))
 
 
 def log_normalizer(blocks, xs) -> np.ndarray:

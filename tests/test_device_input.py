@@ -37,6 +37,19 @@ def device_chunks(monkeypatch):
     return calls
 
 
+def device_result(got, expected, log=False):
+    """``got`` is a ``jax.Array`` in JAX's float dtype on the input's (the only CPU) device,
+    normalised there: equal to the NumPy input's float64 answer ``expected`` to that dtype's
+    precision (float32: a few units of its epsilon)."""
+    assert isinstance(got, jax.Array)
+    assert got.dtype == jnp.result_type(float)
+    assert got.devices() == {jax.devices()[0]}
+    tol = 1e-12 if got.dtype == jnp.float64 else 1e-6
+    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), expected, rtol=tol,
+                               atol=tol if log else tol / 10)
+    return np.asarray(got, dtype=np.float64)
+
+
 def _data(seed=0, n=1_000, f=12, k=3):
     rng = np.random.default_rng(seed)
     y = rng.integers(0, k, n)
@@ -55,7 +68,7 @@ def test_multinomial_on_device_matches_sklearn_in_several_chunks(device_chunks, 
     ref = MultinomialNB(alpha=1.0).fit(X, y)
     np.testing.assert_allclose(np.asarray(clf.fitted_.blocks[0].stats.counts),
                                ref.feature_count_, rtol=0, atol=0)
-    np.testing.assert_allclose(proba, ref.predict_proba(X), rtol=1e-10, atol=1e-12)
+    device_result(proba, ref.predict_proba(X))
 
 
 @pytest.mark.parametrize("family", [bnb.Multinomial(), bnb.Poisson(), bnb.Gaussian(),
@@ -71,9 +84,8 @@ def test_device_input_answers_as_numpy_input_float32(device_chunks, family, meth
                     jax.tree.leaves(device.fitted_.blocks[0].stats), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     expected = host.predict_proba(X)
-    np.testing.assert_array_equal(device.predict_proba(jnp.asarray(X)), expected)
-    np.testing.assert_array_equal(host.predict_log_proba(jnp.asarray(X)),
-                                  host.predict_log_proba(X))
+    device_result(device.predict_proba(jnp.asarray(X)), expected)
+    device_result(host.predict_log_proba(jnp.asarray(X)), host.predict_log_proba(X), log=True)
     np.testing.assert_array_equal(host.predict(jnp.asarray(X)), host.predict(X))
 
 
@@ -82,8 +94,9 @@ def test_device_input_answers_as_numpy_input_float32(device_chunks, family, meth
 def test_gaussian_device_input_is_shifted_on_the_device(device_chunks, offset, method):
     """A float32 Gaussian block is centred by a per-column shift float32 holds
     (``_base.kernel_shift``), so the device's float32 subtraction rounds as the host's
-    float64 one: the same probabilities bit for bit, far from zero too, and within the
-    float32 guarantee of the float64 fit."""
+    float64 one: the same classes and, normalised on the device in float32, the same
+    probabilities to float32's precision, far from zero too, and within the float32
+    guarantee of the float64 fit."""
     rng = np.random.default_rng(10)
     y = rng.integers(0, 3, 1_000)
     X = (offset + y[:, None] * 0.3 + rng.normal(size=(1_000, 6))).astype(np.float32)
@@ -92,7 +105,8 @@ def test_gaussian_device_input_is_shifted_on_the_device(device_chunks, offset, m
     before = device_chunks["n"]
     got = clf.predict_proba(jnp.asarray(X))
     assert device_chunks["n"] > before + 3  # scored from device chunks, not host copies
-    np.testing.assert_array_equal(got, expected)
+    got = device_result(got, expected)
+    np.testing.assert_array_equal(clf.predict(jnp.asarray(X)), clf.predict(X))
     with jax.enable_x64(True):
         ref = bnb.NaiveBayes(bnb.Gaussian(), method=method).fit(
             X.astype(np.float64), y).predict_proba(X.astype(np.float64))
@@ -105,15 +119,14 @@ def test_bernoulli_device_input_matches_sklearn_x64(device_chunks, x64):
     clf = bnb.NaiveBayes(bnb.Bernoulli(alpha=1.0), method="mean",
                          class_alpha=0).fit(jnp.asarray(X), y)
     ref = BernoulliNB(alpha=1.0, binarize=None).fit(X, y)
-    np.testing.assert_allclose(clf.predict_proba(jnp.asarray(X)), ref.predict_proba(X),
-                               rtol=1e-10, atol=1e-12)
+    device_result(clf.predict_proba(jnp.asarray(X)), ref.predict_proba(X))
 
 
 def test_integer_device_input_is_converted_on_the_device(device_chunks):
     X, y = _data(3)
     Xi = jnp.asarray(X.astype(np.int32))
     clf = bnb.NaiveBayes(bnb.Multinomial(), method="mean").fit(X, y)
-    np.testing.assert_array_equal(clf.predict_proba(Xi), clf.predict_proba(X))
+    device_result(clf.predict_proba(Xi), clf.predict_proba(X))
 
 
 def test_weighted_fit_from_the_device_matches_numpy(device_chunks):
@@ -131,7 +144,7 @@ def test_mixed_blocks_on_the_device(device_chunks):
                 7: bnb.Gaussian()}
     host = bnb.NaiveBayes(features, method="mean").fit(X, y)
     device = bnb.NaiveBayes(features, method="mean").fit(jnp.asarray(X), y)
-    np.testing.assert_array_equal(device.predict_proba(jnp.asarray(X)), host.predict_proba(X))
+    device_result(device.predict_proba(jnp.asarray(X)), host.predict_proba(X))
 
 
 @pytest.mark.parametrize("where", ["fit", "predict"])
@@ -170,10 +183,11 @@ def test_device_input_shape_errors():
 def test_exact_and_categorical_blocks_read_device_input_on_the_host():
     X, y = _data(9)
     host = bnb.NaiveBayes(bnb.Multinomial(), method="bayes").fit(X, y)
-    np.testing.assert_array_equal(host.predict_proba(jnp.asarray(X)), host.predict_proba(X))
+    # read on the host, and the answer put on the input's device like the streamed ones
+    device_result(host.predict_proba(jnp.asarray(X)), host.predict_proba(X))
     codes = (X[:, :3] % 3).astype(np.int32)
     cat = bnb.NaiveBayes(bnb.Categorical(), method="mean").fit(codes, y)
-    np.testing.assert_array_equal(cat.predict_proba(jnp.asarray(codes)), cat.predict_proba(codes))
+    device_result(cat.predict_proba(jnp.asarray(codes)), cat.predict_proba(codes))
 
 
 def test_accelerator_chunks_are_larger(monkeypatch):
@@ -195,3 +209,44 @@ def test_the_readme_states_the_accelerator_chunks():
     assert f"the chunks are {scale} times larger (about " \
            f"{_kernels.CHUNK_BYTES * scale >> 20} MB)" in text
     assert f"chunks of about {_kernels.CHUNK_BYTES >> 20} MB" in text
+
+
+def test_device_rows_stay_on_the_device_to_the_end(device_chunks, monkeypatch):
+    """No chunk's results come back to the host one by one (``_kernels._store``): the flags
+    are read once, the probabilities are joined and normalised on the device, and their rows
+    sum to 1 to float32's precision; against scikit-learn as the NumPy input is."""
+    X, y = _data(11)
+    clf = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="mean", class_alpha=0).fit(X, y)
+    monkeypatch.setattr(_kernels, "_store", lambda *a: pytest.fail("read back per chunk"))
+    before = device_chunks["n"]
+    proba = clf.predict_proba(jnp.asarray(X))
+    assert device_chunks["n"] > before + 3
+    ref = MultinomialNB(alpha=1.0).fit(X, y)
+    got = device_result(proba, ref.predict_proba(X))
+    np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=0, atol=4 * np.finfo(np.float32).eps)
+    device_result(clf.predict_log_proba(jnp.asarray(X)), ref.predict_log_proba(X), log=True)
+    np.testing.assert_array_equal(clf.predict(jnp.asarray(X)), ref.predict(X))
+
+
+def test_device_rows_keep_the_float32_refusals(device_chunks):
+    """What float32 cannot resolve is refused from device rows as from NumPy rows: a column
+    1e5 standard deviations out under the pooled Student-t (``test_float32_guarantee``),
+    found from the chunks' rounding bounds read back at the end; and a bad value in a middle
+    chunk."""
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 3, 2_000)
+    X = rng.normal(y[:, None] * 0.5, 1.0, (2_000, 12))
+    Xt = rng.normal(0.5, 1.0, (600, 12))
+    Xt[300:, 0] = 1e5  # the later chunks only
+    clf = bnb.NaiveBayes(bnb.Gaussian(pooled=True), method="bayes").fit(X, y)
+    for rows in (Xt, jnp.asarray(Xt, dtype=jnp.float32)):
+        with pytest.raises(ValueError, match=r"column 0 .*float32 class scores inexact.*x64"):
+            clf.predict_proba(rows)
+    device_result(clf.predict_proba(jnp.asarray(Xt[:300], dtype=jnp.float32)),
+                  clf.predict_proba(Xt[:300].astype(np.float32)))
+    X, y = _data(12)
+    bad = X.copy()
+    bad[400, 5] = 0.5  # a fraction, in a middle chunk
+    clf = bnb.NaiveBayes(bnb.Poisson(), method="mean").fit(X, y)
+    with pytest.raises(ValueError, match="column 5"):
+        clf.predict_proba(jnp.asarray(bad))
