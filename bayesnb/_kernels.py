@@ -661,9 +661,12 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     device = tuple(device) if any(d is not None for d in device) else None
     totals: list = [None] * len(families)
     flags = [False] * len(families)
+    accelerator = budget_scale() > 1
 
     def finish(result, start, stop):
-        stats, checks = result
+        # on an accelerator every array of the chunk's result in one read (each array read
+        # alone is a wait of its own there; on the CPU the reads are views)
+        stats, checks = jax.device_get(result) if accelerator else result
         checks = np.asarray(checks)  # per block: an invalid value; then: beyond float32
         if checks[len(families):].any():
             raise NeedsFloat64
@@ -681,6 +684,9 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
         c = pad_rows(codes[start:stop].astype(np.int32, copy=False), rows)
         w = pad_rows(np.asarray(weights[start:stop], dtype=dtype), rows)
         result = suff_stats(families, levels, n_classes, xs, c, w, device)
+        if accelerator:  # its copy to the host starts as soon as it is computed
+            for leaf in jax.tree_util.tree_leaves(result):
+                leaf.copy_to_host_async()
         if pending is not None:  # finish the previous chunk while this one computes
             finish(*pending)
         pending = (result, start, stop)

@@ -250,3 +250,19 @@ def test_device_rows_keep_the_float32_refusals(device_chunks):
     clf = bnb.NaiveBayes(bnb.Poisson(), method="mean").fit(X, y)
     with pytest.raises(ValueError, match="column 5"):
         clf.predict_proba(jnp.asarray(bad))
+
+
+def test_accelerator_fit_reads_each_chunk_at_once(device_chunks, monkeypatch):
+    """On an accelerator a fit chunk's results are copied to the host as soon as they are
+    computed and read in one call (``jax.device_get``); taken here on the CPU by reporting
+    an accelerator's budget scale: the class counts equal scikit-learn's, every row once."""
+    X, y = _data(13, n=3_000)
+    monkeypatch.setattr(_kernels, "budget_scale", lambda: 32)
+    monkeypatch.setattr(_kernels, "CHUNK_BYTES", 4096 // 32)
+    clf = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="mean",
+                         class_alpha=0).fit(jnp.asarray(X), y)
+    assert device_chunks["n"] > 3
+    ref = MultinomialNB(alpha=1.0).fit(X, y)
+    np.testing.assert_array_equal(np.asarray(clf.fitted_.blocks[0].stats.counts),
+                                  ref.feature_count_)
+    device_result(clf.predict_proba(jnp.asarray(X)), ref.predict_proba(X))
