@@ -350,7 +350,8 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
     ``lower``/``upper`` bound p(c | x, theta) over draws (the central ``interval``; left out
     when ``interval`` is None).
 
-    The draws are streamed in chunks of about :data:`_DRAW_COLUMNS` (draw, class) columns: per
+    The draws are streamed in chunks of about :data:`_DRAW_COLUMNS` (draw, class) columns
+    (times ``_kernels.budget_scale()`` on an accelerator): per
     chunk one matmul of the rows against the chunk's tables side by side (families with
     ``linear_scores``), then running sums over draws (:func:`_draw_sums`), so memory is
     O(rows x classes) plus one chunk. The bounds need every draw of a row at once
@@ -367,7 +368,9 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
 
     families = tuple(type(b.family) for b in blocks)
     n_classes, n_draws = _draw_shape(class_prior, draws)
-    per_chunk = max(1, min(n_draws, _DRAW_COLUMNS // n_classes))
+    # on an accelerator, products as wide as the budget allows: 20 chunks of 51 draws made
+    # as many passes of small kernels (1,000 draws, 20 classes: one chunk there)
+    per_chunk = max(1, min(n_draws, _DRAW_COLUMNS * budget_scale() // n_classes))
     chunk = -(-n_draws // -(-n_draws // per_chunk))  # the draws shared evenly by the chunks
     complete = complete_blocks(xs)
 
@@ -450,15 +453,24 @@ def encode_dense(model, X, unseen: str, on_device: bool = False) -> list:
     With ``on_device``, the blocks of a device-resident ``jax.Array`` that the kernels read
     raw (``_blocks.kernel_reads_raw``: Bernoulli, Multinomial, Poisson, Gaussian) stay on
     the device, in the kernel dtype, checked there by the kernels' own value checks
-    (``_kernels.invalid_values``); a block that fails is encoded on the host, whose error
-    names the column and row."""
-    from ._blocks import encode_blocks, raw_blocks
+    (``_kernels.invalid_values``); on an accelerator such blocks of host input are copied
+    there first. A block that fails is encoded on the host, whose error names the column and
+    row."""
+    from ._blocks import encode_blocks, kernel_reads_raw, raw_blocks
+    from ._kernels import budget_scale
 
-    if on_device and isinstance(X, jax.Array):
+    accelerator = budget_scale() > 1
+    if on_device and (isinstance(X, jax.Array) or accelerator):
         raws, _ = raw_blocks(model, X, on_device=True)
-        xs = [_device_block(b, raw, unseen) if isinstance(raw, jax.Array)
-              else b.family.encode(raw, b.schema, unseen=unseen)
-              for b, raw in zip(model.blocks, raws, strict=True)]
+        xs = []
+        for b, raw in zip(model.blocks, raws, strict=True):
+            if (accelerator and isinstance(raw, np.ndarray) and raw.ndim == 2
+                    and raw.dtype.kind in "biuf" and kernel_reads_raw(b.family)):
+                # host numbers on an accelerator: copied there once and checked there, not
+                # validated, converted and padded on the host first (three host passes)
+                raw = jax.device_put(raw)
+            xs.append(_device_block(b, raw, unseen) if isinstance(raw, jax.Array)
+                      else b.family.encode(raw, b.schema, unseen=unseen))
     else:
         xs, _ = encode_blocks(model, X, unseen=unseen)
     if any(sparse.issparse(x) for x in xs):

