@@ -143,11 +143,12 @@ class DrawsScorer:
             with jax.enable_x64(True):
                 xs = encode_dense(self.model, X, "smooth")
                 joint = predict_from_draws(self.model.blocks, self.class_prior, self.draws,
-                                           xs, interval=None, prepared=self.prepared)
-                joint = joint["log_joint"]
+                                           xs, interval=None, prepared=self.prepared,
+                                           joint_only=True)["log_joint"]
                 return normalised(joint + log_normalizer(self.model.blocks, xs), output)
         joint = predict_rows(self.model, self.class_prior, self.draws, X, "smooth",
-                             interval=None, prepared=self.prepared)["log_joint"]
+                             interval=None, prepared=self.prepared,
+                             joint_only=True)["log_joint"]
         return normalised(joint, output)
 
 

@@ -266,3 +266,17 @@ def test_accelerator_fit_reads_each_chunk_at_once(device_chunks, monkeypatch):
     np.testing.assert_array_equal(np.asarray(clf.fitted_.blocks[0].stats.counts),
                                   ref.feature_count_)
     device_result(clf.predict_proba(jnp.asarray(X)), ref.predict_proba(X))
+
+
+def test_device_rows_with_missing_values_and_no_rows(device_chunks):
+    """Missing values (NaN) in device rows are left out of each row's score as in NumPy rows
+    (scored on the device, normalised there); zero rows give an empty device array."""
+    X, y = _data(14, f=8)
+    features = {(0, 1, 2, 3): bnb.Multinomial(), (4, 5): bnb.Poisson(), 6: bnb.Gaussian(),
+                7: bnb.Gaussian()}
+    clf = bnb.NaiveBayes(features, method="mean").fit(X, y)
+    holes = X.copy()
+    holes[np.random.default_rng(14).random(X.shape) < 0.1] = np.nan
+    device_result(clf.predict_proba(jnp.asarray(holes)), clf.predict_proba(holes))
+    empty = clf.predict_proba(jnp.zeros((0, 8), jnp.float32))
+    assert isinstance(empty, jax.Array) and empty.shape == (0, 3)
