@@ -23,16 +23,23 @@ from bayesnb import _kernels
 
 @pytest.fixture
 def device_chunks(monkeypatch):
-    """Counts the chunks sliced on the device; small chunks, so a call streams several and
-    the last one is short (padded on the device)."""
+    """Counts the chunks sliced on the device (one by one, or in one loop of whole chunks,
+    ``_kernels._mapped_scores``); small chunks, so a call streams several and the last one
+    is short (padded on the device)."""
     calls = {"n": 0}
     fill = _kernels._DeviceChunks.fill
+    mapped = _kernels._mapped_scores
 
     def counted(self, *args):
         calls["n"] += 1
         return fill(self, *args)
 
+    def counted_mapped(*args):
+        calls["n"] += args[5]  # n_chunks
+        return mapped(*args)
+
     monkeypatch.setattr(_kernels._DeviceChunks, "fill", counted)
+    monkeypatch.setattr(_kernels, "_mapped_scores", counted_mapped)
     monkeypatch.setattr(_kernels, "CHUNK_BYTES", 4096)
     return calls
 
