@@ -788,6 +788,8 @@ def stream_scores(families, levels, exact, output, class_log_prior, tables, sour
     rows = balanced_rows(n_rows, rows)
     kernel_tables, shifts = _tables(families, tables, exact, output == "joint", sources)
     chunks = staging(sources, rows, shifts)
+    # once for the stream, not at every chunk's call
+    class_log_prior, kernel_tables = _placed((class_log_prior, kernel_tables), None)
     if device_out and isinstance(chunks, _DeviceChunks):
         return _device_results(families, levels, exact, output, class_log_prior,
                                kernel_tables, sources, chunks, n_rows, rows)
@@ -824,48 +826,39 @@ def inexact_scores(source: Source, rounding: float) -> ValueError:
 
 def _device_results(families, levels, exact, output, class_log_prior, kernel_tables, sources,
                     chunks, n_rows: int, rows: int):
-    """:func:`stream_scores` kept on the device: the whole chunks in one call
-    (:func:`_mapped_scores`), the short last one in another, the flags (invalid values,
-    rounding bounds) read back once, and the results joined and normalised there
-    (:func:`_join_on_device`). On an H200, reading each chunk's results back and normalising
-    them in float64 on the host took 395 of a 447 ms ``predict_proba`` of 2,000,000
-    device-resident rows against 17 ms of kernels, and one call per chunk left 20 ms of
-    dispatch in a 30 ms call (``benchmarks/README.md``, "Stop 30", "Stop 31")."""
-    whole = n_rows // rows
-    parts = []
-    if whole:
-        parts.append(_mapped_scores(families, levels, exact, output, rows, whole,
-                                    tuple(chunks.dtypes), class_log_prior, kernel_tables,
-                                    tuple(chunks.blocks), tuple(chunks.shifts)))
-    if whole * rows < n_rows:
-        parts.append(scores(families, levels, exact, output, class_log_prior, kernel_tables,
-                            chunks.fill(whole, whole * rows, n_rows),
-                            np.int32(n_rows - whole * rows)))
-    flags = np.asarray(jnp.stack([p[2] for p in parts]), dtype=np.float64)
+    """:func:`stream_scores` kept on the device: the tables placed there once in the kernel
+    dtype (by :func:`stream_scores`), every chunk's kernel queued without a wait, the chunks' flags
+    (invalid values, rounding bounds) read back once, and the results joined and normalised
+    there (:func:`_join_on_device`). On an H200, reading each chunk's results back and
+    normalising them in float64 on the host took 395 of a 447 ms ``predict_proba`` of
+    2,000,000 device-resident rows against 17 ms of kernels (``benchmarks/README.md``,
+    "Stop 30"), and converting and copying the host tables at every chunk's call left 13 ms
+    of a 30 ms call ("Stop 31")."""
+    results = []
+    for i, start in enumerate(range(0, n_rows, rows)):
+        stop = min(start + rows, n_rows)
+        results.append(scores(families, levels, exact, output, class_log_prior, kernel_tables,
+                              chunks.fill(i, start, stop), np.int32(stop - start)))
+    flags = np.asarray(jnp.stack([r[2] for r in results]), dtype=np.float64)
     _report(sources, flags[:, :len(sources)].max(axis=0))
     for source, r in zip(sources, flags[:, len(sources):].max(axis=0), strict=True):
         if r > SCORE_ROUNDING_LIMIT:
             raise inexact_scores(source, float(r))
-    return _join_on_device(output, n_rows, tuple(p[0] for p in parts),
-                           tuple(p[1] for p in parts))
+    return _join_on_device(output, n_rows, tuple(r[0] for r in results),
+                           tuple(r[1] for r in results))
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2, 3, 4, 5, 6))
-@full_float32
-def _mapped_scores(families, levels, exact, output, rows: int, n_chunks: int, dtypes,
-                   class_log_prior, tables, blocks, shifts):
-    """:func:`scores` of the first ``n_chunks`` whole chunks of ``rows`` rows of
-    device-resident ``blocks``, one after another in one compiled loop (``lax.map``: one
-    chunk's temporaries at a time), each sliced, converted and shifted as
-    :func:`_device_rows` does: ``(n_chunks * rows, K)`` outputs, the row normalisers, and
-    each flag's largest value over the chunks."""
-    def one(i):
-        xs = tuple(_shifted(jax.lax.dynamic_slice_in_dim(x, i * rows, rows), shift, dtype)
-                   for x, shift, dtype in zip(blocks, shifts, dtypes, strict=True))
-        return scores(families, levels, exact, output, class_log_prior, tables, xs)
+def _placed(tree, device):
+    """Every array of ``tree`` on ``device``, floating ones converted on the host to the
+    kernel dtype first (as a kernel call converts NumPy float64 arguments, by the same
+    rounding): copied once for a stream of chunks rather than at every call."""
+    dtype = np.dtype(jnp.result_type(float))
 
-    out, norm, flags = jax.lax.map(one, jnp.arange(n_chunks))
-    return out.reshape(n_chunks * rows, -1), norm.reshape(-1), jnp.max(flags, axis=0)
+    def place(a):
+        host = np.asarray(a)
+        return jax.device_put(host.astype(dtype) if host.dtype.kind == "f" else host, device)
+
+    return jax.tree_util.tree_map(place, tree)
 
 
 @partial(jax.jit, static_argnums=(0, 1))

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import copy
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
@@ -35,13 +33,7 @@ from .fitted import (
 )
 from .model import class_setup
 from .reports import BayesianReports
-from .scoring import (
-    DrawsScorer,
-    TableScorer,
-    check_rows_defined,
-    on_device_of,
-    table_scorer,
-)
+from .scoring import DrawsScorer, TableScorer, answer, best_index, table_scorer
 
 METHODS = ("ml", "map", "mean", "bayes", "mcmc")
 
@@ -314,10 +306,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
 
             return dask_predict(self, X, name)
         scores, norm = self._scorer().scores(X, output)
-        check_rows_defined(norm, self.method)  # an undefined posterior has no best class
-        if isinstance(X, jax.Array):  # a jax.Array in, a jax.Array out, on X's device
-            return on_device_of(X, scores)
-        return scores
+        return answer(X, scores, norm, self.method)  # a jax.Array X: a jax.Array back
 
     def predict_joint_log_proba(self, X) -> np.ndarray:
         """log p(x, c = k) for every row and class, normalising constants included (the
@@ -325,28 +314,19 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         return self._scorer().scores(X, "joint")[0]
 
     def predict_log_proba(self, X) -> np.ndarray:
-        """log p(c = k | x): plug-in or, under ``method="bayes"``, exact posterior predictive.
-        A ``jax.Array`` ``X`` gives a ``jax.Array`` on its device (see :meth:`predict_proba`)."""
+        """log p(c = k | x): plug-in or, under ``method="bayes"``, exact posterior predictive."""
         return self._predict(X, "log_proba", "predict_log_proba")
 
     def predict_proba(self, X) -> np.ndarray:
-        """p(c = k | x) for every row and class; rows sum to 1.
-
-        NumPy (or pandas) ``X`` gives float64 NumPy, normalised on the host. A ``jax.Array``
-        ``X`` gives a ``jax.Array`` on its device in JAX's float dtype (float32 unless x64 is
-        enabled), normalised there where the blocks stream on the device (Bernoulli,
-        Multinomial, Poisson, Gaussian), so rows sum to 1 to that dtype's precision, as
-        scikit-learn's array-API mode returns the input's kind."""
+        """p(c = k | x) for every row and class; rows sum to 1. A ``jax.Array`` X gives a
+        ``jax.Array`` on its device in JAX's float dtype (``scoring.answer``)."""
         return self._predict(X, "proba", "predict_proba")
 
     def predict(self, X) -> np.ndarray:
         """The class with the highest posterior probability (ties: the first in ``classes_``)."""
         if is_dask(X):
             return self._predict(X, "scores", "predict")
-        scores = self._predict(X, "scores", "predict")
-        if isinstance(scores, jax.Array):  # the argmax on the device, the labels on the host
-            return self.classes_[np.asarray(jnp.argmax(scores, axis=1))]
-        return self.classes_[np.argmax(scores, axis=1)]
+        return self.classes_[best_index(self._predict(X, "scores", "predict"))]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -233,14 +233,27 @@ def check_rows_defined(norm: np.ndarray, method: str) -> None:
             f"'map' or 'bayes'.")
 
 
-def on_device_of(X: jax.Array, values):
-    """``values`` as a ``jax.Array`` on ``X``'s device: device-resident results as they are,
-    host results (NumPy float64: the host-scored blocks, the exact count predictive, the
-    draws) converted to JAX's float dtype there (float32 unless x64 is enabled)."""
-    if isinstance(values, jax.Array):
-        return values
-    return jax.device_put(np.asarray(values, dtype=jnp.result_type(float)),
+def answer(X, scores, norm, method: str):
+    """A prediction's ``scores`` as the estimator returns them: refused where a row is
+    undefined (:func:`check_rows_defined`), and of ``X``'s kind. For a ``jax.Array`` ``X``
+    a ``jax.Array`` on its device, as scikit-learn's array-API mode returns the input's kind:
+    device-resident results (``_kernels._device_results``: normalised there, in JAX's float
+    dtype, so rows sum to 1 to its precision) as they are, host results (NumPy float64: the
+    host-scored blocks, the exact count predictive, the draws) converted to JAX's float dtype
+    (float32 unless x64 is enabled) there. NumPy, pandas and other input: float64 NumPy."""
+    check_rows_defined(norm, method)  # an undefined posterior has no best class
+    if not isinstance(X, jax.Array) or isinstance(scores, jax.Array):
+        return scores
+    return jax.device_put(np.asarray(scores, dtype=jnp.result_type(float)),
                           next(iter(X.devices())))
+
+
+def best_index(scores) -> np.ndarray:
+    """Per row, the index of the highest score (ties: the first); a ``jax.Array`` 's on its
+    device, only the indices read back."""
+    if isinstance(scores, jax.Array):
+        return np.asarray(jnp.argmax(scores, axis=1))
+    return np.argmax(scores, axis=1)
 
 
 @jax.jit

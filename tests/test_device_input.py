@@ -23,23 +23,16 @@ from bayesnb import _kernels
 
 @pytest.fixture
 def device_chunks(monkeypatch):
-    """Counts the chunks sliced on the device (one by one, or in one loop of whole chunks,
-    ``_kernels._mapped_scores``); small chunks, so a call streams several and the last one
-    is short (padded on the device)."""
+    """Counts the chunks sliced on the device; small chunks, so a call streams several and
+    the last one is short (padded on the device)."""
     calls = {"n": 0}
     fill = _kernels._DeviceChunks.fill
-    mapped = _kernels._mapped_scores
 
     def counted(self, *args):
         calls["n"] += 1
         return fill(self, *args)
 
-    def counted_mapped(*args):
-        calls["n"] += args[5]  # n_chunks
-        return mapped(*args)
-
     monkeypatch.setattr(_kernels._DeviceChunks, "fill", counted)
-    monkeypatch.setattr(_kernels, "_mapped_scores", counted_mapped)
     monkeypatch.setattr(_kernels, "CHUNK_BYTES", 4096)
     return calls
 
@@ -287,3 +280,16 @@ def test_device_rows_with_missing_values_and_no_rows(device_chunks):
     device_result(clf.predict_proba(jnp.asarray(holes)), clf.predict_proba(holes))
     empty = clf.predict_proba(jnp.zeros((0, 8), jnp.float32))
     assert isinstance(empty, jax.Array) and empty.shape == (0, 3)
+
+
+def test_device_rows_of_new_counts_reuse_the_compiled_kernel(device_chunks):
+    """The score kernel is compiled per chunk shape, not per input: device-resident inputs of
+    other row counts stream through the same compiled kernel (only the device slice follows
+    X's shape), with answers equal to the NumPy input's to float32 precision."""
+    X, y = _data(15)
+    clf = bnb.NaiveBayes(bnb.Multinomial(), method="mean").fit(X, y)
+    clf.predict_proba(jnp.asarray(X[:700]))
+    traced = _kernels.TRACES["scores"]
+    for n in (650, 999, 333):
+        device_result(clf.predict_proba(jnp.asarray(X[:n])), clf.predict_proba(X[:n]))
+    assert _kernels.TRACES["scores"] == traced
