@@ -839,11 +839,8 @@ def _device_results(families, levels, exact, output, class_log_prior, kernel_tab
         stop = min(start + rows, n_rows)
         results.append(scores(families, levels, exact, output, class_log_prior, kernel_tables,
                               chunks.fill(i, start, stop), np.int32(stop - start)))
-    flags = np.asarray(jnp.stack([r[2] for r in results]), dtype=np.float64)
-    _report(sources, flags[:, :len(sources)].max(axis=0))
-    for source, r in zip(sources, flags[:, len(sources):].max(axis=0), strict=True):
-        if r > SCORE_ROUNDING_LIMIT:
-            raise inexact_scores(source, float(r))
+    _check_score_flags(sources, np.asarray(jnp.stack([r[2] for r in results]),
+                                           dtype=np.float64).max(axis=0))
     return _join_on_device(output, n_rows, tuple(r[0] for r in results),
                            tuple(r[1] for r in results))
 
@@ -876,14 +873,19 @@ def _join_on_device(output: str, n_rows: int, values, norms):
     return out, norm
 
 
-def _store(out, norm, output, sources, start, stop, result):
-    s, z, flags = result
-    # the blocks' invalid-value flags, then their rounding bounds (``scores``), read at once:
-    # each jax scalar read alone (``bool``, ``float``) cost 20-60 us, two to three a chunk
-    flags = np.asarray(flags, dtype=np.float64)
+def _check_score_flags(sources, flags: np.ndarray) -> None:
+    """Refuse what a ``scores`` kernel flagged (``flags``: per block an invalid value, then
+    per block its float32 rounding bound; over several chunks, their largest)."""
     _report(sources, flags[:len(sources)])
     for source, r in zip(sources, flags[len(sources):], strict=True):
         if r > SCORE_ROUNDING_LIMIT:
             raise inexact_scores(source, float(r))
+
+
+def _store(out, norm, output, sources, start, stop, result):
+    s, z, flags = result
+    # the blocks' invalid-value flags, then their rounding bounds (``scores``), read at once:
+    # each jax scalar read alone (``bool``, ``float``) cost 20-60 us, two to three a chunk
+    _check_score_flags(sources, np.asarray(flags, dtype=np.float64))
     out[start:stop] = finish(np.asarray(s)[: stop - start], output)
     norm[start:stop] = np.asarray(z)[: stop - start]

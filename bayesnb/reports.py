@@ -101,12 +101,11 @@ class BayesianReports:
         if not (real and 0 < interval < 1):
             raise ValueError(f"interval must be a number strictly between 0 and 1 (the central "
                              f"credible mass of the band), got {interval!r}.")
-        prepared = None
-        if draws is None and self.method == "mcmc":  # the scorer's draws, laid out once
-            scorer = self._scorer()
-            draws, prepared = scorer.draws, scorer.prepared
-        elif draws is None:
+        prepared = None  # the NUTS scorer's draws are laid out once, in its ``prepared``
+        if draws is None:
             draws = self._posterior_draws(num_draws, seed)
+            if self.method == "mcmc":
+                prepared = self._scorer().prepared
         result = predict_rows(self.fitted_, self._class_setup()[1], draws, X,
                               self._unseen_rule(), interval=interval, prepared=prepared)
         result.pop("log_joint")
