@@ -53,6 +53,7 @@ from .families._base import (
     float64_mode,
     host_f64,
 )
+from .families._steps import chunk_bounds
 
 #: trace counter per kernel, read by the no-retrace tests ("accumulate" is no longer a kernel:
 #: chunks are merged on the host in float64; kept at 0 for readers of the counter)
@@ -278,9 +279,9 @@ def _checked_values(family, x) -> tuple[jax.Array, jax.Array]:
         return _not_binary(x), jnp.zeros((), x.dtype)
     integral = bool(checks.get("integer"))
 
-    def bounds(v):
-        frac = jnp.max(v - jnp.floor(v)) if integral else jnp.zeros((), v.dtype)
-        return jnp.min(v), jnp.max(v), frac
+    def bounds(v):  # one pass (``chunk_bounds``), shared with the families' own reductions
+        lo, hi, frac = chunk_bounds(v)
+        return lo, hi, frac if integral else jnp.zeros((), v.dtype)
 
     def bounds_of_observed(v):  # only with missing values: NaN would hide the rest
         missing = jnp.isnan(v)

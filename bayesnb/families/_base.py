@@ -831,11 +831,14 @@ def _integer_sums_exact(x: jax.Array, weights: jax.Array) -> jax.Array:
     """Whether every weighted sum of a chunk's rows is exact in its dtype: integer values and
     weights whose largest possible sum is below ``2**24`` in float32 (``2**53`` in float64),
     where adding integers is exact. The largest value and fractional part are the value
-    checks' own reductions, so XLA computes them once."""
+    checks' own reduction (``_steps.chunk_bounds``), so XLA computes them once."""
     import jax.numpy as jnp
 
-    integral = (jnp.max(x - jnp.floor(x)) == 0) & jnp.all(weights == jnp.floor(weights))
-    return integral & (jnp.max(x) * jnp.sum(weights) < 2.0 ** (jnp.finfo(x.dtype).nmant + 1))
+    from ._steps import chunk_bounds
+
+    _, top, frac = chunk_bounds(x)
+    integral = (frac == 0) & jnp.all(weights == jnp.floor(weights))
+    return integral & (top * jnp.sum(weights) < 2.0 ** (jnp.finfo(x.dtype).nmant + 1))
 
 
 def finish_class_sums(sums: np.ndarray) -> np.ndarray:

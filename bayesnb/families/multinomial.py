@@ -64,11 +64,12 @@ from ._base import (
     sum_rounding,
     xp_of,
 )
-from ._steps import row_sums, step_sums
+from ._steps import chunk_bounds, row_sums, step_sums
 
 #: log k! for k < 256: a lookup replaces gammaln for the usual small integer counts
 _LOG_FACTORIAL = np_gammaln(np.arange(256) + 1.0)
-#: integer counts up to this take log k! by selects, not a gather (``log_factorial_sum``)
+#: in float32, integer counts up to this take log k! by selects, not a gather
+#: (``log_factorial_sum``)
 FACTORIAL_STEPS = 16
 
 
@@ -78,20 +79,24 @@ def log_factorial_sum(x: jax.Array, table: np.ndarray = _LOG_FACTORIAL) -> jax.A
     parts, :func:`coefficient_rows`).
 
     A chunk of integer counts up to 4 takes :math:`\log x! = \sum_{t=1}^{3} [x > t]
-    \log(1 + t)`, one fused elementwise pass; counts up to 8 or :data:`FACTORIAL_STEPS`
-    (documents) pick :math:`\log x!` from the table by a binary search of selects
-    (:func:`_selected`), exact table values; other integer counts below 256 are looked up in
-    the table (a gather), and any other value takes ``gammaln``. A chunk of 1,024 (float64)
-    or 2,048 (float32) rows x 1,000 document columns with counts up to 15 took 0.8-1.1 ms by
-    the selects against 1.2-1.7 ms by the 15 steps, and ``gammaln`` 9-22 ms
-    (``benchmarks/README.md``, "Issue 12, stop 23")."""
-    # two reductions choose the branch: the chunk's largest count, and any fraction
-    return _log_factorial_sum(x, table, jnp.max(x), jnp.max(x - jnp.floor(x)) == 0)
+    \log(1 + t)`, one fused elementwise pass; counts up to 8 (and in float32 up to
+    :data:`FACTORIAL_STEPS`) pick :math:`\log x!` from the table by a binary search of
+    selects (:func:`_selected`), exact table values; other integer counts below 256 are
+    looked up in the table (a gather), and any other value takes ``gammaln``. A chunk of
+    1,024 (float64) or 2,048 (float32) rows x 1,000 document columns with counts up to 15
+    took 0.8-1.1 ms by the selects against 1.2-1.7 ms by the 15 steps, and ``gammaln``
+    9-22 ms (``benchmarks/README.md``, "Issue 12, stop 23"). With jax 0.10 the float64 gather
+    overtook the 16 selects (0.76-0.78 ms against 0.98-1.06 ms; float32: 1.00-1.05 against
+    0.99-1.06 ms, "Stop 32"), so float64 looks up counts from 9 on."""
+    # one pass of reductions chooses the branch: the chunk's largest count, and any fraction
+    _, top, frac = chunk_bounds(x)
+    return _log_factorial_sum(x, table, top, frac == 0)
 
 
 def _log_factorial_sum(x, table, top, integral) -> jax.Array:
     """:func:`log_factorial_sum` given the chunk's largest value and whether all are integers."""
-    limits = (4, 8, FACTORIAL_STEPS, _LOG_FACTORIAL.shape[0] - 1)
+    selects = (8, FACTORIAL_STEPS) if x.dtype == jnp.float32 else (8,)
+    limits = (4, *selects, _LOG_FACTORIAL.shape[0] - 1)
     branch = jnp.where(integral, jnp.searchsorted(jnp.asarray(limits, x.dtype), top),
                        len(limits))
     rises = np.diff(table)  # table[t + 1] - table[t]: log(1 + t) for the whole table
@@ -110,7 +115,7 @@ def _log_factorial_sum(x, table, top, integral) -> jax.Array:
         return row_sums(jnp.take(jnp.asarray(table, x.dtype), x.astype(jnp.int32),
                                  mode="clip"))
 
-    return jax.lax.switch(branch, (steps, selected(limits[1]), selected(limits[2]), lookup,
+    return jax.lax.switch(branch, (steps, *(selected(n) for n in selects), lookup,
                                    lambda x: row_sums(gammaln(x + 1.0))), x)
 
 
@@ -156,7 +161,8 @@ def coefficient_rows(weights, totals, x) -> jax.Array:
     1,000 chunk and made a float32 fit of 2,000-word documents 4x as slow; on an H200 it
     kept a fit of 2,000,000 x 1,000 Poisson counts (mean 1) at 26 s (``benchmarks/
     README.md``, "Stop 30: the GPU")."""
-    top, integral = jnp.max(x), jnp.max(x - jnp.floor(x)) == 0  # once, for every part
+    _, top, frac = chunk_bounds(x)  # the value checks' pass, once for every part
+    integral = frac == 0
     r = _log_factorial_sum(x, _LOG_FACTORIAL, top, integral)
     zero = jnp.zeros_like(r)
     if x.dtype != jnp.float32:  # float64: one part, never refined
