@@ -93,3 +93,18 @@ def test_gpu_exact_steps_times_both_rules_with_exact_answers():
     assert [r[0] for r in rows] == ["plug-in", "exact, accelerator rule", "exact, CPU rule"], text
     for _, ratio, agree, dp in rows:
         assert float(ratio) > 0 and float(agree) == 100.0 and float(dp) < 1e-4, text
+
+
+def test_chunk_kernel_parts_prints_every_part_with_checked_answers():
+    # the script exits non-zero when a variant's answer is wrong (bounds against NumPy, log x!
+    # sums against SciPy, class sums against NumPy's product); both dtype policies
+    for policy in ((), ("--x64",)):
+        text = run_script("chunk_kernel_parts.py", "--repeats", "2", *policy)
+        rows = re.findall(r"^\s+[0-9.]+ ms\s+([0-9.]+)x  (.+)$", text, flags=re.MULTILINE)
+        names = [name for _, name in rows]
+        for part in ("three reductions", "one variadic reduction (chunk_bounds)",
+                     "3 steps", "8 selects", "16 selects", "table gather",
+                     "whole kernel (_kernels.suff_stats)", "its class-sum product alone",
+                     "staging copy of a chunk (np.copyto)"):
+            assert part in names, (part, text)
+        assert len(rows) == 3 + 5 + 4 + 3 + 4, text  # each section has its one-read base

@@ -7,9 +7,12 @@
   1 in each, not a rounding away from it.
 - Bernoulli scores through a float64-made linear table (``BernoulliLinear``) unless a
   probability is 0 or 1: plug-in and exact, complete and missing rows, against hand sums.
-- The log multinomial coefficient's ``log x!`` row sums take 4, 8 or 16 steps (integer
-  counts up to that), a table (integers below 256) or ``gammaln``: each branch against SciPy,
-  alone and across the chunks of one fit.
+- The log multinomial coefficient's ``log x!`` row sums take 4 steps, 8 or (float32) 16
+  selects (integer counts up to that), a table (integers below 256) or ``gammaln``: each
+  branch against SciPy, alone and across the chunks of one fit.
+- A chunk's bounds (smallest, largest value, largest fractional part) come from one variadic
+  reduction (``_steps.chunk_bounds``): against NumPy, and with missing values either NaN or
+  the observed values' bounds.
 - The float64 range check now runs in the kernels' value checks and in ``numeric_block``
   (not in a host pass over every block): a DataFrame, an array, fit and predict.
 """
@@ -132,11 +135,39 @@ def test_bernoulli_linear_table_against_hand_sums(x64, method, missing):
                     np.exp(joint - logsumexp(joint, axis=1, keepdims=True)), rtol=1e-9)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(1, 1), (7, 3), (1024, 1000), (5, 0)])
+def test_chunk_bounds_against_numpy(request, dtype, shape):
+    """``chunk_bounds`` gives NumPy's min, max and largest ``x - floor(x)`` of a chunk
+    (negative values, fractions, integers, no columns); with a NaN each bound is NaN or the
+    observed values' own (XLA:CPU's min and max may skip a NaN), as the value checks expect."""
+    from bayesnb.families._steps import chunk_bounds, chunk_integral
+
+    if dtype == "float64":
+        request.getfixturevalue("x64")
+    rng = np.random.default_rng(shape[0])
+    x = np.round(rng.normal(0, 50, shape), 1).astype(dtype)
+    got = [float(v) for v in jax.jit(chunk_bounds)(jnp.asarray(x))]
+    if x.size == 0:
+        assert got[0] == np.inf and got[1] == -np.inf and not bool(chunk_integral(x))
+        return
+    want = [x.min(), x.max(), (x - np.floor(x)).max()]
+    assert got == [float(v) for v in want]
+    assert bool(jax.jit(chunk_integral)(jnp.asarray(np.floor(x)))) is True
+    x[0, 0] = np.nan
+    observed = x[~np.isnan(x)]
+    want = ([observed.min(), observed.max(), (observed - np.floor(observed)).max()]
+            if observed.size else [np.inf, -np.inf, -np.inf])  # NaN skipped: nothing left
+    for g, w in zip(jax.jit(chunk_bounds)(jnp.asarray(x)), want, strict=True):
+        assert np.isnan(float(g)) or float(g) == float(w)
+
+
 @pytest.mark.parametrize("top", [1.0, 4.0, 5.0, 8.0, 16.0, 17.0, 255.0, 256.0, 3.5])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_log_factorial_row_sums_against_scipy(request, top, dtype):
-    """Every branch of ``log_factorial_sum`` (steps up to 4, selects up to 8 or 16, table below
-    256, gammaln past it or for a fraction), and ``log_normalizer``, against SciPy in float64."""
+    """Every branch of ``log_factorial_sum`` (steps up to 4, selects up to 8 or, in float32,
+    16, table below 256, gammaln past it or for a fraction), and ``log_normalizer``, against
+    SciPy in float64."""
     from bayesnb.families.multinomial import FACTORIAL_STEPS, Multinomial, log_factorial_sum
 
     assert FACTORIAL_STEPS == 16
@@ -156,9 +187,9 @@ def test_log_factorial_row_sums_against_scipy(request, top, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_log_coefficient_over_chunks_taking_every_branch(request, monkeypatch, dtype):
     """One Multinomial fit over 64-row chunks whose largest counts send them down different
-    branches (4 steps, selects up to 8 and 16, the table, gammaln for 300 and for a fraction,
-    and a missing value): the fitted log multinomial coefficient is SciPy's sum over the
-    rows."""
+    branches (4 steps, selects up to 8 and, in float32, 16, the table, gammaln for 300 and
+    for a fraction, and a missing value): the fitted log multinomial coefficient is SciPy's
+    sum over the rows."""
     if dtype == "float64":
         request.getfixturevalue("x64")
     monkeypatch.setattr(_kernels, "CHUNK_BYTES", 1)  # 64-row chunks
