@@ -261,8 +261,9 @@ def _not_binary(x) -> jax.Array:
 def invalid_values(family, x) -> jax.Array:
     """True when a chunk of raw numbers holds a value ``family`` rejects.
 
-    Checked in the kernel, where the chunk is read anyway, with three reductions (min, max and
-    the largest fractional part; one for 0/1 columns, :func:`_not_binary`) instead of passes
+    Checked in the kernel, where the chunk is read anyway, by the min, max and largest
+    fractional part read in one pass (``_steps.chunk_bounds``, which the families' own
+    branches share; one bit reduction for 0/1 columns, :func:`_not_binary`) instead of passes
     on the host; a hit sends the host to the family's ``encode``, which names the column and
     row. NaN is a missing value, never invalid. The squares must not overflow either
     (``FLOAT32_SAFE``, ``FLOAT64_SAFE``)."""

@@ -13,7 +13,10 @@ Times, side by side in one process under x64 on ``run.py``'s Bernoulli data (200
   few values before its chunk, so its rows straddle two of X's rows and its statistics are
   wrong: this variant is a timing probe only;
 - the staging copies alone;
-- NumPy's class-sum product ``Y.T @ X`` alone (OpenBLAS), the product scikit-learn makes.
+- NumPy's class-sum product ``Y.T @ X`` alone (OpenBLAS), the product scikit-learn makes;
+- scikit-learn's structure with our check: the kernel's value check alone
+  (``_kernels._not_binary``) on the aligned windows (a check does not care which row a value
+  is in), beside NumPy's per-chunk ``Y.T @ X`` read in place; and that check alone.
 
 The kernel reads a staged chunk from cache several times (the value check, the product, the
 missing-value sum); reading X in place makes each of those reads a read from memory, which
@@ -91,6 +94,19 @@ def main():
 
     hot = np.zeros((args.rows, k))
     hot[np.arange(args.rows), y] = 1.0
+    check = jax.jit(_kernels._not_binary)
+
+    def checked_products(products=True):
+        pending, sums = None, np.zeros((k, width))
+        for i, start in enumerate(starts):
+            flag = check(window(i, start))
+            if products:
+                sums += hot[start:start + n].T @ X[start:start + n]
+            if pending is not None:
+                jax.block_until_ready(pending)
+            pending = flag
+        jax.block_until_ready(pending)
+        return sums
     reference = BernoulliNB(alpha=1.0, binarize=None)
     ours = bnb.NaiveBayes(bnb.Bernoulli(), method="mean", class_alpha=0)
     cases = [
@@ -101,6 +117,9 @@ def main():
          lambda: stream(window)),
         ("the staging copies alone", copies),
         ("NumPy Y.T @ X alone (OpenBLAS)", lambda: hot.T @ X),
+        ("value check on aligned windows + NumPy per-chunk Y.T @ X in place",
+         checked_products),
+        ("value check on aligned windows alone", lambda: checked_products(False)),
     ]
     print(f"# float64 Bernoulli fit, {args.rows:,} x {width:,}, {k} classes, chunks of {n} "
           f"rows; X starts {X.ctypes.data % 64} bytes past a 64-byte boundary; medians of "

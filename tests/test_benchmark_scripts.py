@@ -81,7 +81,7 @@ def test_weighted_fit_prints_both_cases_with_float64_evidence():
 def test_float64_fit_probe_prints_every_variant_with_exact_counts():
     text = run_script("float64_fit_probe.py", "--rows", "6000", "--repeats", "1")
     ratios = re.findall(r"^\s+[0-9]+ ms\s+([0-9.]+)x  ", text, flags=re.MULTILINE)
-    assert len(ratios) == 6, text  # scikit-learn, ours, staged, windows, copies, NumPy
+    assert len(ratios) == 8, text  # sklearn, ours, staged, windows, copies, NumPy, check(+NumPy)
     assert float(re.search(r"feature_count_\| = (\S+)", text).group(1)) == 0.0, text
 
 
