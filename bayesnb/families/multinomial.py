@@ -86,8 +86,9 @@ def log_factorial_sum(x: jax.Array, table: np.ndarray = _LOG_FACTORIAL) -> jax.A
     1,024 (float64) or 2,048 (float32) rows x 1,000 document columns with counts up to 15
     took 0.8-1.1 ms by the selects against 1.2-1.7 ms by the 15 steps, and ``gammaln``
     9-22 ms (``benchmarks/README.md``, "Issue 12, stop 23"). With jax 0.10 the float64 gather
-    overtook the 16 selects (0.76-0.78 ms against 0.98-1.06 ms; float32: 1.00-1.05 against
-    0.99-1.06 ms, "Stop 32"), so float64 looks up counts from 9 on."""
+    overtook the 16 selects (0.76-0.85 ms against 0.98-1.11 ms; float32: 1.00-1.19 against
+    0.99-1.16 ms; ``benchmarks/chunk_kernel_parts.py``, "Stop 32"), so float64 looks up
+    counts from 9 on."""
     # one pass of reductions chooses the branch: the chunk's largest count, and any fraction
     _, top, frac = chunk_bounds(x)
     return _log_factorial_sum(x, table, top, frac == 0)
