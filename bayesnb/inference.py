@@ -568,7 +568,7 @@ def draws_rounding(blocks, class_prior, draws, xs, prepared=None) -> float:
     eps = float(np.finfo(np.float32).eps)
 
     def class_bound():
-        lp = (np.log(_flat({"c": draws["class_probs"]})["c"]) if class_prior is None
+        lp = (np.log(_flat(draws)["class_probs"]) if class_prior is None
               else np.log(class_prior))
         with np.errstate(divide="ignore"):
             return eps * float(np.max(np.abs(lp[np.isfinite(lp)]), initial=0.0))
