@@ -10,7 +10,9 @@ counts, one product in all. ``S`` is chosen per call from a sample of the rows
 to the host, ``S`` a power of two so a kernel compiles once per choice; ``S = 1`` for a small
 batch, :data:`SMALL_BATCH_CELLS`), and the few counts
 above it (and non-integer counts) are added on the host in float64 (each family's
-``host_tail``, from a cumulative table per fitted table), only for the rows the kernel flags.
+``host_tail``, from a cumulative table per fitted table), only for the rows the kernel flags;
+where most rows have such counts, the kernel gives each count's position in that table
+(``tail_positions``) and the host lists them and sums the table's rows.
 A model without a count family never comes here: its exact predictive has no host part and
 streams through ``_kernels.stream_scores`` like the plug-in (``scoring.TableScorer``); a
 Student-t block beside a count family is scored in the same kernel (``Gaussian.log_predictive``).
@@ -31,7 +33,7 @@ from . import _kernels
 from ._kernels import full_float32
 from .families import _sparse
 from .families._base import float64_mode
-from .families._steps import chunk_integral, needs_tail
+from .families._steps import needs_tail, tail_positions
 
 #: the indicator steps ``S`` a kernel may be compiled for
 STEP_CHOICES = (1, 2, 4, 8, 16, 32)
@@ -162,12 +164,15 @@ def kernel_tables(families, tables, joint: bool, steps, sources):
 
 @partial(jax.jit, static_argnums=(0, 1, 2, 7))
 @full_float32
-def scores(families, levels, joint, class_log_prior, tables, xs, n_valid, whole=None):
+def scores(families, levels, joint, class_log_prior, tables, xs, n_valid, whole=None,
+           tops=None):
     """One chunk: exact class scores (joint: with every class-free constant), per block
     the rows whose tail the host must add (``needs_tail``; for a block the host scans whole,
-    ``whole[b]``, only whether every value is an integer), the value checks (one flag per
-    block, stacked) and the float32 rounding bounds."""
+    ``whole[b]``, every entry's position in the host's cumulative table of counts up to
+    ``tops[b]``, ``tail_positions``), the value checks (one flag per block, stacked) and the
+    float32 rounding bounds."""
     whole = (False,) * len(xs) if whole is None else whole
+    tops = (0,) * len(xs) if tops is None else tops
     out = jnp.broadcast_to(class_log_prior, (xs[0].shape[0], class_log_prior.shape[0]))
     own = []  # each block's own scores, for its rounding bound
     for family, lv, table, x in zip(families, levels, tables, xs, strict=True):
@@ -175,9 +180,9 @@ def scores(families, levels, joint, class_log_prior, tables, xs, n_valid, whole=
         out = out + own[-1]
     if joint:
         out = out + sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))[:, None]
-    tails = tuple((chunk_integral(x) if w else needs_tail(x, t.steps)) if counted(f)
-                  else jnp.zeros((0,), jnp.int8)
-                  for f, t, x, w in zip(families, tables, xs, whole, strict=True))
+    tails = tuple((tail_positions(x, t.steps, top) if w else needs_tail(x, t.steps))
+                  if counted(f) else jnp.zeros((0,), jnp.int8)
+                  for f, t, x, w, top in zip(families, tables, xs, whole, tops, strict=True))
     # one array, one read on the host (``_kernels._store``)
     bad = jnp.stack([_kernels.invalid_values(f, x) for f, x in zip(families, xs, strict=True)])
     valid = jnp.arange(xs[0].shape[0]) < n_valid
@@ -202,10 +207,13 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
     whole = tuple(st is not None and scans_whole(x, st)
                   for x, st in zip(samples, steps, strict=True))
     ktables, shifts = kernel_tables(families, tables, joint, steps, sources)
-    # per row: the input, the stacked indicators and the (rows, K) scores; the other exact
-    # kernels (Student-t) reduce a (rows, K, F) expression, bounded by a chunk as well
-    row_bytes = sum(s.width * s.dtype.itemsize * (st or 1) for s, st in
-                    zip(sources, steps, strict=True)) + _kernels.SCORE_CLASS_BYTES * n_classes
+    tops = tuple(np.int32(_sparse.cumulative_top(n_classes, s.width)) for s in sources)
+    # per row: the input, the stacked indicators, the int32 table positions of a block
+    # scanned whole and the (rows, K) scores; the other exact kernels (Student-t) reduce a
+    # (rows, K, F) expression, bounded by a chunk as well
+    row_bytes = sum(s.width * (s.dtype.itemsize * (st or 1) + 4 * w) for s, st, w in
+                    zip(sources, steps, whole, strict=True))
+    row_bytes += _kernels.SCORE_CLASS_BYTES * n_classes
     rows = _kernels.chunk_rows(n_rows, row_bytes)
     wide = sum(s.width for s, st in zip(sources, steps, strict=True) if st is None)
     if wide:
@@ -231,10 +239,10 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
         _kernels._report(sources, np.asarray(bad))
         out[start:stop] = np.asarray(s)[: stop - start]
         for b, flags in enumerate(tails):
-            if whole[b]:  # every row, as when most rows are flagged below
+            if whole[b]:  # every row, from the kernel's positions of its counts
                 out[start:stop] += families[b].host_tail(
                     ktables[b], sources[b].read(start, stop), steps[b],
-                    integral=bool(np.asarray(flags)))
+                    positions=np.asarray(flags)[: stop - start])
                 continue
             flags = np.asarray(flags)[: stop - start]
             rows = np.flatnonzero(flags)
@@ -255,7 +263,7 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
         stop = min(start + rows, n_rows)
         xs = staging.fill(i, start, stop)  # chunk i - 2 was stored (and so waited for)
         result = scores(families, levels, joint, class_log_prior, ktables, xs,
-                        np.int32(stop - start), whole)
+                        np.int32(stop - start), whole, tops)
         if pending is not None:  # finish the previous chunk while this one computes
             store(*pending)
         pending = (start, stop, result)

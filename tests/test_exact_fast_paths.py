@@ -293,9 +293,9 @@ def test_small_batches_take_one_step_and_stay_exact(x64, monkeypatch, name):
     chosen = []
     real = _exact.scores
 
-    def spy(families, levels, joint, class_log_prior, tables, xs, n_valid, whole=None):
+    def spy(families, levels, joint, class_log_prior, tables, xs, *rest):
         chosen.append(tables[0].steps.shape[0] // xs[0].shape[1] + 1)
-        return real(families, levels, joint, class_log_prior, tables, xs, n_valid, whole)
+        return real(families, levels, joint, class_log_prior, tables, xs, *rest)
 
     monkeypatch.setattr(_exact, "scores", spy)
     X = count_data(8, big=BIG)
@@ -377,11 +377,14 @@ def test_host_log_rising_against_exact_sums():
 
 @pytest.mark.parametrize("steps", [1, 2, 4, 32])
 @pytest.mark.parametrize("integral", [True, False])
-def test_dense_tail_against_math_fsum(steps, integral, monkeypatch):
+@pytest.mark.parametrize("positioned", [False, True], ids=["from x", "kernel positions"])
+def test_dense_tail_against_math_fsum(steps, integral, positioned, monkeypatch):
     """The dense tail (counts read from the cumulative table up to its largest count, the
     rest term by term or by series) against :math:`\\sum_{t=steps}^{x-1}\\log(1 + t/a)` in
     ``math.fsum``, and :math:`h(a, x)` whole for a non-integer value; a small
-    ``CUMULATIVE_ENTRIES`` makes the table stop at a count the data pass."""
+    ``CUMULATIVE_ENTRIES`` makes the table stop at a count the data pass. ``positioned``: the
+    host reads the score kernel's table positions (``_steps.tail_positions``), and the chunk
+    itself once they mark a value the table lacks (only in the chunk with those values)."""
     monkeypatch.setattr(_sparse, "CUMULATIVE_ENTRIES", 3 * 4 * 20)  # counts up to 19
     monkeypatch.setattr(_sparse, "_BLOCK_ELEMENTS", 6)  # series in blocks of two entries
     rng = np.random.default_rng(40)
@@ -403,7 +406,22 @@ def test_dense_tail_against_math_fsum(steps, integral, monkeypatch):
                 else:
                     ref[i, k] += math.fsum(math.log1p(t / a[k, j])
                                            for t in range(steps, int(v)))
-    got = _sparse.dense_rising_tail(a, x, steps, integral=integral)
+    positions = None
+    if positioned:
+        import jax.numpy as jnp
+
+        from bayesnb.families._steps import tail_positions
+
+        top = _sparse.cumulative_top(3, 4)
+        positions = np.asarray(jax.jit(tail_positions)(
+            jnp.asarray(x), jnp.zeros(((steps - 1) * 4, 3), jnp.float32), np.int32(top)))
+        below = np.where(np.isnan(x), 0.0, x)  # the rows whose counts the table holds
+        clean = np.all((below <= top) & (below == np.floor(below)), axis=1)
+        # a row the table holds takes its terms from the positions alone
+        assert_allclose(_sparse.dense_rising_tail(a, x[clean] * np.nan, steps, integral,
+                                                  positions[clean]),
+                        ref[clean], rtol=1e-10, atol=1e-10)
+    got = _sparse.dense_rising_tail(a, x, steps, integral=integral, positions=positions)
     assert_allclose(got, ref, rtol=1e-10, atol=1e-10)
     table = _sparse.cumulative_rising(a, steps)  # counts steps .. 19, or none past 32
     assert (table is None) if steps >= 19 else (table.shape == (20 - steps, 4, 3))
@@ -514,6 +532,33 @@ def test_row_totals_rising_against_math_fsum(totals):
     whole = np.array_equal(totals, np.floor(totals))
     assert_allclose(_sparse.log_rising_by_row(a, totals), ref, rtol=1e-11,
                     atol=1e-12 if whole else 2e-9)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("steps", [1, 2, 4])
+def test_tail_positions_against_numpy(dtype, steps, x64):
+    """``tail_positions``: ``(x - S) F + j`` for an integer count ``S < x <= top``, 0 for a
+    count up to ``S`` or NaN, -1 for a fraction or a count past ``top`` (either dtype)."""
+    import jax.numpy as jnp
+
+    from bayesnb.families._steps import tail_positions
+
+    top, f = 9, 6
+    rng = np.random.default_rng(steps)
+    x = rng.integers(0, 12, (30, f)).astype(dtype)
+    x[0, 1], x[1, 2], x[2, 3], x[3, 4] = np.nan, 0.5, steps + 0.25, top + 1
+    x[4, 5], x[5, 0] = top, steps
+    got = np.asarray(jax.jit(tail_positions)(
+        jnp.asarray(x), jnp.zeros(((steps - 1) * f, K), dtype), np.int32(top)))
+    assert got.dtype == np.int32
+    want = np.zeros(x.shape, np.int64)
+    for (i, j), v in np.ndenumerate(x):
+        if np.isnan(v) or (v == np.floor(v) and v <= steps):
+            continue
+        want[i, j] = (int(v) - steps) * f + j if v == np.floor(v) and v <= top else -1
+    assert_allclose(got, want)
+    assert got[0, 1] == 0 and got[1, 2] == -1 and got[2, 3] == -1 and got[3, 4] == -1
+    assert got[4, 5] == (top - steps) * f + 5 and got[5, 0] == 0
 
 
 @pytest.mark.parametrize("width", [7, 4095, 4096],

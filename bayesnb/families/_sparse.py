@@ -421,11 +421,17 @@ def cumulative_rising(a: np.ndarray, start: int = 1) -> np.ndarray | None:
                               limit=8)
 
 
+def cumulative_top(k: int, f: int) -> int:
+    """The largest count :func:`cumulative_rising`'s table holds for ``k`` classes and ``f``
+    columns (the score kernel lists the counts up to it, ``_steps.tail_positions``)."""
+    return min(CUMULATIVE_COUNTS, CUMULATIVE_ENTRIES // max(k * f, 1) - 1)
+
+
 def _cumulative_table(a: np.ndarray, start: int, top: int | None = None) -> np.ndarray | None:
     """:func:`cumulative_rising`'s table, built (not cached), for counts up to ``top``
-    (default: as many as :data:`CUMULATIVE_ENTRIES` holds)."""
+    (default: :func:`cumulative_top`)."""
     k, f = a.shape
-    m = min(CUMULATIVE_COUNTS, CUMULATIVE_ENTRIES // max(k * f, 1) - 1) if top is None else top
+    m = cumulative_top(k, f) if top is None else top
     if m <= start:
         return None
     steps = np.arange(start, m, dtype=np.float64)[:, None, None]
@@ -435,12 +441,19 @@ def _cumulative_table(a: np.ndarray, start: int, top: int | None = None) -> np.n
 
 
 def dense_rising_tail(a: np.ndarray, x: np.ndarray, steps: int,
-                      integral: bool = False) -> np.ndarray:
+                      integral: bool = False, positions: np.ndarray | None = None) -> np.ndarray:
     r"""``(n, K)`` float64: the part of :math:`\sum_j h(a_{kj}, x_{ij})` that the score
     kernel's indicator products leave out of a dense chunk: the steps of integer counts past
     ``steps``, and the whole ``h`` of non-integer values (:func:`rising_sums`; see
     ``step_tables``). ``integral``: the caller knows every value is an integer (or NaN), so
-    only the counts above ``steps`` are looked for."""
+    only the counts above ``steps`` are looked for. ``positions``: the kernel's table
+    positions of the chunk's counts (``_steps.tail_positions``), read instead of ``x`` unless
+    they mark a value the table does not hold."""
+    if positions is not None:
+        cum = cumulative_rising(a, steps)
+        tail = None if cum is None else _positioned_tail(positions, cum)
+        if tail is not None:
+            return tail
     x = np.ascontiguousarray(x)  # found in its own dtype (comparisons are exact in float32)
     if integral:
         cum = cumulative_rising(a, steps)
@@ -474,11 +487,31 @@ def _listed_tail(x: np.ndarray, steps: int, cum: np.ndarray) -> np.ndarray | Non
     values = x.reshape(-1)[where]
     if values.size and values.max() >= steps + cum.shape[0]:
         return None
-    # row pointers by a binary search of the sorted positions for each row's first: 0.07 ms
-    # against 0.15 ms for per-row counts of ``past`` (2,048 x 200)
-    starts = np.searchsorted(where, np.arange(0, n * f + 1, f, dtype=np.int32)).astype(np.int32)
     index = (values.astype(np.int32) - np.int32(steps)) * np.int32(f) + where % np.int32(f)
-    return _table_row_sums(index, starts, cum)
+    return _table_row_sums(index, _flat_row_starts(where, n, f), cum)
+
+
+def _positioned_tail(positions: np.ndarray, cum: np.ndarray) -> np.ndarray | None:
+    """:func:`dense_rising_tail` from the score kernel's ``(n, F)`` int32 table positions
+    (``_steps.tail_positions``: ``(count - S) F + column`` for a count the table holds, 0 for
+    none, -1 for a value it does not hold). The kernel finds and indexes the counts as it
+    reads the chunk, so the host's part is the listing and the sparse product: on 2,048 x 200
+    float64 Poisson counts past ``S = 2`` (32% of them) 1.48 ms against :func:`_listed_tail`'s
+    2.21 ms (``benchmarks/README.md``, "Stop 33"). None if a value is not in ``cum``."""
+    n, f = positions.shape
+    # nonzero of a boolean: 0.24 ms, against 1.54 ms for the int32 positions themselves
+    where = np.flatnonzero(positions != 0)
+    index = positions.reshape(-1)[where]
+    if index.size and (index.min() < 0 or index.max() >= cum.shape[0] * cum.shape[1]):
+        return None
+    return _table_row_sums(index, _flat_row_starts(where, n, f), cum)
+
+
+def _flat_row_starts(where: np.ndarray, n: int, f: int) -> np.ndarray:
+    """CSR row pointers of the sorted flat positions ``where`` in an ``(n, f)`` chunk, by a
+    binary search for each row's first: 0.07 ms against 0.15 ms for per-row counts (2,048 x
+    200)."""
+    return np.searchsorted(where, np.arange(0, n * f + 1, f, dtype=where.dtype)).astype(np.int32)
 
 
 def _table_row_sums(index: np.ndarray, starts: np.ndarray, cum: np.ndarray) -> np.ndarray:

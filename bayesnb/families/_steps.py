@@ -7,7 +7,8 @@ are products of the indicator matrices :math:`[X > t]` with float64 tables
 (``_sparse.step_tables``): no per-(row, class, column) log-Gamma. The counts this leaves out
 (above ``S``, not integers) are few by the choice of ``S`` (``_exact.choose_steps``) and are
 added on the host in float64 (``_sparse.dense_rising_tail``); :func:`needs_tail` tells the
-host which rows have any, so it reads only those.
+host which rows have any, so it reads only those, and where most rows do,
+:func:`tail_positions` gives each count's row of the host's table.
 
 The chunk reductions the statistics and score kernels share live here too: :func:`row_sums`
 and :func:`chunk_bounds`, each called by every part of a kernel that needs it (XLA computes
@@ -68,11 +69,22 @@ def chunk_bounds(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     return jnp.min(lo), jnp.max(hi), jnp.max(frac)
 
 
-def chunk_integral(x: jax.Array) -> jax.Array:
-    """Whether every value of a chunk is an integer: True only if no value has a fractional
-    part (a NaN may make it False; the host then looks for fractions itself, skipping NaN).
-    The value checks' own reduction (:func:`chunk_bounds`), so XLA reads the chunk once."""
-    return chunk_bounds(x)[2] == 0
+def tail_positions(x: jax.Array, steps: jax.Array, top: jax.Array) -> jax.Array:
+    """``(n, F)`` int32: where the host's cumulative table (``_sparse.cumulative_rising``,
+    counts ``S .. top``) holds each entry's terms past ``S``, for a chunk the host scans whole
+    (``_exact.scans_whole``): ``(x - S) F + j`` for an integer count ``S < x <= top`` in
+    column ``j``, 0 for an entry the products finish (a count up to ``S``, NaN), -1 for one
+    the table does not hold (a fraction, a count past ``top``: the host then reads the chunk
+    itself). The host lists the nonzero positions and sums their table rows, without
+    comparing, gathering and indexing the chunk's values itself."""
+    s = n_steps(x, steps)
+    observed = ~jnp.isnan(x)
+    listed = integer(x) & (x > s) & (x <= top)
+    f = x.shape[1]
+    position = ((jnp.where(listed, x, s) - s).astype(jnp.int32) * f
+                + jnp.arange(f, dtype=jnp.int32))
+    return jnp.where(listed, position, jnp.where(observed & ~listed & ~(integer(x) & (x <= s)),
+                                                 -1, 0))
 
 
 def needs_tail(x: jax.Array, steps: jax.Array) -> jax.Array:

@@ -421,10 +421,10 @@ class Multinomial(Family):
 
     @staticmethod
     def host_tail(table: DirichletMultinomialShifted, x: np.ndarray, steps: int,
-                  integral: bool = False) -> np.ndarray:
+                  integral: bool = False, positions: np.ndarray | None = None) -> np.ndarray:
         r"""float64 :math:`\sum_v h(a_{kv}, x_v)` over the entries the kernel's steps leave out
         (counts above ``steps``, non-integer counts)."""
-        return _sparse.dense_rising_tail(table.alpha, x, steps, integral)
+        return _sparse.dense_rising_tail(table.alpha, x, steps, integral, positions)
 
     @staticmethod
     def score_rounding(table, x, scores) -> jax.Array:

@@ -270,9 +270,9 @@ class Poisson(Family):
 
     @staticmethod
     def host_tail(table: NegBinShifted, x: np.ndarray, steps: int,
-                  integral: bool = False) -> np.ndarray:
+                  integral: bool = False, positions: np.ndarray | None = None) -> np.ndarray:
         r"""float64 :math:`\sum_j h(a'_{kj}, x_j)` over the counts above ``steps``."""
-        return _sparse.dense_rising_tail(table.shape, x, steps, integral)
+        return _sparse.dense_rising_tail(table.shape, x, steps, integral, positions)
 
     @staticmethod
     def score_rounding(table, x, scores) -> jax.Array:
