@@ -207,6 +207,41 @@ def test_logsumexp_rows_equals_scipy():
     assert _logsumexp_rows(np.zeros((0, 3))).shape == (0, 1)
 
 
+@pytest.mark.parametrize("output", ["proba", "log_proba"])
+@pytest.mark.parametrize("block", [None, 64], ids=["NumPy", "compiled blocks"])
+def test_normalised_equals_scipy(output, block, monkeypatch):
+    """``scoring.normalised`` (NumPy below ``NORMALISE_BLOCK`` rows, a compiled float64 kernel
+    on padded blocks from it on) against SciPy's softmax and logsumexp, with impossible
+    classes, a row of them only, NaN and +inf, under the default float32 policy."""
+    from scipy.special import log_softmax, softmax
+
+    from bayesnb import scoring
+
+    if block is not None:
+        monkeypatch.setattr(scoring, "NORMALISE_BLOCK", block)  # 500 rows: 8 blocks, one short
+    rng = np.random.default_rng(8)
+    S = rng.normal(size=(500, 6)) * 300 - 2000
+    S[3] = -np.inf
+    S[4, :3] = -np.inf
+    S[5, 1] = np.nan
+    S[6, 2] = np.inf
+    S[7] = [0.0, -30.0, -700.0, -745.0, 1.0, -1e-3]  # tiny probabilities, still normal
+    with np.errstate(invalid="ignore", divide="ignore"):
+        want = (softmax if output == "proba" else log_softmax)(S, axis=1)
+        want_norm = logsumexp(S, axis=1)
+    got, norm = scoring.normalised(S.copy(), output)
+    # +inf: the other classes get 0 (log: -inf), its own NaN, where SciPy makes the row NaN
+    assert np.isnan(got[6, 2]) and np.all(got[6, [0, 1, 3, 4, 5]] == (
+        0.0 if output == "proba" else -np.inf))
+    want[6], got[6] = 0.0, 0.0
+    for g, w in ((got, want), (norm, want_norm)):
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        finite = np.isfinite(w)
+        np.testing.assert_array_equal(g[~finite & ~np.isnan(w)], w[~finite & ~np.isnan(w)])
+        np.testing.assert_allclose(g[finite], w[finite], rtol=1e-13, atol=0)
+    assert got.dtype == np.float64 and got.shape == S.shape
+
+
 @pytest.mark.parametrize("family", [bnb.Multinomial, bnb.Bernoulli])
 def test_prepared_tables_follow_refits_and_are_released(family, x64):
     # the product operands are cached per fitted JAX table: a refit must not reuse stale ones
