@@ -108,3 +108,18 @@ def test_chunk_kernel_parts_prints_every_part_with_checked_answers():
                      "staging copy of a chunk (np.copyto)"):
             assert part in names, (part, text)
         assert len(rows) == 3 + 5 + 4 + 3 + 4, text  # each section has its one-read base
+
+
+def test_exact_host_parts_prints_every_part_with_checked_answers():
+    # the script exits non-zero when a part's answer is wrong (the tails against SciPy's
+    # log-Gamma differences, the normalisations against softmax, the two predict_proba
+    # against each other); both dtype policies
+    for policy in ((), ("--x32",)):
+        text = run_script("exact_host_parts.py", "--repeats", "2", *policy)
+        rows = re.findall(r"^\s+[0-9.]+ ms\s+([0-9.]+)x  (.+)$", text, flags=re.MULTILINE)
+        names = [name for _, name in rows]
+        for part in ("found in the chunk (_listed_tail, stop 32)",
+                     "from the kernel's positions (_positioned_tail)",
+                     "NumPy's passes (stop 32)", "plug-in (method='mean')", "exact, now"):
+            assert part in names, (part, text)
+        assert len(rows) == 3 + 2 + 3, text
