@@ -15,7 +15,6 @@ decided inside, by the data and the family.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -275,73 +274,7 @@ def log_normalizer(blocks, xs) -> np.ndarray:
 
 
 #: rows normalised at a time on the host: the passes over a chunk stay in cache
-NORMALISE_ROWS = 1 << 14
-#: from this many rows on the CPU, :func:`normalised` runs as a compiled float64 kernel on
-#: blocks of this many rows (the last one padded): one fused pass per block, where NumPy
-#: makes one per operation, and its row maximum over a short last axis is slow. 20,000 x 20
-#: float64 scores: 2.4 ms against 5.0 ms (blocks of 4,096 rows 2.7 ms, 16,384 2.9 ms; a block
-#: copied into an aligned buffer first was slower; ``benchmarks/README.md``, "Stop 33")
-NORMALISE_BLOCK = 1 << 13
-
-
-#: a probability whose shifted score lies in this band may be subnormal (below float64's
-#: smallest normal, exp(-708.4), or so once divided by up to K): XLA:CPU flushes such values to
-#: 0, so its rows are redone by NumPy (:func:`_normalised_on_device`)
-SUBNORMAL_BAND = (-760.0, -690.0)
-
-
-@partial(jax.jit, static_argnums=(1,))
-@full_float32
-def _normalised_block(scores, log: bool):
-    """:func:`normalised`'s ``"proba"`` (``log`` False) or ``"log_proba"`` of a float64 block,
-    its rows' log normaliser (NumPy's operations, fused), and per row whether a probability
-    may be subnormal (:data:`SUBNORMAL_BAND`; never with ``log``)."""
-    top = jnp.max(scores, axis=1, keepdims=True)
-    shift = jnp.where(jnp.isfinite(top), top, 0.0)
-    shifted = scores - shift
-    total = jnp.sum(jnp.exp(shifted), axis=1, keepdims=True)
-    values = shifted - jnp.log(total) if log else jnp.exp(shifted) / total
-    low, high = SUBNORMAL_BAND
-    tiny = (jnp.zeros(scores.shape[0], bool) if log
-            else jnp.any((shifted > low) & (shifted < high), axis=1))
-    return values, (jnp.log(total) + shift)[:, 0], tiny
-
-
-def _normalised_on_device(scores: np.ndarray, output: str, out: np.ndarray) -> np.ndarray:
-    """:func:`normalised` for ``"proba"`` and ``"log_proba"`` by :func:`_normalised_block`,
-    :data:`NORMALISE_BLOCK` rows at a time (one compiled shape per class count); rows with a
-    probability XLA may have flushed from subnormal to 0 are redone by NumPy."""
-    n, rows = scores.shape[0], NORMALISE_BLOCK
-    norm = np.empty(n)
-    with jax.enable_x64(True):
-        block = np.zeros((rows, scores.shape[1]))  # the last block, padded
-        for start in range(0, n, rows):
-            stop = min(start + rows, n)
-            chunk = scores[start:stop]
-            if stop - start < rows:
-                block[: stop - start] = chunk
-                chunk = block
-            values, norms, tiny = _normalised_block(chunk, output == "log_proba")
-            redo = start + np.flatnonzero(np.asarray(tiny)[: stop - start])
-            if redo.size:
-                again = scores[redo]  # before ``out`` (maybe ``scores`` itself) is written
-            out[start:stop] = np.asarray(values)[: stop - start]
-            norm[start:stop] = np.asarray(norms)[: stop - start]
-            if redo.size:
-                out[redo], norm[redo] = _normalised_rows(again, output)
-    return norm
-
-
-def _normalised_rows(scores: np.ndarray, output: str) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`normalised`'s values and log normaliser of a few rows, by NumPy."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        top = scores.max(axis=1, keepdims=True)
-        shift = np.where(np.isfinite(top), top, 0.0)
-        shifted = scores - shift
-        weight = np.exp(shifted)
-        total = weight.sum(axis=1, keepdims=True)
-        values = weight / total if output == "proba" else shifted - np.log(total)
-        return values, (np.log(total) + shift)[:, 0]
+NORMALISE_ROWS = 1 << 12
 
 
 def normalised(scores: np.ndarray, output: str,
@@ -350,9 +283,8 @@ def normalised(scores: np.ndarray, output: str,
     the scores (``"scores"``, ``"joint"``), p(c | x) (``"proba"``: exponentials of the scores
     shifted by the row maximum, divided by their sum) or log p(c | x) (``"log_proba"``), and
     the per-row log normaliser; row chunk by row chunk (whole-array passes over a tall
-    ``(n, K)`` array cost 3-4x more), and from :data:`NORMALISE_BLOCK` rows on the CPU by a
-    compiled kernel. ``out`` (float64, ``scores`` itself allowed) receives the
-    probabilities."""
+    ``(n, K)`` array cost 3-4x more), each chunk transposed (:func:`_normalised_rows`).
+    ``out`` (float64, ``scores`` itself allowed) receives the probabilities."""
     scores = np.asarray(scores, dtype=np.float64)
     if output in ("scores", "joint") or scores.size == 0:
         norm = logsumexp_rows(scores)[:, 0]
@@ -360,13 +292,33 @@ def normalised(scores: np.ndarray, output: str,
             return scores, norm
         return _kernels.finish(scores, output), norm
     out = np.empty_like(scores) if out is None else out
-    if scores.shape[0] >= NORMALISE_BLOCK and _kernels.budget_scale() == 1:
-        return out, _normalised_on_device(scores, output, out)
     norm = np.empty(scores.shape[0])
     for start in range(0, scores.shape[0], NORMALISE_ROWS):
         rows = slice(start, start + NORMALISE_ROWS)
         out[rows], norm[rows] = _normalised_rows(scores[rows], output)
     return out, norm
+
+
+def _normalised_rows(scores: np.ndarray, output: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`normalised`'s values (a transposed view) and log normaliser of a chunk of rows,
+    computed on its transpose ``(K, rows)``: NumPy's reductions over the classes then run
+    along the first axis, where a row maximum over a short last axis took 0.93 ms of 20,000
+    x 20 float64 scores (the whole normalisation 2.9 ms against 6.0 ms; ``benchmarks/
+    README.md``, "Stop 33")."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        shifted = scores.T.copy()
+        top = shifted.max(axis=0)
+        shift = np.where(np.isfinite(top), top, 0.0)
+        shifted -= shift
+        weight = np.exp(shifted)
+        total = weight.sum(axis=0)
+        if output == "proba":
+            weight /= total
+            values = weight
+        else:
+            shifted -= np.log(total)
+            values = shifted
+        return values.T, np.log(total) + shift
 
 
 def logsumexp_rows(scores) -> np.ndarray:

@@ -8,8 +8,9 @@ its ``bayes`` case fits them, in the float64 policy (``--x32``: float32):
   found by the host in the chunk itself (``_sparse._listed_tail``, stop 32) and from the score
   kernel's table positions (``_sparse._positioned_tail``, stop 33), and the positions'
   elementwise pass in a kernel of its own (``_steps.tail_positions``);
-- the normalisation of the 20,000 x 20 float64 exact scores: NumPy's passes, and the compiled
-  blocks (``scoring.normalised`` from ``NORMALISE_BLOCK`` rows);
+- the normalisation of the 20,000 x 20 float64 exact scores: as at stop 32 (NumPy's passes
+  over ``(rows, K)`` chunks, copied here) and now (``scoring.normalised``: each chunk
+  transposed, the reductions over the classes along its first axis);
 - the whole ``predict_proba``: as stop 32 made it (the tail found in the chunk, NumPy's
   normalisation: both restored by patching), as it is now, and the plug-in (``"mean"``), the
   reference of ``run.py``'s ratio.
@@ -113,25 +114,16 @@ def main():
     scores = np.asarray(exact.predict_joint_log_proba(X), dtype=np.float64)
     want = softmax(scores, axis=1)
 
-    def normalise(block_rows):
-        def call():
-            saved, scoring.NORMALISE_BLOCK = scoring.NORMALISE_BLOCK, block_rows
-            try:
-                return scoring.normalised(scores, "proba")[0]
-            finally:
-                scoring.NORMALISE_BLOCK = saved
-        return call
-
-    variants = {"NumPy's passes (stop 32)": normalise(1 << 62),
-                f"compiled blocks of {scoring.NORMALISE_BLOCK:,} rows": normalise(
-                    scoring.NORMALISE_BLOCK)}
+    variants = {"(rows, K) chunks (stop 32)": lambda: stop_32_normalised(scores, "proba")[0],
+                "transposed chunks (scoring.normalised)": lambda: scoring.normalised(
+                    scores, "proba")[0]}
     for name, call in variants.items():
         if not np.allclose(call(), want, rtol=1e-12, atol=0):
             sys.exit(f"normalised by {name}: not SciPy's softmax")
     report(f"normalising the {n:,} x {k} float64 exact scores", timed(variants),
-           "NumPy's passes (stop 32)")
+           "(rows, K) chunks (stop 32)")
 
-    real_tail, real_block = _sparse.dense_rising_tail, scoring.NORMALISE_BLOCK
+    real_tail, real_normalised = _sparse.dense_rising_tail, scoring.normalised
 
     def from_chunk(a, x, steps, integral=False, positions=None):
         if positions is None:
@@ -139,11 +131,11 @@ def main():
         return real_tail(a, x, steps, bool(positions.min(initial=0) >= 0))
 
     def as_stop_32():
-        _sparse.dense_rising_tail, scoring.NORMALISE_BLOCK = from_chunk, 1 << 62
+        _sparse.dense_rising_tail, scoring.normalised = from_chunk, stop_32_normalised
         try:
             return exact.predict_proba(X)
         finally:
-            _sparse.dense_rising_tail, scoring.NORMALISE_BLOCK = real_tail, real_block
+            _sparse.dense_rising_tail, scoring.normalised = real_tail, real_normalised
 
     if not np.allclose(as_stop_32(), exact.predict_proba(X), rtol=1e-12, atol=1e-300):
         sys.exit("predict_proba as at stop 32 and now differ")
@@ -153,6 +145,25 @@ def main():
                       as_stop_32,
                   "exact, now": lambda: exact.predict_proba(X)}),
            "plug-in (method='mean')")
+
+
+def stop_32_normalised(scores, output, out=None):
+    """``scoring.normalised`` as at stop 32 (``"proba"`` and ``"log_proba"``): NumPy's passes
+    over ``(rows, K)`` chunks of 16,384 rows, the reductions along the short last axis."""
+    scores = np.asarray(scores, dtype=np.float64)
+    out = np.empty_like(scores) if out is None else out
+    norm = np.empty(scores.shape[0])
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for start in range(0, scores.shape[0], 1 << 14):
+            rows = slice(start, start + (1 << 14))
+            top = scores[rows].max(axis=1, keepdims=True)
+            shift = np.where(np.isfinite(top), top, 0.0)
+            shifted = scores[rows] - shift
+            weight = np.exp(shifted)
+            total = weight.sum(axis=1, keepdims=True)
+            norm[rows] = (np.log(total) + shift)[:, 0]
+            out[rows] = weight / total if output == "proba" else shifted - np.log(total)
+    return out, norm
 
 
 if __name__ == "__main__":

@@ -120,6 +120,6 @@ def test_exact_host_parts_prints_every_part_with_checked_answers():
         names = [name for _, name in rows]
         for part in ("found in the chunk (_listed_tail, stop 32)",
                      "from the kernel's positions (_positioned_tail)",
-                     "NumPy's passes (stop 32)", "plug-in (method='mean')", "exact, now"):
+                     "(rows, K) chunks (stop 32)", "plug-in (method='mean')", "exact, now"):
             assert part in names, (part, text)
         assert len(rows) == 3 + 2 + 3, text

@@ -208,17 +208,17 @@ def test_logsumexp_rows_equals_scipy():
 
 
 @pytest.mark.parametrize("output", ["proba", "log_proba"])
-@pytest.mark.parametrize("block", [None, 64], ids=["NumPy", "compiled blocks"])
-def test_normalised_equals_scipy(output, block, monkeypatch):
-    """``scoring.normalised`` (NumPy below ``NORMALISE_BLOCK`` rows, a compiled float64 kernel
-    on padded blocks from it on) against SciPy's softmax and logsumexp, with impossible
-    classes, a row of them only, NaN and +inf, under the default float32 policy."""
+@pytest.mark.parametrize("rows", [None, 64], ids=["one chunk", "chunks of 64 rows"])
+def test_normalised_equals_scipy(output, rows, monkeypatch):
+    """``scoring.normalised`` (row chunk by row chunk, each transposed) against SciPy's
+    softmax, log_softmax and logsumexp, with impossible classes, a row of them only, NaN, +inf
+    and subnormal probabilities, under the default float32 policy."""
     from scipy.special import log_softmax, softmax
 
     from bayesnb import scoring
 
-    if block is not None:
-        monkeypatch.setattr(scoring, "NORMALISE_BLOCK", block)  # 500 rows: 8 blocks, one short
+    if rows is not None:
+        monkeypatch.setattr(scoring, "NORMALISE_ROWS", rows)  # 500 rows: 8 chunks, one short
     rng = np.random.default_rng(8)
     S = rng.normal(size=(500, 6)) * 300 - 2000
     S[3] = -np.inf
