@@ -330,11 +330,13 @@ def logsumexp_rows(scores) -> np.ndarray:
     scores = np.asarray(scores, dtype=np.float64)
     if scores.size == 0:
         return np.full((scores.shape[0], 1), -np.inf)
-    out = np.empty((scores.shape[0], 1))
+    out = np.empty(scores.shape[0])
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for start in range(0, scores.shape[0], NORMALISE_ROWS):  # chunks stay in cache
             rows = slice(start, start + NORMALISE_ROWS)
-            top = scores[rows].max(axis=1, keepdims=True)
+            shifted = scores[rows].T.copy()  # as in ``_normalised_rows``
+            top = shifted.max(axis=0)
             shift = np.where(np.isfinite(top), top, 0.0)
-            out[rows] = np.log(np.exp(scores[rows] - shift).sum(axis=1, keepdims=True)) + shift
-    return out
+            shifted -= shift
+            out[rows] = np.log(np.exp(shifted).sum(axis=0)) + shift
+    return out[:, None]
