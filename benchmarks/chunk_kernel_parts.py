@@ -23,9 +23,7 @@ Usage::
 """
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +49,7 @@ def main():
     from bayesnb.families._steps import chunk_bounds, row_sums
 
     sys.path.insert(0, str(Path(__file__).parent))
+    from harness import alternating_medians, print_ratios
     from run import make_multinomial
 
     dtype = np.dtype(np.float64 if args.x64 else np.float32)
@@ -64,20 +63,7 @@ def main():
     table = multinomial._LOG_FACTORIAL
 
     def timed(variants: dict) -> dict:
-        for call in variants.values():
-            jax.block_until_ready(call())
-        times = {name: [] for name in variants}
-        for _ in range(args.repeats):
-            for name, call in variants.items():
-                t0 = time.perf_counter()
-                jax.block_until_ready(call())
-                times[name].append(time.perf_counter() - t0)
-        return {name: statistics.median(t) for name, t in times.items()}
-
-    def report(title: str, times: dict, base: str):
-        print(f"\n## {title}")
-        for name, t in times.items():
-            print(f"{t * 1e3:8.3f} ms  {t / times[base]:5.2f}x  {name}")
+        return alternating_medians(variants, args.repeats)
 
     print(f"# one {rows:,} x {width:,} {dtype.name} chunk ({chunk.nbytes / 2**20:.0f} MiB), "
           f"{k} classes; jax {jax.__version__}; medians of {args.repeats}, alternating; "
@@ -91,7 +77,7 @@ def main():
         got = tuple(float(v) for v in f(chunk))
         if got != tuple(float(v) for v in want):
             sys.exit(f"bounds by {name}: {got} != NumPy's {want}")
-    report("the chunk's bounds (min, max, largest fractional part)",
+    print_ratios("the chunk's bounds (min, max, largest fractional part)",
            timed({"one read (x.sum())": lambda: read(chunk),
                   "three reductions": lambda: three(chunk),
                   "one variadic reduction (chunk_bounds)": lambda: one(chunk)}),
@@ -125,7 +111,8 @@ def main():
                 sys.exit(f"log x! row sums by {name}, counts up to {top}: not SciPy's")
         variants = {"one read (x.sum())": lambda c=counts: read(c)}
         variants.update({name: (lambda f=f, c=counts: f(c)) for name, f in usable.items()})
-        report(f"row sums of log x!, counts up to {top}", timed(variants), "one read (x.sum())")
+        print_ratios(f"row sums of log x!, counts up to {top}", timed(variants),
+                     "one read (x.sum())")
 
     def kernel():
         return _kernels.suff_stats((multinomial.Multinomial,), (None,), k, (chunk,), codes,
@@ -145,7 +132,7 @@ def main():
         start = (next(starts) % CHUNKS) * rows
         np.copyto(staging, X[start:start + rows])
 
-    report("the Multinomial statistics kernel",
+    print_ratios("the Multinomial statistics kernel",
            timed({"one read (x.sum())": lambda: read(chunk),
                   "whole kernel (_kernels.suff_stats)": kernel,
                   "its class-sum product alone": lambda: product(chunk, codes, weights),

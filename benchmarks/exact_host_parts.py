@@ -27,9 +27,7 @@ Usage::
 
 import argparse
 import copy
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +52,7 @@ def main():
 
     sys.path.insert(0, str(Path(__file__).parent))
     from cases.bayes import FULL, POISSON_PRIOR, make_poisson
+    from harness import alternating_medians, print_ratios
 
     n, f, k, _ = FULL["poisson"]
     X, y = make_poisson(n, f, k)
@@ -68,20 +67,7 @@ def main():
     x = np.ascontiguousarray(X[rows:2 * rows])
 
     def timed(variants: dict) -> dict:
-        for call in variants.values():
-            jax.block_until_ready(call())
-        times = {name: [] for name in variants}
-        for _ in range(args.repeats):
-            for name, call in variants.items():
-                t0 = time.perf_counter()
-                jax.block_until_ready(call())
-                times[name].append(time.perf_counter() - t0)
-        return {name: statistics.median(t) for name, t in times.items()}
-
-    def report(title: str, times: dict, base: str):
-        print(f"\n## {title}")
-        for name, t in times.items():
-            print(f"{t * 1e3:8.3f} ms  {t / times[base]:5.2f}x  {name}")
+        return alternating_medians(variants, args.repeats)
 
     past = x.astype(np.float64) > steps
     print(f"# Poisson counts {n:,} x {f:,}, {k} classes, {x.dtype.name} policy; S = {steps}; "
@@ -108,7 +94,7 @@ def main():
             sys.exit(f"the tail {name}: not SciPy's")
     variants["the positions' pass alone (tail_positions, a kernel of its own)"] = (
         lambda: positions_kernel(x, table, top))
-    report(f"one {rows:,}-row chunk's host tail", timed(variants),
+    print_ratios(f"one {rows:,}-row chunk's host tail", timed(variants),
            "found in the chunk (_listed_tail, stop 32)")
 
     scores = np.asarray(exact.predict_joint_log_proba(X), dtype=np.float64)
@@ -120,7 +106,7 @@ def main():
     for name, call in variants.items():
         if not np.allclose(call(), want, rtol=1e-12, atol=0):
             sys.exit(f"normalised by {name}: not SciPy's softmax")
-    report(f"normalising the {n:,} x {k} float64 exact scores", timed(variants),
+    print_ratios(f"normalising the {n:,} x {k} float64 exact scores", timed(variants),
            "(rows, K) chunks (stop 32)")
 
     real_tail, real_normalised = _sparse.dense_rising_tail, scoring.normalised
@@ -139,7 +125,7 @@ def main():
 
     if not np.allclose(as_stop_32(), exact.predict_proba(X), rtol=1e-12, atol=1e-300):
         sys.exit("predict_proba as at stop 32 and now differ")
-    report(f"predict_proba of the {n:,} rows",
+    print_ratios(f"predict_proba of the {n:,} rows",
            timed({"plug-in (method='mean')": lambda: mean.predict_proba(X),
                   "exact, as at stop 32 (tail found in the chunk, NumPy's normalisation)":
                       as_stop_32,

@@ -167,6 +167,30 @@ def median_time(fn: Callable, repeats: int) -> float:
     return statistics.median(times)
 
 
+def alternating_medians(variants: dict, repeats: int) -> dict:
+    """Median wall seconds of each of ``variants`` (name: call), after one warm-up call each,
+    the variants called in turn ``repeats`` times (the part-by-part probe scripts); each call
+    waits for its JAX results."""
+    import jax
+
+    for fn in variants.values():
+        jax.block_until_ready(fn())
+    times: dict = {name: [] for name in variants}
+    for _ in range(repeats):
+        for name, fn in variants.items():
+            t0 = time.perf_counter()
+            jax.block_until_ready(fn())
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def print_ratios(title: str, times: dict, base: str) -> None:
+    """A section of :func:`alternating_medians`' times, each as a ratio to ``base``'s."""
+    print(f"\n## {title}")
+    for name, t in times.items():
+        print(f"{t * 1e3:8.3f} ms  {t / times[base]:5.2f}x  {name}")
+
+
 def call(fn: Callable) -> Call:
     memory, clock = instruments()
     gc.collect()
