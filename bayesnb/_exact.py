@@ -46,7 +46,10 @@ STEP_CHOICES = (1, 2, 4, 8, 16, 32)
 #: 0.11, 0.01): float32 S = 1 50-75 ms, S = 2 39-59 ms, S = 4 37-60 ms, S = 8 50-74 ms, about
 #: 4.4 ms per product and 50 ms per unit share; float64 S = 1 68-81 ms, S = 2 61-62 ms, S = 4
 #: 75-77 ms, S = 8 112-118 ms, about 10 ms per product. So the Poisson counts take S = 4 in
-#: float32 and S = 2 in float64; documents (20,000 x 1,000, 1% of the entries above 1) S = 1
+#: float32 and S = 2 in float64; documents (20,000 x 1,000, 1% of the entries above 1) S = 1.
+#: With the tail read from the kernel's positions (stop 33), alternating in one process:
+#: float64 S = 1, 2, 3, 4 took 43.5-44, 41-44, 48-50 and 52-53 ms, float32 S = 2, 3, 4 34-37,
+#: 36-38 and 35-37 ms: the choices stand
 TAIL_COST = 12.0
 #: a float64 product reads and writes twice float32's bytes; the host's terms are float64
 #: either way
