@@ -496,8 +496,9 @@ def _positioned_tail(positions: np.ndarray, cum: np.ndarray) -> np.ndarray | Non
     (``_steps.tail_positions``: ``(count - S) F + column`` for a count the table holds, 0 for
     none, -1 for a value it does not hold). The kernel finds and indexes the counts as it
     reads the chunk, so the host's part is the listing and the sparse product: on 2,048 x 200
-    float64 Poisson counts past ``S = 2`` (32% of them) 1.48 ms against :func:`_listed_tail`'s
-    2.21 ms (``benchmarks/README.md``, "Stop 33"). None if a value is not in ``cum``."""
+    float64 Poisson counts past ``S = 2`` (32% of them) 1.69 ms against :func:`_listed_tail`'s
+    2.47 ms (``benchmarks/exact_host_parts.py``; ``benchmarks/README.md``, "Stop 33"). None if
+    a value is not in ``cum``."""
     n, f = positions.shape
     # nonzero of a boolean: 0.24 ms, against 1.54 ms for the int32 positions themselves
     where = np.flatnonzero(positions != 0)

@@ -78,13 +78,12 @@ def tail_positions(x: jax.Array, steps: jax.Array, top: jax.Array) -> jax.Array:
     itself). The host lists the nonzero positions and sums their table rows, without
     comparing, gathering and indexing the chunk's values itself."""
     s = n_steps(x, steps)
-    observed = ~jnp.isnan(x)
-    listed = integer(x) & (x > s) & (x <= top)
+    held = integer(x) & (x <= top)  # its terms are the products' or the table's (not NaN)
+    listed = held & (x > s)
     f = x.shape[1]
     position = ((jnp.where(listed, x, s) - s).astype(jnp.int32) * f
                 + jnp.arange(f, dtype=jnp.int32))
-    return jnp.where(listed, position, jnp.where(observed & ~listed & ~(integer(x) & (x <= s)),
-                                                 -1, 0))
+    return jnp.where(listed, position, jnp.where(held | jnp.isnan(x), 0, -1))
 
 
 def needs_tail(x: jax.Array, steps: jax.Array) -> jax.Array:
