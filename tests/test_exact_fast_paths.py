@@ -536,12 +536,16 @@ def test_row_totals_rising_against_math_fsum(totals):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("steps", [1, 2, 4])
-def test_tail_positions_against_numpy(dtype, steps, x64):
+def test_tail_positions_against_numpy(request, dtype, steps):
     """``tail_positions``: ``(x - S) F + j`` for an integer count ``S < x <= top``, 0 for a
-    count up to ``S`` or NaN, -1 for a fraction or a count past ``top`` (either dtype)."""
+    count up to ``S`` or NaN, -1 for a fraction or a count past ``top`` (float32 under the
+    default policy, float64 under x64)."""
     import jax.numpy as jnp
 
     from bayesnb.families._steps import tail_positions
+
+    if dtype == "float64":
+        request.getfixturevalue("x64")
 
     top, f = 9, 6
     rng = np.random.default_rng(steps)
