@@ -198,11 +198,25 @@ class Labels:
             sums.reshape((self.blocks, k) + values.shape[1:]), axis=0)
 
     def sum(self, values):
-        """``(K, ...)``: per class, the weighted sum of ``values`` ``(rows, ...)``."""
+        """``(K, ...)``: per class, the weighted sum of ``values`` ``(rows, ...)``.
+
+        In float64 a chunk whose weights are all 1 (an unweighted fit's, but for its padded
+        last chunk) is summed by one scatter-add without the weights instead of the product:
+        XLA:CPU's ``segment_sum`` adds each row once, the product makes ``K`` multiply-adds
+        an entry, and on 1,024 x 1,000 float64 documents with 20 classes it took 0.43-0.50
+        ms against 0.86-1.35 ms (the whole Multinomial statistics kernel 1.90 against 2.24
+        ms; with the weights multiplied in, 1.04 ms). The float32 products are as fast as
+        the scatter-add, and keep their summation order."""
         if self.by_product:
             flat = values.reshape(values.shape[0], -1)
-            hot_t = self.one_hot().T if self._hot_t is None else self._hot_t
-            return (hot_t @ flat).reshape((self.n_classes,) + values.shape[1:])
+            if self._hot_t is None:
+                sums = self.one_hot().T @ flat
+            else:
+                sums = jax.lax.cond(
+                    jnp.all(self.weights == 1),
+                    lambda v: jax.ops.segment_sum(v, self.codes, num_segments=self.n_classes),
+                    lambda v: self._hot_t @ v, flat)
+            return sums.reshape((self.n_classes,) + values.shape[1:])
         return self._sum(values * self.weights.reshape(
             self.weights.shape + (1,) * (values.ndim - 1)))
 
