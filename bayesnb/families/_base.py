@@ -776,7 +776,12 @@ def class_sums(resp: jax.Array, x: jax.Array, observed: jax.Array | None = None)
     of ``x``'s entries, missing ones 0 in ``x``), the weights and means are per column over the
     observed entries and the missing ones have no deviation: centred on the mean of all rows,
     a missing entry's deviation was the whole mean, and Poisson counts near 1e5 lost 2 in a
-    class total (26 nats of evidence)."""
+    class total (26 nats of evidence). In float64 every chunk takes the one product, as
+    scikit-learn's float64 fit does, and returns it alone, ``(K, F)``: its rounding, about
+    1e-16 of a total, is what the centred form would leave too; the check the choice waits
+    for kept the class sums from starting beside the chunk's other reductions, and the
+    stacked weights and zeros cost the host 0.1 ms a chunk to convert and add up (1,024 x
+    1,000 documents, 20 classes)."""
     import jax.numpy as jnp
 
     def centred(x):
@@ -795,6 +800,8 @@ def class_sums(resp: jax.Array, x: jax.Array, observed: jax.Array | None = None)
         ones = jnp.ones((resp.shape[1], x.shape[1]), x.dtype)
         return jnp.stack([ones, resp.T @ x, jnp.zeros_like(ones)])
 
+    if x.dtype == jnp.float64:
+        return resp.T @ x
     exact = _integer_sums_exact(x, resp)
     return jax.lax.cond(exact, plain, centred, x)
 
@@ -824,6 +831,8 @@ def label_class_sums(labels, x: jax.Array, observed: jax.Array | None = None) ->
         ones = jnp.ones((k, f), x.dtype)
         return jnp.stack([ones, labels.sum(x), jnp.zeros_like(ones)])
 
+    if x.dtype == jnp.float64:  # as in class_sums
+        return labels.sum(x)
     return jax.lax.cond(_integer_sums_exact(x, labels.weights), plain, centred, x)
 
 
@@ -842,7 +851,8 @@ def _integer_sums_exact(x: jax.Array, weights: jax.Array) -> jax.Array:
 
 
 def finish_class_sums(sums: np.ndarray) -> np.ndarray:
-    """The float64 class totals from :func:`class_sums`' chunk form (else ``sums`` itself)."""
+    """The float64 class totals from :func:`class_sums`' chunk form (else ``sums`` itself: a
+    float64 chunk's plain sums)."""
     sums = np.asarray(sums, dtype=np.float64)
     return sums[0] * sums[1] + sums[2] if sums.ndim == 3 else sums
 
