@@ -462,11 +462,14 @@ def sum_rounding(size: jax.Array, n_terms: int) -> jax.Array:
     return SUM_ROUNDING * eps * float(np.log2(max(n_terms, 2))) * size
 
 
+def _leaf_f64(a) -> np.ndarray:
+    a = np.asarray(a)  # one conversion of a JAX array (each costs a few microseconds)
+    return a if a.dtype.kind in "biu" or a.dtype == np.float64 else a.astype(np.float64)
+
+
 def host_f64(tree) -> Any:
     """Every leaf as a float64 NumPy array (booleans and integer indices kept)."""
-    return jax.tree_util.tree_map(
-        lambda a: np.asarray(a) if np.asarray(a).dtype.kind in "biu"
-        else np.asarray(a, dtype=np.float64), tree)
+    return jax.tree_util.tree_map(_leaf_f64, tree)
 
 
 def is_distribution(value: Any) -> bool:
