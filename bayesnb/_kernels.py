@@ -155,7 +155,9 @@ class Labels:
     one-hot (in float64 built as ``(classes, rows)``, :func:`_one_hot_t`): a BLAS product
     reads the chunk once, and XLA:CPU's blocked scatter-add ran 2x-25x slower at 10-100
     classes on a quiet machine (1,024-2,048 rows x 1,000 columns, float32 and float64: 4-28 ms
-    a chunk against 1-2.5 ms; ``benchmarks/README.md``, "Issue 12, 2026-11-24"). With more
+    a chunk against 1-2.5 ms; ``benchmarks/README.md``, "Issue 12, 2026-11-24"). A float64
+    chunk whose weights are all 1 is the exception: one plain ``segment_sum`` of its rows,
+    without weights or blocks, is faster than the product there (:meth:`sum`). With more
     classes the product's cost grows with the class count, so the sums are a blocked
     scatter-add (``jax.ops.segment_sum``), whose cost does not: O(rows x columns + classes x
     columns) per chunk, and 20,000 classes fit as fast as 10 (``benchmarks/many_classes.py``)."""
