@@ -10,9 +10,10 @@ alternating with the others (medians), as a ratio to one read of the chunk (``x.
   (``_steps.chunk_bounds``, what the kernels use);
 - the row sums of ``log x!`` on chunks whose largest count is 4, 8 and 16, by 3 steps, by 8
   and 16 selects and by the table gather (``multinomial.log_factorial_sum``'s branches);
-- the library's whole statistics kernel (``_kernels.suff_stats``), its class-sum product
-  alone, and the staging copy of one chunk from X (``np.copyto``, as ``_kernels._Staging``
-  makes it).
+- the library's whole statistics kernel (``_kernels.suff_stats``), the class sums alone as
+  the one-hot product and as one scatter-add (``segment_sum``: what a float64 chunk whose
+  weights are all 1 takes, ``_kernels.Labels.sum``), and the staging copy of one chunk from
+  X (``np.copyto``, as ``_kernels._Staging`` makes it).
 
 Every variant's answer is checked (bounds against NumPy, ``log x!`` sums against SciPy, the
 kernel's class sums against NumPy's product) and a wrong one fails the script.
@@ -119,12 +120,16 @@ def main():
                                    weights)
 
     product = jax.jit(lambda x, c, w: _kernels._one_hot_t(c, w, k, x.dtype) @ x)
+    scatter = jax.jit(lambda x, c: jax.ops.segment_sum(x, c, num_segments=k))
     stats, _ = kernel()
     sums = multinomial.finish_class_sums(np.asarray(stats[0].counts))
     hot = np.zeros((rows, k))
     hot[np.arange(rows), codes] = 1.0
-    if not np.allclose(sums, hot.T @ chunk.astype(np.float64), rtol=1e-12, atol=0):
-        sys.exit("the kernel's class sums are not NumPy's product")
+    expected = hot.T @ chunk.astype(np.float64)
+    for name, got in (("kernel's", sums), ("product's", product(chunk, codes, weights)),
+                      ("scatter-add's", scatter(chunk, codes))):
+        if not np.allclose(np.asarray(got, dtype=np.float64), expected, rtol=1e-12, atol=0):
+            sys.exit(f"the {name} class sums are not NumPy's product")
     staging = _kernels.aligned_empty((rows, width), dtype)
     starts = iter(range(0, 10**9))
 
@@ -135,7 +140,9 @@ def main():
     print_ratios("the Multinomial statistics kernel",
            timed({"one read (x.sum())": lambda: read(chunk),
                   "whole kernel (_kernels.suff_stats)": kernel,
-                  "its class-sum product alone": lambda: product(chunk, codes, weights),
+                  "its class sums alone, one-hot product": lambda: product(chunk, codes,
+                                                                           weights),
+                  "its class sums alone, scatter-add": lambda: scatter(chunk, codes),
                   "staging copy of a chunk (np.copyto)": copy}),
            "one read (x.sum())")
 
