@@ -783,9 +783,12 @@ def class_sums(resp: jax.Array, x: jax.Array, observed: jax.Array | None = None)
     scikit-learn's float64 fit does, and returns it alone, ``(K, F)``: its rounding, about
     1e-16 of a total, is what the centred form would leave too; the check the choice waits
     for kept the class sums from starting beside the chunk's other reductions, and the
-    stacked weights and zeros cost the host 0.1 ms a chunk to convert and add up (1,024 x
+    stacked weights and zeros cost the host 77 us a chunk to add up against 11 us (1,024 x
     1,000 documents, 20 classes)."""
     import jax.numpy as jnp
+
+    if x.dtype == jnp.float64:
+        return resp.T @ x
 
     def centred(x):
         if observed is None:
@@ -803,8 +806,6 @@ def class_sums(resp: jax.Array, x: jax.Array, observed: jax.Array | None = None)
         ones = jnp.ones((resp.shape[1], x.shape[1]), x.dtype)
         return jnp.stack([ones, resp.T @ x, jnp.zeros_like(ones)])
 
-    if x.dtype == jnp.float64:
-        return resp.T @ x
     exact = _integer_sums_exact(x, resp)
     return jax.lax.cond(exact, plain, centred, x)
 
@@ -815,6 +816,8 @@ def label_class_sums(labels, x: jax.Array, observed: jax.Array | None = None) ->
     one-hot."""
     import jax.numpy as jnp
 
+    if x.dtype == jnp.float64:  # as in class_sums
+        return labels.sum(x)
     k, f = labels.n_classes, x.shape[1]
 
     def centred(x):
@@ -834,8 +837,6 @@ def label_class_sums(labels, x: jax.Array, observed: jax.Array | None = None) ->
         ones = jnp.ones((k, f), x.dtype)
         return jnp.stack([ones, labels.sum(x), jnp.zeros_like(ones)])
 
-    if x.dtype == jnp.float64:  # as in class_sums
-        return labels.sum(x)
     return jax.lax.cond(_integer_sums_exact(x, labels.weights), plain, centred, x)
 
 
