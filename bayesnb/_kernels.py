@@ -53,7 +53,12 @@ from .families._base import (
     float64_mode,
     host_f64,
 )
-from .families._steps import chunk_bounds
+from .families._steps import (
+    LOG_FACTORIAL,
+    all_small,
+    chunk_bounds,
+    small_count_log_factorials,
+)
 
 #: trace counter per kernel, read by the no-retrace tests ("accumulate" is no longer a kernel:
 #: chunks are merged on the host in float64; kept at 0 for readers of the counter)
@@ -279,16 +284,21 @@ def invalid_values(family, x) -> jax.Array:
 
     Checked in the kernel, where the chunk is read anyway, by the min, max and largest
     fractional part read in one pass (``_steps.chunk_bounds``, which the families' own
-    branches share; one bit reduction for 0/1 columns, :func:`_not_binary`) instead of passes
-    on the host; a hit sends the host to the family's ``encode``, which names the column and
-    row. NaN is a missing value, never invalid. The squares must not overflow either
+    branches share; one bit reduction for 0/1 columns, :func:`_not_binary`; in the statistics
+    kernel of a count family, the markers of its log-factorial pass, and the bounds only
+    where a marker is set) instead of passes on the host; a hit sends the host to the
+    family's ``encode``, which names the column and row. NaN is a missing value, never
+    invalid. The squares must not overflow either
     (``FLOAT32_SAFE``, ``FLOAT64_SAFE``)."""
     return _checked_values(family, x)[0]
 
 
-def _checked_values(family, x) -> tuple[jax.Array, jax.Array]:
+def _checked_values(family, x, statistics: bool = False) -> tuple[jax.Array, jax.Array]:
     """``(invalid, top)``: :func:`invalid_values` and the chunk's largest observed value, which
-    the same reductions give (0 for a family whose values are not bounded here)."""
+    the same reductions give (0 for a family whose values are not bounded here; an upper
+    bound for a chunk of small counts). ``statistics``: in the statistics kernel, where a
+    family with the ``small_counts`` check reads its log-factorial pass's markers instead of
+    the bounds (``_steps.small_count_log_factorials``)."""
     checks = family.value_checks
     if checks is None:
         return jnp.zeros((), dtype=bool), jnp.zeros((), x.dtype)
@@ -307,16 +317,26 @@ def _checked_values(family, x) -> tuple[jax.Array, jax.Array]:
         return (jnp.min(jnp.where(missing, jnp.inf, v)),
                 jnp.max(jnp.where(missing, -jnp.inf, v)), frac)
 
-    lo, hi, frac = bounds(x)
-    # XLA:CPU's min and max may skip or return NaN: either way a NaN result is redone masked
-    lo, hi, frac = jax.lax.cond(jnp.isnan(lo) | jnp.isnan(hi) | jnp.isnan(frac),
-                                bounds_of_observed, lambda v: (lo, hi, frac), x)
-    # float64: values whose squares overflow (``FLOAT64_SAFE``, reported by ``numeric_block``)
-    limit = FLOAT32_SAFE if x.dtype == jnp.float32 else FLOAT64_SAFE
-    bad = (lo < -limit) | (hi > limit) | (frac > 0)  # +-inf, overflow, fractions
-    if checks.get("nonnegative"):
-        bad |= lo < 0
-    return bad, hi
+    def checked(v):
+        lo, hi, frac = bounds(v)
+        # XLA:CPU's min and max may skip or return NaN: either way a NaN result is redone masked
+        lo, hi, frac = jax.lax.cond(jnp.isnan(lo) | jnp.isnan(hi) | jnp.isnan(frac),
+                                    bounds_of_observed, lambda v: (lo, hi, frac), v)
+        # float64: values whose squares overflow (``FLOAT64_SAFE``, reported by ``numeric_block``)
+        limit = FLOAT32_SAFE if v.dtype == jnp.float32 else FLOAT64_SAFE
+        bad = (lo < -limit) | (hi > limit) | (frac > 0)  # +-inf, overflow, fractions
+        if checks.get("nonnegative"):
+            bad |= lo < 0
+        return bad, hi
+
+    if not (statistics and checks.get("small_counts")):
+        return checked(x)
+    # the family's kernel marks, in its log-factorial pass, every entry that is not an integer
+    # count below 256 (the same expression: XLA computes it once); a chunk without one is valid
+    # and needs no bounds pass of its own
+    small = all_small(small_count_log_factorials(x))
+    largest = jnp.asarray(LOG_FACTORIAL.shape[0] - 1, x.dtype)
+    return jax.lax.cond(small, lambda v: (jnp.zeros((), bool), largest), checked, x)
 
 
 @partial(jax.jit, static_argnums=(0, 2))
@@ -370,7 +390,8 @@ def suff_stats(families, levels, n_classes, xs, codes, weights, shifts=None):
     stats = tuple(f.suff_stats(x, labels.one_hot(), lv) if f.label_stats is None
                   else f.label_stats(x, labels, lv)
                   for f, lv, x in zip(families, levels, xs, strict=True))
-    checked = [_checked_values(f, x) for f, x in zip(families, xs, strict=True)]
+    checked = [_checked_values(f, x, statistics=True)
+               for f, x in zip(families, xs, strict=True)]
     # one array, one read on the host (each scalar read alone cost 20-60 us a chunk)
     return stats, jnp.stack([*(bad for bad, _ in checked),
                              *(_beyond_float32_counts(f, x, top)
@@ -678,7 +699,6 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
                                      for s, d in zip(shifts, device, strict=True)])
     device = tuple(device) if any(d is not None for d in device) else None
     totals: list = [None] * len(families)
-    flags = [False] * len(families)
     accelerator = budget_scale() > 1
 
     def finish(result, start, stop):
@@ -688,12 +708,13 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
         checks = np.asarray(checks)  # per block: an invalid value; then: beyond float32
         if checks[len(families):].any():
             raise NeedsFloat64
+        if checks[:len(families)].any():  # refused now: not finished (an infinity gave NaN)
+            _report(sources, checks[:len(families)])
         for b, family in enumerate(families):
             chunk = family.refine_stats(host_f64(stats[b]),
                                         partial(sources[b].read, start, stop))
             chunk = family.finish_stats(chunk, shifts[b])
             totals[b] = chunk if totals[b] is None else family.merge_stats(totals[b], chunk)
-            flags[b] = flags[b] or bool(checks[b])
 
     pending = None
     for i, start in enumerate(range(0, n, rows)):
@@ -709,7 +730,6 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
             finish(*pending)
         pending = (result, start, stop)
     finish(*pending)
-    _report(sources, flags)
     # statistics float32 could not hold (a class spread within its values' rounding) are
     # taken again in float64, as a weighted fit's are; the float32 score tables then refuse
     # what float32 scores cannot resolve (``kernel_table``). Refusing here made a chunked fit

@@ -9,7 +9,10 @@ alternating with the others (medians), as a ratio to one read of the chunk (``x.
   and the branches need) as three reductions, and as one variadic reduction
   (``_steps.chunk_bounds``, what the kernels use);
 - the row sums of ``log x!`` on chunks whose largest count is 4, 8 and 16, by 3 steps, by 8
-  and 16 selects and by the table gather (``multinomial.log_factorial_sum``'s branches);
+  and 16 selects and by the table gather (the branches a bounds pass chose among until stop
+  34), and by the gather whose markers flag any entry that is not an integer below 256
+  (``_steps.small_count_log_factorials``: what ``multinomial.log_factorial_sum`` and the
+  statistics kernel's value checks read since stop 35, without a bounds pass);
 - the library's whole statistics kernel (``_kernels.suff_stats``), the class sums alone as
   the one-hot product and as one scatter-add (``segment_sum``: what a float64 chunk whose
   weights are all 1 takes, ``_kernels.Labels.sum``), and the staging copy of one chunk from
@@ -47,7 +50,7 @@ def main():
 
     from bayesnb import _kernels
     from bayesnb.families import multinomial
-    from bayesnb.families._steps import chunk_bounds, row_sums
+    from bayesnb.families._steps import chunk_bounds, row_sums, small_count_log_factorials
 
     sys.path.insert(0, str(Path(__file__).parent))
     from harness import alternating_medians, print_ratios
@@ -90,12 +93,21 @@ def main():
             out = out + jnp.where(x > t, float(np.log1p(t)), 0.0)
         return row_sums(out)
 
+    def selected(x, values):  # stop 34's binary search of selects, exact table values
+        def pick(lo, hi):
+            if hi - lo == 1:
+                return jnp.asarray(values[lo], x.dtype)
+            mid = (lo + hi) // 2
+            return jnp.where(x >= mid, pick(mid, hi), pick(lo, mid))
+        return pick(0, len(values))
+
     forms = {
         "3 steps": (4, jax.jit(steps)),
-        "8 selects": (8, jax.jit(lambda x: row_sums(multinomial._selected(x, table[:9])))),
-        "16 selects": (16, jax.jit(lambda x: row_sums(multinomial._selected(x, table[:17])))),
+        "8 selects": (8, jax.jit(lambda x: row_sums(selected(x, table[:9])))),
+        "16 selects": (16, jax.jit(lambda x: row_sums(selected(x, table[:17])))),
         "table gather": (255, jax.jit(lambda x: row_sums(jnp.take(
             jnp.asarray(table, x.dtype), x.astype(jnp.int32), mode="clip")))),
+        "marked gather (small_count_log_factorials)": (255, jax.jit(small_count_log_factorials)),
     }
     rng = np.random.default_rng(0)
     rtol = 1e-12 if args.x64 else 1e-5

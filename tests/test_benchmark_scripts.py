@@ -104,12 +104,13 @@ def test_chunk_kernel_parts_prints_every_part_with_checked_answers():
         names = [name for _, name in rows]
         for part in ("three reductions", "one variadic reduction (chunk_bounds)",
                      "3 steps", "8 selects", "16 selects", "table gather",
+                     "marked gather (small_count_log_factorials)",
                      "whole kernel (_kernels.suff_stats)",
                      "its class sums alone, one-hot product",
                      "its class sums alone, scatter-add",
                      "staging copy of a chunk (np.copyto)"):
             assert part in names, (part, text)
-        assert len(rows) == 3 + 5 + 4 + 3 + 5, text  # each section has its one-read base
+        assert len(rows) == 3 + 6 + 5 + 4 + 5, text  # each section has its one-read base
 
 
 def test_exact_host_parts_prints_every_part_with_checked_answers():

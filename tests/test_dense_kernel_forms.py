@@ -8,9 +8,12 @@
   1 in each, not a rounding away from it.
 - Bernoulli scores through a float64-made linear table (``BernoulliLinear``) unless a
   probability is 0 or 1: plug-in and exact, complete and missing rows, against hand sums.
-- The log multinomial coefficient's ``log x!`` row sums take 4 steps, 8 or (float32) 16
-  selects (integer counts up to that), a table (integers below 256) or ``gammaln``: each
-  branch against SciPy, alone and across the chunks of one fit.
+- The log multinomial coefficient's ``log x!`` row sums take a table gather whose markers
+  flag every entry that is not an integer count below 256 (``_steps.small_count_log_factorials``),
+  and ``gammaln`` where one is: both against SciPy, alone and across the chunks of one fit;
+  every kind of such entry marked; the statistics kernel's value checks, which read those
+  markers instead of a bounds pass, still refuse each bad value naming its column, in
+  float32 and float64.
 - A chunk's bounds (smallest, largest value, largest fractional part) come from one variadic
   reduction (``_steps.chunk_bounds``): against NumPy, and with missing values either NaN or
   the observed values' bounds.
@@ -171,12 +174,10 @@ def test_chunk_bounds_against_numpy(request, dtype, shape):
 @pytest.mark.parametrize("top", [1.0, 4.0, 5.0, 8.0, 16.0, 17.0, 255.0, 256.0, 3.5])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_log_factorial_row_sums_against_scipy(request, top, dtype):
-    """Every branch of ``log_factorial_sum`` (steps up to 4, selects up to 8 or, in float32,
-    16, table below 256, gammaln past it or for a fraction), and ``log_normalizer``, against
-    SciPy in float64."""
-    from bayesnb.families.multinomial import FACTORIAL_STEPS, Multinomial, log_factorial_sum
+    """Both paths of ``log_factorial_sum`` (the table below 256, gammaln past it or for a
+    fraction), and ``log_normalizer``, against SciPy in float64."""
+    from bayesnb.families.multinomial import Multinomial, log_factorial_sum
 
-    assert FACTORIAL_STEPS == 16
     if dtype == "float64":
         request.getfixturevalue("x64")
     rng = np.random.default_rng(int(top * 2))
@@ -191,11 +192,66 @@ def test_log_factorial_row_sums_against_scipy(request, top, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_small_count_markers(request, dtype):
+    """``small_count_log_factorials``: a row of integer counts below 256 sums SciPy's
+    ``log x!``; every other kind of entry (a fraction however small, a negative, 256 and
+    above, NaN, infinities, float32's largest integers) marks its row, and ``all_small``
+    says whether a chunk has a marked row."""
+    from bayesnb.families._steps import NOT_SMALL, all_small, small_count_log_factorials
+
+    if dtype == "float64":
+        request.getfixturevalue("x64")
+    rng = np.random.default_rng(3)
+    bad = [0.5, 1e-20, 255.5, -1.0, -0.5, -1e-30, 256.0, 300.0, 2.0 ** 24, np.nan, np.inf,
+           -np.inf]
+    x = rng.integers(0, 256, (len(bad) + 3, 50)).astype(float)
+    x[-1, :] = 255.0
+    x[-2, :] = 0.0
+    for row, value in enumerate(bad):
+        x[row, row] = value
+    f = jax.jit(small_count_log_factorials)
+    got = np.asarray(f(jnp.asarray(x, dtype)), dtype=np.float64)
+    assert np.all(got[:len(bad)] >= NOT_SMALL), got
+    rtol = 1e-6 if dtype == "float32" else 1e-14
+    assert_allclose(got[len(bad):], gammaln(x[len(bad):] + 1.0).sum(axis=1), rtol=rtol)
+    assert not bool(all_small(f(jnp.asarray(x, dtype))))
+    assert bool(all_small(f(jnp.asarray(x[len(bad):], dtype))))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("family, value, problem", [
+    ("Poisson", 2.5, "integer counts"),
+    ("Poisson", 1e-20, "integer counts"),
+    ("Poisson", -1.0, "non-negative"),
+    ("Poisson", np.inf, "infinite value"),
+    ("Poisson", -np.inf, "infinite value"),
+    ("Multinomial", -0.5, "non-negative"),
+    ("Multinomial", -1e-30, "non-negative"),
+    ("Multinomial", np.inf, "infinite value"),
+    ("Multinomial", -np.inf, "infinite value"),
+    ("Multinomial", 1e300, "too large"),
+])
+def test_statistics_kernel_checks_refuse_a_bad_value_among_small_counts(
+        request, monkeypatch, dtype, family, value, problem):
+    """One bad value in the third of four 64-row chunks of small counts: the chunk's
+    log-factorial markers send the value checks to their bounds, and the fit refuses the
+    value naming its column (the other chunks' checks read only the markers)."""
+    if dtype == "float64":
+        request.getfixturevalue("x64")
+    monkeypatch.setattr(_kernels, "CHUNK_BYTES", 1)  # 64-row chunks
+    rng = np.random.default_rng(13)
+    X = rng.poisson(1.0, (256, 5)).astype(float)
+    X[150, 3] = value
+    y = np.arange(256) % 2
+    with pytest.raises(ValueError, match=rf"column 3: .*{problem}"):
+        bnb.NaiveBayes(getattr(bnb, family)()).fit(X, y)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_log_coefficient_over_chunks_taking_every_branch(request, monkeypatch, dtype):
     """One Multinomial fit over 64-row chunks whose largest counts send them down different
-    branches (4 steps, selects up to 8 and, in float32, 16, the table, gammaln for 300 and
-    for a fraction, and a missing value): the fitted log multinomial coefficient is SciPy's
-    sum over the rows."""
+    paths (the table up to 200, gammaln for 300 and for a fraction, and a missing value):
+    the fitted log multinomial coefficient is SciPy's sum over the rows."""
     if dtype == "float64":
         request.getfixturevalue("x64")
     monkeypatch.setattr(_kernels, "CHUNK_BYTES", 1)  # 64-row chunks

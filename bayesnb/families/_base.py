@@ -75,7 +75,10 @@ class Family:
     supports_sparse: ClassVar[bool] = False
     #: for a family of numeric values, the checks ``encode`` applies (keys ``nonnegative``,
     #: ``binary``, ``integer``), so the kernels can run them on raw numbers instead of the
-    #: host (``_kernels.invalid_values``); None when values must be encoded on the host
+    #: host (``_kernels.invalid_values``); None when values must be encoded on the host. Key
+    #: ``small_counts``: the family's statistics kernel sums the chunk's log factorials by
+    #: ``_steps.small_count_log_factorials``, whose markers the checks then read instead of
+    #: a bounds pass of their own
     value_checks: ClassVar[dict | None] = None
     #: True when ``encode`` returns integer codes rather than floats
     integer_codes: ClassVar[bool] = False

@@ -64,72 +64,33 @@ from ._base import (
     sum_rounding,
     xp_of,
 )
-from ._steps import chunk_bounds, row_sums, step_sums
+from ._steps import (
+    LOG_FACTORIAL,
+    all_small,
+    row_sums,
+    small_count_log_factorials,
+    step_sums,
+)
 
 #: log k! for k < 256: a lookup replaces gammaln for the usual small integer counts
-_LOG_FACTORIAL = np_gammaln(np.arange(256) + 1.0)
-#: in float32, integer counts up to this take log k! by selects, not a gather
-#: (``log_factorial_sum``)
-FACTORIAL_STEPS = 16
+_LOG_FACTORIAL = LOG_FACTORIAL
 
 
-def log_factorial_sum(x: jax.Array, table: np.ndarray = _LOG_FACTORIAL) -> jax.Array:
-    r"""``(n,)`` row sums of :math:`\log\Gamma(x + 1)` for non-negative ``x`` (or of
-    ``table[x]`` for integer counts below 256, ``table`` one of :data:`_LOG_FACTORIAL`'s
-    parts, :func:`coefficient_rows`).
+def log_factorial_sum(x: jax.Array) -> jax.Array:
+    r"""``(n,)`` row sums of :math:`\log\Gamma(x + 1)` for non-negative ``x``.
 
-    A chunk of integer counts up to 4 takes :math:`\log x! = \sum_{t=1}^{3} [x > t]
-    \log(1 + t)`, one fused elementwise pass; counts up to 8 (and in float32 up to
-    :data:`FACTORIAL_STEPS`) pick :math:`\log x!` from the table by a binary search of
-    selects (:func:`_selected`), exact table values; other integer counts below 256 are
-    looked up in the table (a gather), and any other value takes ``gammaln``. A chunk of
-    1,024 (float64) or 2,048 (float32) rows x 1,000 document columns with counts up to 15
-    took 0.8-1.1 ms by the selects against 1.2-1.7 ms by the 15 steps, and ``gammaln``
-    9-22 ms (``benchmarks/README.md``, "Issue 12, stop 23"). With jax 0.10 the float64 gather
-    overtook the 16 selects (0.76-0.85 ms against 0.98-1.11 ms; float32: 1.00-1.19 against
-    0.99-1.16 ms; ``benchmarks/chunk_kernel_parts.py``, "Stop 32"), so float64 looks up
-    counts from 9 on."""
-    # one pass of reductions chooses the branch: the chunk's largest count, and any fraction
-    _, top, frac = chunk_bounds(x)
-    return _log_factorial_sum(x, table, top, frac == 0)
+    A chunk of integer counts below 256 takes them from the table in one gather
+    (``_steps.small_count_log_factorials``, whose pass also says whether the chunk is such a
+    chunk); any other chunk takes ``gammaln`` (9-22 ms a 1,024 x 1,000 chunk against about
+    1 ms, ``benchmarks/README.md``, "Issue 12, stop 23"). Until stop 35 a bounds pass chose
+    among 3 steps, 8 or 16 selects and the gather; the gather alone, with its markers, costs
+    less than the bounds pass and the branch it chose (``benchmarks/README.md``, "Stop 35")."""
+    sums = small_count_log_factorials(x)
+    return _or_gammaln(x, sums, all_small(sums))
 
 
-def _log_factorial_sum(x, table, top, integral) -> jax.Array:
-    """:func:`log_factorial_sum` given the chunk's largest value and whether all are integers."""
-    selects = (8, FACTORIAL_STEPS) if x.dtype == jnp.float32 else (8,)
-    limits = (4, *selects, _LOG_FACTORIAL.shape[0] - 1)
-    branch = jnp.where(integral, jnp.searchsorted(jnp.asarray(limits, x.dtype), top),
-                       len(limits))
-    rises = np.diff(table)  # table[t + 1] - table[t]: log(1 + t) for the whole table
-
-    def steps(x):
-        out = jnp.zeros_like(x)
-        for t in range(1, limits[0]):
-            out = out + jnp.where(x > t, float(rises[t]), 0.0)
-        return row_sums(out)
-
-    def selected(n):
-        return lambda x: row_sums(_selected(x, table[:n + 1]))
-
-    def lookup(x):
-        # mode="clip": no out-of-bounds fill (the indices are in range here), half the cost
-        return row_sums(jnp.take(jnp.asarray(table, x.dtype), x.astype(jnp.int32),
-                                 mode="clip"))
-
-    return jax.lax.switch(branch, (steps, *(selected(n) for n in selects), lookup,
-                                   lambda x: row_sums(gammaln(x + 1.0))), x)
-
-
-def _selected(x: jax.Array, table: np.ndarray) -> jax.Array:
-    """``table[x]`` for integers ``0 <= x < len(table)`` by a binary search of elementwise
-    selects: ``len(table) - 1`` compares and selects, fused into one vectorised pass."""
-    def pick(lo, hi):
-        if hi - lo == 1:
-            return jnp.asarray(table[lo], x.dtype)
-        mid = (lo + hi) // 2
-        return jnp.where(x >= mid, pick(mid, hi), pick(lo, mid))
-
-    return pick(0, len(table))
+def _or_gammaln(x, sums, small) -> jax.Array:
+    return jax.lax.cond(small, lambda x: sums, lambda x: row_sums(gammaln(x + 1.0)), x)
 
 
 #: :data:`_LOG_FACTORIAL` in two parts for float32 (:func:`coefficient_rows`): ``HIGH`` on a
@@ -162,16 +123,16 @@ def coefficient_rows(weights, totals, x) -> jax.Array:
     1,000 chunk and made a float32 fit of 2,000-word documents 4x as slow; on an H200 it
     kept a fit of 2,000,000 x 1,000 Poisson counts (mean 1) at 26 s (``benchmarks/
     README.md``, "Stop 30: the GPU")."""
-    _, top, frac = chunk_bounds(x)  # the value checks' pass, once for every part
-    integral = frac == 0
-    r = _log_factorial_sum(x, _LOG_FACTORIAL, top, integral)
+    sums = small_count_log_factorials(x)  # shared with the value checks (XLA: one pass)
+    small = all_small(sums)
+    r = _or_gammaln(x, sums, small)
     zero = jnp.zeros_like(r)
     if x.dtype != jnp.float32:  # float64: one part, never refined
         return jnp.stack([weights, totals, r, zero, zero])
-    split = (jnp.max(r) > COEFFICIENT_FLOAT32_MAX) & (top < _LOG_FACTORIAL.shape[0]) & integral
+    split = (jnp.max(r) > COEFFICIENT_FLOAT32_MAX) & small
     high, low = jax.lax.cond(
-        split, lambda x: (_log_factorial_sum(x, _LOG_FACTORIAL_HIGH, top, integral),
-                          _log_factorial_sum(x, _LOG_FACTORIAL_LOW, top, integral)),
+        split, lambda x: (small_count_log_factorials(x, _LOG_FACTORIAL_HIGH),
+                          small_count_log_factorials(x, _LOG_FACTORIAL_LOW)),
         lambda x: (r, zero), x)
     return jnp.stack([weights, totals, high, low,
                       jnp.broadcast_to(split, r.shape).astype(r.dtype)])
@@ -208,7 +169,10 @@ def refine_coefficient(rows: np.ndarray, read) -> np.ndarray:
     out = rows.copy()
     out[1, :x.shape[0]] = x.sum(axis=1, dtype=np.float64)
     out[3] = 0.0
-    if x.max(initial=0) < _LOG_FACTORIAL.shape[0] and np.array_equal(x, np.floor(x)):
+    # a chunk with an invalid value (-inf, a negative count) is refused after the pass: not
+    # looked up here
+    if (x.min(initial=0) >= 0 and x.max(initial=0) < _LOG_FACTORIAL.shape[0]
+            and np.array_equal(x, np.floor(x))):
         # the float64 table: 9-25 ms for 2,048 x 1,000 counts, against 45 ms by gammaln
         out[2, :x.shape[0]] = np.take(_LOG_FACTORIAL, x.astype(np.intp)).sum(axis=1)
     else:
@@ -328,7 +292,7 @@ class Multinomial(Family):
 
     name = "multinomial"
     supports_sparse = True
-    value_checks = {"nonnegative": True}
+    value_checks = {"nonnegative": True, "small_counts": True}
     stats_type = MultinomialStats
     params_type = MultinomialParams
     joint_columns = True

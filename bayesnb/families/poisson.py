@@ -153,7 +153,7 @@ class Poisson(Family):
 
     name = "poisson"
     supports_sparse = True
-    value_checks = {"nonnegative": True, "integer": True}
+    value_checks = {"nonnegative": True, "integer": True, "small_counts": True}
     stats_type = PoissonStats
     params_type = PoissonParams
     host_numeric = True
