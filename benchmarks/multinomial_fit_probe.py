@@ -6,8 +6,10 @@ classes), scikit-learn's ``MultinomialNB.fit`` and ours three ways:
 - as shipped;
 - with the staging copies timed (``_kernels._Staging.fill``: NumPy arrays are 16 bytes off a
   64-byte boundary, so XLA cannot alias them and each chunk is copied once);
-- with the exact evidence's log multinomial coefficient replaced by zeros. This variant is a
-  probe only: its evidence is wrong.
+- with the exact evidence's log multinomial coefficient replaced by zeros (the statistics
+  kernel's ``coefficient_rows``; the value checks then take their own bounds pass, as they
+  did before the log-factorial pass's markers served them). This variant is a probe only: its
+  evidence is wrong.
 
 Usage::
 
@@ -70,12 +72,15 @@ def main():
         ours()
     _kernels._Staging.fill = fill
 
-    log_normalizer = multinomial.Multinomial.log_normalizer
-    multinomial.Multinomial.log_normalizer = staticmethod(
-        lambda x: jnp.zeros(x.shape[0], x.dtype))
+    # the statistics kernel's coefficient rows as zeros, and its value checks by their own
+    # bounds pass (they read the log-factorial pass's markers otherwise)
+    rows_of, checks = multinomial.coefficient_rows, multinomial.Multinomial.value_checks
+    multinomial.coefficient_rows = lambda w, n, x: jnp.zeros((5, x.shape[0]), x.dtype)
+    multinomial.Multinomial.value_checks = {"nonnegative": True}
     jax.clear_caches()
     without = median_time(ours, args.repeats)
-    multinomial.Multinomial.log_normalizer = log_normalizer
+    multinomial.coefficient_rows, multinomial.Multinomial.value_checks = rows_of, checks
+    jax.clear_caches()
 
     dtype = "float64" if args.x64 else "float32"
     print(f"Multinomial fit, {dtype}, {X.shape[0]:,} x {X.shape[1]:,} (medians of "
