@@ -466,8 +466,11 @@ def test_sparse_tail_against_math_fsum(case, path, monkeypatch):
     ref = np.array([[sum(_h_reference(a[k, j], x[i, j]) + (x[i, j] * slope[k, j] if x[i, j]
                                                             else 0.0) for j in range(4))
                      for k in range(3)] for i in range(30)])
-    assert_allclose(_sparse.linear_rising(X, (a, slope), lambda: slope, a), ref, rtol=1e-10,
-                    atol=1e-10)
+    owner = (a, slope)
+    scores, totals = _sparse.linear_rising(X, owner, lambda: slope, a, totals=True)
+    assert_allclose(scores, ref, rtol=1e-10, atol=1e-10)
+    assert_array_equal(totals, [math.fsum(row) for row in x])
+    assert _sparse.linear_rising(X, owner, lambda: slope, a)[1] is None
     if path == "no table":
         assert not _sparse._linear
     else:
@@ -480,20 +483,33 @@ def test_sparse_tail_against_math_fsum(case, path, monkeypatch):
 def test_table_rows_against_a_loop(limit, monkeypatch):
     """Each stored value's row ``count * F + column`` of a table of counts below a limit, 0
     and listed apart for anything else (fractions, NaN, infinities, negative or huge values,
-    counts at the limit), in blocks of three values; the rows in the matrix's index dtype
-    unless the table's rows pass it."""
+    counts at the limit) with its row, column and value, and the row totals, in blocks of
+    whole rows of about three values (a longer row is a block of its own; empty rows among
+    them); the rows in the matrix's index dtype unless the table's rows pass it."""
     monkeypatch.setattr(_sparse, "_ROWS_BLOCK", 3)
     values = np.array([0.0, 1.0, 4.0, 5.0, 2.5, np.nan, np.inf, -np.inf, -1.0, 3e10, 1e300,
-                       2.0, 0.0, 4.999999, 3.0])
+                       2.0, 0.0, 4.999999, 3.0, 7.0, 1.0])
     cols = np.arange(values.size) % 4
-    X = sparse.csr_matrix((values, cols, np.array([0, 5, 11, 15])), shape=(3, 4))
+    indptr = np.array([0, 5, 5, 11, 11, 11, 15, 16, 16, 17])
+    X = sparse.csr_matrix((values, cols, indptr), shape=(indptr.size - 1, 4))
     assert X.indices.dtype == np.int32
-    index, rest = _sparse._table_rows(X, limit)
-    listed = [math.isfinite(v) and v == math.floor(v) and 0 <= v < limit for v in values]
-    assert_array_equal(rest, np.flatnonzero(~np.array(listed)))
-    assert_array_equal(index, [int(v) * 4 + j if ok else 0
-                               for v, j, ok in zip(values, cols, listed, strict=True)])
-    assert index.dtype == (np.int32 if limit == 5 else np.int64)
+    rows = _sparse._table_rows(X, limit, totals=True)
+    listed = np.array([math.isfinite(v) and v == math.floor(v) and 0 <= v < limit
+                       for v in values])
+    row_of = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+    assert_array_equal(rows.rest, np.flatnonzero(~listed))
+    assert_array_equal(rows.rest_rows, row_of[~listed])
+    assert_array_equal(rows.rest_cols, cols[~listed])
+    assert_array_equal(rows.rest_values, values[~listed])
+    assert_array_equal(rows.index, [int(v) * 4 + j if ok else 0
+                                    for v, j, ok in zip(values, cols, listed, strict=True)])
+    assert rows.index.dtype == (np.int32 if limit == 5 else np.int64)
+    sums = [math.fsum(values[lo:hi]) if np.isfinite(values[lo:hi]).all() else np.nan
+            for lo, hi in zip(indptr[:-1], indptr[1:], strict=True)]  # inf - inf: NaN
+    assert_allclose(rows.totals, sums, rtol=1e-15, atol=0)
+    assert _sparse._table_rows(X, limit).totals is None
+    empty = _sparse._table_rows(sparse.csr_matrix((3, 4)), limit, totals=True)
+    assert empty.index.size == empty.rest.size == 0 and not empty.totals.any()
 
 
 @pytest.mark.parametrize("case", ["distinct values", "repeated counts",

@@ -181,11 +181,11 @@ def log_factorials(values: np.ndarray) -> np.ndarray:
     return gammaln(values + 1.0)
 
 
-def _row_blocks(X):
-    """Row ranges of about ``_BLOCK`` stored values each (a longer row is a block of its own):
+def _row_blocks(X, block: int = _BLOCK):
+    """Row ranges of about ``block`` stored values each (a longer row is a block of its own):
     a block's temporaries stay in cache and out of fresh pages (whole-array temporaries
     doubled the cost of these passes, measured)."""
-    cuts = np.searchsorted(X.indptr, np.arange(_BLOCK, X.nnz, _BLOCK), side="right") - 1
+    cuts = np.searchsorted(X.indptr, np.arange(block, X.nnz, block), side="right") - 1
     bounds = np.unique(np.concatenate([[0], cuts, [X.shape[0]]]))
     return zip(bounds[:-1], bounds[1:], strict=True)
 
@@ -207,10 +207,6 @@ def row_totals(X) -> tuple[np.ndarray, np.ndarray]:
         sums[r0:r1][filled] = np.add.reduceat(values, at)
         log_fact[r0:r1][filled] = np.add.reduceat(log_factorials(values), at)
     return sums, log_fact
-
-
-def row_sums(X) -> np.ndarray:
-    return np.asarray(X.sum(axis=1)).ravel()
 
 
 # ------------------------------------------------------------------ exact count predictives
@@ -374,8 +370,11 @@ def _distinct_pairs(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple:
         key = values.astype(np.int64) * n_cols + cols
         present = np.zeros(int(top + 1) * n_cols, dtype=bool)
         present[key] = True
-        rank = np.cumsum(present, dtype=np.int32) - 1
         distinct = np.flatnonzero(present)
+        # ranks written at the marked cells only: a running count over the whole map took
+        # 8 of the 10 ms (issue 6's documents, the 295,000 counts above 7)
+        rank = np.empty(present.size, dtype=np.int32)
+        rank[distinct] = np.arange(distinct.size, dtype=np.int32)
         return rank[key], distinct % n_cols, (distinct // n_cols).astype(np.float64)
     order = np.lexsort((values, cols))
     c, v = cols[order], values[order]
@@ -569,12 +568,31 @@ def step_tables(a: np.ndarray, steps: int, shift: bool) -> np.ndarray:
 #: process, the two tables alternating, the exact predictive went from 278 ms to 232 ms (both
 #: with the class halves below; ``benchmarks/README.md``, issue 12, stop 22)
 LINEAR_ENTRIES = 1 << 23
+
+
+def _last_level_cache_bytes() -> int | None:
+    """The size of the largest CPU cache Linux reports for CPU 0 (``sysfs``), or None."""
+    import pathlib
+
+    sizes = []
+    for level in pathlib.Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        try:
+            text = level.read_text().strip()
+            sizes.append(int(text[:-1]) << {"K": 10, "M": 20}[text[-1]])
+        except (OSError, ValueError, KeyError, IndexError):
+            continue
+    return max(sizes, default=None)
+
+
 #: a linear table above this many bytes, of at least :data:`LINEAR_SPLIT_CLASSES` classes,
 #: is kept as two halves of the classes, each read by its own sparse product: a product's
-#: random reads of table rows then hit a half-sized working set. On issue 6's documents the
-#: product went from 110-142 ms to 82-104 ms; three parts or four were slower (the CSR is
-#: read again)
-LINEAR_SPLIT_BYTES = 1 << 24
+#: random reads of table rows then hit a half-sized working set. It pays where the table
+#: outgrows the last-level cache: on AMD EPYC (32 MiB L3 per core complex) issue 6's 64 MiB
+#: table took the product from 110-142 ms to 82-104 ms (stop 22; three or four parts were
+#: slower, the CSR being read again); on an Intel Xeon reporting 480 MiB of L3 the halves
+#: were slower, 119-122 ms against 95-100 ms whole (stop 36). So the threshold is the cache
+#: Linux reports, or 16 MiB where it reports none
+LINEAR_SPLIT_BYTES = _last_level_cache_bytes() or 1 << 24
 #: ... as long as half a row still fills a 64-byte cache line: with narrower rows a half
 #: touches as many lines as the whole, and the CSR is read twice. Issue 6's documents with
 #: K classes, the exact predictive in halves against whole (in process, alternating): K =
@@ -586,7 +604,8 @@ LINEAR_SPLIT_CLASSES = 16
 _linear: dict = {}
 
 
-def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
+def linear_rising(X, owner, slope_of, a: np.ndarray,
+                  totals: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
     r"""``(n, K)``: :math:`\sum_j x_{ij} s_{kj} + h(a_{kj}, x_{ij})` over the stored values
     of a CSR matrix, for slopes ``s = slope_of()`` and concentrations ``a`` of shape (K, F),
     both derived from the fitted posterior ``owner`` (they are made once per posterior, by
@@ -598,7 +617,9 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
     integers, past the table) take :func:`rising_rows`, their slopes' part included; slopes
     of -inf (a column without probability) take :func:`log_matmul` and
     :func:`sparse_rising`. A table above :data:`LINEAR_SPLIT_BYTES` of at least
-    :data:`LINEAR_SPLIT_CLASSES` classes is read in two halves of the classes.
+    :data:`LINEAR_SPLIT_CLASSES` classes is read in two halves of the classes. Returned with
+    the float64 row totals :math:`\sum_j x_{ij}` when ``totals`` (None otherwise), summed in
+    the pass that finds the table rows while each block of values is in cache.
 
     A call with fewer stored values than the table would have rows, before any call has
     built it, takes every value through :func:`rising_rows` instead: on issue 6's 50,000
@@ -609,9 +630,10 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
     if X.nnz < _linear_counts(k, f) * f and not is_cached(_linear, owner):
         slope = np.asarray(slope_of(), dtype=np.float64)
         if not np.all(np.isfinite(slope)):
-            return log_matmul(X, slope) + sparse_rising(X, a)
-        return rising_rows(_row_of_each_value(X, np.arange(X.shape[0])), X.indices,
-                           X.data.astype(np.float64), a, X.shape[0], 1, slope=slope)
+            return log_matmul(X, slope) + sparse_rising(X, a), _row_totals_if(X, totals)
+        return (rising_rows(_row_of_each_value(X, np.arange(X.shape[0])), X.indices,
+                            X.data.astype(np.float64), a, X.shape[0], 1, slope=slope),
+                _row_totals_if(X, totals))
 
     def build():
         slope = np.ascontiguousarray(slope_of(), dtype=np.float64)
@@ -631,14 +653,14 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
 
     slope, parts = cached_by_identity(_linear, owner, (), build, limit=4)
     if parts is None:
-        return log_matmul(X, slope) + sparse_rising(X, a)
+        return log_matmul(X, slope) + sparse_rising(X, a), _row_totals_if(X, totals)
     data, n = X.data, X.shape[0]
     n_table = parts[0].shape[0]  # (M + 1) F rows: counts 0 .. M by column
-    index, rest = _table_rows(X, n_table // f)
+    rows = _table_rows(X, n_table // f, totals)
     # the stored values weigh the picks, unless one past the table would make 0 * inf
-    weights = (data if data.dtype == np.float64 and np.isfinite(data[rest]).all()
-               else _zeroed(data, rest))
-    picks = sparse.csr_matrix((weights, index, X.indptr), shape=(n, n_table))
+    weights = (data if data.dtype == np.float64 and np.isfinite(rows.rest_values).all()
+               else _zeroed(data, rows.rest))
+    picks = sparse.csr_matrix((weights, rows.index, X.indptr), shape=(n, n_table))
     if len(parts) == 1:
         out = picks @ parts[0]
     else:
@@ -647,11 +669,14 @@ def linear_rising(X, owner, slope_of, a: np.ndarray) -> np.ndarray:
         for part in parts:
             out[:, lo:lo + part.shape[1]] = picks @ part
             lo += part.shape[1]
-    if rest.size:
-        rows = np.searchsorted(X.indptr, rest, side="right") - 1
-        out += rising_rows(rows, X.indices[rest], data[rest].astype(np.float64), a, n, 1,
+    if rows.rest.size:
+        out += rising_rows(rows.rest_rows, rows.rest_cols, rows.rest_values, a, n, 1,
                            slope=slope)
-    return out
+    return out, rows.totals
+
+
+def _row_totals_if(X, totals: bool) -> np.ndarray | None:
+    return np.asarray(X.sum(axis=1, dtype=np.float64)).ravel() if totals else None
 
 
 def _linear_counts(k: int, f: int) -> int:
@@ -664,31 +689,61 @@ def _linear_counts(k: int, f: int) -> int:
 _ROWS_BLOCK = 1 << 17
 
 
-def _table_rows(X, limit: int) -> tuple[np.ndarray, np.ndarray]:
+class TableRows(NamedTuple):
+    """Where a CSR matrix's stored values sit in a table by (count, column)."""
+
+    index: np.ndarray  #: per stored value, its table row (0, a row of zeros, for the rest)
+    rest: np.ndarray  #: positions of the values the table does not hold
+    rest_rows: np.ndarray  #: ... their rows
+    rest_cols: np.ndarray  #: ... their columns
+    rest_values: np.ndarray  #: ... and their values, in float64
+    totals: np.ndarray | None  #: float64 row totals of all stored values, if asked for
+
+
+def _table_rows(X, limit: int, totals: bool = False) -> TableRows:
     """Per stored value of a CSR matrix, its row ``count * F + column`` in a table by (count,
-    column) of ``limit`` counts (0 for a value that is not an integer count below ``limit``),
-    and the positions of those other values. In blocks that stay in cache, in place: on
-    issue 6's 7.2 million counts, 14 ms against 20 ms in whole-array passes. The index has
-    the matrix's own index dtype where the table's rows fit it (no index array widened)."""
-    data, f = X.data, X.shape[1]
-    dtype = (X.indices.dtype if limit * f <= np.iinfo(X.indices.dtype).max
+    column) of ``limit`` counts, and the values that are not integer counts below ``limit``
+    (with their rows, columns and values); with ``totals``, each row's sum. In blocks of
+    whole rows that stay in cache, in place, so a block's other values and row sums are read
+    while it is there: on issue 6's 7.2 million counts (295,000 past the table) the pass,
+    the other values' gathers and the row sums went from 48 ms in separate passes to 34 ms
+    (stop 36). The index has the matrix's own index dtype where the table's rows fit it (no
+    index array widened)."""
+    data, indices, indptr, f = X.data, X.indices, X.indptr, X.shape[1]
+    dtype = (indices.dtype if limit * f <= np.iinfo(indices.dtype).max
              else np.dtype(np.int64))
+    unsigned = dtype.str.replace("i", "u")  # unsigned, a negative count is past the table too
     index = np.empty(data.size, dtype=dtype)
-    other = np.empty(data.size, dtype=bool)
-    past = np.empty(min(data.size, _ROWS_BLOCK), dtype=bool)
+    sums = np.zeros(X.shape[0]) if totals else None
+    blocks = list(_row_blocks(X, _ROWS_BLOCK))
+    longest = max((indptr[r1] - indptr[r0] for r0, r1 in blocks), default=0)
+    other, past = np.empty(longest, dtype=bool), np.empty(longest, dtype=bool)
+    found = []
     with np.errstate(invalid="ignore", over="ignore"):
-        for lo in range(0, data.size, _ROWS_BLOCK):
-            d, ix, ot = (a[lo:lo + _ROWS_BLOCK] for a in (data, index, other))
+        for r0, r1 in blocks:
+            lo, hi = indptr[r0], indptr[r1]
+            if lo == hi:
+                continue
+            d, ix, ot, pa = data[lo:hi], index[lo:hi], other[:hi - lo], past[:hi - lo]
             np.copyto(ix, d, casting="unsafe")  # NaN, inf and huge values cast to anything
             np.not_equal(ix, d, out=ot)  # ... and are not integers here
-            # unsigned, a negative count is past the table too
-            np.greater_equal(ix.view(dtype.str.replace("i", "u")), limit, out=past[:d.size])
-            ot |= past[:d.size]
+            np.greater_equal(ix.view(unsigned), limit, out=pa)
+            ot |= pa
             np.multiply(ix, dtype.type(f), out=ix)
-            np.add(ix, X.indices[lo:lo + _ROWS_BLOCK], out=ix)
-    rest = np.flatnonzero(other)
-    index[rest] = 0  # a row of zeros
-    return index, rest
+            np.add(ix, indices[lo:hi], out=ix)
+            starts = indptr[r0:r1] - lo
+            if totals:
+                filled = starts < indptr[r0 + 1:r1 + 1] - lo  # reduceat needs non-empty rows
+                sums[r0:r1][filled] = np.add.reduceat(d, starts[filled], dtype=np.float64)
+            if ot.any():
+                at = np.flatnonzero(ot)
+                ix[at] = 0
+                found.append((at + lo, r0 + np.searchsorted(starts, at, side="right") - 1,
+                              indices[lo:hi][at], d[at].astype(np.float64)))
+    rest, rest_rows, rest_cols, rest_values = (
+        (np.concatenate(parts) for parts in zip(*found, strict=True)) if found else
+        (np.empty(0, np.intp), np.empty(0, np.intp), np.empty(0, indices.dtype), np.empty(0)))
+    return TableRows(index, rest, rest_rows, rest_cols, rest_values, sums)
 
 
 def _zeroed(data: np.ndarray, where: np.ndarray) -> np.ndarray:

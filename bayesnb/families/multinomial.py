@@ -576,15 +576,16 @@ class Multinomial(Family):
 
     @staticmethod
     def sparse_log_predictive(posterior, X) -> np.ndarray:
-        r""":math:`\sum_v x_v\log a_{kv} - n\log A_k - h(A_k, n) + \sum_v h(a_{kv}, x_v)`:
-        the first and last sums as one sparse product against a table by (count, word)
-        (``_sparse.linear_rising``), ``h(A_k, n)`` once per distinct row total, in float64."""
+        r""":math:`\sum_v x_v\log(a_{kv}/A_k) - h(A_k, n) + \sum_v h(a_{kv}, x_v)`
+        (:math:`n\log A_k = \sum_v x_v\log A_k`): the first and last sums as one sparse
+        product against a table by (count, word) (``_sparse.linear_rising``), ``h(A_k, n)``
+        once per distinct row total, in float64."""
         a = np.asarray(posterior.alpha, dtype=np.float64)  # (K, V)
         a_total = a.sum(axis=1)
-        n = _sparse.row_sums(X)
-        return (_sparse.linear_rising(X, posterior, lambda: np.log(a), a)
-                - n[:, None] * np.log(a_total)
-                - _sparse.log_rising_by_row(a_total, n))
+        out, n = _sparse.linear_rising(X, posterior, lambda: np.log(a / a_total[:, None]), a,
+                                       totals=True)
+        out -= _sparse.log_rising_by_row(a_total, n)
+        return out
 
     @staticmethod
     def sparse_log_normalizer(X) -> np.ndarray:

@@ -373,7 +373,9 @@ class Poisson(Family):
         product against a table by (count, column) (``_sparse.linear_rising``), in float64."""
         a, b = (np.asarray(v, dtype=np.float64) for v in posterior)
         base = np.sum(-a * np.log1p(1.0 / b), axis=1)  # see ``exact_table``
-        return base + _sparse.linear_rising(X, posterior, lambda: np.log(a) - np.log1p(b), a)
+        out, _ = _sparse.linear_rising(X, posterior, lambda: np.log(a) - np.log1p(b), a)
+        out += base
+        return out
 
     @staticmethod
     def sparse_log_normalizer(X) -> np.ndarray:
