@@ -568,6 +568,14 @@ def step_tables(a: np.ndarray, steps: int, shift: bool) -> np.ndarray:
 #: process, the two tables alternating, the exact predictive went from 278 ms to 232 ms (both
 #: with the class halves below; ``benchmarks/README.md``, issue 12, stop 22)
 LINEAR_ENTRIES = 1 << 23
+#: float64 entries (4 MiB) of the rows added for the columns with the largest posterior
+#: counts, for their counts past the table up to :data:`CUMULATIVE_COUNTS`: large counts
+#: gather in a few frequent words (issue 6's documents: the 295,000 counts above 7 fall in
+#: 149 of the 50,000 words, 99.94% of them in the top 64 by posterior count). They then take
+#: the sparse product instead of :func:`rising_rows`: the exact predictive went from 1.90x
+#: to 1.79-1.82x the plug-in (stop 36, medians of 7-10 calls), about what a table of counts
+#: up to 15 or 31 for every column gives (1.80x at 128 MiB, 1.73x at 256 MiB)
+LINEAR_DEEP_ENTRIES = 1 << 19
 
 
 def _last_level_cache_bytes() -> int | None:
@@ -600,8 +608,38 @@ LINEAR_SPLIT_BYTES = _last_level_cache_bytes() or 1 << 24
 #: 40 360 against 375
 LINEAR_SPLIT_CLASSES = 16
 #: per fitted posterior, the slopes and count-by-column table of ``linear_rising`` (by
-#: identity); up to 72 MiB each
+#: identity); up to 68 MiB each
 _linear: dict = {}
+
+
+class DeepColumns(NamedTuple):
+    """The columns whose counts ``first <= m < stop`` have rows of their own in a linear table,
+    after its ``first`` count blocks: row ``base + (m - first) * columns.size + rank``."""
+
+    columns: np.ndarray  #: the columns, sorted
+    rank: np.ndarray  #: per column of the matrix, its place among them, -1 if not one
+    first: int
+    stop: int
+    base: int
+
+    def rows(self, values: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which of these values (float64, with their columns) the rows hold, and those rows."""
+        rank = self.rank[cols]
+        with np.errstate(invalid="ignore"):  # NaN is held nowhere
+            held = (rank >= 0) & (values >= self.first) & (values < self.stop) & (
+                values == np.floor(values))
+        at = np.flatnonzero(held)
+        return held, (self.base + (values[at].astype(np.int64) - self.first)
+                      * self.columns.size + rank[at])
+
+
+class LinearTable(NamedTuple):
+    """``linear_rising``'s state for one fitted posterior."""
+
+    slope: np.ndarray  #: (K, F)
+    parts: tuple | None  #: the table (rows by count and column), whole or by class halves
+    counts: int  #: the table's first blocks hold counts 0 .. counts - 1 of every column
+    deep: DeepColumns | None  #: ... and its last rows, larger counts of a few columns
 
 
 def linear_rising(X, owner, slope_of, a: np.ndarray,
@@ -614,12 +652,14 @@ def linear_rising(X, owner, slope_of, a: np.ndarray,
     :math:`(m s_{kj} + \sum_{t<m}\log(1 + t/a_{kj})) / m` (0 for ``m = 0``), through the
     matrix's own structure and weighed by its own values (no array of ones): one sparse
     product where the slope's product and the terms' would be two. Other values (not
-    integers, past the table) take :func:`rising_rows`, their slopes' part included; slopes
-    of -inf (a column without probability) take :func:`log_matmul` and
-    :func:`sparse_rising`. A table above :data:`LINEAR_SPLIT_BYTES` of at least
-    :data:`LINEAR_SPLIT_CLASSES` classes is read in two halves of the classes. Returned with
-    the float64 row totals :math:`\sum_j x_{ij}` when ``totals`` (None otherwise), summed in
-    the pass that finds the table rows while each block of values is in cache.
+    integers, past the table) take :func:`rising_rows`, their slopes' part included, but for
+    the larger counts of the columns with the largest posterior counts, which have rows of
+    their own after the table's (:data:`LINEAR_DEEP_ENTRIES`); slopes of -inf (a column
+    without probability) take :func:`log_matmul` and :func:`sparse_rising`. A table above
+    :data:`LINEAR_SPLIT_BYTES` of at least :data:`LINEAR_SPLIT_CLASSES` classes is read in
+    two halves of the classes. Returned with the float64 row totals :math:`\sum_j x_{ij}`
+    when ``totals`` (None otherwise), summed in the pass that finds the table rows while
+    each block of values is in cache.
 
     A call with fewer stored values than the table would have rows, before any call has
     built it, takes every value through :func:`rising_rows` instead: on issue 6's 50,000
@@ -637,26 +677,28 @@ def linear_rising(X, owner, slope_of, a: np.ndarray,
 
     def build():
         slope = np.ascontiguousarray(slope_of(), dtype=np.float64)
-        cum = (_cumulative_table(a, 1, _linear_counts(k, f) - 1) if np.all(np.isfinite(slope))
-               else None)
-        if cum is None:  # (M, F, K): counts 1 .. M, not kept beside cumulative_rising's
-            return slope, None
-        counts = np.arange(1, cum.shape[0] + 1, dtype=np.float64)[:, None, None]
-        table = np.zeros((cum.shape[0] + 1,) + cum.shape[1:])
-        np.add(counts * slope.T[None], cum, out=table[1:])
-        table[1:] /= counts  # each pick is weighed by its count, the matrix's stored value
-        table = table.reshape(-1, k)
+        m = _linear_counts(k, f)
+        if m <= 2 or not np.all(np.isfinite(slope)):
+            return LinearTable(slope, None, 0, None)
+        deep = _deep_columns(a, m)
+        extra = 0 if deep is None else (deep.stop - deep.first) * deep.columns.size
+        table = np.empty((m * f + extra, k))
+        _linear_block(a, slope, 0, m, out=table[:m * f])
+        if deep is not None:
+            _linear_block(a[:, deep.columns], slope[:, deep.columns], deep.first, deep.stop,
+                          out=table[m * f:])
         if table.nbytes <= LINEAR_SPLIT_BYTES or k < LINEAR_SPLIT_CLASSES:
-            return slope, (table,)
-        return slope, tuple(np.ascontiguousarray(table[:, part])
-                            for part in (slice(0, k // 2), slice(k // 2, k)))
+            return LinearTable(slope, (table,), m, deep)
+        return LinearTable(slope, tuple(np.ascontiguousarray(table[:, part])
+                                        for part in (slice(0, k // 2), slice(k // 2, k))),
+                           m, deep)
 
-    slope, parts = cached_by_identity(_linear, owner, (), build, limit=4)
+    slope, parts, counts, deep = cached_by_identity(_linear, owner, (), build, limit=4)
     if parts is None:
         return log_matmul(X, slope) + sparse_rising(X, a), _row_totals_if(X, totals)
     data, n = X.data, X.shape[0]
-    n_table = parts[0].shape[0]  # (M + 1) F rows: counts 0 .. M by column
-    rows = _table_rows(X, n_table // f, totals)
+    n_table = parts[0].shape[0]
+    rows = _table_rows(X, counts, totals, deep, n_table)
     # the stored values weigh the picks, unless one past the table would make 0 * inf
     weights = (data if data.dtype == np.float64 and np.isfinite(rows.rest_values).all()
                else _zeroed(data, rows.rest))
@@ -685,6 +727,39 @@ def _linear_counts(k: int, f: int) -> int:
     return min(CUMULATIVE_COUNTS, LINEAR_ENTRIES // max(k * f, 1) - 1) + 1
 
 
+def _linear_block(a: np.ndarray, slope: np.ndarray, first: int, stop: int,
+                  out: np.ndarray) -> None:
+    r"""Writes ``out``, ``((stop - first) F, K)`` float64, row ``(m - first) F + j``:
+    :math:`(m s_{kj} + \sum_{t<m}\log(1 + t/a_{kj})) / m` for counts ``first <= m < stop``
+    (0 for ``m = 0``), for concentrations ``a`` and slopes ``s`` of shape (K, F). Each row is
+    divided by its count since each pick is weighed by the matrix's stored value."""
+    k, f = a.shape
+    cum = _cumulative_table(a, 1, stop - 1)  # (stop - 1, F, K): counts 1 .. stop - 1
+    low = max(first, 1)
+    counts = np.arange(low, stop, dtype=np.float64)[:, None, None]
+    block = out.reshape(stop - first, f, k)
+    block[:low - first] = 0.0
+    np.add(counts * slope.T[None], cum[low - 1:], out=block[low - first:])
+    block[low - first:] /= counts
+
+
+def _deep_columns(a: np.ndarray, counts: int) -> DeepColumns | None:
+    """The columns of largest posterior count ``sum_k a_kj`` given rows for their counts
+    ``counts .. CUMULATIVE_COUNTS`` after a table of ``counts`` blocks, as many as
+    :data:`LINEAR_DEEP_ENTRIES` allow; None if none (or no counts) would be."""
+    k, f = a.shape
+    stop = CUMULATIVE_COUNTS + 1
+    width = min(f, LINEAR_DEEP_ENTRIES // max((stop - counts) * k, 1))
+    if counts >= stop or width == 0:
+        return None
+    mass = a.sum(axis=0)
+    columns = (np.arange(f) if width == f
+               else np.sort(np.argpartition(-mass, width - 1)[:width]))
+    rank = np.full(f, -1, dtype=np.int64)
+    rank[columns] = np.arange(width)
+    return DeepColumns(columns, rank, counts, stop, counts * f)
+
+
 #: stored values per block of :func:`_table_rows`: its temporaries stay in cache
 _ROWS_BLOCK = 1 << 17
 
@@ -700,17 +775,19 @@ class TableRows(NamedTuple):
     totals: np.ndarray | None  #: float64 row totals of all stored values, if asked for
 
 
-def _table_rows(X, limit: int, totals: bool = False) -> TableRows:
+def _table_rows(X, limit: int, totals: bool = False, deep: DeepColumns | None = None,
+                n_table: int | None = None) -> TableRows:
     """Per stored value of a CSR matrix, its row ``count * F + column`` in a table by (count,
     column) of ``limit`` counts, and the values that are not integer counts below ``limit``
-    (with their rows, columns and values); with ``totals``, each row's sum. In blocks of
+    (with their rows, columns and values), but for those ``deep`` gives rows of their own
+    (in a table of ``n_table`` rows); with ``totals``, each row's sum. In blocks of
     whole rows that stay in cache, in place, so a block's other values and row sums are read
     while it is there: on issue 6's 7.2 million counts (295,000 past the table) the pass,
-    the other values' gathers and the row sums went from 48 ms in separate passes to 34 ms
-    (stop 36). The index has the matrix's own index dtype where the table's rows fit it (no
-    index array widened)."""
+    the other values' gathers and the row sums took 39-42 ms in separate passes, 37-38 ms
+    so (stop 36, alternating). The index has the matrix's own index dtype where the table's
+    rows fit it (no index array widened)."""
     data, indices, indptr, f = X.data, X.indices, X.indptr, X.shape[1]
-    dtype = (indices.dtype if limit * f <= np.iinfo(indices.dtype).max
+    dtype = (indices.dtype if max(limit * f, n_table or 0) <= np.iinfo(indices.dtype).max
              else np.dtype(np.int64))
     unsigned = dtype.str.replace("i", "u")  # unsigned, a negative count is past the table too
     index = np.empty(data.size, dtype=dtype)
@@ -737,9 +814,14 @@ def _table_rows(X, limit: int, totals: bool = False) -> TableRows:
                 sums[r0:r1][filled] = np.add.reduceat(d, starts[filled], dtype=np.float64)
             if ot.any():
                 at = np.flatnonzero(ot)
+                cols, values = indices[lo:hi][at], d[at].astype(np.float64)
+                if deep is not None:
+                    held, deep_rows = deep.rows(values, cols)
+                    ix[at[held]] = deep_rows
+                    at, cols, values = at[~held], cols[~held], values[~held]
                 ix[at] = 0
                 found.append((at + lo, r0 + np.searchsorted(starts, at, side="right") - 1,
-                              indices[lo:hi][at], d[at].astype(np.float64)))
+                              cols, values))
     rest, rest_rows, rest_cols, rest_values = (
         (np.concatenate(parts) for parts in zip(*found, strict=True)) if found else
         (np.empty(0, np.intp), np.empty(0, np.intp), np.empty(0, indices.dtype), np.empty(0)))
