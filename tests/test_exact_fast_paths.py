@@ -494,6 +494,17 @@ def test_sparse_tail_against_math_fsum(case, path, monkeypatch):
                 "one table": 0, "deep rows": 2, "class halves": 4}[path]
 
 
+def test_last_level_cache_from_sysfs(tmp_path):
+    """The largest cache size listed (``K`` or ``M``), skipping what does not parse; None
+    where nothing is listed (no ``sysfs``: the 16 MiB default split applies)."""
+    for name, text in {"index0": "48K\n", "index2": "2M\n", "index3": "32768K\n",
+                       "index4": "unknown\n"}.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "size").write_text(text)
+    assert _sparse._last_level_cache_bytes(str(tmp_path)) == 32 << 20
+    assert _sparse._last_level_cache_bytes(str(tmp_path / "missing")) is None
+
+
 @pytest.mark.parametrize("limit", [5, 2**30], ids=["int32 rows", "int64 rows"])
 def test_table_rows_against_a_loop(limit, monkeypatch):
     """Each stored value's row ``count * F + column`` of a table of counts below a limit, 0

@@ -578,12 +578,12 @@ LINEAR_ENTRIES = 1 << 23
 LINEAR_DEEP_ENTRIES = 1 << 19
 
 
-def _last_level_cache_bytes() -> int | None:
+def _last_level_cache_bytes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> int | None:
     """The size of the largest CPU cache Linux reports for CPU 0 (``sysfs``), or None."""
     import pathlib
 
     sizes = []
-    for level in pathlib.Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+    for level in pathlib.Path(root).glob("index*/size"):
         try:
             text = level.read_text().strip()
             sizes.append(int(text[:-1]) << {"K": 10, "M": 20}[text[-1]])
