@@ -544,7 +544,7 @@ def test_table_rows_of_deep_columns_against_a_loop(monkeypatch):
     more) and the other columns' values past the table are listed apart, in blocks of
     about three values."""
     monkeypatch.setattr(_sparse, "_ROWS_BLOCK", 3)
-    deep = _sparse.DeepColumns(np.array([1, 3]), np.array([-1, 0, -1, 1]), 5, 8, 20)
+    deep = _sparse.DeepColumns(np.array([1, 3]), np.array([-1, 0, -1, 1]), 5, 8)
     values = np.array([5.0, 5.0, 7.0, 7.0, 8.0, 6.5, np.nan, -6.0, 6.0, 2.0, 4.0, 9.0])
     cols = np.array([0, 1, 2, 3, 1, 3, 1, 3, 3, 1, 0, 0])
     X = sparse.csr_matrix((values, cols, np.array([0, 4, 4, 9, 12])), shape=(4, 4))

@@ -578,6 +578,7 @@ LINEAR_ENTRIES = 1 << 23
 LINEAR_DEEP_ENTRIES = 1 << 19
 
 
+@functools.cache
 def _last_level_cache_bytes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> int | None:
     """The size of the largest CPU cache Linux reports for CPU 0 (``sysfs``), or None."""
     import pathlib
@@ -598,9 +599,9 @@ def _last_level_cache_bytes(root: str = "/sys/devices/system/cpu/cpu0/cache") ->
 #: outgrows the last-level cache: on AMD EPYC (32 MiB L3 per core complex) issue 6's 64 MiB
 #: table took the product from 110-142 ms to 82-104 ms (stop 22; three or four parts were
 #: slower, the CSR being read again); on an Intel Xeon reporting 480 MiB of L3 the halves
-#: were slower, 119-122 ms against 95-100 ms whole (stop 36). So the threshold is the cache
-#: Linux reports, or 16 MiB where it reports none
-LINEAR_SPLIT_BYTES = _last_level_cache_bytes() or 1 << 24
+#: were slower, 119-122 ms against 95-100 ms whole (stop 36). So None (the default) is the
+#: cache Linux reports, read when a first table is built, or 16 MiB where it reports none
+LINEAR_SPLIT_BYTES: int | None = None
 #: ... as long as half a row still fills a 64-byte cache line: with narrower rows a half
 #: touches as many lines as the whole, and the CSR is read twice. Issue 6's documents with
 #: K classes, the exact predictive in halves against whole (in process, alternating): K =
@@ -614,13 +615,13 @@ _linear: dict = {}
 
 class DeepColumns(NamedTuple):
     """The columns whose counts ``first <= m < stop`` have rows of their own in a linear table,
-    after its ``first`` count blocks: row ``base + (m - first) * columns.size + rank``."""
+    after its ``first`` count blocks of F rows: row ``first F + (m - first) * columns.size
+    + rank``."""
 
     columns: np.ndarray  #: the columns, sorted
-    rank: np.ndarray  #: per column of the matrix, its place among them, -1 if not one
+    rank: np.ndarray  #: per column of the matrix (F), its place among them, -1 if not one
     first: int
     stop: int
-    base: int
 
     def rows(self, values: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Which of these values (float64, with their columns) the rows hold, and those rows."""
@@ -629,7 +630,7 @@ class DeepColumns(NamedTuple):
             held = (rank >= 0) & (values >= self.first) & (values < self.stop) & (
                 values == np.floor(values))
         at = np.flatnonzero(held)
-        return held, (self.base + (values[at].astype(np.int64) - self.first)
+        return held, (self.first * self.rank.size + (values[at].astype(np.int64) - self.first)
                       * self.columns.size + rank[at])
 
 
@@ -687,7 +688,9 @@ def linear_rising(X, owner, slope_of, a: np.ndarray,
         if deep is not None:
             _linear_block(a[:, deep.columns], slope[:, deep.columns], deep.first, deep.stop,
                           out=table[m * f:])
-        if table.nbytes <= LINEAR_SPLIT_BYTES or k < LINEAR_SPLIT_CLASSES:
+        split = (LINEAR_SPLIT_BYTES if LINEAR_SPLIT_BYTES is not None
+                 else _last_level_cache_bytes() or 1 << 24)
+        if table.nbytes <= split or k < LINEAR_SPLIT_CLASSES:
             return LinearTable(slope, (table,), m, deep)
         return LinearTable(slope, tuple(np.ascontiguousarray(table[:, part])
                                         for part in (slice(0, k // 2), slice(k // 2, k))),
@@ -757,7 +760,7 @@ def _deep_columns(a: np.ndarray, counts: int) -> DeepColumns | None:
                else np.sort(np.argpartition(-mass, width - 1)[:width]))
     rank = np.full(f, -1, dtype=np.int64)
     rank[columns] = np.arange(width)
-    return DeepColumns(columns, rank, counts, stop, counts * f)
+    return DeepColumns(columns, rank, counts, stop)
 
 
 #: stored values per block of :func:`_table_rows`: its temporaries stay in cache
