@@ -6,9 +6,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _kernels
 from ._data import Table, as_table
 from .families import Schema
+from .fast import _kernels
 
 
 def levels_of(schema: Schema):

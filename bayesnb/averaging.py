@@ -55,8 +55,8 @@ from scipy import sparse
 
 from ._blocks import raw_blocks
 from ._classes import class_log_prior
-from ._kernels import bucket, full_float32, pad_rows
 from .families._base import cached_by_identity, host_f64
+from .fast._kernels import bucket, full_float32, pad_rows
 from .fitted import FittedModel, check_conjugate, check_parametric
 
 

@@ -1,7 +1,7 @@
 """``NaiveBayes``: a thin scikit-learn estimator over the fitted value and its scorer.
 
 The data path: input handling (:mod:`bayesnb._data`) -> per-class sufficient statistics
-(:mod:`bayesnb.fitted`, streamed through :mod:`bayesnb._kernels`) -> the fitted value
+(:mod:`bayesnb.fitted`, streamed through :mod:`bayesnb.fast._kernels`) -> the fitted value
 (:class:`bayesnb.fitted.FittedModel`, installed in one assignment) -> a scorer for the method
 (:mod:`bayesnb.scoring`, cached per fitted value and settings) -> probabilities. This module
 holds the scikit-learn surface, the validation of the estimator's own parameters and that

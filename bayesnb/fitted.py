@@ -24,11 +24,11 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
-from . import _host, _kernels
 from ._blocks import block_positions, block_source, kernel_reads_raw, levels_of
 from ._data import Table, encode_labels, labels_to_codes, resolve_features, sample_weight_array
 from .families import Family, Schema
 from .families._base import float64_mode, host_f64
+from .fast import _host, _kernels
 
 
 class FittedBlock(NamedTuple):
@@ -192,7 +192,7 @@ def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
     from scipy import sparse
 
     if raws and sparse.issparse(raws[0]):
-        from .families._sparse import Labels
+        from .fast._sparse import Labels
 
         resp = Labels(codes, weight, n_classes)
         # kept float64 NumPy, as the dense kernels' statistics are: jnp.asarray made them

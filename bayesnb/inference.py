@@ -29,9 +29,9 @@ import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 from scipy import sparse
 
-from ._kernels import full_float32
 from .families import Family
 from .families._base import float64_mode, sum_rounding
+from .fast._kernels import full_float32
 from .model import (
     ColumnSites,
     block_sites,
@@ -367,7 +367,7 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
     ``joint_only``: only ``log_joint`` (a scorer normalises it itself), without the host's
     float64 probabilities and entropies (5-7 ms of a 27 ms call on an H200).
     """
-    from ._kernels import bucket, budget_scale
+    from .fast._kernels import bucket, budget_scale
 
     families = tuple(type(b.family) for b in blocks)
     n_classes, n_draws = _draw_shape(class_prior, draws)
@@ -438,8 +438,8 @@ def predict_rows(model, class_prior, draws, X, unseen: str, *, interval=0.9, pre
     A device-resident ``jax.Array`` ``X`` stays on its device (:func:`encode_dense`).
     ``prepared``: a dict keeping what depends on the draws alone from call to call (see
     :func:`predict_from_draws`), for draws that do not change (``DrawsScorer``)."""
-    from ._kernels import SCORE_ROUNDING_LIMIT
     from .families._base import float64_mode
+    from .fast._kernels import SCORE_ROUNDING_LIMIT
 
     xs = encode_dense(model, X, unseen, on_device=True)
     if (not float64_mode()
@@ -463,7 +463,7 @@ def encode_dense(model, X, unseen: str, on_device: bool = False) -> list:
     there first. A block that fails is encoded on the host, whose error names the column and
     row."""
     from ._blocks import encode_blocks, kernel_reads_raw, raw_blocks
-    from ._kernels import budget_scale
+    from .fast._kernels import budget_scale
 
     accelerator = budget_scale() > 1
     if on_device and (isinstance(X, jax.Array) or accelerator):
@@ -487,7 +487,7 @@ def encode_dense(model, X, unseen: str, on_device: bool = False) -> list:
 
 def _device_block(block, raw, unseen: str):
     """A device-resident block in the kernel dtype, its values checked on the device."""
-    from ._kernels import checked_on_device
+    from .fast._kernels import checked_on_device
 
     x, invalid = checked_on_device(type(block.family), raw, np.dtype(jnp.result_type(float)))
     if bool(invalid):
@@ -516,7 +516,7 @@ def _any_nan(x):
 def pad_any(x, rows: int):
     """``_kernels.pad_rows`` for NumPy and device-resident blocks alike (a ``jax.Array`` is
     padded on its device)."""
-    from ._kernels import pad_rows
+    from .fast._kernels import pad_rows
 
     if isinstance(x, jax.Array):
         return x if x.shape[0] == rows else jnp.pad(x, ((0, rows - x.shape[0]), (0, 0)))

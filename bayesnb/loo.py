@@ -35,11 +35,11 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import sparse
 
-from . import _kernels
 from ._blocks import levels_of, raw_blocks
 from ._classes import class_log_prior
 from ._data import labels_to_codes
-from ._kernels import bucket, full_float32, pad_rows
+from .fast import _kernels
+from .fast._kernels import bucket, full_float32, pad_rows
 from .fitted import FittedModel, check_parametric, check_weight, chunk_statistics
 
 #: rows x classes x (block width) elements held at once while scoring left-out rows

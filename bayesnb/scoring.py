@@ -22,12 +22,12 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import sparse
 
-from . import _exact, _host, _kernels
 from ._blocks import block_source, levels_of, raw_blocks
 from ._classes import class_log_prior
-from ._kernels import full_float32
 from .families import Family
 from .families._base import float64_mode
+from .fast import _exact, _host, _kernels
+from .fast._kernels import full_float32
 from .fitted import FittedBlock, FittedModel
 
 

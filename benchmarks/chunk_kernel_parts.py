@@ -48,9 +48,9 @@ def main():
     import jax.numpy as jnp
     from scipy.special import gammaln
 
-    from bayesnb import _kernels
     from bayesnb.families import multinomial
-    from bayesnb.families._steps import (
+    from bayesnb.fast import _kernels
+    from bayesnb.fast._steps import (
         LOG_FACTORIAL,
         chunk_bounds,
         row_sums,

@@ -46,9 +46,9 @@ def main():
     from scipy.special import gammaln, softmax
 
     import bayesnb as bnb
-    from bayesnb import _exact, scoring
-    from bayesnb.families import _sparse
-    from bayesnb.families._steps import tail_positions
+    from bayesnb import scoring
+    from bayesnb.fast import _exact, _sparse
+    from bayesnb.fast._steps import tail_positions
 
     sys.path.insert(0, str(Path(__file__).parent))
     from cases.bayes import FULL, POISSON_PRIOR, make_poisson

@@ -47,8 +47,8 @@ def main():
     from sklearn.naive_bayes import BernoulliNB
 
     import bayesnb as bnb
-    from bayesnb import _kernels
     from bayesnb.families.bernoulli import Bernoulli
+    from bayesnb.fast import _kernels
 
     sys.path.insert(0, str(Path(__file__).parent))
     from harness import median_time

@@ -111,7 +111,7 @@ def device_info(peak_gbps: float | None):
 def library_precision() -> str | None:
     """The float32 matmul precision the library's kernels ask for: "float32" when they are
     wrapped in ``_kernels.full_float32``, else None (JAX's default)."""
-    from bayesnb import _kernels
+    from bayesnb.fast import _kernels
 
     return "float32" if hasattr(_kernels, "full_float32") else None
 
@@ -301,7 +301,8 @@ def kernel_alone(clf, Xd, rows, repeats, check, ref):
     import jax
     import jax.numpy as jnp
 
-    from bayesnb import _blocks, _kernels
+    from bayesnb import _blocks
+    from bayesnb.fast import _kernels
 
     block = clf.fitted_.blocks[0]
     scorer = clf._scorer()
@@ -334,7 +335,7 @@ def library_chunk_rows(n, f, k, itemsize):
     """The chunk rows ``_kernels.stream_scores`` picks for the plug-in Multinomial (its
     formula: a family that scores by products alone, ``product_scores``, is not bounded by
     the ``(rows, K, F)`` temporary)."""
-    from bayesnb import _kernels
+    from bayesnb.fast import _kernels
 
     rows = _kernels.chunk_rows(n, f * itemsize + _kernels.SCORE_CLASS_BYTES * k)
     return _kernels.balanced_rows(n, rows)
@@ -460,7 +461,8 @@ def main(argv=None) -> int:
     import jax
 
     import bayesnb as bnb
-    from bayesnb import _data, _kernels
+    from bayesnb import _data
+    from bayesnb.fast import _kernels
 
     cfg = QUICK if args.quick else FULL
     n, f, k = cfg["shape"]

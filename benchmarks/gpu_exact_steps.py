@@ -41,7 +41,7 @@ def main(argv=None) -> int:
     import jax
 
     import bayesnb as bnb
-    from bayesnb import _exact, _kernels
+    from bayesnb.fast import _exact, _kernels
 
     dev = jax.devices()[0]
     print(f"device: {dev} (platform {dev.platform}, "

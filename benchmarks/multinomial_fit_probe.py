@@ -40,8 +40,8 @@ def main():
     from sklearn.naive_bayes import MultinomialNB
 
     import bayesnb as bnb
-    from bayesnb import _kernels
     from bayesnb.families import multinomial
+    from bayesnb.fast import _kernels
 
     sys.path.insert(0, str(Path(__file__).parent))
     from harness import median_time

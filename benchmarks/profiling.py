@@ -115,7 +115,8 @@ def profile_case(X, y, family, method, k, dtype, repeats, make_ref,
     import jax.numpy as jnp
 
     import bayesnb as bnb
-    from bayesnb import _blocks, _data, _host, _kernels
+    from bayesnb import _blocks, _data
+    from bayesnb.fast import _host, _kernels
     from bayesnb.scoring import normalised
 
     res: Stages = []

@@ -30,7 +30,7 @@ from numpy.testing import assert_allclose
 from scipy.special import gammaln, logsumexp
 
 import bayesnb as bnb
-from bayesnb import _kernels
+from bayesnb.fast import _kernels
 
 
 @pytest.mark.parametrize("weighting", ["fractional", "ones", "ones, padded"])
@@ -150,7 +150,7 @@ def test_chunk_bounds_against_numpy(request, dtype, shape):
     """``chunk_bounds`` gives NumPy's min, max and largest ``x - floor(x)`` of a chunk
     (negative values, fractions, integers, no columns); with a NaN each bound is NaN or the
     observed values' own (XLA:CPU's min and max may skip a NaN), as the value checks expect."""
-    from bayesnb.families._steps import chunk_bounds
+    from bayesnb.fast._steps import chunk_bounds
 
     if dtype == "float64":
         request.getfixturevalue("x64")
@@ -197,7 +197,7 @@ def test_small_count_markers(request, dtype):
     ``log x!``; every other kind of entry (a fraction however small, a negative, 256 and
     above, NaN, infinities, float32's largest integers) marks its row, and ``all_small``
     says whether a chunk has a marked row."""
-    from bayesnb.families._steps import NOT_SMALL, all_small, small_count_log_factorials
+    from bayesnb.fast._steps import NOT_SMALL, all_small, small_count_log_factorials
 
     if dtype == "float64":
         request.getfixturevalue("x64")

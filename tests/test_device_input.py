@@ -18,7 +18,7 @@ import pytest
 from sklearn.naive_bayes import BernoulliNB, MultinomialNB
 
 import bayesnb as bnb
-from bayesnb import _kernels
+from bayesnb.fast import _kernels
 
 
 @pytest.fixture

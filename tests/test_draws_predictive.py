@@ -419,7 +419,7 @@ def test_host_rows_on_an_accelerator_are_checked_there(monkeypatch):
     raw-number families are copied to the device and checked there, not encoded on the host,
     and the draws go through one wide chunk: the same predictive as the float64 SciPy
     reference; a bad value is still refused naming the column."""
-    from bayesnb import _kernels
+    from bayesnb.fast import _kernels
 
     X, y = count_data("multinomial", seed=10, n=90, f=7, k=3)
     clf = bnb.NaiveBayes(bnb.Multinomial(), method="bayes").fit(X, y)

@@ -1,7 +1,7 @@
 """The exact predictive's fast paths (issue 12 section 1) against scipy.stats and hand sums.
 
 The count families score :math:`\\log\\Gamma(a + x) - \\log\\Gamma(a)` as indicator products
-for counts up to ``S`` steps and add the rest on the host (``bayesnb._exact``); the Gaussian's
+for counts up to ``S`` steps and add the rest on the host (``bayesnb.fast._exact``); the Gaussian's
 Student-t is one fused pass. Every path is checked against an independent reference: forced
 step counts (so counts fall on both sides of ``S``), large and non-integer counts, missing
 values, chunk boundaries (tails in some chunks only), SciPy-sparse input, float32 against x64.
@@ -18,8 +18,7 @@ from scipy import sparse
 from scipy.special import gammaln, logsumexp
 
 import bayesnb as bnb
-from bayesnb import _exact, _kernels
-from bayesnb.families import _sparse
+from bayesnb.fast import _exact, _kernels, _sparse
 
 K = 3
 Y = np.arange(60) % K
@@ -418,7 +417,7 @@ def test_dense_tail_against_math_fsum(steps, integral, positioned, monkeypatch):
     if positioned:
         import jax.numpy as jnp
 
-        from bayesnb.families._steps import tail_positions
+        from bayesnb.fast._steps import tail_positions
 
         top = _sparse.cumulative_top(3, 4)
         positions = np.asarray(jax.jit(tail_positions)(
@@ -611,7 +610,7 @@ def test_tail_positions_against_numpy(request, dtype, steps):
     default policy, float64 under x64)."""
     import jax.numpy as jnp
 
-    from bayesnb.families._steps import tail_positions
+    from bayesnb.fast._steps import tail_positions
 
     if dtype == "float64":
         request.getfixturevalue("x64")
@@ -644,7 +643,7 @@ def test_tail_flags_against_numpy(width, steps):
     an integer below 2**24) and with two products (4,096 columns or more in float32)."""
     import jax.numpy as jnp
 
-    from bayesnb.families._steps import needs_tail
+    from bayesnb.fast._steps import needs_tail
 
     rng = np.random.default_rng(width + steps)
     x = rng.integers(0, steps + 1, (40, width)).astype(np.float32)  # nothing above S yet

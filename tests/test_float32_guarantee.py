@@ -340,7 +340,7 @@ def test_gaussian_rows_far_from_every_class_are_not_refused():
 
 
 def _kernel_tables(clf):
-    from bayesnb import _kernels
+    from bayesnb.fast import _kernels
 
     return _kernels._tables((type(clf.blocks_[0].family),), clf._scorer().tables, False, False)
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 import bayesnb as bnb
-from bayesnb import _kernels
+from bayesnb.fast import _kernels
 
 # hypothesis imports its patch writer (libcst) only when a test fails; under the project's
 # warnings-as-errors a DeprecationWarning raised by that import turns the failure report into

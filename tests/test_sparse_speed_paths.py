@@ -12,8 +12,8 @@ from scipy.special import gammaln, logsumexp
 from sklearn.naive_bayes import BernoulliNB, MultinomialNB
 
 import bayesnb as bnb
-from bayesnb.families import _sparse
 from bayesnb.families._base import Schema
+from bayesnb.fast import _sparse
 from bayesnb.scoring import logsumexp_rows as _logsumexp_rows
 
 

@@ -101,7 +101,7 @@ def test_switching_dtype_mode_in_one_process():
 
 # ---------------------------------------------------------------- host counting and scoring
 # Dense Categorical blocks are counted (np.bincount) and scored (a sparse product with the
-# log tables) on the host in float64, in row chunks (``bayesnb._host``): the references below
+# log tables) on the host in float64, in row chunks (``bayesnb.fast._host``): the references below
 # are scikit-learn and counts and sums written out with NumPy comparisons.
 
 
@@ -184,7 +184,7 @@ def test_missing_and_unseen_values_at_prediction_by_hand(x64):
 def test_chunks_do_not_change_the_answer_and_errors_name_the_row(monkeypatch):
     """Rows go through in chunks; chunk boundaries change nothing, and a bad value in a later
     chunk is reported at its row of the input."""
-    from bayesnb import _host
+    from bayesnb.fast import _host
 
     X, y = _mixed_levels(250, np.array([3, 4, 2] * 5), 13)
     whole = bnb.NaiveBayes(bnb.Categorical()).fit(X, y)

@@ -90,7 +90,7 @@ class Family:
     nonparametric: ClassVar[bool] = False
     #: True for a parametric family whose statistics of labelled dense data are counts and
     #: whose scores are table lookups, both computed on the host in float64 NumPy
-    #: (``host_stats``, ``host_score_table``, ``host_scores``; streamed by ``bayesnb._host``)
+    #: (``host_stats``, ``host_score_table``, ``host_scores``; streamed by ``bayesnb.fast._host``)
     #: instead of by the compiled kernels: exact, and nothing to compile however wide the
     #: block. The kernels still serve its other uses (soft labels, leave-one-out, draws).
     host_counting: ClassVar[bool] = False
@@ -850,7 +850,7 @@ def _integer_sums_exact(x: jax.Array, weights: jax.Array) -> jax.Array:
     checks' own reduction (``_steps.chunk_bounds``), so XLA computes them once."""
     import jax.numpy as jnp
 
-    from ._steps import chunk_bounds
+    from ..fast._steps import chunk_bounds
 
     _, top, frac = chunk_bounds(x)
     integral = (frac == 0) & jnp.all(weights == jnp.floor(weights))

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from jax.scipy.special import gammaln, xlog1py, xlogy
 
-from . import _sparse
+from ..fast import _sparse
 from ._base import (
     Family,
     Schema,

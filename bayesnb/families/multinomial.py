@@ -42,7 +42,14 @@ import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 from scipy.special import gammaln as np_gammaln
 
-from . import _sparse
+from ..fast import _sparse
+from ..fast._steps import (
+    LOG_FACTORIAL,
+    all_small,
+    row_sums,
+    small_count_log_factorials,
+    step_sums,
+)
 from ._base import (
     COARSE_ROUNDING,
     Family,
@@ -63,13 +70,6 @@ from ._base import (
     rising_polynomial,
     sum_rounding,
     xp_of,
-)
-from ._steps import (
-    LOG_FACTORIAL,
-    all_small,
-    row_sums,
-    small_count_log_factorials,
-    step_sums,
 )
 
 

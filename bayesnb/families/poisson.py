@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 
-from . import _sparse
+from ..fast import _sparse
+from ..fast._steps import step_sums
 from ._base import (
     Family,
     Schema,
@@ -45,7 +46,6 @@ from ._base import (
     reference,
     xp_of,
 )
-from ._steps import step_sums
 from .multinomial import (
     coefficient_rows,
     finish_coefficient,

@@ -23,7 +23,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import gammaln
 
-from ._base import Schema
+from ..families._base import Schema
 
 #: largest integer count read from the log-factorial table (uint16 codes)
 _TABLE_MAX = int(np.iinfo(np.uint16).max)
@@ -414,7 +414,7 @@ def cumulative_rising(a: np.ndarray, start: int = 1) -> np.ndarray | None:
     sums as a sparse product). Starting the table at ``start`` rather than at 1 makes the
     per-row sum one sparse product instead of two (the difference of two entries): on
     8,192 x 200 Poisson counts with ``S = 4``, 10 ms a chunk before."""
-    from ._base import cached_by_identity
+    from ..families._base import cached_by_identity
 
     return cached_by_identity(_cumulative, a, (start,), lambda: _cumulative_table(a, start),
                               limit=8)
@@ -665,7 +665,7 @@ def linear_rising(X, owner, slope_of, a: np.ndarray,
     A call with fewer stored values than the table would have rows, before any call has
     built it, takes every value through :func:`rising_rows` instead: on issue 6's 50,000
     words the 64 MiB table takes 270-480 ms to build, a document's 100 values a few ms."""
-    from ._base import cached_by_identity, is_cached
+    from ..families._base import cached_by_identity, is_cached
 
     k, f = a.shape
     if X.nnz < _linear_counts(k, f) * f and not is_cached(_linear, owner):

@@ -45,7 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .families._base import (
+from ..families._base import (
     FLOAT32_SAFE,
     FLOAT64_SAFE,
     Float32Unrepresentable,
@@ -53,7 +53,7 @@ from .families._base import (
     float64_mode,
     host_f64,
 )
-from .families._steps import (
+from ._steps import (
     LOG_FACTORIAL,
     all_small,
     chunk_bounds,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._blocks import block_source, levels_of
+from .._blocks import block_source, levels_of
 
 #: cells per chunk: the codes, flat indices and indicator values of a chunk stay a few MB
 CHUNK_ENTRIES = 1 << 20

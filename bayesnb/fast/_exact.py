@@ -4,7 +4,7 @@ The count families' predictives (Dirichlet-multinomial, negative binomial) hold
 :math:`\log\Gamma(a + x) - \log\Gamma(a)` per (row, class, column). For an integer count it is
 :math:`\sum_{t<x}\log(a + t) = x\log a + \sum_{t=1}^{x-1}\log(1 + t/a)`, so a row's sum over
 columns is the plug-in's product for the first term plus products of the indicator matrices
-:math:`[X > t]`, ``t = 1 .. S - 1``, with float64 tables (``families._steps``): with 0/1
+:math:`[X > t]`, ``t = 1 .. S - 1``, with float64 tables (``fast._steps``): with 0/1
 counts, one product in all. ``S`` is chosen per call from a sample of the rows
 (:func:`choose_steps`: the products each ``S`` costs against the share of counts it leaves
 to the host, ``S`` a power of two so a kernel compiles once per choice; ``S = 1`` for a small
@@ -29,11 +29,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _kernels
+from ..families._base import float64_mode
+from . import _kernels, _sparse
 from ._kernels import full_float32
-from .families import _sparse
-from .families._base import float64_mode
-from .families._steps import needs_tail, tail_positions
+from ._steps import needs_tail, tail_positions
 
 #: the indicator steps ``S`` a kernel may be compiled for
 STEP_CHOICES = (1, 2, 4, 8, 16, 32)
