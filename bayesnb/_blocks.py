@@ -8,7 +8,7 @@ import numpy as np
 
 from ._data import Table, as_table
 from .families import Schema
-from .fast import _kernels
+from .fast import _kernels, form_of
 
 
 def levels_of(schema: Schema):
@@ -20,7 +20,7 @@ def kernel_reads_raw(family) -> bool:
     """Whether the kernels read this family's raw numbers themselves (checking them,
     ``value_checks``), so a device-resident block can stay on the device."""
     return (family.value_checks is not None and not family.nonparametric
-            and not family.host_counting)
+            and not form_of(family).host_counting)
 
 
 def block_source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:

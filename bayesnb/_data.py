@@ -33,7 +33,8 @@ import numpy as np
 import pandas as pd
 
 from .families import Bernoulli, Categorical, Family, Gaussian, KernelDensity, Poisson
-from .families.categorical import _show, bool_and_number
+from .families._levels import _show, bool_and_number
+from .fast import form_of
 
 
 class InferredCategoricalWarning(UserWarning):
@@ -401,7 +402,7 @@ def resolve_features(features: Any, table: Table, infer_counts: bool = False, *,
         specs = _resolve_mapping(features, table, columns, position, infer_counts, use_kernel,
                                  warn)
     if table.sparse is not None:
-        unfit = [s for s in specs if not s.family.supports_sparse]
+        unfit = [s for s in specs if not form_of(s.family).supports_sparse]
         if unfit:
             raise TypeError(
                 f"columns {list(unfit[0].columns)[:5]}: {type(unfit[0].family).__name__} does "

@@ -28,7 +28,7 @@ from ._blocks import block_positions, block_source, kernel_reads_raw, levels_of
 from ._data import Table, encode_labels, labels_to_codes, resolve_features, sample_weight_array
 from .families import Family, Schema
 from .families._base import float64_mode, host_f64
-from .fast import _host, _kernels
+from .fast import _host, _kernels, float32_safe, form_of
 
 
 class FittedBlock(NamedTuple):
@@ -143,7 +143,7 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
         specs = resolve_features(features, table, infer_counts, use_kernel=use_kernel)
         raws, blocks = [], []
         for spec in specs:
-            if table.sparse is not None and not spec.family.supports_sparse:
+            if table.sparse is not None and not form_of(spec.family).supports_sparse:
                 raise TypeError(f"{spec.family!r} does not take sparse input.")
             raw = table.block(spec.columns, spec.positions,
                               on_device=kernel_reads_raw(spec.family))
@@ -166,7 +166,7 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
                                  f"call.")
         raws = []
         for b, pos in zip(model.blocks, block_positions(model, table), strict=True):
-            if table.sparse is not None and not b.family.supports_sparse:
+            if table.sparse is not None and not form_of(b.family).supports_sparse:
                 raise TypeError(f"{b.family!r} does not take sparse input.")
             raws.append(table.block(b.schema.columns, pos, on_device=kernel_reads_raw(b.family)))
         first = False
@@ -198,17 +198,19 @@ def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
         # kept float64 NumPy, as the dense kernels' statistics are: jnp.asarray made them
         # float32 in float32 mode (sparse documents' evidence 107 nats off, 800 nats after
         # 200 partial fits)
-        return [host_f64(b.family.sparse_suff_stats(b.family.encode(raw, b.schema), resp))
+        return [host_f64(form_of(b.family).sparse_suff_stats(b.family.encode(raw, b.schema), resp))
                 for b, raw in zip(blocks, raws, strict=True)]
     # a nonparametric family's statistic is the sample itself: kept on the host in float64;
     # a host_counting family's are counts, taken on the host in float64 (nothing to compile)
     out = [b.family.host_suff_stats(b.family.encode(raw, b.schema), codes, weight, n_classes)
            if b.family.nonparametric else
-           _host.stream_stats(b, raw, codes, weight, n_classes) if b.family.host_counting
+           _host.stream_stats(b, raw, codes, weight, n_classes) if form_of(b.family).host_counting
            else None for b, raw in zip(blocks, raws, strict=True)]
     kernel = [i for i, s in enumerate(out) if s is None]
     if kernel:
-        with jax.enable_x64(True) if weighted_sums_need_float64(weight) else nullcontext():
+        kernel_families = [blocks[i].family for i in kernel]
+        wide = weighted_sums_need_float64(weight) or not float32_safe(kernel_families)
+        with jax.enable_x64(True) if wide else nullcontext():
             sources = [block_source(blocks[i].family, raws[i], blocks[i].schema, "error")
                        for i in kernel]
             for i, s in zip(kernel, _kernels.stream_suff_stats(

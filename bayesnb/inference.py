@@ -29,8 +29,9 @@ import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 from scipy import sparse
 
-from .families import Family
-from .families._base import float64_mode, sum_rounding
+from .families._base import float64_mode
+from .fast import FastForm, float32_safe, form_of
+from .fast._float32 import sum_rounding
 from .fast._kernels import full_float32
 from .model import (
     ColumnSites,
@@ -182,7 +183,7 @@ def _chunk_scores(families, linear, lp, tables, xs):
     """``(n, S, K)`` joint scores log pi_k + log p(x | theta_k) of one chunk of ``S`` draws.
 
     A block in ``linear`` form holds ``(weights (F, S * K), bias (S, K))``: one matmul scores
-    every draw of the chunk (``Family.linear_scores``). Any other block holds its tables with
+    every draw of the chunk (``FastForm.linear_scores``). Any other block holds its tables with
     a leading draw axis and is scored draw by draw (vmap of ``log_likelihood``)."""
     n = xs[0].shape[0]
     s = lp[None]
@@ -274,7 +275,7 @@ def _chunked_tables(families, blocks, flat, class_lp, n_draws, chunk, x_complete
     """The draws laid out for :func:`_draw_sums`: class log priors, per-block tables and the
     validity mask, each ``(chunks, draws per chunk, ...)`` with the last chunk padded by
     copies of draw 0 (marked invalid); and per block whether it is scored in linear form
-    (``Family.linear_scores``: where the block has no missing value and the form is finite
+    (``FastForm.linear_scores``: where the block has no missing value and the form is finite
     for every draw)."""
     n_chunks = -(-n_draws // chunk)
     tables, linear = [], []
@@ -283,7 +284,7 @@ def _chunked_tables(families, blocks, flat, class_lp, n_draws, chunk, x_complete
         post = family.posterior(block.prior, block.stats)
         sample = jax.tree_util.tree_map(jnp.asarray, _block_draws(flat, i, blocks))
         table = jax.vmap(lambda s, f=family, post=post: f.params_from_sample(s, post))(sample)
-        if x_complete[i] and family.linear_scores is not Family.linear_scores:
+        if x_complete[i] and form_of(family).linear_scores is not FastForm.linear_scores:
             weights, bias, finite = _linear_layout(family, n_chunks, chunk, table)
             if bool(finite):
                 tables.append((weights, bias))
@@ -331,7 +332,7 @@ def _linear_layout(family, n_chunks, chunk, table):
     :func:`weight_centre` (a shift of every draw's and class's score by the same amount per
     row, so the probabilities and their bands are unchanged; the joint density is computed in
     float64 and keeps them whole)."""
-    weights, bias = jax.vmap(family.linear_scores)(table)
+    weights, bias = jax.vmap(form_of(family).linear_scores)(table)
     if not float64_mode():
         weights = weights - weight_centre(weights)
     weights, bias = _lay_out(n_chunks, chunk, (weights, bias))
@@ -442,8 +443,9 @@ def predict_rows(model, class_prior, draws, X, unseen: str, *, interval=0.9, pre
     from .fast._kernels import SCORE_ROUNDING_LIMIT
 
     xs = encode_dense(model, X, unseen, on_device=True)
-    if (not float64_mode()
-            and draws_rounding(model.blocks, class_prior, draws, xs, prepared)
+    if not float64_mode() and (
+            not float32_safe(model.families)  # no bound to trust: float64 (``bayesnb.fast``)
+            or draws_rounding(model.blocks, class_prior, draws, xs, prepared)
             > SCORE_ROUNDING_LIMIT):
         with jax.enable_x64(True):
             xs = encode_dense(model, X, unseen, on_device=True)
@@ -577,8 +579,8 @@ def draws_rounding(blocks, class_prior, draws, xs, prepared=None) -> float:
     per_row = np.zeros(xs[0].shape[0])
     for i, block in enumerate(blocks):
         family = type(block.family)
-        linear = family.linear_scores is not Family.linear_scores
-        if not linear and family.term_extent is Family.term_extent:
+        linear = form_of(family).linear_scores is not FastForm.linear_scores
+        if not linear and form_of(family).term_extent is FastForm.term_extent:
             continue
 
         def extents(i=i, block=block, family=family, linear=linear):
@@ -618,7 +620,8 @@ def _draw_extents(family, linear, posterior, sample):
     reach ``r``): 0 and, per column, ``max s`` and ``max r``."""
     def extent(s):
         params = family.params_from_sample(s, posterior)
-        return family.linear_scores(params) if linear else family.term_extent(params)
+        form = form_of(family)
+        return form.linear_scores(params) if linear else form.term_extent(params)
 
     finite_abs = lambda v: jnp.where(jnp.isfinite(v), jnp.abs(v), 0.0)  # noqa: E731
 

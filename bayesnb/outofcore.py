@@ -39,7 +39,7 @@ from ._data import (
 )
 from ._progress import progress_bar
 from .families import Family
-from .families.categorical import bool_and_number, distinct_values
+from .families._levels import bool_and_number, distinct_values
 
 
 class Chunk(NamedTuple):

@@ -512,9 +512,9 @@ def _finished_shapes(family_cls, x, n_levels, n_classes: int, where: str):
     def finished(k: int):
         chunk = family_cls.suff_stats(jnp.zeros(x.shape, x.dtype), jnp.zeros((1, k), jnp.float32),
                                       n_levels)
-        return family_cls.finish_stats(jax.tree_util.tree_map(
+        return jax.tree_util.tree_map(
             lambda a: np.asarray(a, dtype=np.float64) if np.asarray(a).dtype.kind == "f"
-            else np.asarray(a), chunk), None)
+            else np.asarray(a), chunk)
 
     def scaled(a, b):
         dims = []

@@ -26,7 +26,15 @@ from ._blocks import block_source, levels_of, raw_blocks
 from ._classes import class_log_prior
 from .families import Family
 from .families._base import float64_mode
-from .fast import _exact, _host, _kernels
+from .fast import (
+    FastForm,
+    _exact,
+    _host,
+    _kernels,
+    float32_safe,
+    form_of,
+    reference_precision,
+)
 from .fast._kernels import full_float32
 from .fitted import FittedBlock, FittedModel
 
@@ -47,8 +55,11 @@ class TableScorer(NamedTuple):
         The joint density is computed in float64 whatever the dtype: its class-free constants
         (log x!, log n!, the reference class's terms) are large numbers whose float32
         rounding swamps what separates the classes (Poisson counts near 1e6: -48 against
-        SciPy's -43.53), and the kernels' rounding bound covers only the shifted scores."""
-        if output == "joint" and not float64_mode():
+        SciPy's -43.53), and the kernels' rounding bound covers only the shifted scores. So
+        is everything, in float32, for a model with a family the fast layer has no
+        float32-safe form for (``fast.float32_safe``)."""
+        if not float64_mode() and (output == "joint" or
+                                   not float32_safe(self.model.families)):
             with jax.enable_x64(True):
                 return self.scores(X, output)
         blocks = self.model.blocks
@@ -62,7 +73,7 @@ class TableScorer(NamedTuple):
         if n == 0:
             return np.zeros((0, n_classes)), np.zeros(0)
         host = [i for i, b in enumerate(blocks)
-                if b.family.nonparametric or b.family.host_counting]
+                if b.family.nonparametric or form_of(b.family).host_counting]
         if host:  # scored on the host, added to the kernel's scores of the other blocks
             total = self._host_scores(blocks[host[0]], self.tables[host[0]], raws[host[0]], n)
             for i in host[1:]:
@@ -80,7 +91,7 @@ class TableScorer(NamedTuple):
         sources = [block_source(b.family, raw, b.schema, self.unseen)
                    for b, raw in zip(blocks, raws, strict=True)]
         if output == "joint" and all(type(b.family).log_normalizer is Family.log_normalizer
-                                     and type(b.family).kernel_table is Family.kernel_table
+                                     and form_of(b.family).kernel_table is FastForm.kernel_table
                                      for b in blocks):
             output = "scores"  # no class-free constants: the same compiled kernel serves both
         levels = tuple(levels_of(b.schema) for b in blocks)
@@ -110,7 +121,7 @@ class TableScorer(NamedTuple):
               for b, raw in zip(self.model.blocks, raws, strict=True)]
         scores = np.asarray(self.log_prior, dtype=np.float64)
         for block, table, x in zip(self.model.blocks, self.tables, xs, strict=True):
-            family = type(block.family)
+            family = form_of(block.family)
             if not sparse.issparse(x):
                 raise TypeError("mixing sparse and dense blocks is not supported.")
             block_scores = (family.sparse_log_predictive(table, x) if self.exact
@@ -160,22 +171,23 @@ def table_scorer(model: FittedModel, method: str, class_alpha, class_prior) -> T
         return TableScorer(model, False, _host_f64(log_prior), tuple(tables),
                            "stated tables")
     log_prior = class_log_prior(model.class_count, class_alpha, class_prior, method)
-    tables = []
-    for block in model.blocks:
-        family = type(block.family)
-        if family.nonparametric:  # no parameters: one table, the sample, for every method
-            tables.append(block.family.host_table(block.prior, block.stats, block.schema,
-                                                  model.classes))
-            continue
-        if method == "bayes":
-            tables.append(_kernels.posterior(family, block.prior, block.stats))
-            continue
-        block.family.check_prior(block.prior, block.schema, method)
-        params = _kernels.estimate(family, block.prior, block.stats, method)
-        check_defined(params, block, model.classes, method)
-        tables.append(params)
-    return TableScorer(model, method == "bayes", _host_f64(log_prior), tuple(tables),
+    with reference_precision(model.families):
+        tables = tuple(_table(block, model.classes, method) for block in model.blocks)
+    return TableScorer(model, method == "bayes", _host_f64(log_prior), tables,
                        "method='ml'" if method == "ml" else "smooth")
+
+
+def _table(block: FittedBlock, classes, method: str):
+    """One block's scoring table: its plug-in estimates, or its posterior for ``bayes``."""
+    family = type(block.family)
+    if family.nonparametric:  # no parameters: one table, the sample, for every method
+        return block.family.host_table(block.prior, block.stats, block.schema, classes)
+    if method == "bayes":
+        return _kernels.posterior(family, block.prior, block.stats)
+    block.family.check_prior(block.prior, block.schema, method)
+    params = _kernels.estimate(family, block.prior, block.stats, method)
+    check_defined(params, block, classes, method)
+    return params
 
 
 def _host_f64(values) -> np.ndarray:
@@ -266,7 +278,7 @@ def log_normalizer(blocks, xs) -> np.ndarray:
     """``(n, 1)``: the class-free constants the class scores leave out, in float64 whatever
     the dtype (log x! of counts near 1e6 is about 1.3e7: float32 keeps it to within 1)."""
     with jax.enable_x64(True):
-        total = sum(type(b.family).sparse_log_normalizer(x) if sparse.issparse(x) else
+        total = sum(form_of(b.family).sparse_log_normalizer(x) if sparse.issparse(x) else
                     np.asarray(type(b.family).log_normalizer(
                         jnp.asarray(np.asarray(x, dtype=np.float64))), dtype=np.float64)
                     for b, x in zip(blocks, xs, strict=True))
@@ -305,7 +317,7 @@ def _normalised_rows(scores: np.ndarray, output: str) -> tuple[np.ndarray, np.nd
     computed on its transpose ``(K, rows)``: NumPy's reductions over the classes then run
     along the first axis, where a row maximum over a short last axis took 0.93 ms of 20,000
     x 20 float64 scores (the whole normalisation 2.31 ms against 3.56 ms,
-    ``benchmarks/exact_host_parts.py``; ``benchmarks/README.md``, "Stop 33")."""
+    ``benchmarks/exact_host_parts.py``)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         shifted = scores.T.copy()
         top = shifted.max(axis=0)

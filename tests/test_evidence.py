@@ -25,6 +25,7 @@ from scipy.integrate import quad
 from scipy.optimize import minimize_scalar
 
 import bayesnb as bnb
+from bayesnb.fast import form_of
 from bayesnb.model import block_sites, model_and_data, parameter_sites
 
 TOL = 1e-6  # |log p_lib - log p_quad|, i.e. the evidence itself to relative 1e-6
@@ -498,12 +499,13 @@ def test_float32_coefficient_of_large_integer_counts_in_the_kernel(monkeypatch, 
         X = rng.multinomial(2_000, rng.dirichlet(np.ones(500)), 2_000)
         block = bnb.Multinomial()
     reads = []
-    refine = type(block).refine_stats
+    form = form_of(block)
+    refine = form.refine_stats
 
     def spy(stats, read):
         return refine(stats, lambda: reads.append(1) or read())
 
-    monkeypatch.setattr(type(block), "refine_stats", staticmethod(spy))
+    monkeypatch.setattr(form, "refine_stats", staticmethod(spy))
     y = rng.integers(0, 4, X.shape[0])
     stats = bnb.NaiveBayes(block).fit(X.astype(np.float32), y).fitted_.blocks[0].stats
     x = X.astype(np.float64)
@@ -523,7 +525,7 @@ def test_log_factorial_of_row_totals_is_scipys():
     totals on both sides of the table's end, fractional totals and an empty chunk."""
     from scipy.special import gammaln
 
-    from bayesnb.families.multinomial import TOTALS_TABLE, log_factorial
+    from bayesnb.fast._counts import TOTALS_TABLE, log_factorial
 
     edge = float(TOTALS_TABLE)
     for n in (np.array([0.0, 1.0, 2.0, 170.0, 171.0, edge - 1.0]),

@@ -160,18 +160,16 @@ def test_chunk_boundaries_with_tails_in_some_chunks(x64, small_chunks, scan, mon
     check(clf, Xn, ref)
 
 
-@pytest.mark.parametrize("path", ["no table", "table", "deep rows", "class halves"])
+@pytest.mark.parametrize("path", ["no table", "table", "deep rows", "deep rows of every column"])
 @pytest.mark.parametrize("name", ["multinomial", "poisson"])
 def test_sparse_matches_the_reference(x64, name, path, monkeypatch):
     """CSR input against SciPy: 20 rows score without the count table (fewer values than its
     rows), with it (a table of counts up to 3, larger counts on the host), with rows for
-    the counts 4 .. 64 of the two columns of largest posterior count, and read in two halves
-    of the classes (rows for those counts of every column)."""
+    the counts 4 .. 64 of the two columns of largest posterior count, and with those rows for
+    every column."""
     monkeypatch.setattr(_sparse, "_linear", {})
     if path != "no table":
         monkeypatch.setattr(_sparse, "LINEAR_ENTRIES", 4 * 5 * K)  # counts 0 .. 3: 20 rows
-        monkeypatch.setattr(_sparse, "LINEAR_SPLIT_BYTES", 0 if path == "class halves" else 1 << 24)
-        monkeypatch.setattr(_sparse, "LINEAR_SPLIT_CLASSES", 2)
         monkeypatch.setattr(_sparse, "LINEAR_DEEP_ENTRIES", {"table": 0, "deep rows": 2 * 61 * K}
                             .get(path, _sparse.LINEAR_DEEP_ENTRIES))
     X = count_data(8, big=BIG)
@@ -223,7 +221,7 @@ def test_student_t_grouped_log1p_terms(x64, small_chunks, f, missing_at_fit):
 def test_student_t_far_outliers_take_the_term_by_term_form(x64):
     """A value so far out that a group's product ``(1 + u)**LOG1P_GROUP`` would overflow
     sends its chunk to one ``log1p`` per column: still exact."""
-    from bayesnb.families import gaussian
+    from bayesnb.fast import gaussian
 
     rng = np.random.default_rng(30)
     X = rng.normal(np.arange(K)[Y % K, None], 1.0, (60, 8))
@@ -241,7 +239,7 @@ def test_grouped_log1p_sum_against_numpy(dtype):
     ``z**2 / 2`` for classes of thousands of rows)."""
     import jax.numpy as jnp
 
-    from bayesnb.families import gaussian
+    from bayesnb.fast import gaussian
 
     with jax.enable_x64(dtype == np.float64):  # the float64 table needs x64
         rng = np.random.default_rng(31)
@@ -442,22 +440,20 @@ def _h_reference(a, v, start=1):
     return math.fsum(math.log1p(t / a) for t in range(start, int(v)))
 
 
-@pytest.mark.parametrize("path", ["one table", "deep rows", "class halves", "no table"])
+@pytest.mark.parametrize("path", ["one table", "deep rows", "deep rows of every column",
+                                  "no table"])
 @pytest.mark.parametrize("case", ["counts", "mostly ones", "impossible column"])
 def test_sparse_tail_against_math_fsum(case, path, monkeypatch):
     """CSR input: :math:`\\sum_j x_j s_{kj} + h(a_{kj}, x_j)` per row and class, every
     stored value's h from the count table (counts up to 19 here), term by term past it, by
     the series for 250 and by log-Gamma for non-integer values, in blocks of two entries (so
-    rows span blocks); explicit zeros and ones add no h. The table is read whole (with rows
-    for the counts 20 .. 64 of two columns, or of none), or as two halves of the classes (a
-    large table; those rows for every column), or not built at all for a call with fewer
-    values than it would have rows. A slope of -inf (a column with no probability, whose
-    values are all 0) takes the slope's product and the terms apart."""
+    rows span blocks); explicit zeros and ones add no h. The table is read with rows for the
+    counts 20 .. 64 of two columns, of every column, or of none, or not built at all for a
+    call with fewer values than it would have rows. A slope of -inf (a column with no
+    probability, whose values are all 0) takes the slope's product and the terms apart."""
     monkeypatch.setattr(_sparse, "CUMULATIVE_ENTRIES", 3 * 4 * 20)
     # 120 stored values: a table of counts up to 19 has 80 rows, one up to 63 has 256
     monkeypatch.setattr(_sparse, "LINEAR_ENTRIES", 3 * 4 * (20 if path != "no table" else 80))
-    monkeypatch.setattr(_sparse, "LINEAR_SPLIT_BYTES", 0 if path == "class halves" else 1 << 24)
-    monkeypatch.setattr(_sparse, "LINEAR_SPLIT_CLASSES", 2)
     monkeypatch.setattr(_sparse, "LINEAR_DEEP_ENTRIES",
                         {"one table": 0, "deep rows": 2 * 45 * 3}.get(path, 1 << 19))
     monkeypatch.setattr(_sparse, "_linear", {})
@@ -486,22 +482,10 @@ def test_sparse_tail_against_math_fsum(case, path, monkeypatch):
         assert not _sparse._linear
     else:
         (_, table), = _sparse._linear.values()
-        assert (table.parts is None if case == "impossible column"
-                else len(table.parts) == (2 if path == "class halves" else 1))
-        if table.parts is not None:
+        assert (table.table is None) == (case == "impossible column")
+        if table.table is not None:
             assert (0 if table.deep is None else table.deep.columns.size) == {
-                "one table": 0, "deep rows": 2, "class halves": 4}[path]
-
-
-def test_last_level_cache_from_sysfs(tmp_path):
-    """The largest cache size listed (``K`` or ``M``), skipping what does not parse; None
-    where nothing is listed (no ``sysfs``: the 16 MiB default split applies)."""
-    for name, text in {"index0": "48K\n", "index2": "2M\n", "index3": "32768K\n",
-                       "index4": "unknown\n"}.items():
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "size").write_text(text)
-    assert _sparse._last_level_cache_bytes(str(tmp_path)) == 32 << 20
-    assert _sparse._last_level_cache_bytes(str(tmp_path / "missing")) is None
+                "one table": 0, "deep rows": 2, "deep rows of every column": 4}[path]
 
 
 @pytest.mark.parametrize("limit", [5, 2**30], ids=["int32 rows", "int64 rows"])

@@ -322,7 +322,7 @@ def test_gaussian_rows_far_from_every_class_are_not_refused():
     """Rows 300 standard deviations out round their scores by far more than the limit, but the
     class they belong to has probability 1: the bound weighed by the class probabilities lets
     them through (a bound on every class alike refused the whole call)."""
-    from bayesnb.families import gaussian
+    from bayesnb.fast import gaussian
 
     rng = np.random.default_rng(2)
     y = np.arange(400) % 2
@@ -333,7 +333,7 @@ def test_gaussian_rows_far_from_every_class_are_not_refused():
     assert isinstance(table, gaussian.GaussianExpanded)
     table32 = type(table)(*(np.asarray(v, np.float32) for v in table))
     far32 = far.astype(np.float32)
-    rounding = gaussian.Gaussian.score_rounding(
+    rounding = gaussian.GaussianFast.score_rounding(
         table32, far32, gaussian.Gaussian.log_likelihood(table32, far32))
     assert float(np.max(rounding)) > 2e-4  # the per-class bounds, weighed in the kernel
     _agreement(lambda: NaiveBayes(Gaussian()), X, y, far, methods=("ml", "mean"))

@@ -12,7 +12,7 @@ import pytest
 from sklearn.naive_bayes import CategoricalNB
 
 import bayesnb as bnb
-from bayesnb.families.categorical import _level_groups, _one_hot
+from bayesnb.families._levels import _level_groups, _one_hot
 
 
 def _mixed_levels(n, n_levels, seed):

@@ -71,14 +71,9 @@ class Family:
     #: True when the block's columns form one random vector (Multinomial), so a block cannot be
     #: split column by column.
     joint_columns: ClassVar[bool] = False
-    #: True when the family takes ``scipy.sparse`` input through the ``sparse_*`` methods
-    supports_sparse: ClassVar[bool] = False
     #: for a family of numeric values, the checks ``encode`` applies (keys ``nonnegative``,
     #: ``binary``, ``integer``), so the kernels can run them on raw numbers instead of the
-    #: host (``_kernels.invalid_values``); None when values must be encoded on the host. Key
-    #: ``small_counts``: the family's statistics kernel sums the chunk's log factorials by
-    #: ``_steps.small_count_log_factorials``, whose markers the checks then read instead of
-    #: a bounds pass of their own
+    #: host (``fast._kernels.invalid_values``); None when values must be encoded on the host
     value_checks: ClassVar[dict | None] = None
     #: True when ``encode`` returns integer codes rather than floats
     integer_codes: ClassVar[bool] = False
@@ -88,26 +83,11 @@ class Family:
     #: the fixed-shape kernels; the same table serves every closed-form method, and the
     #: evidence, posterior draws and MCMC are refused (``fitted.check_parametric``).
     nonparametric: ClassVar[bool] = False
-    #: True for a parametric family whose statistics of labelled dense data are counts and
-    #: whose scores are table lookups, both computed on the host in float64 NumPy
-    #: (``host_stats``, ``host_score_table``, ``host_scores``; streamed by ``bayesnb.fast._host``)
-    #: instead of by the compiled kernels: exact, and nothing to compile however wide the
-    #: block. The kernels still serve its other uses (soft labels, leave-one-out, draws).
-    host_counting: ClassVar[bool] = False
-    #: True when the plug-in score kernel (``log_likelihood`` of the ``kernel_table``) is
-    #: products of the block with ``(classes, columns)`` tables only, with no
-    #: ``(rows, classes, columns)`` temporary: its chunks are then sized by the input row
-    #: alone (``_kernels.stream_scores``)
-    product_scores: ClassVar[bool] = False
     #: names of the hyperparameters, in ``__init__`` order (for repr, get_params, persistence)
     _hyper: ClassVar[tuple[str, ...]] = ()
     #: the NamedTuple types of the statistics and plug-in parameters (persistence rebuilds them)
     stats_type: ClassVar[type]
     params_type: ClassVar[type]
-    #: True when ``estimate``, ``posterior`` and ``merge_stats`` also run on NumPy arrays: the
-    #: kernels then finish statistics and tables in float64 on the host whatever JAX's dtype,
-    #: so float32 only ever holds one chunk's sums and the shifted tables a kernel reads
-    host_numeric: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ host side
     def encode(self, values: np.ndarray, schema: Schema, *, unseen: str = "error",
@@ -178,12 +158,6 @@ class Family:
         classes)`` one-hot)."""
         raise NotImplementedError
 
-    #: optional ``label_stats(x, labels, n_levels)``: the same chunk statistics as
-    #: ``suff_stats``, summed by label (``labels`` is a ``_kernels.Labels``: per-class
-    #: weighted sums by scatter, each row's class by gather) instead of products with the
-    #: one-hot, so a fit's cost and memory do not grow with rows x classes. None: the
-    #: kernel builds the one-hot and calls ``suff_stats``.
-    label_stats: ClassVar[Any] = None
 
     @staticmethod
     def merge_stats(a: NamedTuple, b: NamedTuple) -> NamedTuple:
@@ -215,26 +189,6 @@ class Family:
         ``n_levels`` is the static per-column level count (categorical families; as in
         ``suff_stats``): with it a kernel can unroll over columns instead of gathering."""
         raise NotImplementedError
-
-    @staticmethod
-    def term_extent(params: NamedTuple) -> tuple | None:
-        """``(scale (K, F), reach (K, F))`` with each column's log likelihood term and its
-        float32 rounding at most ``scale * (|x| + reach)**2`` in magnitude, for a family whose
-        terms are not linear in the raw values (a Gaussian's precision and mean); None
-        otherwise. The predictive over draws bounds its float32 rounding with it
-        (``inference.draws_rounding``)."""
-        return None
-
-    @staticmethod
-    def linear_scores(params: NamedTuple) -> tuple | None:
-        """``(weights (K, F), bias (K,))`` with ``log_likelihood(params, x) = x @ weights.T +
-        bias`` for every ``x`` without missing values, wherever both are finite; None for a
-        family whose scores are not linear in the raw values.
-
-        The predictive over posterior draws stacks a chunk of draws' weights side by side and
-        scores them with one matmul (``inference.predict_from_draws``); a family without this
-        form is scored draw by draw through ``log_likelihood``."""
-        return None
 
     @staticmethod
     def log_predictive(posterior: NamedTuple, x: jax.Array, n_levels=None) -> jax.Array:
@@ -286,77 +240,6 @@ class Family:
         """``(n, K)`` float64 log densities of an encoded block (NumPy), constants included."""
         raise NotImplementedError
 
-    # ------------------------------------------------------------------ host side (counting)
-    @staticmethod
-    def host_stats(x: np.ndarray, codes: np.ndarray, weight: np.ndarray, n_classes: int,
-                   n_levels: Any) -> NamedTuple:
-        """Float64 statistics of one chunk of an encoded block (NumPy), for a
-        ``host_counting`` family; chunks merge by ``merge_stats``."""
-        raise NotImplementedError
-
-    @staticmethod
-    def host_score_table(table: NamedTuple, exact: bool) -> Any:
-        """The float64 form of a fitted table (plug-in, or if ``exact`` a posterior) that
-        ``host_scores`` reads, for a ``host_counting`` family."""
-        raise NotImplementedError
-
-    @staticmethod
-    def host_scores(prepared: Any, x: np.ndarray) -> np.ndarray:
-        """``(m, K)`` float64 log p(x_i | c = k) of one chunk of an encoded block, constants
-        included, for a ``host_counting`` family."""
-        raise NotImplementedError
-
-    # ------------------------------------------------------------------ float32 safety
-    @staticmethod
-    def fit_shift(first: np.ndarray) -> np.ndarray | None:
-        """A float64 per-column value subtracted from the raw numbers on the host before they
-        are converted to the kernel dtype (``first`` is the first chunk), or None. The chunk
-        statistics are then of the shifted values; ``finish_stats`` undoes the shift."""
-        return None
-
-    @staticmethod
-    def finish_stats(stats: NamedTuple, shift: np.ndarray | None) -> NamedTuple:
-        """One chunk's statistics (float64 NumPy) of the values shifted by ``fit_shift``."""
-        return stats
-
-    @staticmethod
-    def refine_stats(stats: NamedTuple, read) -> NamedTuple:
-        """One chunk's kernel statistics (float64 NumPy, before ``finish_stats``) with any
-        part that float32 may have rounded too far recomputed in float64 on the host from the
-        chunk's values (``read()``, lazily: most chunks never read them)."""
-        return stats
-
-    @staticmethod
-    def float32_inexact(stats: NamedTuple, shift: np.ndarray | None) -> bool:
-        """Whether float32 inputs cannot represent what the finished float64 ``stats``
-        describe (e.g. a spread below float32's resolution at the values' magnitude). Only
-        asked in float32 mode; the statistics pass is then redone in float64
-        (``_kernels.stream_suff_stats``)."""
-        return False
-
-    @staticmethod
-    def kernel_table(table: NamedTuple, exact: bool, joint: bool):
-        """``(table, shift)``: the float64 ``table`` in the form the float32 score kernel
-        reads, and a per-column shift subtracted from the raw values on the host (or None).
-
-        The default is the table itself. Families whose log scores are large numbers that
-        differ little between classes return them relative to a reference (the class-free part
-        dropped, so only when ``joint`` is False), computed in float64 here, so float32 never
-        subtracts two nearly equal large numbers."""
-        return table, None
-
-    @staticmethod
-    def score_rounding(table, x: jax.Array, scores: jax.Array) -> jax.Array:
-        """``(n,)`` bounds on the rounding error of the kernel's log scores of the rows of
-        ``x`` under ``table``, or ``(n, K)`` per class (weighed by the class probabilities,
-        ``_kernels.class_weighted``); the kernels refuse a block above
-        ``_kernels.SCORE_ROUNDING_LIMIT``. ``scores`` are the family's own ``(n, K)`` kernel
-        scores of ``x``: a float32 sum is rounded in proportion to the size its partial sums
-        reach (:func:`sum_rounding`). Default 0: the family's scores are exact enough."""
-        import jax.numpy as jnp
-
-        return jnp.zeros(x.shape[0])
-
     # ------------------------------------------------------------------ NumPyro
     @staticmethod
     def sample_params(prior: NamedTuple, n_classes: int, site: str) -> NamedTuple:
@@ -400,16 +283,6 @@ class Family:
                    for k, d in cls.posterior_distributions(posterior).items())
 
 
-class Float32Unrepresentable(ValueError):
-    """Raised by ``Family.kernel_table`` when float32 cannot represent what the table
-    describes; ``column`` is the index in the block (the kernels add its name and the x64
-    advice)."""
-
-    def __init__(self, column: int, reason: str):
-        super().__init__(reason)
-        self.column, self.reason = column, reason
-
-
 def cached_by_identity(cache: dict, obj: Any, key: tuple, build, limit: int) -> Any:
     """``build()``'s result for ``obj`` (a fitted table, a model, a schema's levels), kept in
     ``cache`` under ``(id(obj),) + key``. The entry keeps ``obj`` itself, so a recycled id
@@ -440,29 +313,6 @@ def xp_of(*trees) -> Any:
     import jax.numpy as jnp
 
     return jnp
-
-
-#: a float32 sum over ``n`` columns is rounded in its accumulation by up to about
-#: ``SUM_ROUNDING * eps * log2(n)`` times the size its partial sums reach, which is at most
-#: the result's size plus the terms' root sum of squares (mixed signs, :func:`centre`). On
-#: XLA:CPU's products, per (row, class) against float64 (Multinomial scores; rows of 42 to
-#: 5,000 non-zero counts): with the products' own rounding (twice epsilon times that root
-#: sum of squares) it bounds the log-odds error to within 1.12x at worst, which the limit's
-#: factor of two covers (``_kernels.SCORE_ROUNDING_LIMIT``). Tables relative to each
-#: column's largest class had every term of one sign: documents of 1e6 tokens over 5,000
-#: words of two close classes moved probabilities by 6.5e-4 unrefused.
-SUM_ROUNDING = 0.5
-#: a chunk whose one-bound-for-all-classes rounding stays below this (half the kernels'
-#: ``SCORE_ROUNDING_LIMIT``: the class weighting then cannot exceed the limit) skips the
-#: per-class bound's product (``Gaussian.score_rounding``, ``Multinomial.score_rounding``)
-COARSE_ROUNDING = 1e-4
-
-
-def sum_rounding(size: jax.Array, n_terms: int) -> jax.Array:
-    """Bound on the accumulated rounding of float32 sums of ``n_terms`` per-column terms whose
-    partial sums reach ``size`` (see :data:`SUM_ROUNDING`)."""
-    eps = float(np.finfo(np.float32).eps)
-    return SUM_ROUNDING * eps * float(np.log2(max(n_terms, 2))) * size
 
 
 def _leaf_f64(a) -> np.ndarray:
@@ -652,16 +502,6 @@ def float64_mode() -> bool:
     return jax.dtypes.canonicalize_dtype(np.float64) == np.float64
 
 
-def kernel_shift(shift: np.ndarray) -> np.ndarray:
-    """A per-column shift for ``Family.kernel_table``, as float64 values float32 holds exactly
-    in float32 mode. The host then subtracts it from float32 input with one rounding, the one a
-    float32 subtraction on the device makes, so a device-resident block is shifted where it
-    lives with the same result (``_kernels._DeviceChunks``); any value near the data centres
-    it as well."""
-    shift = np.asarray(shift, dtype=np.float64)
-    return shift if float64_mode() else shift.astype(np.float32).astype(np.float64)
-
-
 def check_float32_range(x: np.ndarray, columns, family: str, limit: float = FLOAT32_SAFE):
     """In float32 mode, refuse values whose squares would overflow, naming the column."""
     if float64_mode():
@@ -726,169 +566,3 @@ def log_matmul(x: jax.Array, log_table: jax.Array) -> jax.Array:
     return jax.lax.cond(jnp.all(jnp.isfinite(log_table)), plain, guarded, log_table)
 
 
-def log_rising(a: jax.Array, x: jax.Array, polynomial: bool = True) -> jax.Array:
-    r"""``h(a, x) = log Γ(a + x) - log Γ(a) - x log a``, accurate to its own magnitude.
-
-    The exact predictives of count families need :math:`\log Γ(a + x) - \log Γ(a)`; with
-    ``a`` a large posterior count, both log-Gamma values are huge and their float32
-    difference is noise. Split as :math:`x \log a + h(a, x)`, the first part is linear in
-    ``x`` (taken relative to a reference class, in float64, by ``kernel_table``). For
-    ``a >= 10`` Stirling's series gives :math:`h = \frac{x^2}{2a} - \frac{x^3}{6a^2} +
-    a\,\psi(x/a) - \tfrac12\log(1 + x/a) + S(a + x) - S(a)` with :math:`\psi(u) =
-    (1+u)\log(1+u) - u - u^2/2 + u^3/6` (its Taylor series below ``u = 1/4``, where the
-    closed form cancels) and :math:`S(z) = \tfrac1{12z} - \tfrac1{360z^3} +
-    \tfrac1{1260z^5}`; below 10, log-Gamma directly. With ``polynomial=False`` the two
-    polynomial terms (``a >= 10`` only) are left out, for the caller to add from float64
-    tables relative to a reference class (:func:`rising_polynomial`): they are the large,
-    nearly class-free part when counts are large. In float64 mode they always stay in (and
-    the tables hold zeros)."""
-    import jax.numpy as jnp
-    from jax.scipy.special import gammaln
-
-    big = a >= 10.0
-    ab = jnp.where(big, a, 10.0)
-    u = x / ab
-    l1p = jnp.log1p(u)
-    us = jnp.minimum(u, 0.25)
-    series = 0.0
-    for k in range(18, 3, -1):  # sum_{k>=4} (-u)^k / (k (k - 1)), Horner's scheme
-        series = series * us + (-1) ** k / (k * (k - 1))
-    series = series * us**4
-    tail = jnp.where(u < 0.25, series, (1.0 + u) * l1p - u - u * u * (0.5 - u / 6.0))
-
-    def stirling_tail(z):
-        zi = 1.0 / z
-        z2 = zi * zi
-        return zi * (1 / 12 - z2 * (1 / 360 - z2 / 1260))
-
-    large = ab * tail - 0.5 * l1p + (stirling_tail(ab + x) - stirling_tail(ab))
-    if polynomial or x.dtype == jnp.float64:  # float64 tables leave it here (see below)
-        large = large + x * x / (2.0 * ab) - x**3 / (6.0 * ab * ab)
-    a_small = jnp.where(big, 1.0, a)
-    small = gammaln(a_small + x) - gammaln(a_small) - x * jnp.log(a_small)
-    return jnp.where(big, large, small)
-
-
-def class_sums(resp: jax.Array, x: jax.Array, observed: jax.Array | None = None) -> jax.Array:
-    """``resp.T @ x`` in a chunk form float32 cannot spoil: ``(3, K, F)`` holding each class's
-    weight, its mean and the sum of the rows' deviations from their own class mean, which
-    :func:`finish_class_sums` adds up in float64 on the host. A float32 sum of counts in the
-    millions is rounded; the deviations are small, so their sum keeps the digits the class
-    totals (and the differences between classes' rates) depend on. A chunk whose sums are
-    certainly exact (integer values and weights, ``max(x) * total weight < 2**24``, or
-    ``2**53`` in float64) takes one product instead. Fractional values (a Multinomial of term
-    weights) keep the centred form: their float32 class totals are within 2e-8 of float64,
-    against 2e-7 for one plain sum per chunk. With missing values (``observed``, the 0/1 flags
-    of ``x``'s entries, missing ones 0 in ``x``), the weights and means are per column over the
-    observed entries and the missing ones have no deviation: centred on the mean of all rows,
-    a missing entry's deviation was the whole mean, and Poisson counts near 1e5 lost 2 in a
-    class total (26 nats of evidence). In float64 every chunk takes the one product, as
-    scikit-learn's float64 fit does, and returns it alone, ``(K, F)``: its rounding, about
-    1e-16 of a total, is what the centred form would leave too; the check the choice waits
-    for kept the class sums from starting beside the chunk's other reductions, and the
-    stacked weights and zeros cost the host 77 us a chunk to add up against 11 us (1,024 x
-    1,000 documents, 20 classes)."""
-    import jax.numpy as jnp
-
-    if x.dtype == jnp.float64:
-        return resp.T @ x
-
-    def centred(x):
-        if observed is None:
-            weight = jnp.broadcast_to(jnp.sum(resp, axis=0)[:, None],
-                                      (resp.shape[1], x.shape[1]))
-        else:
-            weight = resp.T @ observed
-        mean = (resp.T @ x) / jnp.where(weight > 0, weight, 1.0)
-        dev = x - (resp > 0).astype(x.dtype) @ mean  # each row against its own class
-        if observed is not None:
-            dev = dev * observed
-        return jnp.stack([weight, mean, resp.T @ dev])
-
-    def plain(x):  # every partial sum an integer the dtype holds: added exactly
-        ones = jnp.ones((resp.shape[1], x.shape[1]), x.dtype)
-        return jnp.stack([ones, resp.T @ x, jnp.zeros_like(ones)])
-
-    exact = _integer_sums_exact(x, resp)
-    return jax.lax.cond(exact, plain, centred, x)
-
-
-def label_class_sums(labels, x: jax.Array, observed: jax.Array | None = None) -> jax.Array:
-    """:func:`class_sums` summed by label (``labels``: a ``_kernels.Labels``): the same chunk
-    form, by scatter-adds and a gather instead of products with the ``(rows, classes)``
-    one-hot."""
-    import jax.numpy as jnp
-
-    if x.dtype == jnp.float64:  # as in class_sums
-        return labels.sum(x)
-    k, f = labels.n_classes, x.shape[1]
-
-    def centred(x):
-        if observed is None:
-            first = labels.sum(jnp.concatenate([jnp.ones_like(x[:, :1]), x], axis=1))
-            weight = jnp.broadcast_to(first[:, :1], (k, f))
-        else:
-            first = labels.sum(jnp.concatenate([observed, x], axis=1))
-            weight = first[:, :f]
-        mean = first[:, -f:] / jnp.where(weight > 0, weight, 1.0)
-        dev = x - labels.gather(mean)  # each row against its own class
-        if observed is not None:
-            dev = dev * observed
-        return jnp.stack([weight, mean, labels.sum(dev)])
-
-    def plain(x):  # every partial sum an integer the dtype holds: added exactly
-        ones = jnp.ones((k, f), x.dtype)
-        return jnp.stack([ones, labels.sum(x), jnp.zeros_like(ones)])
-
-    return jax.lax.cond(_integer_sums_exact(x, labels.weights), plain, centred, x)
-
-
-def _integer_sums_exact(x: jax.Array, weights: jax.Array) -> jax.Array:
-    """Whether every weighted sum of a chunk's rows is exact in its dtype: integer values and
-    weights whose largest possible sum is below ``2**24`` in float32 (``2**53`` in float64),
-    where adding integers is exact. The largest value and fractional part are the value
-    checks' own reduction (``_steps.chunk_bounds``), so XLA computes them once."""
-    import jax.numpy as jnp
-
-    from ..fast._steps import chunk_bounds
-
-    _, top, frac = chunk_bounds(x)
-    integral = (frac == 0) & jnp.all(weights == jnp.floor(weights))
-    return integral & (top * jnp.sum(weights) < 2.0 ** (jnp.finfo(x.dtype).nmant + 1))
-
-
-def finish_class_sums(sums: np.ndarray) -> np.ndarray:
-    """The float64 class totals from :func:`class_sums`' chunk form (else ``sums`` itself: a
-    float64 chunk's plain sums)."""
-    sums = np.asarray(sums, dtype=np.float64)
-    return sums[0] * sums[1] + sums[2] if sums.ndim == 3 else sums
-
-
-def rising_polynomial(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The float64 coefficients of ``x**2`` and ``x**3`` that ``log_rising(...,
-    polynomial=False)`` leaves out: ``1 / (2a)`` and ``-1 / (6 a**2)`` (0 where ``a < 10``,
-    whose ``h`` is computed whole)."""
-    big = (a >= 10.0) & (not float64_mode())  # float64 keeps them whole (its sums are exact
-    inv = np.where(big, 1.0 / np.where(big, a, 1.0), 0.0)  # enough, and a row count far above
-    return 0.5 * inv, -inv * inv / 6.0  # a would make them cancel)
-
-
-def centre(table: np.ndarray) -> np.ndarray:
-    """Per column, the mean of the finite entries over the classes (0 if none): what a linear
-    table is taken relative to, so that each class's terms have both signs and a float32
-    product's partial sums stay near the size of its result. Relative to the largest entry
-    (:func:`reference`) every term of a class had one sign and the partial sums grew with
-    the row: two close classes over 5,000 binary columns had scores near 300 whose rounding
-    refused them (``sum_rounding``), though they were exact to 2e-5."""
-    finite = np.isfinite(table)
-    total = np.sum(np.where(finite, table, 0.0), axis=0)
-    count = np.sum(finite, axis=0)
-    return np.where(count > 0, total / np.maximum(count, 1), 0.0)
-
-
-def reference(table: np.ndarray) -> np.ndarray:
-    """Per column, the largest finite entry over the classes (0 if none): what a shifted
-    table is taken relative to (a class-free constant per row)."""
-    finite = np.isfinite(table)
-    ref = np.max(np.where(finite, table, -np.inf), axis=0)
-    return np.where(np.isfinite(ref), ref, 0.0)

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..families._base import float64_mode
-from . import _kernels, _sparse
+from . import _kernels, _sparse, form_of
 from ._kernels import full_float32
 from ._steps import needs_tail, tail_positions
 
@@ -58,7 +58,7 @@ PRODUCT_COST = {False: 1.0, True: 2.0}
 #: smallest choice that leaves at most this share of the sampled rows to the host. On an
 #: H200, Poisson counts of mean 1 with the CPU's choice (S = 2, every row past it) spent
 #: 1.5-1.6 s of the exact predictive of 200,000 x 1,000 rows on the host's tails, against the
-#: plug-in's 0.3 s (``benchmarks/README.md``, "Stop 30")
+#: plug-in's 0.3 s
 ACCELERATOR_TAIL_ROWS = 1.0 / 64
 #: a value the cumulative table does not hold (not an integer, or a count above
 #: ``_sparse.CUMULATIVE_COUNTS``) costs about this many table reads (``log_rising``'s terms or
@@ -130,8 +130,8 @@ def scans_whole(sample, steps: int) -> bool:
     """Whether the host should scan every chunk of a block for its tail, rather than only
     the rows the kernel flags (``needs_tail``): when most rows would be flagged, the host
     scans the whole chunk anyway, and the kernel's flags were a row reduction for nothing
-    (0.8-0.9 ms of a 2.1 ms kernel on 1,024 x 1,000 float64 documents, ``benchmarks/README.md``,
-    "Stop 29"). Decided from the rows :func:`choose_steps` reads."""
+    (0.8-0.9 ms of a 2.1 ms kernel on 1,024 x 1,000 float64 documents). Decided from the rows
+    :func:`choose_steps` reads."""
     x = np.asarray(sample)
     if x.ndim != 2 or x.shape[0] == 0:
         return False
@@ -141,7 +141,7 @@ def scans_whole(sample, steps: int) -> bool:
 
 def counted(family) -> bool:
     """Whether a family (class) scores its exact predictive through indicator steps."""
-    return hasattr(family, "exact_table")
+    return form_of(family).exact_host_tail
 
 
 #: kernel tables by the identity of the fitted table, the joint flag and the steps
@@ -150,7 +150,7 @@ _cache: dict = {}
 
 def _step_table(family, table, steps: int, joint: bool):
     """A counted family's indicator-step table; it needs no host-side shift."""
-    return family.exact_table(table, steps, joint), None
+    return form_of(family).exact_table(table, steps, joint), None
 
 
 def kernel_tables(families, tables, joint: bool, steps, sources):
@@ -158,7 +158,7 @@ def kernel_tables(families, tables, joint: bool, steps, sources):
     built = []
     for b, (family, table, s) in enumerate(zip(families, tables, steps, strict=True)):
         build = (partial(_step_table, family, table, s, joint) if s is not None
-                 else partial(family.kernel_table, table, True, joint))
+                 else partial(form_of(family).kernel_table, table, True, joint))
         built.append(_kernels.cached_kernel_table(_cache, (family, joint, s), table,
                                                   build, sources, b))
     return tuple(k for k, _ in built), [shift for _, shift in built]
@@ -178,7 +178,7 @@ def scores(families, levels, joint, class_log_prior, tables, xs, n_valid, whole=
     out = jnp.broadcast_to(class_log_prior, (xs[0].shape[0], class_log_prior.shape[0]))
     own = []  # each block's own scores, for its rounding bound
     for family, lv, table, x in zip(families, levels, tables, xs, strict=True):
-        own.append(family.log_predictive(table, x, lv))
+        own.append(form_of(family).scores(table, x, lv, True))
         out = out + own[-1]
     if joint:
         out = out + sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))[:, None]
@@ -191,7 +191,7 @@ def scores(families, levels, joint, class_log_prior, tables, xs, n_valid, whole=
     # per row (and class): the host weighs them by the class probabilities once it has added
     # the tails, which may still move those (``store``)
     risk = tuple(jnp.where(valid[:, None] if r.ndim == 2 else valid, r, 0.0)
-                 for r in (f.score_rounding(t, x, s)
+                 for r in (form_of(f).score_rounding(t, x, s)
                            for f, t, x, s in zip(families, tables, xs, own, strict=True)))
     return out, tails, bad, risk
 
@@ -242,7 +242,7 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
         out[start:stop] = np.asarray(s)[: stop - start]
         for b, flags in enumerate(tails):
             if whole[b]:  # every row, from the kernel's positions of its counts
-                out[start:stop] += families[b].host_tail(
+                out[start:stop] += form_of(families[b]).host_tail(
                     ktables[b], sources[b].read(start, stop), steps[b],
                     positions=np.asarray(flags)[: stop - start])
                 continue
@@ -252,10 +252,10 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
                 continue
             integral = not np.any(flags[rows] == 2)
             if 2 * rows.size > flags.size:  # most rows: the chunk as it is, not a copy
-                out[start:stop] += families[b].host_tail(
+                out[start:stop] += form_of(families[b]).host_tail(
                     ktables[b], sources[b].read(start, stop), steps[b], integral=integral)
             else:  # only the rows with a count past the steps (or not an integer)
-                out[start + rows] += families[b].host_tail(
+                out[start + rows] += form_of(families[b]).host_tail(
                     ktables[b], sources[b].read(start, stop)[rows], steps[b],
                     integral=integral)
         check_rounding(start, stop, risk)

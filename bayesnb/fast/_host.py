@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._blocks import block_source, levels_of
+from . import form_of
 
 #: cells per chunk: the codes, flat indices and indicator values of a chunk stay a few MB
 CHUNK_ENTRIES = 1 << 20
@@ -39,7 +40,7 @@ def stream_stats(block, raw, codes: np.ndarray, weight: np.ndarray, n_classes: i
     levels, total = levels_of(schema), None
     bins = n_classes * sum(levels or ())
     for start, stop in _bounds(codes.shape[0], source.width, 8 * bins):
-        chunk = family.host_stats(source.read(start, stop), codes[start:stop],
+        chunk = form_of(family).host_stats(source.read(start, stop), codes[start:stop],
                                   weight[start:stop], n_classes, levels)
         total = chunk if total is None else family.merge_stats(total, chunk)
     return total
@@ -51,8 +52,8 @@ def stream_scores(block, table, raw, n_rows: int, n_classes: int, unseen: str,
     ``unseen`` says what a category level unseen in training means (``Categorical.encode``)."""
     family = block.family
     source = block_source(family, raw, block.schema, unseen)
-    prepared = family.host_score_table(table, exact)
+    prepared = form_of(family).host_score_table(table, exact)
     out = np.empty((n_rows, n_classes))
     for start, stop in _bounds(n_rows, source.width):
-        out[start:stop] = family.host_scores(prepared, source.read(start, stop))
+        out[start:stop] = form_of(family).host_scores(prepared, source.read(start, stop))
     return out

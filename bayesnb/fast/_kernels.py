@@ -32,7 +32,7 @@ one-hot, for a family that still asks for one) included, so memory stays a few c
 Fit statistics are summed by label (:class:`Labels`): by products with the weighted
 ``(rows, classes)`` one-hot when there are few classes, by a blocked scatter-add per class when
 there are many (its cost does not grow with the class count, so 20,000 classes fit as fast as
-10, ``benchmarks/many_classes.py``).
+10).
 """
 
 from __future__ import annotations
@@ -48,11 +48,12 @@ import numpy as np
 from ..families._base import (
     FLOAT32_SAFE,
     FLOAT64_SAFE,
-    Float32Unrepresentable,
     cached_by_identity,
     float64_mode,
     host_f64,
 )
+from . import form_of
+from ._float32 import Float32Unrepresentable
 from ._steps import (
     LOG_FACTORIAL,
     all_small,
@@ -70,7 +71,7 @@ CHUNK_BYTES = 8 << 20
 #: how many times larger every chunk budget is on an accelerator (GPU, TPU): no cache to stay
 #: in, and each chunk costs a launch and a wait. On an H200, 2,000,000 x 1,000 float32 counts
 #: in the CPU's 512-row chunks took 2.2 s through the plug-in score kernel (3,907 calls), in
-#: 262,144-row chunks 11 ms (``benchmarks/README.md``, "Stop 30: the GPU")
+#: 262,144-row chunks 11 ms
 ACCELERATOR_BUDGET_SCALE = 32
 
 
@@ -119,7 +120,7 @@ def chunk_rows(n_rows: int, row_bytes: int, budget: int | None = None) -> int:
     adds to its input then halved the chunk, 1,000 float64 columns and 20 classes (8,560
     bytes a row) taking 512-row chunks, twice the dispatches and host steps of 1,024, and
     the float64 Multinomial ``predict_proba`` of 200,000 rows 1.18-1.21x scikit-learn's
-    against 0.92-0.93x with 1,024 (``benchmarks/README.md``, "Stop 29")."""
+    against 0.92-0.93x with 1,024."""
     budget = (CHUNK_BYTES if budget is None else budget) * budget_scale()
     fit = budget / max(row_bytes, 1)
     rows = 1 << max(int(fit).bit_length() - 1, 0)  # the largest power of two within
@@ -146,8 +147,7 @@ def _one_hot_t(codes, weights, n_classes, dtype):
     against 1.09 ms for ``hot.T @ x``, and whole float64 fits of 100,000 x 1,000 went
     263-265 -> 224-227 ms (Bernoulli) and 307-314 -> 271-294 ms (Multinomial). In float32
     the products are as fast either way (0.40 and 0.44 ms), and a Gaussian fit of 1,000,000 x
-    50 was slower (133-143 -> 165-175 ms), so float32 keeps ``hot.T`` (``benchmarks/README.md``,
-    "Stop 28")."""
+    50 was slower (133-143 -> 165-175 ms), so float32 keeps ``hot.T``."""
     hot = jnp.arange(n_classes, dtype=codes.dtype)[:, None] == codes[None, :]
     return hot.astype(dtype) * weights[None, :].astype(dtype)
 
@@ -160,12 +160,12 @@ class Labels:
     one-hot (in float64 built as ``(classes, rows)``, :func:`_one_hot_t`): a BLAS product
     reads the chunk once, and XLA:CPU's blocked scatter-add ran 2x-25x slower at 10-100
     classes on a quiet machine (1,024-2,048 rows x 1,000 columns, float32 and float64: 4-28 ms
-    a chunk against 1-2.5 ms; ``benchmarks/README.md``, "Issue 12, 2026-11-24"). A float64
+    a chunk against 1-2.5 ms). A float64
     chunk whose weights are all 1 is the exception: one plain ``segment_sum`` of its rows,
     without weights or blocks, is faster than the product there (:meth:`sum`). With more
     classes the product's cost grows with the class count, so the sums are a blocked
     scatter-add (``jax.ops.segment_sum``), whose cost does not: O(rows x columns + classes x
-    columns) per chunk, and 20,000 classes fit as fast as 10 (``benchmarks/many_classes.py``)."""
+    columns) per chunk, and 20,000 classes fit as fast as 10."""
 
     #: up to this many classes the sums are products with the one-hot (at 400-800 classes the
     #: products took as long as the scatter-add or longer)
@@ -248,7 +248,7 @@ class Labels:
 def needs_one_hot(families) -> bool:
     """Whether a statistics kernel over ``families`` materialises the ``(rows, classes)``
     one-hot (a family without ``label_stats``): chunks are then sized by it."""
-    return any(f.label_stats is None for f in families)
+    return any(form_of(f).label_stats is None for f in families)
 
 
 #: ``(rows, classes)`` arrays a fit chunk materialises per class (the weighted one-hot, the
@@ -268,8 +268,7 @@ def _not_binary(x) -> jax.Array:
     lies above infinity's. Unlike float comparisons, this sees a subnormal value: XLA:CPU
     reads those as 0, so the min, max and fractional part let 1e-45 (float32) or 5e-324
     (float64) through as a 0. It is also cheaper: 0.50-0.62 ms on a chunk of 8 MB (1,024 x
-    1,000 float64, 2,048 x 1,000 float32) against 0.78-0.87 ms for the three reductions
-    (``benchmarks/README.md``, "Stop 28")."""
+    1,000 float64, 2,048 x 1,000 float32) against 0.78-0.87 ms for the three reductions."""
     if x.dtype not in (jnp.float32, jnp.float64):  # integer or boolean input: no subnormals
         return jnp.any((x != 0) & (x != 1))
     ints = jnp.int64 if x.dtype == jnp.float64 else jnp.int32
@@ -297,7 +296,7 @@ def _checked_values(family, x, statistics: bool = False) -> tuple[jax.Array, jax
     """``(invalid, top)``: :func:`invalid_values` and the chunk's largest observed value, which
     the same reductions give (0 for a family whose values are not bounded here; an upper
     bound for a chunk of small counts). ``statistics``: in the statistics kernel, where a
-    family with the ``small_counts`` check reads its log-factorial pass's markers instead of
+    family whose form has ``small_count_markers`` reads its log-factorial pass's markers instead of
     the bounds (``_steps.small_count_log_factorials``)."""
     checks = family.value_checks
     if checks is None:
@@ -329,7 +328,7 @@ def _checked_values(family, x, statistics: bool = False) -> tuple[jax.Array, jax
             bad |= lo < 0
         return bad, hi
 
-    if not (statistics and checks.get("small_counts")):
+    if not (statistics and form_of(family).small_count_markers):
         return checked(x)
     # the family's kernel marks, in its log-factorial pass, every entry that is not an integer
     # count below 256 (the same expression: XLA computes it once); a chunk without one is valid
@@ -387,8 +386,8 @@ def suff_stats(families, levels, n_classes, xs, codes, weights, shifts=None):
     labels = Labels(codes, weights, n_classes, jnp.result_type(float))
     shifts = (None,) * len(xs) if shifts is None else shifts
     xs = tuple(x if s is None else x - s for x, s in zip(xs, shifts, strict=True))
-    stats = tuple(f.suff_stats(x, labels.one_hot(), lv) if f.label_stats is None
-                  else f.label_stats(x, labels, lv)
+    stats = tuple(f.suff_stats(x, labels.one_hot(), lv) if form_of(f).label_stats is None
+                  else form_of(f).label_stats(x, labels, lv)
                   for f, lv, x in zip(families, levels, xs, strict=True))
     checked = [_checked_values(f, x, statistics=True)
                for f, x in zip(families, xs, strict=True)]
@@ -415,7 +414,7 @@ def estimate(family, prior, stats, method):
     (``host_numeric``: float32 statistics would round class means and rates), else as one
     compiled function (run op by op, each small operation compiles on its own, which was most
     of a cold start)."""
-    if family.host_numeric:
+    if form_of(family).host_numeric:
         with np.errstate(divide="ignore", invalid="ignore"):
             return _read_only(family.estimate(host_f64(prior), host_f64(stats), method))
     return _estimate(family, prior, stats, method)
@@ -436,7 +435,7 @@ def _read_only(tree):
 
 def posterior(family, prior, stats):
     """A family's conjugate posterior (see :func:`estimate`)."""
-    if family.host_numeric:
+    if form_of(family).host_numeric:
         with np.errstate(divide="ignore", invalid="ignore"):
             return _read_only(family.posterior(host_f64(prior), host_f64(stats)))
     return _posterior(family, prior, stats)
@@ -459,8 +458,7 @@ def scores(families, levels, exact, output, class_log_prior, tables, xs, n_valid
     out = jnp.broadcast_to(class_log_prior, (xs[0].shape[0], class_log_prior.shape[0]))
     own = []  # each block's own scores, for its rounding bound
     for family, lv, table, x in zip(families, levels, tables, xs, strict=True):
-        own.append(family.log_predictive(table, x, lv) if exact
-                   else family.log_likelihood(table, x, lv))
+        own.append(form_of(family).scores(table, x, lv, exact))
         out = out + own[-1]
     top = jnp.max(out, axis=1, keepdims=True)
     shifted = out - jnp.where(jnp.isfinite(top), top, 0.0)
@@ -470,8 +468,8 @@ def scores(families, levels, exact, output, class_log_prior, tables, xs, n_valid
     # per block, the largest bound on its float32 rounding in the scores (kernel tables only)
     # (``n_valid`` rows are data, the rest padding)
     valid = (jnp.arange(xs[0].shape[0]) < (xs[0].shape[0] if n_valid is None else n_valid))
-    risk = tuple(jnp.max(jnp.where(valid, class_weighted(f.score_rounding(t, x, s), weight),
-                                   0.0))
+    risk = tuple(jnp.max(jnp.where(
+        valid, class_weighted(form_of(f).score_rounding(t, x, s), weight), 0.0))
                  for f, t, x, s in zip(families, tables, xs, own, strict=True))
     # one array, one read on the host: each scalar read alone cost 20-60 us (``_store``)
     bad = jnp.stack([*(b.astype(out.dtype) for b in bad), *(r.astype(out.dtype) for r in risk)])
@@ -686,7 +684,7 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     per_class = FIT_CLASS_ARRAYS * n_classes * dtype.itemsize if needs_one_hot(families) else 0
     rows = balanced_rows(n, chunk_rows(n, _row_bytes(sources) + per_class))
     x32 = not float64_mode()
-    shifts = [f.fit_shift(shift_sample(s, n)) if x32 and s.dtype.kind == "f"
+    shifts = [form_of(f).fit_shift(shift_sample(s, n)) if x32 and s.dtype.kind == "f"
               else None for f, s in zip(families, sources, strict=True)]
     # input already in the kernel dtype is shifted in the kernel (by the shift rounded to that
     # dtype, which the host adds back: the same single rounding), saving a float64 host pass
@@ -711,9 +709,10 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
         if checks[:len(families)].any():  # refused now: not finished (an infinity gave NaN)
             _report(sources, checks[:len(families)])
         for b, family in enumerate(families):
-            chunk = family.refine_stats(host_f64(stats[b]),
+            form = form_of(family)
+            chunk = form.refine_stats(host_f64(stats[b]),
                                         partial(sources[b].read, start, stop))
-            chunk = family.finish_stats(chunk, shifts[b])
+            chunk = form.finish_stats(chunk, shifts[b])
             totals[b] = chunk if totals[b] is None else family.merge_stats(totals[b], chunk)
 
     pending = None
@@ -734,7 +733,7 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     # taken again in float64, as a weighted fit's are; the float32 score tables then refuse
     # what float32 scores cannot resolve (``kernel_table``). Refusing here made a chunked fit
     # refuse what the batch fit takes: a chunk's two rows of a class 0.05 apart near 1e6
-    if x32 and any(family.float32_inexact(stats, shift)
+    if x32 and any(form_of(family).float32_inexact(stats, shift)
                    for family, stats, shift in zip(families, totals, shifts, strict=True)):
         raise NeedsFloat64
     return tuple(totals)
@@ -775,9 +774,10 @@ _kernel_tables: dict = {}
 
 def _tables(families, tables, exact: bool, joint: bool, sources=()):
     """Every block's table in the form its score kernel reads, and its host-side shift
-    (``Family.kernel_table``), built in float64 once per fitted table."""
+    (``FastForm.kernel_table``), built in float64 once per fitted table."""
     built = [cached_kernel_table(_kernel_tables, (family, exact, joint), table,
-                                 partial(family.kernel_table, table, exact, joint), sources, b)
+                                 partial(form_of(family).kernel_table, table, exact, joint),
+                                 sources, b)
              for b, (family, table) in enumerate(zip(families, tables, strict=True))]
     return tuple(k for k, _ in built), [shift for _, shift in built]
 
@@ -820,7 +820,7 @@ def stream_scores(families, levels, exact, output, class_log_prior, tables, sour
     dispatches and waits for 200,000 rows.)"""
     width = sum(s.width for s in sources)
     rows = chunk_rows(n_rows, _row_bytes(sources) + SCORE_CLASS_BYTES * n_classes)
-    if exact or not all(f.product_scores for f in families):
+    if exact or not all(form_of(f).product_scores for f in families):
         rows = min(rows, chunk_rows(n_rows, 1, budget=CLASS_COLUMN_ELEMENTS // max(
             n_classes * width, 1)))
     rows = balanced_rows(n_rows, rows)
@@ -869,8 +869,8 @@ def _device_results(families, levels, exact, output, class_log_prior, kernel_tab
     (invalid values, rounding bounds) read back once, and the results joined and normalised
     there (:func:`_join_on_device`). On an H200, reading each chunk's results back and
     normalising them in float64 on the host took 395 of a 447 ms ``predict_proba`` of
-    2,000,000 device-resident rows against 17 ms of kernels (``benchmarks/README.md``,
-    "Stop 30"), and converting and copying the host tables at every chunk's call left 13 ms
+    2,000,000 device-resident rows against 17 ms of kernels, and converting and copying the host
+    tables at every chunk's call left 13 ms
     of a 30 ms call ("Stop 31")."""
     results = []
     for i, start in enumerate(range(0, n_rows, rows)):

@@ -478,7 +478,7 @@ def _listed_tail(x: np.ndarray, steps: int, cum: np.ndarray) -> np.ndarray | Non
     ``cum`` holds, as one sparse product whose structure comes from the chunk in int32: the
     row pointers and the columns from the positions (no row index, no int64 division). On
     2,048 x 200 float64 Poisson counts past ``S = 2`` (32% of them) 1.93 ms against 2.25 ms
-    through :func:`rising_sums` (``benchmarks/README.md``, "Stop 29"). None if a count is
+    through :func:`rising_sums`. None if a count is
     past the table."""
     n, f = x.shape
     past = x > steps
@@ -496,7 +496,7 @@ def _positioned_tail(positions: np.ndarray, cum: np.ndarray) -> np.ndarray | Non
     none, -1 for a value it does not hold). The kernel finds and indexes the counts as it
     reads the chunk, so the host's part is the listing and the sparse product: on 2,048 x 200
     float64 Poisson counts past ``S = 2`` (32% of them) 1.69 ms against :func:`_listed_tail`'s
-    2.47 ms (``benchmarks/exact_host_parts.py``; ``benchmarks/README.md``, "Stop 33"). None if
+    2.47 ms . None if
     a value is not in ``cum``."""
     n, f = positions.shape
     # nonzero of a boolean: 0.24 ms, against 1.54 ms for the int32 positions themselves
@@ -566,7 +566,7 @@ def step_tables(a: np.ndarray, steps: int, shift: bool) -> np.ndarray:
 #: once per fitted posterior. Issue 6's documents (100,000 x 50,000, 20 classes, 10% of the
 #: stored counts above 3, 4% above 7) take counts up to 7 instead of 3 at 32 MiB: in one
 #: process, the two tables alternating, the exact predictive went from 278 ms to 232 ms (both
-#: with the class halves below; ``benchmarks/README.md``, issue 12, stop 22)
+#: with the class halves below)
 LINEAR_ENTRIES = 1 << 23
 #: float64 entries (4 MiB) of the rows added for the columns with the largest posterior
 #: counts, for their counts past the table up to :data:`CUMULATIVE_COUNTS`: large counts
@@ -578,36 +578,6 @@ LINEAR_ENTRIES = 1 << 23
 LINEAR_DEEP_ENTRIES = 1 << 19
 
 
-@functools.cache
-def _last_level_cache_bytes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> int | None:
-    """The size of the largest CPU cache Linux reports for CPU 0 (``sysfs``), or None."""
-    import pathlib
-
-    sizes = []
-    for level in pathlib.Path(root).glob("index*/size"):
-        try:
-            text = level.read_text().strip()
-            sizes.append(int(text[:-1]) << {"K": 10, "M": 20}[text[-1]])
-        except (OSError, ValueError, KeyError, IndexError):
-            continue
-    return max(sizes, default=None)
-
-
-#: a linear table above this many bytes, of at least :data:`LINEAR_SPLIT_CLASSES` classes,
-#: is kept as two halves of the classes, each read by its own sparse product: a product's
-#: random reads of table rows then hit a half-sized working set. It pays where the table
-#: outgrows the last-level cache: on AMD EPYC (32 MiB L3 per core complex) issue 6's 64 MiB
-#: table took the product from 110-142 ms to 82-104 ms (stop 22; three or four parts were
-#: slower, the CSR being read again); on an Intel Xeon reporting 480 MiB of L3 the halves
-#: were slower, 119-122 ms against 95-100 ms whole (stop 36). So None (the default) is the
-#: cache Linux reports, read when a first table is built, or 16 MiB where it reports none
-LINEAR_SPLIT_BYTES: int | None = None
-#: ... as long as half a row still fills a 64-byte cache line: with narrower rows a half
-#: touches as many lines as the whole, and the CSR is read twice. Issue 6's documents with
-#: K classes, the exact predictive in halves against whole (in process, alternating): K =
-#: 5 100-112 against 80-104 ms, 10 180 against 147, 16 166 against 206, 20 188 against 215,
-#: 40 360 against 375
-LINEAR_SPLIT_CLASSES = 16
 #: per fitted posterior, the slopes and count-by-column table of ``linear_rising`` (by
 #: identity); up to 68 MiB each
 _linear: dict = {}
@@ -638,7 +608,7 @@ class LinearTable(NamedTuple):
     """``linear_rising``'s state for one fitted posterior."""
 
     slope: np.ndarray  #: (K, F)
-    parts: tuple | None  #: the table (rows by count and column), whole or by class halves
+    table: np.ndarray | None  #: rows by count and column
     counts: int  #: the table's first blocks hold counts 0 .. counts - 1 of every column
     deep: DeepColumns | None  #: ... and its last rows, larger counts of a few columns
 
@@ -656,11 +626,9 @@ def linear_rising(X, owner, slope_of, a: np.ndarray,
     integers, past the table) take :func:`rising_rows`, their slopes' part included, but for
     the larger counts of the columns with the largest posterior counts, which have rows of
     their own after the table's (:data:`LINEAR_DEEP_ENTRIES`); slopes of -inf (a column
-    without probability) take :func:`log_matmul` and :func:`sparse_rising`. A table above
-    :data:`LINEAR_SPLIT_BYTES` of at least :data:`LINEAR_SPLIT_CLASSES` classes is read in
-    two halves of the classes. Returned with the float64 row totals :math:`\sum_j x_{ij}`
-    when ``totals`` (None otherwise), summed in the pass that finds the table rows while
-    each block of values is in cache.
+    without probability) take :func:`log_matmul` and :func:`sparse_rising`. Returned with
+    the float64 row totals :math:`\sum_j x_{ij}` when ``totals`` (None otherwise), summed
+    in the pass that finds the table rows while each block of values is in cache.
 
     A call with fewer stored values than the table would have rows, before any call has
     built it, takes every value through :func:`rising_rows` instead: on issue 6's 50,000
@@ -688,32 +656,19 @@ def linear_rising(X, owner, slope_of, a: np.ndarray,
         if deep is not None:
             _linear_block(a[:, deep.columns], slope[:, deep.columns], deep.first, deep.stop,
                           out=table[m * f:])
-        split = (LINEAR_SPLIT_BYTES if LINEAR_SPLIT_BYTES is not None
-                 else _last_level_cache_bytes() or 1 << 24)
-        if table.nbytes <= split or k < LINEAR_SPLIT_CLASSES:
-            return LinearTable(slope, (table,), m, deep)
-        return LinearTable(slope, tuple(np.ascontiguousarray(table[:, part])
-                                        for part in (slice(0, k // 2), slice(k // 2, k))),
-                           m, deep)
+        return LinearTable(slope, table, m, deep)
 
-    slope, parts, counts, deep = cached_by_identity(_linear, owner, (), build, limit=4)
-    if parts is None:
+    slope, table, counts, deep = cached_by_identity(_linear, owner, (), build, limit=4)
+    if table is None:
         return log_matmul(X, slope) + sparse_rising(X, a), _row_totals_if(X, totals)
     data, n = X.data, X.shape[0]
-    n_table = parts[0].shape[0]
+    n_table = table.shape[0]
     rows = _table_rows(X, counts, totals, deep, n_table)
     # the stored values weigh the picks, unless one past the table would make 0 * inf
     weights = (data if data.dtype == np.float64 and np.isfinite(rows.rest_values).all()
                else _zeroed(data, rows.rest))
     picks = sparse.csr_matrix((weights, rows.index, X.indptr), shape=(n, n_table))
-    if len(parts) == 1:
-        out = picks @ parts[0]
-    else:
-        out = np.empty((n, k))
-        lo = 0
-        for part in parts:
-            out[:, lo:lo + part.shape[1]] = picks @ part
-            lo += part.shape[1]
+    out = picks @ table
     if rows.rest.size:
         out += rising_rows(rows.rest_rows, rows.rest_cols, rows.rest_values, a, n, 1,
                            slope=slope)

@@ -70,8 +70,7 @@ def small_count_log_factorials(x: jax.Array, table: np.ndarray = LOG_FACTORIAL) 
     One gather of a table with a marker at each end. On a 1,024 x 1,000 float64 chunk of
     ``run.py``'s documents (counts up to 8) it took 1.09 ms against 1.35 ms for the bounds
     pass and the selects it chose until stop 34, and the Multinomial statistics kernel,
-    whose value checks read no bounds either, 4.2-4.4 reads of the chunk against 4.6-5.0
-    (``benchmarks/README.md``, "Stop 35")."""
+    whose value checks read no bounds either, 4.2-4.4 reads of the chunk against 4.6-5.0."""
     inside = jnp.clip(x, -1.0, float(table.shape[0])) + 1.0  # -1 and len(table): the markers
     index = jnp.where(x == jnp.floor(x), inside, 0.0).astype(jnp.int32)  # NaN: a marker
     marked = np.concatenate([[NOT_SMALL], table, [NOT_SMALL]])
@@ -94,7 +93,7 @@ def chunk_bounds(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     part :math:`\max(x - \lfloor x \rfloor)`, read in one pass: one variadic reduction along
     the rows, then three over the ``(rows,)`` results. The three as separate reductions read
     the chunk three times: 0.89-0.90 ms on 8 MB (1,024 x 1,000 float64, 2,048 x 1,000
-    float32) against 0.43-0.47 ms (``benchmarks/README.md``, "Stop 32"). A NaN may make any
+    float32) against 0.43-0.47 ms. A NaN may make any
     of them NaN, or be skipped (XLA:CPU's min and max do either): callers with missing values
     redo them masked."""
     inf = jnp.asarray(jnp.inf, x.dtype)

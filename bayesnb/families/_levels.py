@@ -1,0 +1,411 @@
+"""The levels of categorical columns: validation and encoding to integer codes.
+
+A level is any hashable value, kept apart by type as well as value (Python's ``True == 1``
+would merge a boolean and a number into one level), laid out flat (column ``j`` owns entries
+``offset[j] : offset[j] + V_j`` of every ``(.., L)`` array). Integer and boolean columns are
+encoded through one lookup table; others through pandas' hashing."""
+
+from __future__ import annotations
+
+import functools
+import numbers
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+from ._base import cached_by_identity
+
+#: code of a value outside the fitted levels (missing values are -1)
+UNSEEN = -2
+
+
+def _level_groups(n_levels: tuple) -> tuple:
+    """:func:`_grouping` of ``n_levels``, cached per dtype mode (JAX caches the constants it
+    makes of NumPy index arrays: one made under float32 must not be reused under x64)."""
+    return _grouping(n_levels, jax.config.jax_enable_x64)
+
+
+@functools.lru_cache(maxsize=64)
+def _grouping(n_levels: tuple, x64: bool) -> tuple:
+    """Columns grouped by their level count, for a one-hot whose compiled size does not grow
+    with the number of columns.
+
+    Returns ``(groups, order)``: ``groups`` is ``((V, columns), ...)`` (``columns`` a NumPy
+    index, or None for all columns in order), and ``order[i]`` is the flat-layout position of
+    entry ``i`` of the grouped one-hot (None when the two layouts coincide)."""
+    index = np.int64 if x64 else np.int32
+    sizes = np.asarray(n_levels, dtype=index)
+    offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    groups, order = [], []
+    for v in dict.fromkeys(n_levels):  # level counts in first-seen order
+        cols = np.flatnonzero(sizes == v).astype(index)
+        groups.append((int(v), None if cols.size == sizes.size else cols))
+        order.append((offset[cols][:, None] + np.arange(v, dtype=index)).reshape(-1))
+    order = np.concatenate(order).astype(index) if order else np.zeros(0, dtype=index)
+    same = np.array_equal(order, np.arange(order.size))
+    return tuple(groups), None if same else order
+
+
+def _one_hot(codes, n_levels: tuple, dtype) -> jax.Array:
+    """``(n, L)`` indicator of each row's level, columns grouped by level count (see
+    :func:`_level_groups`; missing and unseen values, codes -1 and -2, match nothing)."""
+    # one broadcast comparison per distinct level count: compile time and memory stay flat
+    # however many columns there are (genotype data: thousands of 3-level columns)
+    n = codes.shape[0]
+    parts = []
+    for v, cols in _level_groups(n_levels)[0]:
+        picked = codes if cols is None else codes[:, cols]
+        parts.append((picked[:, :, None] == np.arange(v)).astype(dtype).reshape(n, -1))
+    return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=1)
+
+
+def _to_flat(grouped: jax.Array, n_levels: tuple) -> jax.Array:
+    """``(.., L)`` values in the grouped layout of :func:`_one_hot` -> the flat layout."""
+    order = _level_groups(n_levels)[1]
+    return grouped if order is None else grouped[..., np.argsort(order).astype(order.dtype)]
+
+
+def _to_grouped(flat: jax.Array, n_levels: tuple) -> jax.Array:
+    """``(.., L)`` values in the flat layout -> the grouped layout of :func:`_one_hot`."""
+    order = _level_groups(n_levels)[1]
+    return flat if order is None else flat[..., order]
+
+
+def _integer_levels(levels: tuple, boolean: bool) -> list | None:
+    """The levels as Python ints when all are integers (booleans for a boolean column)."""
+    def fits(v):
+        is_bool = isinstance(v, bool | np.bool_)
+        return is_bool if boolean else isinstance(v, int | np.integer) and not is_bool
+    if not all(fits(v) for v in levels):
+        return None
+    return [int(v) for v in levels]
+
+
+#: what ``Categorical(unseen=...)`` accepts
+UNSEEN_POLICIES = ("warn", "smooth", "error")
+
+
+class UnseenCategoryWarning(UserWarning):
+    """A category value never seen in training was scored with the smoothed probability of a
+    zero-count level (``Categorical(unseen="warn")``, the default)."""
+
+
+def _show(values, limit: int = 3) -> str:
+    """The first ``limit`` values, as reprs, for a message."""
+    values = [v.item() if isinstance(v, np.generic) else v for v in values]
+    shown = ", ".join(repr(v) for v in values[:limit])
+    return shown + (f", ... ({len(values)} in all)" if len(values) > limit else "")
+
+
+def bool_and_number(values) -> tuple | None:
+    """The first boolean and the first (non-boolean) number among ``values`` (1-D, missing
+    values removed), or None when they do not mix. Python's ``True == 1`` would merge them."""
+    values = np.asarray(values, dtype=object)
+    if pd.api.types.infer_dtype(values, skipna=True) not in ("mixed", "mixed-integer"):
+        return None  # a fast Cython pass settles all-string, all-number and all-bool columns
+    first_bool = first_number = None
+    for v in values:
+        if isinstance(v, bool | np.bool_):
+            first_bool = v if first_bool is None else first_bool
+        elif isinstance(v, numbers.Number):
+            first_number = v if first_number is None else first_number
+        if first_bool is not None and first_number is not None:
+            return first_bool, first_number
+    return None
+
+
+def _refuse_mixing(values, col, levels=None) -> None:
+    """A ``TypeError`` when a column mixes booleans and numbers (or, at prediction, brings
+    booleans to number levels or numbers to boolean levels)."""
+    advice = ("True == 1 in Python, so they would be one level; give the column one type "
+              "(e.g. strings such as 'True' and '1').")
+    mixed = bool_and_number(values)
+    if mixed is not None:
+        raise TypeError(f"column {col!r} mixes booleans and numbers ({_show(mixed)}); "
+                        f"{advice}")
+    if levels is None or not len(values):
+        return
+    kinds = _kinds(levels) & {"bool", "number"}
+    if len(kinds) != 1:  # no boolean or number levels: nothing can merge with them
+        return
+    hit = _first_of_kind(values, "number" if kinds == {"bool"} else "bool")
+    if hit is not None:
+        raise TypeError(f"column {col!r}: value {_show([hit])} is a {_kind(hit)} but the "
+                        f"column's levels are {_show(list(levels), 5)}; {advice}")
+
+
+def _may_merge(levels) -> bool:
+    """Whether a value could equal one of ``levels`` while differing in type: only booleans
+    and numbers can (strings never equal them)."""
+    kind = pd.api.types.infer_dtype(np.asarray(levels, dtype=object), skipna=True)
+    return kind not in ("string", "bytes", "empty")
+
+
+def _kind(v) -> str:
+    if isinstance(v, bool | np.bool_):
+        return "bool"
+    return "number" if isinstance(v, numbers.Number) else "other"
+
+
+def _kinds(values) -> set:
+    return {_kind(v) for v in values}
+
+
+def _first_of_kind(values, kind: str):
+    values = np.asarray(values, dtype=object)
+    inferred = pd.api.types.infer_dtype(values, skipna=True)
+    if kind == "bool" and inferred not in ("boolean", "mixed", "mixed-integer"):
+        return None
+    if kind == "number" and inferred in ("string", "boolean", "empty", "bytes"):
+        return None
+    return next((v for v in values if _kind(v) == kind), None)
+
+
+def _unhashable(values, col, rows=None) -> None:
+    """A ``TypeError`` naming the column and row of the first value that cannot be a level
+    (a list or dict in a cell); returns when every value hashes."""
+    for i, v in enumerate(values):
+        try:
+            hash(v)
+        except TypeError:
+            row = i if rows is None else rows[i]
+            raise TypeError(f"column {col!r}, row {row}: value {_show([v])} of type "
+                            f"{type(v).__name__} cannot be a category (a cell must hold one "
+                            f"string, number or boolean).") from None
+
+
+def distinct_values(values, col) -> np.ndarray:
+    """Distinct non-missing values of one column in first-seen order, refusing unhashable
+    cells and booleans mixed with numbers (both with the column named)."""
+    column = pd.Series(np.asarray(values, dtype=object), dtype=object)
+    observed = column[~column.isna().to_numpy()]
+    _refuse_mixing(observed.to_numpy(), col)
+    try:
+        return pd.unique(observed.to_numpy())
+    except TypeError:
+        _unhashable(observed.to_numpy(), col, observed.index.to_numpy())
+        raise
+
+
+#: widest integer range handled by a lookup table rather than by hashing object values
+_LOOKUP_SPAN = 1 << 16
+#: entries (and bins) per piece when counting on the host: temporaries of a few MB
+_PIECE = 1 << 20
+
+
+def _distinct_integers(values: np.ndarray) -> list | None:
+    """Sorted distinct values of each column of an integer or boolean block, by counting
+    (no object conversion); None when the block is not integer-valued or too wide.
+
+    Counted in pieces of about :data:`_PIECE` entries and bins (columns in blocks, rows in
+    chunks), so temporaries stay small however wide the block or the value range is; columns
+    with the same values share one tuple (a genotype table has a handful of distinct ones)."""
+    values = np.asarray(values)
+    if values.ndim != 2 or values.dtype.kind not in "iub" or values.dtype == np.uint64 \
+            or values.size == 0:
+        return None
+    lo, hi = int(values.min()), int(values.max())
+    span = hi - lo + 1
+    if span > _LOOKUP_SPAN:
+        return None
+    n_rows, n_cols = values.shape
+    present = np.zeros((n_cols, span), dtype=bool)
+    width = max(1, min(n_cols, _PIECE // span))  # columns per block: bins <= _PIECE
+    rows = max(1, _PIECE // width)
+    for c0 in range(0, n_cols, width):
+        block = values[:, c0:c0 + width]
+        w = block.shape[1]
+        base = (np.arange(w, dtype=np.int64) * span - lo)[None, :]
+        seen = np.zeros(w * span, dtype=bool)
+        for r0 in range(0, n_rows, rows):
+            seen |= np.bincount((block[r0:r0 + rows] + base).ravel(), minlength=w * span) > 0
+        present[c0:c0 + w] = seen.reshape(w, span)
+    cast = bool if values.dtype.kind == "b" else int
+    distinct, which = np.unique(present, axis=0, return_inverse=True)
+    found = [tuple(cast(v + lo) for v in np.flatnonzero(row)) for row in distinct]
+    return [found[i] for i in which.reshape(-1)]
+
+
+#: :func:`_code_lookup`'s results by the identity of a schema's levels
+_lookups: dict = {}
+
+
+def _code_lookup(levels: tuple, boolean: bool) -> tuple | None:
+    """:func:`_build_lookup`, once per schema's levels and value kind."""
+    return cached_by_identity(_lookups, levels, (boolean,),
+                              lambda: _build_lookup(levels, boolean), limit=16)
+
+
+def _build_lookup(levels: tuple, boolean: bool) -> tuple | None:
+    """``(lo, sizes, encoded, table)`` for :func:`_integer_codes` (built once per set of levels:
+    a type check per level of thousands of columns cost more than the lookup itself):
+    ``encoded`` when every column's levels are ``0..V-1`` (codes are then the values), and
+    ``table`` the lookup (None above :data:`_PIECE` x 16 entries). None when the levels are not
+    small integers (booleans for a boolean block)."""
+    checked: dict = {}  # columns often share one tuple of levels (_distinct_integers)
+    ints = [checked[id(lv)] if id(lv) in checked else
+            checked.setdefault(id(lv), _integer_levels(lv, boolean)) for lv in levels]
+    if any(lv is None or not lv for lv in ints):
+        return None
+    sizes = np.array([len(lv) for lv in ints])
+    try:
+        flat = np.fromiter((v for lv in ints for v in lv), np.int64, count=int(sizes.sum()))
+    except OverflowError:  # beyond int64: not a small range either
+        return None
+    lo, hi = int(flat.min()), int(flat.max())
+    span = hi - lo + 1
+    if span > _LOOKUP_SPAN:
+        return None
+    offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    within = np.arange(flat.size) - np.repeat(offset, sizes)  # each level's code
+    sizes.flags.writeable = False
+    encoded = lo == 0 and bool(np.all(flat == within))
+    table = None
+    if len(ints) * span <= 16 * _PIECE:
+        table = np.full(len(ints) * span, UNSEEN, dtype=np.int32)
+        table[np.repeat(np.arange(len(ints)) * span, sizes) + flat - lo] = within
+        table.flags.writeable = False
+    return lo, sizes, encoded, table
+
+
+def _integer_codes(values: np.ndarray, levels: tuple) -> np.ndarray | None:
+    """Codes of an integer or boolean block through one lookup table (UNSEEN outside the
+    levels); None when the block or the levels are not small integers."""
+    if values.ndim != 2 or values.dtype.kind not in "iub" or values.dtype == np.uint64 \
+            or values.size == 0:
+        return None
+    lookup = _code_lookup(levels, values.dtype.kind == "b")
+    if lookup is None:
+        return None
+    lo, sizes, encoded, table = lookup
+    top = values.max(axis=0)
+    v_lo, v_hi = int(values.min()), int(top.max())
+    if encoded and v_lo >= 0 and np.all(top < sizes):
+        return values.astype(np.int32)  # already label-encoded: the codes are the values
+    if table is None:
+        return None
+    span = table.size // len(sizes)
+    rel = values.astype(np.int64) - lo
+    base = (np.arange(len(sizes)) * span)[None, :]
+    if v_lo >= lo and v_hi - lo < span:
+        return np.take(table, rel + base)
+    inside = (rel >= 0) & (rel < span)
+    return np.where(inside, np.take(table, np.where(inside, rel, 0) + base), UNSEEN)
+
+
+def _unseen_values(col, levels, unknown, unseen: str, policy: str) -> None:
+    """Refuse or report values outside a column's levels (``unseen``: what the method allows,
+    ``policy``: the family's ``unseen=`` setting); returns when they are to be smoothed."""
+    if unseen != "smooth":
+        why = ("" if unseen == "error" else
+               f" Under {unseen} it has probability zero in every class; use "
+               f"method='mean', 'map' or 'bayes' (a prior gives it a probability).")
+        raise ValueError(
+            f"column {col!r}: value {_show([unknown[0]])} is not one of its categories "
+            f"{list(levels)}; declare it with Categorical(categories=...) before "
+            f"fitting.{why}")
+    distinct = pd.unique(unknown)
+    what = (f"column {col!r}: {len(distinct)} value(s) never seen in training "
+            f"({_show(distinct)}, in {len(unknown)} row(s); the levels are "
+            f"{_show(list(levels), 8)})")
+    if policy == "error":
+        raise ValueError(f"{what}; Categorical(unseen='error') refuses them. Check the "
+                         f"spelling, or declare them with Categorical(categories=...).")
+    if policy == "warn":
+        warnings.warn(f"{what} get the smoothed probability of a zero-count level. Check the "
+                      f"spelling; Categorical(unseen='smooth') accepts them silently, "
+                      f"unseen='error' refuses them.", UnseenCategoryWarning, stacklevel=3)
+
+
+def _is_level_list(entry) -> bool:
+    """Whether an entry of ``categories`` is a column's list of levels rather than one level
+    (strings and bytes are levels; lists, tuples, ranges, arrays, Series, sets are lists)."""
+    if isinstance(entry, str | bytes):
+        return False
+    return isinstance(entry, list | tuple | range | set | frozenset | np.ndarray | pd.Index |
+                      pd.Series)
+
+
+def declared_levels(categories, columns: tuple) -> list[tuple] | None:
+    """The declared levels, one tuple per column, or ``None``.
+
+    ``categories`` is one sequence of levels per column (``[["a", "b"], [1, 2, 3]]``) or,
+    for a single column, its levels directly (``["1st", "2nd", "3rd", "Crew"]``). A flat
+    list for several columns is refused: it could mean the same levels for each column or
+    a mistake, and the message says how to write either.
+    """
+    if categories is None:
+        return None
+    entries = list(categories)
+    nested = [_is_level_list(e) for e in entries]
+    if entries and not any(nested):  # a flat list of levels: the single-column form
+        if len(columns) == 1:
+            return [tuple(entries)]
+        raise ValueError(
+            f"Categorical: categories=[{_show(entries)}] is one list of levels, but this "
+            f"Categorical has {len(columns)} columns {list(columns)[:5]}; give one list per "
+            f"column (categories=[[...], [...], ...]; the same levels for all: "
+            f"[levels] * {len(columns)}), or one Categorical per column in features=.")
+    if not all(nested):
+        raise ValueError(
+            f"Categorical: categories mixes lists of levels and single values "
+            f"({_show(entries)}); give one list of levels per column, or, for one column, "
+            f"a flat list of its levels.")
+    if len(entries) != len(columns):
+        raise ValueError(
+            f"Categorical: categories has {len(entries)} entries for the {len(columns)} "
+            f"columns {list(columns)[:5]}; give one list of levels per column.")
+    return [tuple(e) for e in entries]
+
+
+def learn_levels(values: np.ndarray, columns: tuple, declared_levels: list | None) -> tuple:
+    """Per column its levels: the declared ones (checked), else the distinct values seen,
+    sorted where they order."""
+    levels = []
+    seen_integers = None if declared_levels is not None else _distinct_integers(values)
+    for j, col in enumerate(columns):
+        if seen_integers is not None:
+            levels.append(seen_integers[j])
+            continue
+        if declared_levels is not None:
+            declared = declared_levels[j]
+            _refuse_mixing(np.asarray(declared, dtype=object), col)
+            if len(set(declared)) != len(declared):
+                raise ValueError(f"column {col!r}: declared categories repeat a value.")
+            levels.append(declared)
+            continue
+        seen = distinct_values(values[:, j], col)
+        try:
+            levels.append(tuple(sorted(seen)))
+        except TypeError:  # mixed types that do not order: keep first-seen order
+            levels.append(tuple(seen))
+    return tuple(levels)
+
+
+def encode_levels(values, columns: tuple, levels_of: tuple, unseen: str, policy: str) -> np.ndarray:
+    """Integer codes of a block's values: a level's index, -1 for missing, ``UNSEEN`` for a
+    value outside the levels (refused or warned about as ``unseen`` and ``policy`` say)."""
+    codes = _integer_codes(np.asarray(values), levels_of)
+    if codes is not None and (not np.any(codes == UNSEEN) or
+                              (unseen == "smooth" and policy == "smooth")):
+        return codes
+    values = np.asarray(values, dtype=object)
+    codes = np.full(values.shape, -1, dtype=np.int32)
+    for j, (col, levels) in enumerate(zip(columns, levels_of, strict=True)):
+        column = pd.Series(values[:, j], dtype=object)
+        missing = column.isna().to_numpy()
+        observed = column[~missing]
+        if _may_merge(levels):  # string levels cannot be merged with anything
+            _refuse_mixing(observed.to_numpy(), col, levels)
+        try:
+            index = pd.Index(levels, dtype=object).get_indexer(observed)
+        except TypeError:
+            _unhashable(observed.to_numpy(), col, observed.index.to_numpy())
+            raise
+        if np.any(index < 0):
+            _unseen_values(col, levels, observed.to_numpy()[index < 0], unseen, policy)
+        codes[~missing, j] = np.where(index < 0, UNSEEN, index)
+    return codes

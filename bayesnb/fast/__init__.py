@@ -1,0 +1,177 @@
+"""The fast layer: speed and float32 safety, kept apart from the statistical models.
+
+A family (``bayesnb.families``) is the statistical model only: its statistics, estimates,
+posterior, predictive and evidence, written as the maths reads. This package computes them at
+scale: rows streamed through compiled kernels (:mod:`._kernels`), the count families' exact
+predictive by indicator products and host tails (:mod:`._exact`), host-side counting
+(:mod:`._host`) and SciPy sparse products (:mod:`._sparse`).
+
+A family opts in by registering a :class:`FastForm` here (one public module of this package per
+family, imported at the first look-up): the chunk form of its statistics and how float32 may
+round them, the table its score kernel reads and a bound on the rounding of those scores, its
+sparse and host paths. Every member has a default: the family's reference maths.
+
+**Correct by default.** JAX computes in float32 unless x64 is enabled. A registered form
+promises that its float32 results are within the library's bound of float64 or refused; a
+family with no registered form makes no such promise, so every computation that involves it
+runs in float64 (:func:`reference_precision`): its reference maths is then exact to float64,
+and the float32 guarantee holds for every family, the next one included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import pkgutil
+from typing import Any, ClassVar
+
+import jax
+import numpy as np
+
+from ..families._base import Family, float64_mode
+
+
+class FastForm:
+    """How the fast layer computes one family; subclass it and :func:`register` it.
+
+    The defaults compute the family's reference maths as written: statistics by its
+    ``suff_stats`` against the weighted one-hot, scores by its ``log_likelihood`` or
+    ``log_predictive``, no rounding bound. A subclass overrides what it makes faster or safer
+    in float32, with the same results."""
+
+    #: the family this form computes
+    family: ClassVar[type[Family]]
+    #: False for the reference form of an unregistered family: computed in float64
+    float32_safe: ClassVar[bool] = True
+
+    # ------------------------------------------------------------------ statistics
+    #: ``label_stats(x, labels, n_levels)``: a chunk's statistics summed by label (a
+    #: ``_kernels.Labels``), without the ``(rows, classes)`` one-hot; None: the kernel builds
+    #: the one-hot and calls the family's ``suff_stats``
+    label_stats: ClassVar[Any] = None
+    #: True when the statistics kernel sums each chunk's log factorials by
+    #: ``_steps.small_count_log_factorials``: the value checks then read its markers instead of
+    #: a bounds pass of their own
+    small_count_markers: ClassVar[bool] = False
+    #: True when the family's ``estimate``, ``posterior`` and ``merge_stats`` also run on
+    #: NumPy arrays: tables are then finished in float64 on the host whatever JAX's dtype
+    host_numeric: ClassVar[bool] = False
+
+    @staticmethod
+    def fit_shift(first: np.ndarray) -> np.ndarray | None:
+        """A float64 per-column value subtracted from the raw numbers before they are converted
+        to the kernel dtype (``first``: the first rows), or None; undone by
+        :meth:`finish_stats`."""
+        return None
+
+    @staticmethod
+    def finish_stats(stats, shift: np.ndarray | None):
+        """One chunk's statistics (float64 NumPy) of the values shifted by :meth:`fit_shift`,
+        in the family's form."""
+        return stats
+
+    @staticmethod
+    def refine_stats(stats, read):
+        """One chunk's kernel statistics with any part float32 may have rounded too far
+        recomputed in float64 from the chunk's values (``read()``, lazily)."""
+        return stats
+
+    @staticmethod
+    def float32_inexact(stats, shift: np.ndarray | None) -> bool:
+        """Whether float32 inputs cannot represent what the finished ``stats`` describe; the
+        statistics pass is then redone in float64."""
+        return False
+
+    # ------------------------------------------------------------------ scores
+    #: True when the plug-in score kernel is products of the block with ``(classes,
+    #: columns)`` tables only (no ``(rows, classes, columns)`` temporary)
+    product_scores: ClassVar[bool] = False
+
+    @staticmethod
+    def kernel_table(table, exact: bool, joint: bool):
+        """``(table, shift)``: the float64 fitted ``table`` in the form :meth:`scores` reads
+        (built on the host), and a per-column shift subtracted from the raw values (or None).
+        ``joint``: the class-free constants must stay in."""
+        return table, None
+
+    @classmethod
+    def scores(cls, table, x, n_levels, exact: bool):
+        """``(n, K)`` log p(x | c) of a chunk from a :meth:`kernel_table` (up to a class-free
+        per-row constant unless the table was built ``joint``)."""
+        if exact:
+            return cls.family.log_predictive(table, x, n_levels)
+        return cls.family.log_likelihood(table, x, n_levels)
+
+    @staticmethod
+    def score_rounding(table, x, scores):
+        """``(n,)`` or ``(n, K)`` bounds on the float32 rounding of :meth:`scores`; the kernels
+        refuse a block above ``_kernels.SCORE_ROUNDING_LIMIT``. Default 0 (float64)."""
+        import jax.numpy as jnp
+
+        return jnp.zeros(x.shape[0])
+
+    @staticmethod
+    def linear_scores(params) -> tuple | None:
+        """``(weights (K, F), bias (K,))`` with ``log_likelihood(params, x) = x @ weights.T +
+        bias`` for complete rows, or None: the predictive over draws then stacks draws' weights
+        into one product (``inference.predict_from_draws``)."""
+        return None
+
+    @staticmethod
+    def term_extent(params) -> tuple | None:
+        """``(scale, reach)`` bounding each column's float32 term by ``scale * (|x| +
+        reach)**2`` for scores not linear in x (``inference.draws_rounding``), or None."""
+        return None
+
+    # ------------------------------------------------------------------ other paths
+    #: statistics and scores of labelled dense data counted on the host in float64
+    #: (``host_stats``, ``host_score_table``, ``host_scores``; :mod:`._host`)
+    host_counting: ClassVar[bool] = False
+    #: the exact predictive as the plug-in product plus indicator products and a host tail
+    #: (``exact_table``, ``host_tail``; :mod:`._exact`)
+    exact_host_tail: ClassVar[bool] = False
+    #: ``scipy.sparse`` input through ``sparse_suff_stats``, ``sparse_log_likelihood``,
+    #: ``sparse_log_predictive`` and ``sparse_log_normalizer``
+    supports_sparse: ClassVar[bool] = False
+
+
+_FORMS: dict[type, type[FastForm]] = {}
+_loaded: list[bool] = []
+
+
+def register(form: type[FastForm]) -> type[FastForm]:
+    """Register ``form`` for ``form.family`` (usable as a class decorator)."""
+    _FORMS[form.family] = form
+    return form
+
+
+def form_of(family) -> type[FastForm]:
+    """The registered form of ``family`` (a class or an instance), else its reference form:
+    the family's own maths, computed in float64 (``float32_safe`` False)."""
+    if not _loaded:
+        for module in pkgutil.iter_modules(__path__):  # each public module registers a form
+            if not module.name.startswith("_"):
+                importlib.import_module(f"{__name__}.{module.name}")
+        _loaded.append(True)
+    cls = family if isinstance(family, type) else type(family)
+    form = _FORMS.get(cls)
+    if form is None:
+        form = _FORMS[cls] = type(f"{cls.__name__}Reference", (FastForm,),
+                                  {"family": cls, "float32_safe": False})
+    return form
+
+
+def float32_safe(families) -> bool:
+    """Whether every family has a form whose float32 results the library bounds."""
+    return all(form_of(f).float32_safe for f in families)
+
+
+def reference_precision(families):
+    """A context in which computations involving ``families`` are correct: JAX's float64 when
+    float32 is the dtype and some family has no float32-safe form, else nothing changes."""
+    if float64_mode() or float32_safe(families):
+        return contextlib.nullcontext()
+    return jax.enable_x64(True)
+
+
+__all__ = ["FastForm", "float32_safe", "form_of", "reference_precision", "register"]

@@ -1,0 +1,223 @@
+"""Float32 safety shared by the fast forms: tables taken relative to a reference (so float32
+never subtracts two large, nearly equal numbers), chunk sums in a form float32 cannot spoil,
+and bounds on the rounding of float32 sums (the kernels refuse what they cannot bound)."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from ..families._base import float64_mode
+
+
+class Float32Unrepresentable(ValueError):
+    """Raised by ``Family.kernel_table`` when float32 cannot represent what the table
+    describes; ``column`` is the index in the block (the kernels add its name and the x64
+    advice)."""
+
+    def __init__(self, column: int, reason: str):
+        super().__init__(reason)
+        self.column, self.reason = column, reason
+
+
+#: a float32 sum over ``n`` columns is rounded in its accumulation by up to about
+#: ``SUM_ROUNDING * eps * log2(n)`` times the size its partial sums reach, which is at most
+#: the result's size plus the terms' root sum of squares (mixed signs, :func:`centre`). On
+#: XLA:CPU's products, per (row, class) against float64 (Multinomial scores; rows of 42 to
+#: 5,000 non-zero counts): with the products' own rounding (twice epsilon times that root
+#: sum of squares) it bounds the log-odds error to within 1.12x at worst, which the limit's
+#: factor of two covers (``_kernels.SCORE_ROUNDING_LIMIT``). Tables relative to each
+#: column's largest class had every term of one sign: documents of 1e6 tokens over 5,000
+#: words of two close classes moved probabilities by 6.5e-4 unrefused.
+SUM_ROUNDING = 0.5
+
+
+#: a chunk whose one-bound-for-all-classes rounding stays below this (half the kernels'
+#: ``SCORE_ROUNDING_LIMIT``: the class weighting then cannot exceed the limit) skips the
+#: per-class bound's product (``Gaussian.score_rounding``, ``Multinomial.score_rounding``)
+COARSE_ROUNDING = 1e-4
+
+
+def sum_rounding(size: jax.Array, n_terms: int) -> jax.Array:
+    """Bound on the accumulated rounding of float32 sums of ``n_terms`` per-column terms whose
+    partial sums reach ``size`` (see :data:`SUM_ROUNDING`)."""
+    eps = float(np.finfo(np.float32).eps)
+    return SUM_ROUNDING * eps * float(np.log2(max(n_terms, 2))) * size
+
+
+def kernel_shift(shift: np.ndarray) -> np.ndarray:
+    """A per-column shift for ``Family.kernel_table``, as float64 values float32 holds exactly
+    in float32 mode. The host then subtracts it from float32 input with one rounding, the one a
+    float32 subtraction on the device makes, so a device-resident block is shifted where it
+    lives with the same result (``_kernels._DeviceChunks``); any value near the data centres
+    it as well."""
+    shift = np.asarray(shift, dtype=np.float64)
+    return shift if float64_mode() else shift.astype(np.float32).astype(np.float64)
+
+
+def log_rising(a: jax.Array, x: jax.Array, polynomial: bool = True) -> jax.Array:
+    r"""``h(a, x) = log Γ(a + x) - log Γ(a) - x log a``, accurate to its own magnitude.
+
+    The exact predictives of count families need :math:`\log Γ(a + x) - \log Γ(a)`; with
+    ``a`` a large posterior count, both log-Gamma values are huge and their float32
+    difference is noise. Split as :math:`x \log a + h(a, x)`, the first part is linear in
+    ``x`` (taken relative to a reference class, in float64, by ``kernel_table``). For
+    ``a >= 10`` Stirling's series gives :math:`h = \frac{x^2}{2a} - \frac{x^3}{6a^2} +
+    a\,\psi(x/a) - \tfrac12\log(1 + x/a) + S(a + x) - S(a)` with :math:`\psi(u) =
+    (1+u)\log(1+u) - u - u^2/2 + u^3/6` (its Taylor series below ``u = 1/4``, where the
+    closed form cancels) and :math:`S(z) = \tfrac1{12z} - \tfrac1{360z^3} +
+    \tfrac1{1260z^5}`; below 10, log-Gamma directly. With ``polynomial=False`` the two
+    polynomial terms (``a >= 10`` only) are left out, for the caller to add from float64
+    tables relative to a reference class (:func:`rising_polynomial`): they are the large,
+    nearly class-free part when counts are large. In float64 mode they always stay in (and
+    the tables hold zeros)."""
+    import jax.numpy as jnp
+    from jax.scipy.special import gammaln
+
+    big = a >= 10.0
+    ab = jnp.where(big, a, 10.0)
+    u = x / ab
+    l1p = jnp.log1p(u)
+    us = jnp.minimum(u, 0.25)
+    series = 0.0
+    for k in range(18, 3, -1):  # sum_{k>=4} (-u)^k / (k (k - 1)), Horner's scheme
+        series = series * us + (-1) ** k / (k * (k - 1))
+    series = series * us**4
+    tail = jnp.where(u < 0.25, series, (1.0 + u) * l1p - u - u * u * (0.5 - u / 6.0))
+
+    def stirling_tail(z):
+        zi = 1.0 / z
+        z2 = zi * zi
+        return zi * (1 / 12 - z2 * (1 / 360 - z2 / 1260))
+
+    large = ab * tail - 0.5 * l1p + (stirling_tail(ab + x) - stirling_tail(ab))
+    if polynomial or x.dtype == jnp.float64:  # float64 tables leave it here (see below)
+        large = large + x * x / (2.0 * ab) - x**3 / (6.0 * ab * ab)
+    a_small = jnp.where(big, 1.0, a)
+    small = gammaln(a_small + x) - gammaln(a_small) - x * jnp.log(a_small)
+    return jnp.where(big, large, small)
+
+
+def class_sums(resp: jax.Array, x: jax.Array, observed: jax.Array | None = None) -> jax.Array:
+    """``resp.T @ x`` in a chunk form float32 cannot spoil: ``(3, K, F)`` holding each class's
+    weight, its mean and the sum of the rows' deviations from their own class mean, which
+    :func:`finish_class_sums` adds up in float64 on the host. A float32 sum of counts in the
+    millions is rounded; the deviations are small, so their sum keeps the digits the class
+    totals (and the differences between classes' rates) depend on. A chunk whose sums are
+    certainly exact (integer values and weights, ``max(x) * total weight < 2**24``, or
+    ``2**53`` in float64) takes one product instead. Fractional values (a Multinomial of term
+    weights) keep the centred form: their float32 class totals are within 2e-8 of float64,
+    against 2e-7 for one plain sum per chunk. With missing values (``observed``, the 0/1 flags
+    of ``x``'s entries, missing ones 0 in ``x``), the weights and means are per column over the
+    observed entries and the missing ones have no deviation: centred on the mean of all rows,
+    a missing entry's deviation was the whole mean, and Poisson counts near 1e5 lost 2 in a
+    class total (26 nats of evidence). In float64 every chunk takes the one product, as
+    scikit-learn's float64 fit does, and returns it alone, ``(K, F)``: its rounding, about
+    1e-16 of a total, is what the centred form would leave too; the check the choice waits
+    for kept the class sums from starting beside the chunk's other reductions, and the
+    stacked weights and zeros cost the host 77 us a chunk to add up against 11 us (1,024 x
+    1,000 documents, 20 classes)."""
+    import jax.numpy as jnp
+
+    if x.dtype == jnp.float64:
+        return resp.T @ x
+
+    def centred(x):
+        if observed is None:
+            weight = jnp.broadcast_to(jnp.sum(resp, axis=0)[:, None],
+                                      (resp.shape[1], x.shape[1]))
+        else:
+            weight = resp.T @ observed
+        mean = (resp.T @ x) / jnp.where(weight > 0, weight, 1.0)
+        dev = x - (resp > 0).astype(x.dtype) @ mean  # each row against its own class
+        if observed is not None:
+            dev = dev * observed
+        return jnp.stack([weight, mean, resp.T @ dev])
+
+    def plain(x):  # every partial sum an integer the dtype holds: added exactly
+        ones = jnp.ones((resp.shape[1], x.shape[1]), x.dtype)
+        return jnp.stack([ones, resp.T @ x, jnp.zeros_like(ones)])
+
+    exact = _integer_sums_exact(x, resp)
+    return jax.lax.cond(exact, plain, centred, x)
+
+
+def label_class_sums(labels, x: jax.Array, observed: jax.Array | None = None) -> jax.Array:
+    """:func:`class_sums` summed by label (``labels``: a ``_kernels.Labels``): the same chunk
+    form, by scatter-adds and a gather instead of products with the ``(rows, classes)``
+    one-hot."""
+    import jax.numpy as jnp
+
+    if x.dtype == jnp.float64:  # as in class_sums
+        return labels.sum(x)
+    k, f = labels.n_classes, x.shape[1]
+
+    def centred(x):
+        if observed is None:
+            first = labels.sum(jnp.concatenate([jnp.ones_like(x[:, :1]), x], axis=1))
+            weight = jnp.broadcast_to(first[:, :1], (k, f))
+        else:
+            first = labels.sum(jnp.concatenate([observed, x], axis=1))
+            weight = first[:, :f]
+        mean = first[:, -f:] / jnp.where(weight > 0, weight, 1.0)
+        dev = x - labels.gather(mean)  # each row against its own class
+        if observed is not None:
+            dev = dev * observed
+        return jnp.stack([weight, mean, labels.sum(dev)])
+
+    def plain(x):  # every partial sum an integer the dtype holds: added exactly
+        ones = jnp.ones((k, f), x.dtype)
+        return jnp.stack([ones, labels.sum(x), jnp.zeros_like(ones)])
+
+    return jax.lax.cond(_integer_sums_exact(x, labels.weights), plain, centred, x)
+
+
+def _integer_sums_exact(x: jax.Array, weights: jax.Array) -> jax.Array:
+    """Whether every weighted sum of a chunk's rows is exact in its dtype: integer values and
+    weights whose largest possible sum is below ``2**24`` in float32 (``2**53`` in float64),
+    where adding integers is exact. The largest value and fractional part are the value
+    checks' own reduction (``_steps.chunk_bounds``), so XLA computes them once."""
+    import jax.numpy as jnp
+
+    from ._steps import chunk_bounds
+
+    _, top, frac = chunk_bounds(x)
+    integral = (frac == 0) & jnp.all(weights == jnp.floor(weights))
+    return integral & (top * jnp.sum(weights) < 2.0 ** (jnp.finfo(x.dtype).nmant + 1))
+
+
+def finish_class_sums(sums: np.ndarray) -> np.ndarray:
+    """The float64 class totals from :func:`class_sums`' chunk form (else ``sums`` itself: a
+    float64 chunk's plain sums)."""
+    sums = np.asarray(sums, dtype=np.float64)
+    return sums[0] * sums[1] + sums[2] if sums.ndim == 3 else sums
+
+
+def rising_polynomial(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The float64 coefficients of ``x**2`` and ``x**3`` that ``log_rising(...,
+    polynomial=False)`` leaves out: ``1 / (2a)`` and ``-1 / (6 a**2)`` (0 where ``a < 10``,
+    whose ``h`` is computed whole)."""
+    big = (a >= 10.0) & (not float64_mode())  # float64 keeps them whole (its sums are exact
+    inv = np.where(big, 1.0 / np.where(big, a, 1.0), 0.0)  # enough, and a row count far above
+    return 0.5 * inv, -inv * inv / 6.0  # a would make them cancel)
+
+
+def centre(table: np.ndarray) -> np.ndarray:
+    """Per column, the mean of the finite entries over the classes (0 if none): what a linear
+    table is taken relative to, so that each class's terms have both signs and a float32
+    product's partial sums stay near the size of its result. Relative to the largest entry
+    (:func:`reference`) every term of a class had one sign and the partial sums grew with
+    the row: two close classes over 5,000 binary columns had scores near 300 whose rounding
+    refused them (``sum_rounding``), though they were exact to 2e-5."""
+    finite = np.isfinite(table)
+    total = np.sum(np.where(finite, table, 0.0), axis=0)
+    count = np.sum(finite, axis=0)
+    return np.where(count > 0, total / np.maximum(count, 1), 0.0)
+
+
+def reference(table: np.ndarray) -> np.ndarray:
+    """Per column, the largest finite entry over the classes (0 if none): what a shifted
+    table is taken relative to (a class-free constant per row)."""
+    finite = np.isfinite(table)
+    ref = np.max(np.where(finite, table, -np.inf), axis=0)
+    return np.where(np.isfinite(ref), ref, 0.0)
