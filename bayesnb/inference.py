@@ -30,7 +30,7 @@ from jax.scipy.special import xlogy
 from scipy import sparse
 
 from .families._base import float64_mode
-from .fast import FastForm, float32_safe, form_of
+from .fast import float32_safe, form_of
 from .fast._float32 import sum_rounding
 from .fast._kernels import full_float32
 from .model import (
@@ -284,7 +284,7 @@ def _chunked_tables(families, blocks, flat, class_lp, n_draws, chunk, x_complete
         post = family.posterior(block.prior, block.stats)
         sample = jax.tree_util.tree_map(jnp.asarray, _block_draws(flat, i, blocks))
         table = jax.vmap(lambda s, f=family, post=post: f.params_from_sample(s, post))(sample)
-        if x_complete[i] and form_of(family).linear_scores is not FastForm.linear_scores:
+        if x_complete[i] and form_of(family).linear_in_x:
             weights, bias, finite = _linear_layout(family, n_chunks, chunk, table)
             if bool(finite):
                 tables.append((weights, bias))
@@ -554,7 +554,7 @@ def draws_rounding(blocks, class_prior, draws, xs, prepared=None) -> float:
     its epsilon times the largest :math:`|b_{dk}|` and class log prior, for every block with
     ``linear_scores`` (weights ``w``, bias ``b``; the roundings of the products and of the
     float32 weights themselves are independent, so their typical size is the root sum of
-    squares, as in ``Multinomial.score_rounding``), plus the products' accumulation
+    squares, as in ``MultinomialFast.score_rounding``), plus the products' accumulation
     (``_base.sum_rounding`` of the terms' root sum of squares relative to their centre,
     :func:`weight_centre`, which the scores subtract so that the terms have both signs);
     Multinomial rows of 2,000 tokens of two close classes, whose weights are log
@@ -579,8 +579,8 @@ def draws_rounding(blocks, class_prior, draws, xs, prepared=None) -> float:
     per_row = np.zeros(xs[0].shape[0])
     for i, block in enumerate(blocks):
         family = type(block.family)
-        linear = form_of(family).linear_scores is not FastForm.linear_scores
-        if not linear and form_of(family).term_extent is FastForm.term_extent:
+        linear = form_of(family).linear_in_x
+        if not linear and not form_of(family).quadratic_in_x:
             continue
 
         def extents(i=i, block=block, family=family, linear=linear):

@@ -38,7 +38,6 @@ from ._data import (
     resolve_features,
 )
 from ._progress import progress_bar
-from .families import Family
 from .families._levels import bool_and_number, distinct_values
 
 
@@ -83,15 +82,10 @@ def layout(features, X, infer_counts: bool = False, *, use_kernel: bool = False)
     table = as_table(X)
     specs = resolve_features(features, table, infer_counts, use_kernel=use_kernel,
                              warn=False)  # warned once, by the first chunk's fit
-    level_blocks = tuple((s.columns, s.positions) for s in specs if _learns_levels(s.family))
+    level_blocks = tuple((s.columns, s.positions) for s in specs if s.family.learns_levels())
     dtypes = ({c: str(t) for c, t in table.frame.dtypes.items()} if table.frame is not None
               else {})
     return Layout(tuple((type(s.family), s.columns) for s in specs), level_blocks, dtypes)
-
-
-def _learns_levels(family: Family) -> bool:
-    overrides = type(family).learn_schema is not Family.learn_schema
-    return overrides and getattr(family, "categories", None) is None
 
 
 def check_layout(expected: Layout, features, X, where: str, infer_counts: bool = False, *,

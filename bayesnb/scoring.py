@@ -24,10 +24,8 @@ from scipy import sparse
 
 from ._blocks import block_source, levels_of, raw_blocks
 from ._classes import class_log_prior
-from .families import Family
 from .families._base import float64_mode
 from .fast import (
-    FastForm,
     _exact,
     _host,
     _kernels,
@@ -90,10 +88,6 @@ class TableScorer(NamedTuple):
             return normalised(total, output, out=total)
         sources = [block_source(b.family, raw, b.schema, self.unseen)
                    for b, raw in zip(blocks, raws, strict=True)]
-        if output == "joint" and all(type(b.family).log_normalizer is Family.log_normalizer
-                                     and form_of(b.family).kernel_table is FastForm.kernel_table
-                                     for b in blocks):
-            output = "scores"  # no class-free constants: the same compiled kernel serves both
         levels = tuple(levels_of(b.schema) for b in blocks)
         if self.exact and any(_exact.counted(f) for f in self.model.families):
             # indicator products and host tails (see ``_exact``), normalised after the tails

@@ -181,11 +181,10 @@ def test_sparse_matches_the_reference(x64, name, path, monkeypatch):
     else:
         clf, ref = _fit(bnb.Poisson(), X), negative_binomial_joint(X, Y, Xn, 1.0, 0.1)
     check(clf, sparse.csr_matrix(Xn), ref)
-    tables = [table for _, table in _sparse._linear.values() if table.parts is not None]
-    assert [len(t.parts) for t in tables] == (
-        [] if path == "no table" else [2 if path == "class halves" else 1])
+    tables = [table for _, table in _sparse._linear.values() if table.table is not None]
+    assert len(tables) == (0 if path == "no table" else 1)
     assert [0 if t.deep is None else t.deep.columns.size for t in tables] == {
-        "no table": [], "table": [0], "deep rows": [2], "class halves": [5]}[path]
+        "no table": [], "table": [0], "deep rows": [2], "deep rows of every column": [5]}[path]
     if path == "deep rows":  # large counts both in the two columns and elsewhere
         deep, big = tables[0].deep, Xn > 3
         assert big[:, deep.columns].any() and np.delete(big, deep.columns, axis=1).any()

@@ -104,6 +104,11 @@ class Family:
         """Schema learned from the training block (categorical levels); default: columns only."""
         return Schema(columns=tuple(columns))
 
+    def learns_levels(self) -> bool:
+        """Whether ``learn_schema`` learns levels from the values (an out-of-core fit then
+        reads every chunk once for them before the statistics pass)."""
+        return False
+
     def prior(self, schema: Schema) -> NamedTuple:
         """The hyperparameters broadcast to the block's shape, as a NamedTuple of arrays."""
         raise NotImplementedError

@@ -36,11 +36,8 @@ that mixes booleans with numbers is refused with an error naming the column and 
 Levels are laid out flat: column :math:`j` owns entries ``offset[j] : offset[j] + V_j`` of every
 ``(.., L)`` array, ``L = sum_j V_j``, so columns with 2 and 200 levels share one table.
 
-A fit on labelled dense data counts on the host (:meth:`Categorical.host_stats`: one
-``np.bincount``) and prediction looks the levels up there (:meth:`Categorical.host_scores`: a
-sparse product with the float64 log tables), whatever JAX's dtype: exact, and with nothing to
-compile, so thousands of columns cost no more on a first call than on later ones. The JAX
-functions below serve the rest (soft labels in EM, leave-one-out, posterior draws, NUTS).
+The fast layer counts and scores labelled dense data on the host in float64
+(``bayesnb.fast.categorical``); the functions below are the model's own maths.
 """
 
 from __future__ import annotations
@@ -145,6 +142,9 @@ class Categorical(Family):
         self._unseen_policy()
         declared = declared_levels(self.categories, columns)
         return Schema(columns=tuple(columns), levels=learn_levels(values, columns, declared))
+
+    def learns_levels(self) -> bool:
+        return self.categories is None
 
     def encode(self, values, schema: Schema, *, unseen: str = "error",
                dtype=None) -> np.ndarray:

@@ -110,18 +110,25 @@ class FastForm:
 
         return jnp.zeros(x.shape[0])
 
-    @staticmethod
-    def linear_scores(params) -> tuple | None:
-        """``(weights (K, F), bias (K,))`` with ``log_likelihood(params, x) = x @ weights.T +
-        bias`` for complete rows, or None: the predictive over draws then stacks draws' weights
-        into one product (``inference.predict_from_draws``)."""
-        return None
+    #: True when the plug-in scores are linear in x (:meth:`linear_scores`): the predictive
+    #: over draws stacks draws' weights into one product (``inference.predict_from_draws``)
+    linear_in_x: ClassVar[bool] = False
+    #: True when each column's float32 term is bounded by :meth:`term_extent` (scores
+    #: quadratic in x); with neither flag, draws are scored one by one with no bound added
+    #: (the form's float32 promise must then hold without one: Categorical's table lookups)
+    quadratic_in_x: ClassVar[bool] = False
 
     @staticmethod
-    def term_extent(params) -> tuple | None:
+    def linear_scores(params) -> tuple:
+        """``(weights (K, F), bias (K,))`` with ``log_likelihood(params, x) = x @ weights.T +
+        bias`` for complete rows (``linear_in_x`` forms)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def term_extent(params) -> tuple:
         """``(scale, reach)`` bounding each column's float32 term by ``scale * (|x| +
-        reach)**2`` for scores not linear in x (``inference.draws_rounding``), or None."""
-        return None
+        reach)**2`` (``quadratic_in_x`` forms; ``inference.draws_rounding``)."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ other paths
     #: statistics and scores of labelled dense data counted on the host in float64

@@ -11,7 +11,7 @@ from ..families._base import float64_mode
 
 
 class Float32Unrepresentable(ValueError):
-    """Raised by ``Family.kernel_table`` when float32 cannot represent what the table
+    """Raised by ``FastForm.kernel_table`` when float32 cannot represent what the table
     describes; ``column`` is the index in the block (the kernels add its name and the x64
     advice)."""
 
@@ -34,7 +34,7 @@ SUM_ROUNDING = 0.5
 
 #: a chunk whose one-bound-for-all-classes rounding stays below this (half the kernels'
 #: ``SCORE_ROUNDING_LIMIT``: the class weighting then cannot exceed the limit) skips the
-#: per-class bound's product (``Gaussian.score_rounding``, ``Multinomial.score_rounding``)
+#: per-class bound's product (``GaussianFast.score_rounding``, ``MultinomialFast.score_rounding``)
 COARSE_ROUNDING = 1e-4
 
 
@@ -46,7 +46,7 @@ def sum_rounding(size: jax.Array, n_terms: int) -> jax.Array:
 
 
 def kernel_shift(shift: np.ndarray) -> np.ndarray:
-    """A per-column shift for ``Family.kernel_table``, as float64 values float32 holds exactly
+    """A per-column shift for ``FastForm.kernel_table``, as float64 values float32 holds exactly
     in float32 mode. The host then subtracts it from float32 input with one rounding, the one a
     float32 subtraction on the device makes, so a device-resident block is shifted where it
     lives with the same result (``_kernels._DeviceChunks``); any value near the data centres

@@ -744,7 +744,7 @@ SHIFT_SEARCH_ROWS = 4096
 
 
 def shift_sample(source: Source, n: int) -> np.ndarray:
-    """The rows ``Family.fit_shift`` sees: the first 64, and for a column with no finite value
+    """The rows ``FastForm.fit_shift`` sees: the first 64, and for a column with no finite value
     among them, the first row further down that has one (its values near 1e6 went into
     float32 unshifted when the top rows were missing: probabilities 1.1e-3 off). Reads on
     only while such a column remains, so complete data reads 64 rows."""

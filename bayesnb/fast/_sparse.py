@@ -566,7 +566,7 @@ def step_tables(a: np.ndarray, steps: int, shift: bool) -> np.ndarray:
 #: once per fitted posterior. Issue 6's documents (100,000 x 50,000, 20 classes, 10% of the
 #: stored counts above 3, 4% above 7) take counts up to 7 instead of 3 at 32 MiB: in one
 #: process, the two tables alternating, the exact predictive went from 278 ms to 232 ms (both
-#: with the class halves below)
+#: then with the table read in two halves of the classes, since removed)
 LINEAR_ENTRIES = 1 << 23
 #: float64 entries (4 MiB) of the rows added for the columns with the largest posterior
 #: counts, for their counts past the table up to :data:`CUMULATIVE_COUNTS`: large counts

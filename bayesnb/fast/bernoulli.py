@@ -18,7 +18,7 @@ from ._float32 import centre, sum_rounding
 
 class BernoulliLinear(NamedTuple):
     r"""A table with no zero probability as the score kernel reads it
-    (``Bernoulli.kernel_table``): :math:`\sum_j x_j(\log\theta_{kj} - \log(1-\theta_{kj}))
+    (``BernoulliFast.kernel_table``): :math:`\sum_j x_j(\log\theta_{kj} - \log(1-\theta_{kj}))
     + \sum_j \log(1-\theta_{kj})`, one product per chunk, with the slopes, the
     :math:`\log(1-\theta)` and their float64 sum over the columns ``bias`` made on the host;
     relative to a reference class per column unless the table serves the joint density."""
@@ -37,6 +37,7 @@ class BernoulliFast(FastForm):
     family = Bernoulli
     host_numeric = True
     product_scores = True
+    linear_in_x = True
     supports_sparse = True
 
     @staticmethod

@@ -196,6 +196,7 @@ def _check_tiny(var: np.ndarray) -> None:
 class GaussianFast(FastForm):
     family = Gaussian
     host_numeric = True
+    quadratic_in_x = True
 
     @staticmethod
     def label_stats(x, labels, n_levels=None) -> GaussianStats:
@@ -328,7 +329,7 @@ class GaussianFast(FastForm):
         * Expanded form: per (row, class), twice float32's epsilon times
           :math:`\sqrt{3\sum_j (x_j^4 q_{kj}^2 + x_j^2 l_{kj}^2 + c_{kj}^2)}`, a bound on
           :math:`\sqrt{\sum_j (x_j^2|q_{kj}| + |x_j l_{kj}| + |c_{kj}|)^2}` (the products' and
-          the input's roundings are independent, as in ``Multinomial.score_rounding``), plus
+          the input's roundings are independent, as in ``MultinomialFast.score_rounding``), plus
           the class sum's single rounding. Tried first with each column's largest table
           entries over the classes (one fused pass, ``(n,)`` broadcast to ``(n, K)``); a
           chunk above ``COARSE_ROUNDING`` takes the per-class product.

@@ -30,7 +30,7 @@ from ._steps import row_sums, step_sums
 
 
 class MultinomialShifted(NamedTuple):
-    """The plug-in table as the score kernel reads it (``Multinomial.kernel_table``)."""
+    """The plug-in table as the score kernel reads it (``MultinomialFast.kernel_table``)."""
 
     delta: jax.Array  # (K, V) log theta minus the column's reference (float64 difference)
     prob: jax.Array  # (K, V) theta, for the observed mass of a row with missing counts
@@ -90,6 +90,7 @@ class MultinomialFast(FastForm):
     family = Multinomial
     host_numeric = True
     product_scores = True
+    linear_in_x = True
     supports_sparse = True
     exact_host_tail = True
     small_count_markers = True

@@ -21,7 +21,7 @@ from ._steps import step_sums
 
 
 class NegBinShifted(NamedTuple):
-    r"""The posterior predictive as the score kernel reads it (``Poisson.kernel_table``):
+    r"""The posterior predictive as the score kernel reads it (``PoissonFast.kernel_table``):
     :math:`\log p(x) + \log x! = x\,(\log a' - \log(1 + b')) + h(a', x) + a'\log\frac{b'}{b'+1}`
     with :math:`h(a, x) = \log\Gamma(a + x) - \log\Gamma(a) - x\log a`: for integer counts up to
     the table's ``S`` steps, :math:`h` is a sum of indicator products with ``steps``
@@ -96,6 +96,7 @@ class PoissonFast(FastForm):
     family = Poisson
     host_numeric = True
     product_scores = True
+    linear_in_x = True
     supports_sparse = True
     exact_host_tail = True
     small_count_markers = True
