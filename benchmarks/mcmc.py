@@ -1,7 +1,8 @@
 """NUTS effective samples per second next to the exact conjugate sampler's draws per second.
 
     python benchmarks/mcmc.py          # Bernoulli 2 x 20, Multinomial 4 x 500; 2 x (1000 + 1000)
-    python benchmarks/mcmc.py --quick  # small settings, a few seconds
+    python benchmarks/mcmc.py --quick  # Multinomial 4 x 50; 2 x (200 + 200)
+    python benchmarks/mcmc.py --quick --samples 20   # a smoke run
 
 Both samplers draw from the same posterior (the conjugate one), in one process. NUTS runs on the
 sufficient-statistic model in float64 (bayesnb.inference). ESS is ArviZ's minimum bulk ESS
@@ -64,10 +65,11 @@ def bench(name, X, y, family, warmup, samples):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="Multinomial 4 x 50, 200 + 200")
+    parser.add_argument("--samples", type=int, help="warm-up and draws per chain")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
-    warmup, samples = (200, 200) if args.quick else (1000, 1000)
+    warmup = samples = args.samples or (200 if args.quick else 1000)
     rows = [bench("Bernoulli 2 classes x 20", *bernoulli_data(rng), warmup, samples),
             bench("Multinomial 4 classes x 500" if not args.quick else "Multinomial 4 x 50",
                   *multinomial_data(rng, v=50 if args.quick else 500), warmup, samples)]

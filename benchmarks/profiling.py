@@ -116,7 +116,7 @@ def profile_case(X, y, family, method, k, dtype, repeats, make_ref,
 
     import bayesnb as bnb
     from bayesnb import _blocks, _data
-    from bayesnb.fast import _host, _kernels
+    from bayesnb.fast import _host, _kernels, form_of
     from bayesnb.scoring import normalised
 
     res: Stages = []
@@ -149,7 +149,7 @@ def profile_case(X, y, family, method, k, dtype, repeats, make_ref,
             codes, weight = enc[1], np.ones(len(y), dtype=jnp.result_type(float))
             fams, levels = (type(spec.family),), (_blocks.levels_of(schema),)
             sources = [_blocks.block_source(spec.family, raw, schema, "error")]
-            if spec.family.host_counting:  # counted on the host, as fit does (no kernel)
+            if form_of(spec.family).host_counting:  # counted on the host, as fit does (no kernel)
                 block = clf.blocks_[0]._replace(schema=schema)
                 stage("  _host.stream_stats (encode + np.bincount per chunk, as fit calls it)",
                       lambda: _host.stream_stats(block, raw, codes, weight, k))
@@ -174,7 +174,7 @@ def profile_case(X, y, family, method, k, dtype, repeats, make_ref,
                                               scorer.log_prior, scorer.tables)
             levels = (_blocks.levels_of(block.schema),)
             sources = [_blocks.block_source(block.family, raw, block.schema, scorer.unseen)]
-            if block.family.host_counting:  # scored on the host, as predict does (no kernel)
+            if form_of(block.family).host_counting:  # scored on the host, as predict does
                 host = stage("  _host.stream_scores (encode + sparse product per chunk)",
                              lambda: _host.stream_scores(block, tables[0], raw, n, k,
                                                          scorer.unseen, exact))

@@ -5,7 +5,7 @@ compiles, is a warm-up and is reported on its own), the reference's median on th
 the same process, the ratio ours / reference and the target. The calls alternate (ours,
 reference, reference, ours, ...) so drifting machine load hits both sides alike. Read the
 ratios, not the absolute times: on a shared 2-vCPU machine the same script moves by 0.4x-1.7x
-between runs (see /work/shared/MEASUREMENTS.md).
+between runs (``README.md``, "What bounds each figure").
 
 A fast wrong answer cannot pass: a row is "met" only if the argmax of our ``predict_proba``
 equals the reference's on at least 99.9% of rows (for ``method="bayes"``: a float64 SciPy
@@ -40,15 +40,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cases import REGISTRY  # noqa: E402
-from cases.bernoulli import make_bernoulli  # noqa: E402, F401  (for other scripts)
-from cases.categorical import make_categorical  # noqa: E402, F401
-from cases.gaussian import make_gaussian  # noqa: E402, F401
-from cases.multinomial import make_multinomial  # noqa: E402, F401
 from harness import DTYPES, Context, fmt_s, machine, progress_printer, table  # noqa: E402
 
 CASES = tuple(REGISTRY)
-#: each case's full-run shape, for scripts that reuse the data (multinomial_fit_probe.py)
-FULL = {name: case.full for name, case in REGISTRY.items() if case.full is not None}
 
 
 def parse(argv):

@@ -83,6 +83,22 @@ def test_float32_class_totals_of_small_counts(values):
         assert_allclose(got, ref, rtol=5e-8)
 
 
+def test_float64_bernoulli_counts_over_chunks_equal_scikit_learn(x64):
+    """A float64 fit of 0/1 rows over several chunks (each chunk's class sums one scatter-add
+    of its rows, every weight 1; the last chunk partial): the class counts equal scikit-learn's
+    ``feature_count_`` and ``class_count_`` exactly."""
+    from sklearn.naive_bayes import BernoulliNB
+
+    rng = np.random.default_rng(21)
+    n, f, k = 12_503, 400, 10  # 40 MB of float64: chunks of about 8 MB
+    y = rng.integers(0, k, n)
+    X = (rng.random((n, f)) < rng.uniform(0.05, 0.95, (k, f))[y]).astype(np.float64)
+    clf = bnb.NaiveBayes(bnb.Bernoulli(), method="mean", class_alpha=0).fit(X, y)
+    sk = BernoulliNB(alpha=1.0, binarize=None).fit(X, y)
+    np.testing.assert_array_equal(clf.feature_count_, sk.feature_count_)
+    np.testing.assert_array_equal(clf.class_count_, sk.class_count_)
+
+
 @pytest.mark.parametrize("weights", ["none", "integer", "fractional"])
 @pytest.mark.parametrize("missing", [False, True])
 def test_bernoulli_counts_and_an_all_ones_column(weights, missing):
