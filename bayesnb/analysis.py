@@ -7,6 +7,12 @@ linear classifier with weights ``W`` and bias ``b``: ``argmax_k (x @ W[k] + b[k]
 prediction. Per-class Gaussian variances and Poisson rates are linear too (in x and x^2, or in
 x), but a per-class Gaussian needs x^2 terms, so it is not offered.
 
+A missing value leaves its column's factor out of the model's score. A Bernoulli or pooled
+Gaussian column's factor has a part that does not depend on x (log(1 - p), -lambda mu^2 / 2),
+so each such column has a second weight, on its indicator ``"{column}:observed"`` (1 where the
+value is observed, 0 where it is missing): then the scores of rows with missing values are the
+model's too.
+
 Empirical Bayes: the concentration of a family's symmetric prior that maximises the log
 evidence log p(y, X | alpha), found by a bounded 1-D search on log alpha (the evidence of a
 Dirichlet/Beta model is a smooth function of alpha; scipy's bounded Brent method).
@@ -22,10 +28,13 @@ from sklearn.base import clone
 
 def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
     """``(W, b)`` with ``X_enc @ W.T + b`` equal to the plug-in log joint up to a per-row
-    constant, so its argmax is ``clf.predict``.
+    constant, so its argmax is ``clf.predict`` (rows with missing values included), where
+    ``X_enc = encode_linear(clf, X)``.
 
     Columns of ``W`` are the input columns; a Categorical column becomes one column per level
-    (``"col=level"``, apply it to one-hot codes, :func:`encode_linear`). Plug-in methods only
+    (``"col=level"``, apply it to one-hot codes), a Bernoulli or pooled Gaussian column ``col``
+    is followed by ``"col:observed"`` (the weight of its observed-value indicator: the part of
+    its factor that a missing value leaves out; see :func:`encode_linear`). Plug-in methods only
     (ml, map, mean; Bernoulli and Categorical columns also under bayes, where the predictive is
     the posterior mean).
     """
@@ -48,9 +57,7 @@ def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
         t = {f: np.asarray(v, dtype=np.float64) for f, v in zip(type(table)._fields, table,
                                                                  strict=True)}
         if name == "bernoulli":
-            w = t["log_p"] - t["log1m_p"]
-            bias += t["log1m_p"].sum(axis=1)
-            weights.append(pd.DataFrame(w, columns=cols))
+            weights.append(_with_observed(t["log_p"] - t["log1m_p"], t["log1m_p"], cols))
         elif name == "multinomial":
             weights.append(pd.DataFrame(t["log_prob"], columns=cols))
         elif name == "categorical":
@@ -59,8 +66,8 @@ def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
             weights.append(pd.DataFrame(t["log_prob"], columns=labels))
         elif name == "gaussian" and bool(np.asarray(block.prior.pooled)):
             lam, mu = t["precision"], t["mean"]
-            weights.append(pd.DataFrame(lam * mu, columns=cols))
-            bias += np.sum(-0.5 * lam * mu * mu, axis=1)  # -lam x^2 / 2 is the same for all k
+            # -lam x^2 / 2 and log(lam) / 2 are the same for every class: left out
+            weights.append(_with_observed(lam * mu, -0.5 * lam * mu * mu, cols))
         else:
             raise ValueError(f"columns {cols[:5]}: a {block.family!r} block is not linear in x "
                              "(per-class variances need x^2 terms); use Gaussian(pooled=True).")
@@ -72,9 +79,19 @@ def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
     return W, pd.Series(bias, index=W.index, name="bias")
 
 
+def _with_observed(per_value, per_observed, cols) -> pd.DataFrame:
+    """A block's weights on its values and on their ``"{column}:observed"`` indicators, each
+    column's two side by side (the layout :func:`encode_linear` writes)."""
+    both = np.stack([per_value, per_observed], axis=2).reshape(per_value.shape[0], -1)
+    return pd.DataFrame(both, columns=[n for c in cols for n in (c, f"{c}:observed")])
+
+
 def encode_linear(clf, X) -> pd.DataFrame:
-    """The design matrix the linear weights apply to: numeric columns as they are (missing
-    values as 0, i.e. left out), Categorical columns one-hot over their fitted levels."""
+    """The design matrix the linear weights apply to: Multinomial columns as they are,
+    Categorical columns one-hot over their fitted levels (all 0 where missing), and Bernoulli
+    and pooled Gaussian columns as their value (0 where missing) beside its
+    ``"{column}:observed"`` indicator (0 where missing), so a missing value is left out as the
+    model leaves it out."""
     from ._blocks import encode_blocks
 
     xs, n = encode_blocks(clf.fitted_, X, clf._unseen_rule())
@@ -88,8 +105,13 @@ def encode_linear(clf, X) -> pd.DataFrame:
                 seen = x[:, j] >= 0
                 onehot[np.flatnonzero(seen), offset[j] + x[seen, j]] = 1.0
             parts.append(onehot)
-        else:
+        elif block.family.name == "multinomial":
             parts.append(np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0))
+        else:
+            x = np.asarray(x, dtype=np.float64)
+            observed = ~np.isnan(x)
+            parts.append(np.stack([np.where(observed, x, 0.0), observed], axis=2)
+                         .reshape(n, -1))
     return pd.DataFrame(np.concatenate(parts, axis=1))
 
 
