@@ -89,8 +89,11 @@ class BayesianReports:
         Uses ``draws`` if given, else the NUTS draws under ``method="mcmc"``, else
         ``num_draws`` exact conjugate draws. Returns a dict of arrays: ``proba`` (n, K) the
         predictive p(c | x, data); ``lower``/``upper`` (n, K) the central ``interval`` of
-        p(c | x, theta) over the posterior; ``entropy`` (n,) of the predictive; and
-        ``mutual_info`` (n,) between the label and the parameters (epistemic uncertainty).
+        p(c | x, theta) over the posterior; and the decomposition of the uncertainty about the
+        label over the draws theta_d, all (n,) in nats: ``entropy`` H[mean_d p(c | x,
+        theta_d)] (the total), ``aleatoric`` mean_d H[p(c | x, theta_d)] (what the
+        parameters, known exactly, would leave) and ``mutual_info`` = ``entropy`` -
+        ``aleatoric`` >= 0, between the label and the parameters (the epistemic part).
         The draws are streamed in chunks (one matmul per chunk for Multinomial, Bernoulli and
         Poisson blocks), so the predictive needs memory for the rows x classes sums and one
         chunk; the band needs every draw of a row and is computed in batches of rows.
