@@ -15,7 +15,9 @@ model's too.
 
 Empirical Bayes: the concentration of a family's symmetric prior that maximises the log
 evidence log p(y, X | alpha), found by a bounded 1-D search on log alpha (the evidence of a
-Dirichlet/Beta model is a smooth function of alpha; scipy's bounded Brent method).
+Dirichlet/Beta model is a smooth function of alpha; scipy's bounded Brent method). A Beta
+prior's strength is Beta(alpha, alpha): Bernoulli's ``alpha`` and ``beta`` are tuned together
+(tuning ``alpha`` alone would move the prior's mean, not its strength).
 """
 
 from __future__ import annotations
@@ -138,6 +140,10 @@ def log_bayes_factor(model_a, model_b) -> float:
     return model_a.log_evidence() - model_b.log_evidence()
 
 
+#: hyperparameters that are one strength together: a search sets them all to its value
+_SYMMETRIC = {"bernoulli": ("alpha", "beta")}
+
+
 def empirical_bayes(clf, X, y, *, hyperparameter="alpha", bounds=(1e-3, 1e3)):
     """The value of ``hyperparameter`` (shared by every family that has it) that maximises the
     log evidence of ``clf``'s specification on (X, y); returns ``(value, fitted model)``.
@@ -147,6 +153,11 @@ def empirical_bayes(clf, X, y, *, hyperparameter="alpha", bounds=(1e-3, 1e3)):
     ``hyperparameter``; when there are none (``features=None``: families inferred from the
     dtypes), the inferred families are resolved by one fit and searched, and the returned
     model's ``features`` maps each block's columns to its family.
+
+    A hyperparameter that is one half of a symmetric prior's strength is set with its
+    partner: for a Bernoulli family, ``alpha`` (or ``beta``) sets ``alpha = beta = value``,
+    a Beta(value, value) prior, so the value is a smoothing strength (scikit-learn's
+    ``BernoulliNB(alpha=value)`` under ``method="mean"``) whatever the declared Beta was.
     """
     spec = _declared(clf, X, y, hyperparameter)
 
@@ -161,7 +172,9 @@ def empirical_bayes(clf, X, y, *, hyperparameter="alpha", bounds=(1e-3, 1e3)):
                              f"(its families: {', '.join(sorted({repr(f) for f in families}))}).")
         mapping = {}
         for f in owners:
-            mapping[id(f)] = type(f)(**{**f.get_params(), hyperparameter: value})
+            names = _SYMMETRIC.get(f.name, ())
+            names = names if hyperparameter in names else (hyperparameter,)
+            mapping[id(f)] = type(f)(**{**f.get_params(), **dict.fromkeys(names, value)})
         if isinstance(features, dict):
             model.set_params(features={c: mapping.get(id(f), f) for c, f in features.items()})
         else:

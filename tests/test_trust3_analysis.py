@@ -115,3 +115,128 @@ def test_pooled_gaussian_linear_view_by_hand(x64):
     diff = hand - scores
     np.testing.assert_allclose(diff - diff[:, :1], 0.0, atol=1e-9)
     assert list(clf.predict(rows)) == list(hand.argmax(axis=1))
+
+
+# ---------------------------------------------------------------- predict_uncertainty
+def xlogx(a):
+    return np.where(a > 0, a * np.log(np.where(a > 0, a, 1.0)), 0.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_uncertainty_decomposes_the_entropy_of_the_draws_mean(x64, seed):
+    """Hand-made Beta/Dirichlet draws (not the library's sampler): ``entropy`` is the entropy
+    of the draw-averaged p(c | x, theta), ``aleatoric`` the mean of the draws' entropies and
+    ``mutual_info`` their difference, as NumPy computes them from the same draws; ``proba``
+    stays the predictive E[p(x, c | theta)] / E[p(x | theta)]."""
+    rng = np.random.default_rng(seed)
+    n, f, k, chains, d = 70, 4, 3, 2, 40
+    y = rng.integers(0, k, n)
+    X = (rng.random((n, f)) < rng.uniform(0.1, 0.9, (k, f))[y]).astype(float)
+    clf = bnb.NaiveBayes(bnb.Bernoulli(), method="bayes").fit(X, y)
+    draws = {"class_probs": rng.dirichlet(np.full(k, 4.0), (chains, d)),
+             "bernoulli.theta": rng.beta(2.0, 2.0, (chains, d, k, f))}
+    rows = X[:25].copy()
+    rows[rng.random(rows.shape) < 0.3] = np.nan
+    u = clf.predict_uncertainty(rows, draws=draws)
+
+    pi = draws["class_probs"].reshape(-1, k)
+    theta = draws["bernoulli.theta"].reshape(-1, k, f)
+    x = rows[None, :, None, :]  # (1, n, 1, f)
+    cell = np.where(x == 1, np.log(theta[:, None]), np.log1p(-theta[:, None]))
+    s = np.log(pi)[:, None, :] + np.where(np.isnan(x), 0.0, cell).sum(axis=3)  # (D, n, K)
+    p = np.exp(s - np.logaddexp.reduce(s, axis=2, keepdims=True))
+    total = -xlogx(p.mean(axis=0)).sum(axis=1)
+    aleatoric = -xlogx(p).sum(axis=2).mean(axis=0)
+    joint = np.logaddexp.reduce(s, axis=0)
+    np.testing.assert_allclose(u["entropy"], total, rtol=1e-9)
+    np.testing.assert_allclose(u["aleatoric"], aleatoric, rtol=1e-9)
+    np.testing.assert_allclose(u["mutual_info"], total - aleatoric, rtol=1e-7, atol=1e-12)
+    assert np.all(u["mutual_info"] >= 0)
+    np.testing.assert_array_equal(u["entropy"] - u["mutual_info"], u["aleatoric"])
+    np.testing.assert_allclose(
+        u["proba"], np.exp(joint - np.logaddexp.reduce(joint, axis=1, keepdims=True)),
+        rtol=1e-9)
+
+
+def test_one_draw_has_no_epistemic_uncertainty(x64):
+    """With every draw the same, the label's uncertainty is all aleatoric: mutual_info is 0
+    and entropy is the entropy of the (single) predictive."""
+    rng = np.random.default_rng(2)
+    X = (rng.random((40, 3)) < 0.5).astype(float)
+    y = rng.integers(0, 2, 40)
+    clf = bnb.NaiveBayes(bnb.Bernoulli(), method="bayes").fit(X, y)
+    theta = rng.uniform(0.2, 0.8, (2, 3))
+    draws = {"class_probs": np.broadcast_to([0.3, 0.7], (1, 5, 2)).copy(),
+             "bernoulli.theta": np.broadcast_to(theta, (1, 5, 2, 3)).copy()}
+    u = clf.predict_uncertainty(X[:10], draws=draws)
+    np.testing.assert_allclose(u["mutual_info"], 0.0, atol=1e-12)
+    np.testing.assert_allclose(u["entropy"], -xlogx(u["proba"]).sum(axis=1), rtol=1e-9)
+    np.testing.assert_allclose(u["aleatoric"], u["entropy"], rtol=1e-9)
+
+
+# ---------------------------------------------------------------- empirical Bayes
+def bernoulli_evidence_maximiser(X, y, bounds):
+    """The symmetric Beta(a, a) strength maximising the closed-form Beta-Bernoulli evidence
+    sum_kj betaln(a + s_kj, a + n_kj - s_kj) - betaln(a, a), by SciPy (the class term does not
+    depend on a)."""
+    from scipy.optimize import minimize_scalar
+    from scipy.special import betaln
+
+    classes = np.unique(y)
+    ones = np.array([X[y == k].sum(axis=0) for k in classes])
+    n = np.array([[np.sum(y == k)] * X.shape[1] for k in classes], dtype=float)
+
+    def minus(log_a):
+        a = np.exp(log_a)
+        return -np.sum(betaln(a + ones, a + n - ones) - betaln(a, a))
+
+    res = minimize_scalar(minus, bounds=np.log(bounds), method="bounded",
+                          options={"xatol": 1e-10})
+    return float(np.exp(res.x)), -res.fun
+
+
+@pytest.mark.parametrize("hyperparameter", ["alpha", "beta"])
+@pytest.mark.parametrize("seed", [4, 11])
+def test_empirical_bayes_tunes_a_symmetric_beta_strength(x64, hyperparameter, seed):
+    from bayesnb.analysis import empirical_bayes
+
+    rng = np.random.default_rng(seed)
+    n, f = 150, 6
+    y = rng.integers(0, 2, n)
+    # rare ones in most columns: tuning alpha alone would pull the prior mean towards them
+    X = (rng.random((n, f)) < rng.uniform(0.02, 0.3, (2, f))[y]).astype(float)
+    bounds = (1e-2, 1e2)
+    want, _ = bernoulli_evidence_maximiser(X, y, bounds)
+    best, model = empirical_bayes(bnb.NaiveBayes(bnb.Bernoulli(alpha=3.0, beta=0.5)), X, y,
+                                  hyperparameter=hyperparameter, bounds=bounds)
+    assert best == pytest.approx(want, rel=1e-4)
+    family = model.blocks_[0].family
+    assert family.alpha == family.beta == pytest.approx(best)
+    # the returned model is that prior's fit: its evidence is no worse nearby
+    near = [bnb.NaiveBayes(bnb.Bernoulli(alpha=a, beta=a)).fit(X, y).log_evidence()
+            for a in (best * 0.98, best * 1.02)]
+    assert model.log_evidence() >= max(near)
+
+
+# ---------------------------------------------------------------- join_columns
+def test_join_columns_refuses_a_continuous_column_by_name():
+    from bayesnb import JoinColumns, join_columns
+
+    rng = np.random.default_rng(8)
+    n = 30
+    X = pd.DataFrame({"kind": rng.choice(["p", "q"], n),
+                      "count": rng.integers(0, 4, n).astype(float),
+                      "height": rng.normal(170, 10, n),
+                      "weight": pd.array(rng.normal(70, 5, n), dtype="Float64"),
+                      "mixed": np.array(["x"] * (n - 1) + [2.25], dtype=object),
+                      "binned": pd.Series(rng.choice([0.5, 1.5], n)).astype("category")})
+    X.loc[3, "count"] = np.nan
+    for continuous in ("height", "weight", "mixed", "binned"):
+        with pytest.raises(ValueError, match=f"column '{continuous}' holds .*not a discrete"):
+            join_columns(X, [("kind", continuous)])
+        with pytest.raises(ValueError, match=f"column '{continuous}'"):
+            JoinColumns([("count", continuous)]).fit_transform(X)
+    # discrete columns (strings, integer-valued floats with a missing value) still join
+    joined = join_columns(X, [("kind", "count")])
+    assert joined["kind&count"].dropna().nunique() <= 8
+    assert pd.isna(joined.loc[3, "kind&count"])
