@@ -139,7 +139,7 @@ class BayesianReports:
 
     def to_arviz(self, draws=None, *, prior_draws: int | None = 500, seed=0, backend=None,
                  predictive_rows: int | None = None, X=None, y=None,
-                 log_likelihood: str = "joint"):
+                 log_likelihood: str = "conditional"):
         """Export draws to ArviZ (``InferenceData`` with arviz 0.x, ``DataTree`` with 1.x).
 
         Groups: posterior, sample_stats (NUTS), prior, observed_data (the class counts) and,
@@ -183,12 +183,19 @@ class BayesianReports:
         X, y : array-like, optional
             The training rows: add a ``log_likelihood`` group for ``az.loo``, ``az.waic`` and
             ``az.compare``, one variable with dims ``(chain, draw, row)`` holding per draw
-            log p(x_i, y_i | theta) (``log_likelihood="joint"``, the generative model's
-            likelihood of row i; ``az.loo`` then estimates what ``loo(X, y, quantity="joint")``
-            computes exactly) or log p(y_i | x_i, theta) (``"conditional"``). The variable is
-            named ``"xy"`` or ``"y_given_x"``, whatever the parameters are called.
-        log_likelihood : {"joint", "conditional"}, default="joint"
-            Which per-row likelihood the ``log_likelihood`` group holds.
+            log p(y_i | x_i, theta) (``log_likelihood="conditional"``, the default: the
+            log of ``predict_proba`` at the true label under theta) or
+            log p(x_i, y_i | theta) (``"joint"``, the generative model's likelihood of row i;
+            ``az.loo`` then estimates what ``loo(X, y, quantity="joint")`` computes exactly).
+            The variable is named ``"y_given_x"`` or ``"xy"``, whatever the parameters are
+            called.
+        log_likelihood : {"conditional", "joint"}, default="conditional"
+            Which per-row likelihood the ``log_likelihood`` group holds. Compare models with
+            different columns (``az.compare``) on the conditional one: the same labels
+            given the same rows, whatever columns a model reads. The joint one includes
+            p(x_i | theta) of each model's own columns, so models with different columns would
+            be scored on different data (a model with fewer columns has a larger density of
+            less data and would look better).
         """
         from .inference import to_inference_data
         from .model import simulate_sites
