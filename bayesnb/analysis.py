@@ -34,30 +34,19 @@ def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
     ``X_enc = encode_linear(clf, X)``.
 
     Columns of ``W`` are the input columns; a Categorical column becomes one column per level
-    (``"col=level"``, apply it to one-hot codes), a Bernoulli or pooled Gaussian column ``col``
-    is followed by ``"col:observed"`` (the weight of its observed-value indicator: the part of
-    its factor that a missing value leaves out; see :func:`encode_linear`). Plug-in methods only
+    (``"col=level"``, apply it to one-hot codes; ``"col=<unseen>"`` for a value unseen in
+    training, where the method gives one a probability), a Bernoulli or pooled Gaussian column
+    ``col`` is followed by ``"col:observed"`` (the weight of its observed-value indicator: the
+    part of its factor that a missing value leaves out; see :func:`encode_linear`). Plug-in
+    methods only
     (ml, map, mean; Bernoulli and Categorical columns also under bayes, where the predictive is
     the posterior mean).
     """
-    from .scoring import TableScorer
-
-    scorer = clf._scorer()
-    if getattr(clf, "feature_prior", None) is not None:
-        raise ValueError("the linear view is of one model; feature_prior averages over feature "
-                         "subsets (see feature_relevance_): set feature_prior=None for it.")
-    if not isinstance(scorer, TableScorer) or (scorer.exact and any(
-            b.family.name not in ("bernoulli", "categorical") for b in clf.blocks_)):
-        raise ValueError("the linear view needs a plug-in method (ml, map, mean).")
-    exact = scorer.exact
-    weights, bias = [], np.asarray(scorer.log_prior, dtype=np.float64).copy()
-    for block, table in zip(clf.blocks_, scorer.tables, strict=True):
+    log_prior, tables = _linear_tables(clf)
+    weights, bias = [], log_prior
+    for block, t in zip(clf.blocks_, tables, strict=True):
         name = block.family.name
         cols = [str(c) for c in block.schema.columns]
-        if exact:  # Bernoulli/Categorical: the predictive is the posterior-mean plug-in
-            table = type(block.family).estimate(block.prior, block.stats, "mean")
-        t = {f: np.asarray(v, dtype=np.float64) for f, v in zip(type(table)._fields, table,
-                                                                 strict=True)}
         if name == "bernoulli":
             weights.append(_with_observed(t["log_p"] - t["log1m_p"], t["log1m_p"], cols))
         elif name == "multinomial":
@@ -65,7 +54,11 @@ def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
         elif name == "categorical":
             labels = [f"{c}={v}" for c, levels in zip(cols, block.schema.levels, strict=True)
                       for v in levels]
-            weights.append(pd.DataFrame(t["log_prob"], columns=labels))
+            scored = _scores_unseen(t)
+            labels += [f"{c}=<unseen>" for c, ok in zip(cols, scored, strict=True) if ok]
+            weights.append(pd.DataFrame(np.concatenate([t["log_prob"],
+                                                        t["log_unseen"][:, scored]], axis=1),
+                                        columns=labels))
         elif name == "gaussian" and bool(np.asarray(block.prior.pooled)):
             lam, mu = t["precision"], t["mean"]
             # -lam x^2 / 2 and log(lam) / 2 are the same for every class: left out
@@ -81,6 +74,33 @@ def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
     return W, pd.Series(bias, index=W.index, name="bias")
 
 
+def _linear_tables(clf) -> tuple[np.ndarray, list[dict]]:
+    """The class log prior and, per block, the plug-in table the linear view reads (float64
+    arrays by field); refuses what has no linear view."""
+    from .scoring import TableScorer
+
+    scorer = clf._scorer()
+    if getattr(clf, "feature_prior", None) is not None:
+        raise ValueError("the linear view is of one model; feature_prior averages over feature "
+                         "subsets (see feature_relevance_): set feature_prior=None for it.")
+    if not isinstance(scorer, TableScorer) or (scorer.exact and any(
+            b.family.name not in ("bernoulli", "categorical") for b in clf.blocks_)):
+        raise ValueError("the linear view needs a plug-in method (ml, map, mean).")
+    tables = []
+    for block, table in zip(clf.blocks_, scorer.tables, strict=True):
+        if scorer.exact:  # Bernoulli/Categorical: the predictive is the posterior-mean plug-in
+            table = type(block.family).estimate(block.prior, block.stats, "mean")
+        tables.append({f: np.asarray(v, dtype=np.float64)
+                       for f, v in zip(type(table)._fields, table, strict=True)})
+    return np.asarray(scorer.log_prior, dtype=np.float64).copy(), tables
+
+
+def _scores_unseen(t: dict) -> np.ndarray:
+    """Per Categorical column, whether its table gives a value unseen in training a
+    probability in every class (the ``"col=<unseen>"`` weight); ML's is zero."""
+    return np.isfinite(t["log_unseen"]).all(axis=0)
+
+
 def _with_observed(per_value, per_observed, cols) -> pd.DataFrame:
     """A block's weights on its values and on their ``"{column}:observed"`` indicators, each
     column's two side by side (the layout :func:`encode_linear` writes)."""
@@ -90,15 +110,18 @@ def _with_observed(per_value, per_observed, cols) -> pd.DataFrame:
 
 def encode_linear(clf, X) -> pd.DataFrame:
     """The design matrix the linear weights apply to: Multinomial columns as they are,
-    Categorical columns one-hot over their fitted levels (all 0 where missing), and Bernoulli
-    and pooled Gaussian columns as their value (0 where missing) beside its
-    ``"{column}:observed"`` indicator (0 where missing), so a missing value is left out as the
-    model leaves it out."""
+    Categorical columns one-hot over their fitted levels (all 0 where missing) and, where the
+    method gives an unseen value a probability, an indicator of a value unseen in training
+    (``"col=<unseen>"``), and Bernoulli and pooled Gaussian columns as their value (0 where
+    missing) beside its ``"{column}:observed"`` indicator (0 where missing), so a missing or
+    unseen value is scored as the model scores it."""
     from ._blocks import encode_blocks
+    from .families.categorical import UNSEEN
 
+    _, tables = _linear_tables(clf)
     xs, n = encode_blocks(clf.fitted_, X, clf._unseen_rule())
     parts = []
-    for block, x in zip(clf.blocks_, xs, strict=True):
+    for block, x, t in zip(clf.blocks_, xs, tables, strict=True):
         if block.family.name == "categorical":
             sizes = [len(lv) for lv in block.schema.levels]
             onehot = np.zeros((n, sum(sizes)))
@@ -106,7 +129,14 @@ def encode_linear(clf, X) -> pd.DataFrame:
             for j in range(x.shape[1]):
                 seen = x[:, j] >= 0
                 onehot[np.flatnonzero(seen), offset[j] + x[seen, j]] = 1.0
-            parts.append(onehot)
+            scored = _scores_unseen(t)
+            unseen = np.asarray(x) == UNSEEN
+            if np.any(unseen[:, ~scored]):
+                col = block.schema.columns[int(np.argmax(unseen.any(axis=0) & ~scored))]
+                raise ValueError(f"column {col!r}: a value unseen in training has probability "
+                                 "zero in every class under this method; the linear view "
+                                 "cannot score it (a smoothed method can).")
+            parts.extend([onehot, unseen[:, scored].astype(np.float64)])
         elif block.family.name == "multinomial":
             parts.append(np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0))
         else:

@@ -117,6 +117,32 @@ def test_pooled_gaussian_linear_view_by_hand(x64):
     assert list(clf.predict(rows)) == list(hand.argmax(axis=1))
 
 
+@pytest.mark.parametrize("method", ["mean", "map", "bayes"])
+def test_decision_function_scores_missing_and_unseen_categories_as_predict(x64, method):
+    """A Categorical value unseen in training has the method's smoothed probability (weight
+    ``"col=<unseen>"``), a missing one none; with a Bernoulli column missing too."""
+    rng = np.random.default_rng(21)
+    n = 120
+    y = rng.integers(0, 3, n)
+    X = pd.DataFrame({"a": np.where(y == 2, rng.choice(["x", "y", "z"], n, p=[.7, .2, .1]),
+                                    rng.choice(["x", "y", "z"], n)),
+                      "b": rng.choice(["u", "v"], n),
+                      "flag": (rng.random(n) < 0.2 + 0.3 * y).astype(float)})
+    features = {"a": bnb.Categorical(alpha=2.0, unseen="smooth"),
+                "b": bnb.Categorical(alpha=2.0, unseen="smooth"), "flag": bnb.Bernoulli()}
+    clf = bnb.NaiveBayes(features, method=method).fit(X, y)
+    test = pd.DataFrame({"a": ["new", "new", "x", None, "other", "y"],
+                         "b": ["u", "v", "new", "new", None, "w"],
+                         "flag": [1.0, np.nan, 0.0, np.nan, np.nan, 1.0]})
+    joint, scores = clf.predict_joint_log_proba(test), decision_function(clf, test)
+    diff = joint - scores
+    np.testing.assert_allclose(diff - diff[:, :1], 0.0, atol=1e-9)
+    W, _ = linear_weights(clf)
+    assert {"a=<unseen>", "b=<unseen>", "flag:observed"} <= set(W.columns)
+    ml = bnb.NaiveBayes(features, method="ml").fit(X, y)
+    assert not any(c.endswith("=<unseen>") for c in linear_weights(ml)[0].columns)
+
+
 # ---------------------------------------------------------------- predict_uncertainty
 def xlogx(a):
     return np.where(a > 0, a * np.log(np.where(a > 0, a, 1.0)), 0.0)
