@@ -7,9 +7,17 @@ linear classifier with weights ``W`` and bias ``b``: ``argmax_k (x @ W[k] + b[k]
 prediction. Per-class Gaussian variances and Poisson rates are linear too (in x and x^2, or in
 x), but a per-class Gaussian needs x^2 terms, so it is not offered.
 
+A missing value leaves its column's factor out of the model's score. A Bernoulli or pooled
+Gaussian column's factor has a part that does not depend on x (log(1 - p), -lambda mu^2 / 2),
+so each such column has a second weight, on its indicator ``"{column}:observed"`` (1 where the
+value is observed, 0 where it is missing): then the scores of rows with missing values are the
+model's too.
+
 Empirical Bayes: the concentration of a family's symmetric prior that maximises the log
 evidence log p(y, X | alpha), found by a bounded 1-D search on log alpha (the evidence of a
-Dirichlet/Beta model is a smooth function of alpha; scipy's bounded Brent method).
+Dirichlet/Beta model is a smooth function of alpha; scipy's bounded Brent method). A Beta
+prior's strength is Beta(alpha, alpha): Bernoulli's ``alpha`` and ``beta`` are tuned together
+(tuning ``alpha`` alone would move the prior's mean, not its strength).
 """
 
 from __future__ import annotations
@@ -22,45 +30,39 @@ from sklearn.base import clone
 
 def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
     """``(W, b)`` with ``X_enc @ W.T + b`` equal to the plug-in log joint up to a per-row
-    constant, so its argmax is ``clf.predict``.
+    constant, so its argmax is ``clf.predict`` (rows with missing values included), where
+    ``X_enc = encode_linear(clf, X)``.
 
     Columns of ``W`` are the input columns; a Categorical column becomes one column per level
-    (``"col=level"``, apply it to one-hot codes, :func:`encode_linear`). Plug-in methods only
+    (``"col=level"``, apply it to one-hot codes; ``"col=<unseen>"`` for a value unseen in
+    training, where the method gives one a probability), a Bernoulli or pooled Gaussian column
+    ``col`` is followed by ``"col:observed"`` (the weight of its observed-value indicator: the
+    part of its factor that a missing value leaves out; see :func:`encode_linear`). Plug-in
+    methods only
     (ml, map, mean; Bernoulli and Categorical columns also under bayes, where the predictive is
     the posterior mean).
     """
-    from .scoring import TableScorer
-
-    scorer = clf._scorer()
-    if getattr(clf, "feature_prior", None) is not None:
-        raise ValueError("the linear view is of one model; feature_prior averages over feature "
-                         "subsets (see feature_relevance_): set feature_prior=None for it.")
-    if not isinstance(scorer, TableScorer) or (scorer.exact and any(
-            b.family.name not in ("bernoulli", "categorical") for b in clf.blocks_)):
-        raise ValueError("the linear view needs a plug-in method (ml, map, mean).")
-    exact = scorer.exact
-    weights, bias = [], np.asarray(scorer.log_prior, dtype=np.float64).copy()
-    for block, table in zip(clf.blocks_, scorer.tables, strict=True):
+    log_prior, tables = _linear_tables(clf)
+    weights, bias = [], log_prior
+    for block, t in zip(clf.blocks_, tables, strict=True):
         name = block.family.name
         cols = [str(c) for c in block.schema.columns]
-        if exact:  # Bernoulli/Categorical: the predictive is the posterior-mean plug-in
-            table = type(block.family).estimate(block.prior, block.stats, "mean")
-        t = {f: np.asarray(v, dtype=np.float64) for f, v in zip(type(table)._fields, table,
-                                                                 strict=True)}
         if name == "bernoulli":
-            w = t["log_p"] - t["log1m_p"]
-            bias += t["log1m_p"].sum(axis=1)
-            weights.append(pd.DataFrame(w, columns=cols))
+            weights.append(_with_observed(t["log_p"] - t["log1m_p"], t["log1m_p"], cols))
         elif name == "multinomial":
             weights.append(pd.DataFrame(t["log_prob"], columns=cols))
         elif name == "categorical":
             labels = [f"{c}={v}" for c, levels in zip(cols, block.schema.levels, strict=True)
                       for v in levels]
-            weights.append(pd.DataFrame(t["log_prob"], columns=labels))
+            scored = _scores_unseen(t)
+            labels += [f"{c}=<unseen>" for c, ok in zip(cols, scored, strict=True) if ok]
+            weights.append(pd.DataFrame(np.concatenate([t["log_prob"],
+                                                        t["log_unseen"][:, scored]], axis=1),
+                                        columns=labels))
         elif name == "gaussian" and bool(np.asarray(block.prior.pooled)):
             lam, mu = t["precision"], t["mean"]
-            weights.append(pd.DataFrame(lam * mu, columns=cols))
-            bias += np.sum(-0.5 * lam * mu * mu, axis=1)  # -lam x^2 / 2 is the same for all k
+            # -lam x^2 / 2 and log(lam) / 2 are the same for every class: left out
+            weights.append(_with_observed(lam * mu, -0.5 * lam * mu * mu, cols))
         else:
             raise ValueError(f"columns {cols[:5]}: a {block.family!r} block is not linear in x "
                              "(per-class variances need x^2 terms); use Gaussian(pooled=True).")
@@ -72,14 +74,54 @@ def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
     return W, pd.Series(bias, index=W.index, name="bias")
 
 
-def encode_linear(clf, X) -> pd.DataFrame:
-    """The design matrix the linear weights apply to: numeric columns as they are (missing
-    values as 0, i.e. left out), Categorical columns one-hot over their fitted levels."""
-    from ._blocks import encode_blocks
+def _linear_tables(clf) -> tuple[np.ndarray, list[dict]]:
+    """The class log prior and, per block, the plug-in table the linear view reads (float64
+    arrays by field); refuses what has no linear view."""
+    from .scoring import TableScorer
 
+    scorer = clf._scorer()
+    if getattr(clf, "feature_prior", None) is not None:
+        raise ValueError("the linear view is of one model; feature_prior averages over feature "
+                         "subsets (see feature_relevance_): set feature_prior=None for it.")
+    if not isinstance(scorer, TableScorer) or (scorer.exact and any(
+            b.family.name not in ("bernoulli", "categorical") for b in clf.blocks_)):
+        raise ValueError("the linear view needs a plug-in method (ml, map, mean).")
+    tables = []
+    for block, table in zip(clf.blocks_, scorer.tables, strict=True):
+        if scorer.exact:  # Bernoulli/Categorical: the predictive is the posterior-mean plug-in
+            table = type(block.family).estimate(block.prior, block.stats, "mean")
+        tables.append({f: np.asarray(v, dtype=np.float64)
+                       for f, v in zip(type(table)._fields, table, strict=True)})
+    return np.asarray(scorer.log_prior, dtype=np.float64).copy(), tables
+
+
+def _scores_unseen(t: dict) -> np.ndarray:
+    """Per Categorical column, whether its table gives a value unseen in training a
+    probability in every class (the ``"col=<unseen>"`` weight); ML's is zero."""
+    return np.isfinite(t["log_unseen"]).all(axis=0)
+
+
+def _with_observed(per_value, per_observed, cols) -> pd.DataFrame:
+    """A block's weights on its values and on their ``"{column}:observed"`` indicators, each
+    column's two side by side (the layout :func:`encode_linear` writes)."""
+    both = np.stack([per_value, per_observed], axis=2).reshape(per_value.shape[0], -1)
+    return pd.DataFrame(both, columns=[n for c in cols for n in (c, f"{c}:observed")])
+
+
+def encode_linear(clf, X) -> pd.DataFrame:
+    """The design matrix the linear weights apply to: Multinomial columns as they are,
+    Categorical columns one-hot over their fitted levels (all 0 where missing) and, where the
+    method gives an unseen value a probability, an indicator of a value unseen in training
+    (``"col=<unseen>"``), and Bernoulli and pooled Gaussian columns as their value (0 where
+    missing) beside its ``"{column}:observed"`` indicator (0 where missing), so a missing or
+    unseen value is scored as the model scores it."""
+    from ._blocks import encode_blocks
+    from .families.categorical import UNSEEN
+
+    _, tables = _linear_tables(clf)
     xs, n = encode_blocks(clf.fitted_, X, clf._unseen_rule())
     parts = []
-    for block, x in zip(clf.blocks_, xs, strict=True):
+    for block, x, t in zip(clf.blocks_, xs, tables, strict=True):
         if block.family.name == "categorical":
             sizes = [len(lv) for lv in block.schema.levels]
             onehot = np.zeros((n, sum(sizes)))
@@ -87,9 +129,21 @@ def encode_linear(clf, X) -> pd.DataFrame:
             for j in range(x.shape[1]):
                 seen = x[:, j] >= 0
                 onehot[np.flatnonzero(seen), offset[j] + x[seen, j]] = 1.0
-            parts.append(onehot)
-        else:
+            scored = _scores_unseen(t)
+            unseen = np.asarray(x) == UNSEEN
+            if np.any(unseen[:, ~scored]):
+                col = block.schema.columns[int(np.argmax(unseen.any(axis=0) & ~scored))]
+                raise ValueError(f"column {col!r}: a value unseen in training has probability "
+                                 "zero in every class under this method; the linear view "
+                                 "cannot score it (a smoothed method can).")
+            parts.extend([onehot, unseen[:, scored].astype(np.float64)])
+        elif block.family.name == "multinomial":
             parts.append(np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0))
+        else:
+            x = np.asarray(x, dtype=np.float64)
+            observed = ~np.isnan(x)
+            parts.append(np.stack([np.where(observed, x, 0.0), observed], axis=2)
+                         .reshape(n, -1))
     return pd.DataFrame(np.concatenate(parts, axis=1))
 
 
@@ -116,6 +170,10 @@ def log_bayes_factor(model_a, model_b) -> float:
     return model_a.log_evidence() - model_b.log_evidence()
 
 
+#: hyperparameters that are one strength together: a search sets them all to its value
+_SYMMETRIC = {"bernoulli": ("alpha", "beta")}
+
+
 def empirical_bayes(clf, X, y, *, hyperparameter="alpha", bounds=(1e-3, 1e3)):
     """The value of ``hyperparameter`` (shared by every family that has it) that maximises the
     log evidence of ``clf``'s specification on (X, y); returns ``(value, fitted model)``.
@@ -125,6 +183,11 @@ def empirical_bayes(clf, X, y, *, hyperparameter="alpha", bounds=(1e-3, 1e3)):
     ``hyperparameter``; when there are none (``features=None``: families inferred from the
     dtypes), the inferred families are resolved by one fit and searched, and the returned
     model's ``features`` maps each block's columns to its family.
+
+    A hyperparameter that is one half of a symmetric prior's strength is set with its
+    partner: for a Bernoulli family, ``alpha`` (or ``beta``) sets ``alpha = beta = value``,
+    a Beta(value, value) prior, so the value is a smoothing strength (scikit-learn's
+    ``BernoulliNB(alpha=value)`` under ``method="mean"``) whatever the declared Beta was.
     """
     spec = _declared(clf, X, y, hyperparameter)
 
@@ -139,7 +202,9 @@ def empirical_bayes(clf, X, y, *, hyperparameter="alpha", bounds=(1e-3, 1e3)):
                              f"(its families: {', '.join(sorted({repr(f) for f in families}))}).")
         mapping = {}
         for f in owners:
-            mapping[id(f)] = type(f)(**{**f.get_params(), hyperparameter: value})
+            names = _SYMMETRIC.get(f.name, ())
+            names = names if hyperparameter in names else (hyperparameter,)
+            mapping[id(f)] = type(f)(**{**f.get_params(), **dict.fromkeys(names, value)})
         if isinstance(features, dict):
             model.set_params(features={c: mapping.get(id(f), f) for c, f in features.items()})
         else:

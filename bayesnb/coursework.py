@@ -52,7 +52,7 @@ def from_tables(class_prior: Mapping, *, categorical: Mapping | None = None,
         data, so it has no posterior and no evidence.
     """
     classes = np.array(sorted(class_prior), dtype=object)
-    prior = np.array([float(class_prior[c]) for c in classes])
+    prior = np.array([_finite(class_prior[c], f"class_prior, class {c!r}") for c in classes])
     if np.any(prior < 0) or not np.isclose(prior.sum(), 1.0):
         raise ValueError(f"class_prior must be non-negative and sum to 1, got {prior.sum()}.")
     given = {"categorical": categorical, "bernoulli": bernoulli, "gaussian": gaussian,
@@ -74,6 +74,8 @@ def from_tables(class_prior: Mapping, *, categorical: Mapping | None = None,
                 raise ValueError(f"column {col!r}: no entry for class {absent[0]!r}.")
             if col not in position:
                 raise ValueError(f"column {col!r} is not in columns={order}.")
+            for c in classes:
+                _check_cells(kind, col, c, per_class[c])
         cols = tuple(spec)
         levels = ()
         if kind == "categorical":
@@ -94,3 +96,39 @@ def from_tables(class_prior: Mapping, *, categorical: Mapping | None = None,
     named = all(isinstance(c, str) for c in order)
     return clf._install(FittedModel(classes, np.zeros(len(classes)), tuple(order), named,
                                     tuple(blocks), stated=(log_prior, tuple(tables))))
+
+
+#: what one cell of each table states, for messages
+_CELLS = {"bernoulli": "P(x = 1)", "gaussian": "(mean, sd)", "poisson": "the rate"}
+
+
+def _finite(value, where: str) -> float:
+    """``value`` as a float; NaN, infinities and non-numbers are errors naming ``where``
+    (a NaN compares false with every bound, so the range checks downstream would pass it)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"from_tables: {where} is {value!r}, not a number.") from None
+    if not np.isfinite(number):
+        raise ValueError(f"from_tables: {where} is {number}; every stated number must be "
+                         "finite.")
+    return number
+
+
+def _check_cells(kind: str, col, klass, cell) -> None:
+    """Every number of one class's entry in one table is finite."""
+    where = f"{kind} table, column {col!r}, class {klass!r}"
+    if kind == "categorical":
+        if not isinstance(cell, Mapping):
+            raise ValueError(f"from_tables: {where} must map each level to its probability.")
+        for level, p in cell.items():
+            _finite(p, f"{where}, level {level!r}")
+    elif kind == "gaussian":
+        try:
+            mean, sd = cell
+        except (TypeError, ValueError):
+            raise ValueError(f"from_tables: {where} must be (mean, sd), got {cell!r}.") from None
+        _finite(mean, f"{where}, mean")
+        _finite(sd, f"{where}, sd")
+    else:
+        _finite(cell, f"{where}, {_CELLS[kind]}")

@@ -217,8 +217,9 @@ def _draw_sums(families, linear, class_lp, tables, valid, xs):
     * :math:`\sum_k p_{dk} \log p_{dk} = \sum_k e_{dk}(s_{dk} - m_d) / z_d - \log z_d`.
 
     Two exponentials per (row, draw, class), against the ``2 x columns`` flops of the
-    matmul that makes the score. Returns the log of the draw-averaged joint (n, K) and the
-    mutual information between the label and the parameters, H[mean p] - mean H[p] (n,).
+    matmul that makes the score. Returns the log of the draw-averaged joint (n, K), the
+    draw-averaged p(c | x, theta), mean p (n, K), and the mean of the draws' entropies,
+    mean H[p] (n,).
     """
     n, k = xs[0].shape[0], class_lp.shape[-1]
     dtype = class_lp.dtype
@@ -250,9 +251,7 @@ def _draw_sums(families, linear, class_lp, tables, valid, xs):
     (top, acc, sum_p, sum_plogp), _ = jax.lax.scan(step, init, (class_lp, tables, valid))
     n_draws = jnp.sum(valid).astype(dtype)
     log_joint = jnp.log(acc) + top - jnp.log(n_draws)  # acc = 0 where top = -inf
-    mean = sum_p / n_draws
-    entropy = -jnp.sum(jnp.where(mean > 0, mean * jnp.log(mean), 0.0), axis=-1)
-    return log_joint, entropy + sum_plogp / n_draws
+    return log_joint, sum_p / n_draws, -sum_plogp / n_draws
 
 
 @partial(jax.jit, static_argnums=(0, 1, 2))
@@ -399,14 +398,16 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
         padded = tuple(pad_any(c, bucket(m)) for c in part)
         res = _draw_sums(families, linear, lp, tables, valid, padded)
         out.append(tuple(np.asarray(r, dtype=np.float64)[:m] for r in res))
-    log_joint, mi = (np.concatenate(parts) for parts in zip(*out, strict=True))
+    log_joint, mean, aleatoric = (np.concatenate(parts) for parts in zip(*out, strict=True))
     if joint_only:
         return {"log_joint": log_joint}
-    from scipy.special import logsumexp
+    from scipy.special import entr, logsumexp
 
-    log_proba = log_joint - logsumexp(log_joint, axis=1, keepdims=True)
-    proba = np.exp(log_proba)
-    entropy = -np.sum(np.where(proba > 0, proba * log_proba, 0.0), axis=1)
+    proba = np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
+    # in float64, rescaled to sum to 1 (float32's sum over draws drifts), so H <= log K
+    total = entr(mean / mean.sum(axis=1, keepdims=True)).sum(axis=1)
+    # mean H[p] <= H[mean p] (Jensen); a rounding past it is the epistemic part's zero
+    aleatoric = np.minimum(aleatoric, total)
     result = {"log_joint": log_joint, "proba": proba}
     if interval is not None:
         rows = _even_rows(n, max(8, _DRAWS_BUDGET // max(1, n_draws * width)))
@@ -421,7 +422,7 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
             bands.append((lo.astype(np.float64), hi.astype(np.float64)))
         result["lower"], result["upper"] = (np.concatenate(p) for p in zip(*bands,
                                                                           strict=True))
-    result.update(entropy=entropy, mutual_info=np.maximum(mi, 0.0))
+    result.update(entropy=total, aleatoric=aleatoric, mutual_info=total - aleatoric)
     return result
 
 

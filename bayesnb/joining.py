@@ -28,6 +28,10 @@ Values: each value is written with ``str`` (a float that is an integer as an int
 A row with any member missing gets a missing joined value (the model leaves that factor out for
 the row, as for any missing value). Two different value tuples that would write the same string
 (a value containing ``sep``) are an error naming the columns.
+
+Only discrete columns join: a column holding a number that is not an integer (a measurement:
+every row would be a level of its own, never seen again) is an error naming it; bin it first
+(``pd.cut``) if its dependence is to be modelled.
 """
 
 from __future__ import annotations
@@ -133,7 +137,27 @@ def join_columns(X, groups, *, sep: str = "&") -> pd.DataFrame:
     return pd.DataFrame(out, index=X.index)
 
 
+def _check_discrete(column: pd.Series, name) -> None:
+    """Refuse a column holding a number that is not an integer (NaN is missing, not a
+    value)."""
+    values = column.dropna()
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        values = pd.Series(values.cat.categories)
+    if values.dtype == object:  # only its float cells can hold a non-integer number
+        values = values[values.map(lambda v: isinstance(v, float | np.floating))]
+    elif not pd.api.types.is_float_dtype(values.dtype):
+        return  # booleans, integers, strings
+    numbers = values.to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(numbers) | (numbers != np.round(numbers))
+    if bad.any():
+        raise ValueError(f"column {name!r} holds {float(numbers[bad][0])!r}, not a discrete "
+                         "value: join_columns joins discrete columns (joining a continuous one "
+                         "makes a level of almost every row); bin it first (pd.cut).")
+
+
 def _join_values(X: pd.DataFrame, group: tuple, sep: str) -> pd.Series:
+    for c in group:
+        _check_discrete(X[c], c)
     parts = [X[c] for c in group]
     missing = np.zeros(len(X), dtype=bool)
     for p in parts:

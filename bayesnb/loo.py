@@ -16,7 +16,9 @@ with :math:`p(x, k \mid D_{-i})` the plug-in tables of ``ml``/``map``/``mean`` e
 label predictive :math:`(n_k + \gamma_k)/(N + \Gamma_0)` and each family's predictive).
 ``quantity="joint"`` gives :math:`\log p(x_i, y_i \mid D_{-i})` instead: the generative
 model's LOO, the quantity PSIS-LOO (``az.loo``) estimates from the ``log_likelihood`` group of
-:meth:`bayesnb.NaiveBayes.to_arviz`, whose entries are :math:`\log p(x_i, y_i \mid \theta)`.
+:meth:`bayesnb.NaiveBayes.to_arviz` with ``log_likelihood="joint"``, whose entries are
+:math:`\log p(x_i, y_i \mid \theta)` (the default group holds
+:math:`\log p(y_i \mid x_i, \theta)`, for comparing models that read different columns).
 
 Everything is vectorised over rows (rows in bounded chunks; no Python loop over rows) and
 computed in float64 (JAX's x64 mode inside this module only), from the training data's

@@ -73,6 +73,7 @@ from ._classes import _concentration, _fixed
 from .estimator import METHODS, NaiveBayes
 from .families import REGISTRY, Schema
 from .families._base import is_distribution
+from .families.categorical import bool_and_number
 from .fitted import FittedBlock, FittedModel, NutsRun
 from .model import column_labels, positional_site, site_name
 
@@ -364,6 +365,7 @@ def _layout(m, path, budget: int) -> _Layout:
     if kind not in ("fitted", "tables") or method not in METHODS:
         raise ValueError(f"kind {kind!r} / method {method!r} is not one bayesnb writes.")
     classes = _classes(m["classes"])
+    _check_labels(classes, m["classes"]["values"])
     k = len(classes)
     columns = _distinct(_scalars(m["columns"], "columns"), "columns")
     class_alpha = _from_json(m["class_alpha"])
@@ -630,6 +632,23 @@ def _classes(info) -> np.ndarray:
     return classes
 
 
+def _check_labels(classes: np.ndarray, values: list) -> None:
+    """The classes are labels a fit could have learned, exactly as the manifest states them:
+    none missing, no two equal in Python (``True == 1 == 1.0``: one class to ``predict`` and
+    ``labels_to_codes``), and unchanged by the stated dtype (``<U2`` truncates ``"abc"``)."""
+    if any(v is None for v in values):
+        raise ValueError(f"class {values.index(None)} is null: a missing label is not a class.")
+    mixed = bool_and_number(np.array(values, dtype=object))
+    if mixed is not None or len(set(values)) != len(values):
+        raise ValueError(f"the classes {values[:8]} hold two labels that are equal in Python "
+                         "(True == 1 == 1.0): they would be one class.")
+    if classes.dtype != object:
+        changed = [(v, c) for v, c in zip(values, classes.tolist(), strict=True) if c != v]
+        if changed:
+            raise ValueError(f"classes of dtype {classes.dtype} change the label "
+                             f"{changed[0][0]!r} into {changed[0][1]!r}.")
+
+
 def _mcmc_settings(mcmc) -> dict:
     mcmc = _dict(mcmc, "mcmc")
     allowed = {"num_warmup", "num_samples", "num_chains", "seed", "chain_method",
@@ -791,13 +810,17 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
                  if isinstance(v, dict) else _from_json(v) for k, v in b.hyper.items()}
         family = b.family_cls(**hyper)
         try:
+            # a setting read only when scoring (Categorical's ``unseen``) is checked here, so
+            # a bad one is refused at load, not at the first prediction
+            if hasattr(family, "_unseen_policy"):
+                family._unseen_policy()
             expected = family.prior(b.schema)
         except ValueError as err:
             raise ModelFileError(f"{where}: {' '.join(str(err).split())}") from None
         if "tables" in b.arrays:
             table = {f: arrays[a] for f, a in b.arrays["tables"].items()}
             for f, a in b.arrays["tables"].items():
-                _check_table(table[f], getattr(expected, f, None), member(a))
+                _check_table(table[f], getattr(expected, f, None), member(a), f)
             tables.append(b.family_cls.params_type(**{f: jnp.asarray(v)
                                                       for f, v in table.items()}))
             prior = stats = None
@@ -872,11 +895,24 @@ def _check_prior(got, want, where, loose):
                              f"{i}: {got[i]!r} stored, {want[i]!r} implied).")
 
 
-def _check_table(a, prior_field, where):
+#: table fields that must be positive (a Gaussian precision) or non-negative (a Poisson rate)
+_POSITIVE_TABLES, _NONNEGATIVE_TABLES = ("precision",), ("rate",)
+
+
+def _check_table(a, prior_field, where, field):
+    """A stated table's values: a log-probability (``log_*``) may be -inf (probability 0);
+    every other number is finite, precisions positive and rates non-negative."""
     if a.dtype.kind == "f":
-        if np.isnan(a).any() or np.isposinf(a).any():
-            raise ModelFileError(f"{where}: holds NaN or +inf values (first at index "
-                                 f"{_first(np.isnan(a) | np.isposinf(a))}).")
+        bad = np.isnan(a) | np.isposinf(a) | (np.isneginf(a) & (not field.startswith("log")))
+        if bad.any():
+            raise ModelFileError(f"{where}: holds NaN or infinite values (first at index "
+                                 f"{_first(bad)}: {a[bad].flat[0]!r}).")
+        low = (a <= 0) if field in _POSITIVE_TABLES else (
+            (a < 0) if field in _NONNEGATIVE_TABLES else np.zeros(a.shape, bool))
+        if low.any():
+            raise ModelFileError(f"{where}: {field} must be "
+                                 f"{'positive' if field in _POSITIVE_TABLES else 'non-negative'}"
+                                 f" (first at index {_first(low)}: {a[low].flat[0]!r}).")
     elif prior_field is None or not np.array_equal(a, np.asarray(prior_field)):
         raise ModelFileError(f"{where}: contradicts the block's levels.")
 

@@ -89,8 +89,11 @@ class BayesianReports:
         Uses ``draws`` if given, else the NUTS draws under ``method="mcmc"``, else
         ``num_draws`` exact conjugate draws. Returns a dict of arrays: ``proba`` (n, K) the
         predictive p(c | x, data); ``lower``/``upper`` (n, K) the central ``interval`` of
-        p(c | x, theta) over the posterior; ``entropy`` (n,) of the predictive; and
-        ``mutual_info`` (n,) between the label and the parameters (epistemic uncertainty).
+        p(c | x, theta) over the posterior; and the decomposition of the uncertainty about the
+        label over the draws theta_d, all (n,) in nats: ``entropy`` H[mean_d p(c | x,
+        theta_d)] (the total), ``aleatoric`` mean_d H[p(c | x, theta_d)] (what the
+        parameters, known exactly, would leave) and ``mutual_info`` = ``entropy`` -
+        ``aleatoric`` >= 0, between the label and the parameters (the epistemic part).
         The draws are streamed in chunks (one matmul per chunk for Multinomial, Bernoulli and
         Poisson blocks), so the predictive needs memory for the rows x classes sums and one
         chunk; the band needs every draw of a row and is computed in batches of rows.
@@ -136,7 +139,7 @@ class BayesianReports:
 
     def to_arviz(self, draws=None, *, prior_draws: int | None = 500, seed=0, backend=None,
                  predictive_rows: int | None = None, X=None, y=None,
-                 log_likelihood: str = "joint"):
+                 log_likelihood: str = "conditional"):
         """Export draws to ArviZ (``InferenceData`` with arviz 0.x, ``DataTree`` with 1.x).
 
         Groups: posterior, sample_stats (NUTS), prior, observed_data (the class counts) and,
@@ -180,12 +183,19 @@ class BayesianReports:
         X, y : array-like, optional
             The training rows: add a ``log_likelihood`` group for ``az.loo``, ``az.waic`` and
             ``az.compare``, one variable with dims ``(chain, draw, row)`` holding per draw
-            log p(x_i, y_i | theta) (``log_likelihood="joint"``, the generative model's
-            likelihood of row i; ``az.loo`` then estimates what ``loo(X, y, quantity="joint")``
-            computes exactly) or log p(y_i | x_i, theta) (``"conditional"``). The variable is
-            named ``"xy"`` or ``"y_given_x"``, whatever the parameters are called.
-        log_likelihood : {"joint", "conditional"}, default="joint"
-            Which per-row likelihood the ``log_likelihood`` group holds.
+            log p(y_i | x_i, theta) (``log_likelihood="conditional"``, the default: the
+            log of ``predict_proba`` at the true label under theta) or
+            log p(x_i, y_i | theta) (``"joint"``, the generative model's likelihood of row i;
+            ``az.loo`` then estimates what ``loo(X, y, quantity="joint")`` computes exactly).
+            The variable is named ``"y_given_x"`` or ``"xy"``, whatever the parameters are
+            called.
+        log_likelihood : {"conditional", "joint"}, default="conditional"
+            Which per-row likelihood the ``log_likelihood`` group holds. Compare models with
+            different columns (``az.compare``) on the conditional one: the same labels
+            given the same rows, whatever columns a model reads. The joint one includes
+            p(x_i | theta) of each model's own columns, so models with different columns would
+            be scored on different data (a model with fewer columns has a larger density of
+            less data and would look better).
         """
         from .inference import to_inference_data
         from .model import simulate_sites

@@ -63,7 +63,8 @@ def psis():
     X, y = datasets.load_playtennis()
     clf = bnb.NaiveBayes(method="bayes").fit(X, y)
     exact = clf.loo(X, y, quantity="joint")  # float64 inside, whatever JAX's dtype
-    idata = clf.to_arviz(clf.sample_posterior(4000, seed=0), prior_draws=None, X=X, y=y)
+    idata = clf.to_arviz(clf.sample_posterior(4000, seed=0), prior_draws=None, X=X, y=y,
+                         log_likelihood="joint")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # ArviZ's Pareto-k notes on 14 rows
         estimate = az.loo(idata)

@@ -93,10 +93,11 @@ def reference_uncertainty(s, interval):
     p = np.exp(s - logsumexp(s, axis=2, keepdims=True))
     mean = p.mean(axis=0)
     xlogx = lambda a: np.where(a > 0, a * np.log(np.where(a > 0, a, 1.0)), 0.0)  # noqa: E731
-    mi = -xlogx(mean).sum(axis=1) + xlogx(p).sum(axis=2).mean(axis=0)
+    total = -xlogx(mean).sum(axis=1)  # of the draw-averaged p(c | x, theta) (issue 38)
+    aleatoric = np.minimum(-xlogx(p).sum(axis=2).mean(axis=0), total)
     lo, hi = np.quantile(p, [(1 - interval) / 2, (1 + interval) / 2], axis=0)
-    return {"proba": proba, "lower": lo, "upper": hi,
-            "entropy": -xlogx(proba).sum(axis=1), "mutual_info": np.maximum(mi, 0.0)}
+    return {"proba": proba, "lower": lo, "upper": hi, "entropy": total,
+            "aleatoric": aleatoric, "mutual_info": total - aleatoric}
 
 
 def count_data(family, seed=0, n=120, f=6, k=3):

@@ -287,7 +287,8 @@ def test_az_loo_on_exact_draws_agrees_with_the_exact_loo(x64):
     X, y = _conjugate_data()
     clf = bnb.NaiveBayes(method="bayes").fit(X, y)
     exact = clf.loo(X, y, quantity="joint")
-    idata = clf.to_arviz(clf.sample_posterior(4000, seed=1), prior_draws=None, X=X, y=y)
+    idata = clf.to_arviz(clf.sample_posterior(4000, seed=1), prior_draws=None, X=X, y=y,
+                         log_likelihood="joint")
     assert idata.log_likelihood["xy"].dims == ("chain", "draw", "row")
     psis = az.loo(idata, pointwise=True)
     assert abs(psis.elpd_loo - exact.elpd_loo) < psis.se
@@ -306,7 +307,7 @@ def test_az_loo_and_compare_on_an_mcmc_fit():
     X, y = _conjugate_data()
     clf = bnb.NaiveBayes(method="mcmc", num_warmup=200, num_samples=500, num_chains=1,
                          progress_bar=False, seed=0).fit(X, y)
-    idata = clf.to_arviz(X=X, y=y, prior_draws=None)
+    idata = clf.to_arviz(X=X, y=y, prior_draws=None, log_likelihood="joint")
     psis = az.loo(idata)
     with jax.enable_x64(True):
         exact = bnb.NaiveBayes(method="bayes").fit(X, y).loo(X, y, quantity="joint")
@@ -316,7 +317,7 @@ def test_az_loo_and_compare_on_an_mcmc_fit():
     with jax.enable_x64(True):
         bayes = bnb.NaiveBayes(method="bayes").fit(X, y)
         exact_draws = bayes.to_arviz(bayes.sample_posterior(500, seed=2), prior_draws=None,
-                                     X=X, y=y)
+                                     X=X, y=y, log_likelihood="joint")
     with warnings.catch_warnings():  # ArviZ's notes (Pareto k, pandas API) are not under test
         warnings.simplefilter("ignore")
         table = az.compare({"nuts": idata, "exact draws": exact_draws})
