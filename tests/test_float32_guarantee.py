@@ -334,7 +334,7 @@ def test_gaussian_rows_far_from_every_class_are_not_refused():
     table32 = type(table)(*(np.asarray(v, np.float32) for v in table))
     far32 = far.astype(np.float32)
     rounding = gaussian.GaussianFast.score_rounding(
-        table32, far32, gaussian.Gaussian.log_likelihood(table32, far32))
+        table32, far32, gaussian.GaussianFast.scores(table32, far32, None, False))
     assert float(np.max(rounding)) > 2e-4  # the per-class bounds, weighed in the kernel
     _agreement(lambda: NaiveBayes(Gaussian()), X, y, far, methods=("ml", "mean"))
 
