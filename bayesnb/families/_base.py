@@ -399,6 +399,63 @@ class Family:
         return sum(jax.numpy.sum(d.log_prob(params[k]))
                    for k, d in cls.posterior_distributions(posterior).items())
 
+    # ------------------------------------------------------------------ declared capabilities
+    # What the rest of the package asks a family instead of switching on its name: a new
+    # family declares these and plugs into MCMC, ArviZ, simulation, EM, persistence checks,
+    # ``from_tables``, plots and the scikit-learn views without edits there.
+
+    #: keys of ``sample_params``' result (NumPyro sites ``"{site}.{key}"``); their axes are
+    #: ``param_dims``'
+    param_names: ClassVar[tuple[str, ...]] = ()
+    #: fields of ``stats_type`` that are sums of non-negative weights (or of squares): a model
+    #: file holding a negative one is refused (``bayesnb.persistence``)
+    nonnegative_stats: ClassVar[tuple[str, ...]] = ()
+    #: True when ``from_tables`` builds the plug-in parameters from stated tables:
+    #: ``bayesnb.from_tables`` then takes them under the keyword ``name``
+    stated_tables: ClassVar[bool] = False
+    #: True when each column has its own sites ``"{site}.{j}.{key}"`` (Categorical: columns of
+    #: different level counts), so simulated values come column by column (``"{site}.{j}.x"``)
+    column_sites: ClassVar[bool] = False
+    #: for a family of real values with a density, its name in the title of
+    #: ``plots.density_plot`` (which draws it per class); None: not drawn
+    density_label: ClassVar[str | None] = None
+    #: what ``feature_log_prob_``-style scikit-learn attributes read of this family
+    #: (``bayesnb._sklearn_views``): None, or the naive Bayes it mirrors: ``"multinomial"``
+    #: (``MultinomialNB``), ``"bernoulli"``, ``"categorical"``, ``"gaussian"``
+    sklearn_view: ClassVar[str | None] = None
+
+    def param_dims(self, prior: NamedTuple, schema: Schema) -> dict[str, tuple[str, ...]]:
+        """Each parameter site's axes by key, named ``"class"``, ``"feature"`` (the block's
+        columns) or ``"level"`` (the levels of column ``j``, for a key ``"{j}.{name}"``), for
+        ArviZ's dims and the public site names. Default: ``(class, feature)`` for each of
+        ``param_names``."""
+        return {k: ("class", "feature") for k in self.param_names}
+
+    def stated_schema(self, tables: dict, classes) -> Schema:
+        """The schema of a block built from stated tables ``tables[column][class]``
+        (``bayesnb.from_tables``); default: the columns alone."""
+        return Schema(columns=tuple(tables))
+
+    def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
+        """Simulated ``(n, F)`` values as the raw column values a user would pass (category
+        levels, integer counts); default: as they are."""
+        return values
+
+    @staticmethod
+    def simulation_total(stats: NamedTuple) -> float | None:
+        """The weighted total of the training values when a simulated row needs a stated
+        total (a Multinomial document's length, which the model does not describe); None."""
+        return None
+
+    @classmethod
+    def log_prior_at(cls, prior: NamedTuple, params: NamedTuple, method: str,
+                     n_classes: int) -> float:
+        """log p~(theta) of the conjugate prior at the plug-in estimate ``params`` (float64),
+        up to a constant, written as pseudo-count exponents on the log parameters: ``alpha -
+        1`` under MAP, ``alpha`` under the mean (whose plug-in is the MAP of a shifted
+        prior); the EM objective's prior term (``bayesnb.em``, never called under ML)."""
+        raise ValueError(f"EM does not know the prior of the {cls.name} family.")
+
 
 class Float32Unrepresentable(ValueError):
     """Raised by ``Family.kernel_table`` when float32 cannot represent what the table
@@ -699,6 +756,16 @@ def has_missing(x: jax.Array) -> jax.Array:
     import jax.numpy as jnp
 
     return jnp.isnan(jnp.sum(x))
+
+
+def pseudo_log(coefficient, log_value) -> float:
+    """``sum c * log(theta)`` with ``0 * log 0 = 0`` (a zero estimate under a zero exponent):
+    a conjugate prior's log density at an estimate (``Family.log_prior_at``)."""
+    log_value = np.asarray(log_value, dtype=np.float64)
+    c = np.broadcast_to(np.asarray(coefficient, dtype=np.float64), log_value.shape)
+    with np.errstate(invalid="ignore"):
+        terms = np.where(c == 0, 0.0, c * log_value)
+    return float(np.sum(terms))
 
 
 def dirichlet_draws(rng: np.random.Generator, alpha: np.ndarray, n: int) -> np.ndarray:

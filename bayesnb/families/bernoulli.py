@@ -41,6 +41,7 @@ from ._base import (
     log_matmul,
     numeric_block,
     numpyro,
+    pseudo_log,
     sum_rounding,
     xp_of,
 )
@@ -88,6 +89,10 @@ class Bernoulli(Family):
     """
 
     name = "bernoulli"
+    param_names = ("theta",)
+    nonnegative_stats = ("count", "ones")
+    stated_tables = True
+    sklearn_view = "bernoulli"
     supports_sparse = True
     value_checks = {"binary": True}
     stats_type = BernoulliStats
@@ -367,6 +372,16 @@ class Bernoulli(Family):
     @staticmethod
     def posterior_distributions(posterior: BetaPrior) -> dict:
         return {"theta": dist.Beta(posterior.alpha, posterior.beta)}
+
+    def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
+        return values.astype(np.int64)
+
+    @staticmethod
+    def log_prior_at(prior: BetaPrior, params: BernoulliParams, method: str,
+                     n_classes: int) -> float:
+        shift = -1.0 if method == "map" else 0.0
+        return (pseudo_log(np.asarray(prior.alpha) + shift, params.log_p)
+                + pseudo_log(np.asarray(prior.beta) + shift, params.log1m_p))
 
 
 

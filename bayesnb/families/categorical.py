@@ -67,6 +67,7 @@ from ._base import (
     is_distribution,
     log_matmul,
     numpyro,
+    pseudo_log,
 )
 
 
@@ -499,6 +500,10 @@ class Categorical(Family):
     """
 
     name = "categorical"
+    nonnegative_stats = ("counts",)
+    stated_tables = True
+    column_sites = True
+    sklearn_view = "categorical"
     integer_codes = True
     stats_type = CategoricalStats
     params_type = CategoricalParams
@@ -869,3 +874,21 @@ class Categorical(Family):
     def posterior_distributions(posterior: DirichletPrior) -> dict:
         return {f"{j}.probs": dist.Dirichlet(a)
                 for j, a in enumerate(Categorical._split(posterior.alpha, posterior))}
+
+    def param_dims(self, prior: DirichletPrior, schema: Schema) -> dict:
+        return {f"{j}.probs": ("class", "level") for j in range(len(schema.columns))}
+
+    def stated_schema(self, tables: dict, classes) -> Schema:
+        """The levels of each column as the tables state them, in order."""
+        return Schema(columns=tuple(tables), levels=tuple(
+            tuple(dict.fromkeys(v for c in classes for v in tables[col][c])) for col in tables))
+
+    def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
+        return np.stack([np.asarray(levels, dtype=object)[values[:, j]]
+                         for j, levels in enumerate(schema.levels)], axis=1)
+
+    @staticmethod
+    def log_prior_at(prior: DirichletPrior, params: CategoricalParams, method: str,
+                     n_classes: int) -> float:
+        shift = -1.0 if method == "map" else 0.0
+        return pseudo_log(np.asarray(prior.alpha) + shift, params.log_prob)

@@ -58,6 +58,7 @@ from ._base import (
     kernel_shift,
     numeric_block,
     numpyro,
+    pseudo_log,
     reference,
     xp_of,
 )
@@ -266,6 +267,11 @@ class Gaussian(Family):
     """
 
     name = "gaussian"
+    param_names = ("mean", "precision")
+    nonnegative_stats = ("count", "m2")
+    stated_tables = True
+    density_label = "Gaussian"
+    sklearn_view = "gaussian"
     value_checks = {}
     stats_type = GaussianStats
     params_type = GaussianParams
@@ -827,3 +833,35 @@ class Gaussian(Family):
         precision = jnp.broadcast_to(params["precision"], posterior.loc.shape)
         scale = 1.0 / jnp.sqrt(posterior.kappa * precision)
         return log_p + jnp.sum(dist.Normal(posterior.loc, scale).log_prob(params["mean"]))
+
+    @staticmethod
+    def posterior_distributions(posterior: NormalGammaPrior) -> dict:
+        r"""Each parameter's marginal posterior: :math:`\lambda \sim \mathrm{Gamma}(a', b')`
+        and :math:`\mu \sim t_{2a'}(m', b'/(a'\kappa'))` (not independent: the joint density
+        is :meth:`posterior_log_density`'s)."""
+        shape, rate = posterior.shape, posterior.rate
+        if bool(posterior.pooled):
+            shape, rate = shape[0], rate[0]
+        scale = jnp.sqrt(rate / (shape * posterior.kappa))
+        return {"mean": dist.StudentT(2.0 * shape, posterior.loc, scale),
+                "precision": dist.Gamma(shape, rate)}
+
+    def param_dims(self, prior: NormalGammaPrior, schema: Schema) -> dict:
+        # a pooled precision is one per column, shared by the classes
+        return {"mean": ("class", "feature"),
+                "precision": ("feature",) if bool(prior.pooled) else ("class", "feature")}
+
+    @staticmethod
+    def log_prior_at(prior: NormalGammaPrior, params: GaussianParams, method: str,
+                     n_classes: int) -> float:
+        a, b = np.asarray(prior.shape), np.asarray(prior.rate)
+        kappa, loc = np.asarray(prior.kappa), np.asarray(prior.loc)
+        lam = params.precision
+        quad = -0.5 * float(np.sum(kappa * lam * (params.mean - loc) ** 2))
+        if bool(prior.pooled):  # one Gamma per column and K normals on the means
+            lam1 = lam[0]
+            c = (a - 1.0 + n_classes / 2.0) if method == "map" else a
+            return pseudo_log(c, np.log(lam1)) - float(np.sum(b * lam1)) + quad
+        # Normal-Gamma per class: (a - 1/2) log lambda under MAP, a under the mean
+        c = a - 0.5 if method == "map" else a
+        return pseudo_log(c, np.log(lam)) - float(np.sum(b * lam)) + quad

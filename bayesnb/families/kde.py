@@ -105,6 +105,7 @@ class KernelDensity(Family):
     """
 
     name = "kde"
+    density_label = "kernel density"
     nonparametric = True
     stats_type = KDEStats
     params_type = KDETable

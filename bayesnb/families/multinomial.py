@@ -60,6 +60,7 @@ from ._base import (
     log_rising,
     numeric_block,
     numpyro,
+    pseudo_log,
     rising_polynomial,
     sum_rounding,
     xp_of,
@@ -286,6 +287,9 @@ class Multinomial(Family):
     """
 
     name = "multinomial"
+    param_names = ("probs",)
+    nonnegative_stats = ("counts",)
+    sklearn_view = "multinomial"
     supports_sparse = True
     value_checks = {"nonnegative": True, "small_counts": True}
     stats_type = MultinomialStats
@@ -625,3 +629,16 @@ class Multinomial(Family):
     @staticmethod
     def posterior_distributions(posterior) -> dict:
         return {"probs": dist.Dirichlet(posterior.alpha)}
+
+    def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
+        return values.astype(np.int64)
+
+    @staticmethod
+    def simulation_total(stats: MultinomialStats) -> float:
+        return float(np.sum(np.asarray(stats.counts)))
+
+    @staticmethod
+    def log_prior_at(prior: MultinomialDirichletPrior, params: MultinomialParams, method: str,
+                     n_classes: int) -> float:
+        shift = -1.0 if method == "map" else 0.0
+        return pseudo_log(np.asarray(prior.alpha) + shift, params.log_prob)

@@ -42,6 +42,7 @@ from ._base import (
     log_matmul,
     numeric_block,
     numpyro,
+    pseudo_log,
     reference,
     xp_of,
 )
@@ -152,6 +153,9 @@ class Poisson(Family):
     """
 
     name = "poisson"
+    param_names = ("rate",)
+    nonnegative_stats = ("count", "total")
+    stated_tables = True
     supports_sparse = True
     value_checks = {"nonnegative": True, "integer": True, "small_counts": True}
     stats_type = PoissonStats
@@ -419,3 +423,13 @@ class Poisson(Family):
     @staticmethod
     def posterior_distributions(posterior: GammaPrior) -> dict:
         return {"rate": dist.Gamma(posterior.shape, posterior.rate)}
+
+    def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
+        return values.astype(np.int64)
+
+    @staticmethod
+    def log_prior_at(prior: GammaPrior, params: PoissonParams, method: str,
+                     n_classes: int) -> float:
+        shift = -1.0 if method == "map" else 0.0
+        return (pseudo_log(np.asarray(prior.shape) + shift, params.log_rate)
+                - float(np.sum(np.asarray(prior.rate) * params.rate)))
