@@ -35,35 +35,23 @@ def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
     if getattr(clf, "feature_prior", None) is not None:
         raise ValueError("the linear view is of one model; feature_prior averages over feature "
                          "subsets (see feature_relevance_): set feature_prior=None for it.")
-    if not isinstance(scorer, TableScorer) or (scorer.exact and any(
-            b.family.name not in ("bernoulli", "categorical") for b in clf.blocks_)):
+    if not isinstance(scorer, TableScorer) or (scorer.exact and not all(
+            b.family.predictive_is_plug_in for b in clf.blocks_)):
         raise ValueError("the linear view needs a plug-in method (ml, map, mean).")
     exact = scorer.exact
     weights, bias = [], np.asarray(scorer.log_prior, dtype=np.float64).copy()
     for block, table in zip(clf.blocks_, scorer.tables, strict=True):
-        name = block.family.name
-        cols = [str(c) for c in block.schema.columns]
-        if exact:  # Bernoulli/Categorical: the predictive is the posterior-mean plug-in
+        if exact:  # the predictive is the posterior-mean plug-in (predictive_is_plug_in)
             table = type(block.family).estimate(block.prior, block.stats, "mean")
-        t = {f: np.asarray(v, dtype=np.float64) for f, v in zip(type(table)._fields, table,
-                                                                 strict=True)}
-        if name == "bernoulli":
-            w = t["log_p"] - t["log1m_p"]
-            bias += t["log1m_p"].sum(axis=1)
-            weights.append(pd.DataFrame(w, columns=cols))
-        elif name == "multinomial":
-            weights.append(pd.DataFrame(t["log_prob"], columns=cols))
-        elif name == "categorical":
-            labels = [f"{c}={v}" for c, levels in zip(cols, block.schema.levels, strict=True)
-                      for v in levels]
-            weights.append(pd.DataFrame(t["log_prob"], columns=labels))
-        elif name == "gaussian" and bool(np.asarray(block.prior.pooled)):
-            lam, mu = t["precision"], t["mean"]
-            weights.append(pd.DataFrame(lam * mu, columns=cols))
-            bias += np.sum(-0.5 * lam * mu * mu, axis=1)  # -lam x^2 / 2 is the same for all k
-        else:
+        terms = block.family.linear_terms(table, block.schema)
+        if terms is None:
+            cols = [str(c) for c in block.schema.columns]
             raise ValueError(f"columns {cols[:5]}: a {block.family!r} block is not linear in x "
-                             "(per-class variances need x^2 terms); use Gaussian(pooled=True).")
+                             "(e.g. per-class variances need x^2 terms; use "
+                             "Gaussian(pooled=True)).")
+        w, labels, b = terms
+        weights.append(pd.DataFrame(w, columns=labels))
+        bias += b
     W = pd.concat(weights, axis=1)
     W.index = pd.Index(clf.classes_, name="class")
     if np.isinf(W.to_numpy()).any():
@@ -78,18 +66,8 @@ def encode_linear(clf, X) -> pd.DataFrame:
     from ._blocks import encode_blocks
 
     xs, n = encode_blocks(clf.fitted_, X, clf._unseen_rule())
-    parts = []
-    for block, x in zip(clf.blocks_, xs, strict=True):
-        if block.family.name == "categorical":
-            sizes = [len(lv) for lv in block.schema.levels]
-            onehot = np.zeros((n, sum(sizes)))
-            offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-            for j in range(x.shape[1]):
-                seen = x[:, j] >= 0
-                onehot[np.flatnonzero(seen), offset[j] + x[seen, j]] = 1.0
-            parts.append(onehot)
-        else:
-            parts.append(np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0))
+    parts = [block.family.linear_features(np.asarray(x), block.schema)
+             for block, x in zip(clf.blocks_, xs, strict=True)]
     return pd.DataFrame(np.concatenate(parts, axis=1))
 
 

@@ -431,6 +431,41 @@ class Family:
         ``param_names``."""
         return {k: ("class", "feature") for k in self.param_names}
 
+    @staticmethod
+    def density_scale(table: NamedTuple, j: int) -> tuple[np.ndarray, float]:
+        """For a family with a ``density_label``: ``(points, spread)`` of column ``j`` under a
+        plug-in (or nonparametric) table: values its class densities centre on (means, the
+        stored sample) and their largest scale (sd, bandwidth). ``plots.density_plot`` draws
+        three spreads beyond the points and the data."""
+        raise NotImplementedError
+
+    @staticmethod
+    def stored_sample(table: NamedTuple, j: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, weights)`` of column ``j`` in class ``k`` kept by a ``nonparametric``
+        family's table (its training sample), drawn as a histogram by ``plots.density_plot``;
+        a parametric family keeps none (``None``)."""
+        return None
+
+    #: True when the exact posterior predictive is the plug-in of the posterior mean
+    #: (Bernoulli, Categorical), so ``method="bayes"`` has a linear view as ``"mean"`` does
+    predictive_is_plug_in: ClassVar[bool] = False
+
+    def linear_terms(self, params: NamedTuple, schema: Schema) -> tuple | None:
+        """``(weights (K, D), labels (D,), bias (K,))`` with log p(x | c = k) =
+        ``linear_features(x) @ weights[k] + bias[k]`` plus a class-free term, for the linear
+        view (``bayesnb.analysis.linear_weights``); None when the scores are not linear in the
+        values. Default: ``linear_scores`` over the raw columns."""
+        out = type(self).linear_scores(params)
+        if out is None:
+            return None
+        weights, bias = (np.asarray(v, dtype=np.float64) for v in out)
+        return weights, [str(c) for c in schema.columns], bias
+
+    def linear_features(self, x: np.ndarray, schema: Schema) -> np.ndarray:
+        """The encoded block as the linear view's design matrix (``linear_terms``): the
+        values, a missing one as 0 (left out)."""
+        return np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0)
+
     def stated_schema(self, tables: dict, classes) -> Schema:
         """The schema of a block built from stated tables ``tables[column][class]``
         (``bayesnb.from_tables``); default: the columns alone."""

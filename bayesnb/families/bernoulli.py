@@ -93,6 +93,7 @@ class Bernoulli(Family):
     nonnegative_stats = ("count", "ones")
     stated_tables = True
     sklearn_view = "bernoulli"
+    predictive_is_plug_in = True
     supports_sparse = True
     value_checks = {"binary": True}
     stats_type = BernoulliStats

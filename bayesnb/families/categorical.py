@@ -503,6 +503,7 @@ class Categorical(Family):
     nonnegative_stats = ("counts",)
     stated_tables = True
     column_sites = True
+    predictive_is_plug_in = True
     sklearn_view = "categorical"
     integer_codes = True
     stats_type = CategoricalStats
@@ -877,6 +878,22 @@ class Categorical(Family):
 
     def param_dims(self, prior: DirichletPrior, schema: Schema) -> dict:
         return {f"{j}.probs": ("class", "level") for j in range(len(schema.columns))}
+
+    def linear_terms(self, params: CategoricalParams, schema: Schema) -> tuple:
+        """One weight per (column, level): the log probabilities, over one-hot codes."""
+        labels = [f"{c}={v}" for c, levels in zip(schema.columns, schema.levels, strict=True)
+                  for v in levels]
+        log_prob = np.asarray(params.log_prob, dtype=np.float64)
+        return log_prob, labels, np.zeros(log_prob.shape[0])
+
+    def linear_features(self, x: np.ndarray, schema: Schema) -> np.ndarray:
+        sizes = [len(lv) for lv in schema.levels]
+        onehot = np.zeros((x.shape[0], sum(sizes)))
+        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        for j in range(x.shape[1]):
+            seen = x[:, j] >= 0
+            onehot[np.flatnonzero(seen), offset[j] + x[seen, j]] = 1.0
+        return onehot
 
     def stated_schema(self, tables: dict, classes) -> Schema:
         """The levels of each column as the tables state them, in order."""

@@ -134,7 +134,8 @@ class Exponential(Family):
         x0 = jnp.where(observed, x, 0).astype(params.rate.dtype)
         # an infinite ML rate (every value 0) times x = 0 counts as 0, as 0 log 0 does
         rate = jnp.where(jnp.isfinite(params.rate), params.rate, 0.0)
-        return observed.astype(x0.dtype) @ params.log_rate.T - x0 @ rate.T
+        out = observed.astype(x0.dtype) @ params.log_rate.T - x0 @ rate.T
+        return jnp.where(jnp.any(x0 < 0, axis=1, keepdims=True), -jnp.inf, out)  # no density
 
     @staticmethod
     def linear_scores(params: ExponentialParams) -> tuple:
@@ -178,6 +179,11 @@ class Exponential(Family):
         r""":math:`\sum (a - 1)\log\lambda - b\lambda` (MAP; ``a`` under the mean)."""
         c = np.asarray(prior.shape) - (1.0 if method == "map" else 0.0)
         return pseudo_log(c, params.log_rate) - float(np.sum(np.asarray(prior.rate) * params.rate))
+
+    @staticmethod
+    def density_scale(table: ExponentialParams, j: int) -> tuple:
+        scale = 1.0 / np.asarray(table.rate, dtype=np.float64)[:, j]  # mean = sd = 1 / rate
+        return np.concatenate([[0.0], scale]), float(np.max(scale))
 
     # ------------------------------------------------------------------ NumPyro
     @staticmethod

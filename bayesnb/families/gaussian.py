@@ -846,6 +846,21 @@ class Gaussian(Family):
         return {"mean": dist.StudentT(2.0 * shape, posterior.loc, scale),
                 "precision": dist.Gamma(shape, rate)}
 
+    @staticmethod
+    def density_scale(table: GaussianParams, j: int) -> tuple:
+        sd = 1.0 / np.sqrt(np.broadcast_to(np.asarray(table.precision), np.shape(table.mean)))
+        return np.asarray(table.mean, dtype=np.float64)[:, j], float(np.max(sd[:, j]))
+
+    def linear_terms(self, params: GaussianParams, schema: Schema) -> tuple | None:
+        r"""Pooled: :math:`x\lambda\mu_k - \lambda\mu_k^2/2` (the :math:`-\lambda x^2/2` is
+        the same for all classes); per-class precisions need :math:`x^2` terms: None."""
+        if not np.all(np.asarray(params.precision) == np.asarray(params.precision)[:1]):
+            return None
+        lam = np.broadcast_to(np.asarray(params.precision, dtype=np.float64),
+                              np.shape(params.mean))
+        mu = np.asarray(params.mean, dtype=np.float64)
+        return lam * mu, [str(c) for c in schema.columns], np.sum(-0.5 * lam * mu * mu, axis=1)
+
     def param_dims(self, prior: NormalGammaPrior, schema: Schema) -> dict:
         # a pooled precision is one per column, shared by the classes
         return {"mean": ("class", "feature"),

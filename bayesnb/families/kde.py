@@ -190,6 +190,16 @@ class KernelDensity(Family):
         return table
 
     @staticmethod
+    def density_scale(table: KDETable, j: int) -> tuple:
+        n_classes = table.bandwidth.shape[0]
+        return (np.concatenate([_group(table, j, k, n_classes)[0] for k in range(n_classes)]),
+                float(np.nanmax(table.bandwidth[:, j])))
+
+    @staticmethod
+    def stored_sample(table: KDETable, j: int, k: int) -> tuple:
+        return _group(table, j, k, table.bandwidth.shape[0])
+
+    @staticmethod
     def host_log_likelihood(table: KDETable, x: np.ndarray) -> np.ndarray:
         """``(n, K)`` log density of a ``(n, F)`` float64 block, constants included; a missing
         value contributes 0 (log 1)."""
