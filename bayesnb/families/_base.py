@@ -466,6 +466,19 @@ class Family:
         values, a missing one as 0 (left out)."""
         return np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0)
 
+    def dependence_units(self, x: np.ndarray, prior: dict, schema: Schema) -> list[tuple]:
+        """The block as the dependence diagnostic reads it (``bayesnb.dependence``): per unit
+        (a column; the whole block for ``joint_columns``) ``(name, kind, values, observed,
+        hyper, skip)``. ``kind`` is the conjugate model its pair factors know: ``"discrete"``
+        (codes, -1 missing, under a Dirichlet ``alpha``), ``"gaussian"`` (Normal-Gamma),
+        ``"poisson"`` (Gamma-Poisson), ``"exponential"`` (Gamma-Exponential),
+        ``"multinomial"`` (Dirichlet-multinomial); None: listed, untested, for the reason
+        ``skip``. ``prior``: the block's prior as float64 arrays by field. Default: None."""
+        skip = (f"{type(self).__name__} has no closed-form evidence" if self.nonparametric else
+                f"no conjugate joint model for {type(self).__name__}")
+        return [(col, None, x[:, j], np.ones(len(x), dtype=bool), {}, skip)
+                for j, col in enumerate(schema.columns)]
+
     def stated_schema(self, tables: dict, classes) -> Schema:
         """The schema of a block built from stated tables ``tables[column][class]``
         (``bayesnb.from_tables``); default: the columns alone."""
@@ -791,6 +804,14 @@ def has_missing(x: jax.Array) -> jax.Array:
     import jax.numpy as jnp
 
     return jnp.isnan(jnp.sum(x))
+
+
+def column_units(kind: str, x: np.ndarray, prior: dict, schema: Schema) -> list[tuple]:
+    """``Family.dependence_units`` of a family of one real value per column: each column's
+    values (NaN missing) and its hyperparameters (a scalar one shared)."""
+    return [(col, kind, x[:, j].astype(np.float64), ~np.isnan(x[:, j]),
+             {f: (v if v.ndim == 0 else v[j]).astype(np.float64) for f, v in prior.items()}, "")
+            for j, col in enumerate(schema.columns)]
 
 
 def pseudo_log(coefficient, log_value) -> float:

@@ -374,6 +374,17 @@ class Bernoulli(Family):
     def posterior_distributions(posterior: BetaPrior) -> dict:
         return {"theta": dist.Beta(posterior.alpha, posterior.beta)}
 
+    def dependence_units(self, x, prior: dict, schema: Schema) -> list:
+        """Each column as the levels ``(0, 1)`` with the pseudo-counts ``(beta, alpha)``."""
+        units = []
+        for j, col in enumerate(schema.columns):
+            observed = ~np.isnan(x[:, j])
+            codes = np.where(observed, np.nan_to_num(x[:, j]), -1).astype(np.int64)
+            units.append((col, "discrete", codes, observed,
+                          {"alpha": np.array([prior["beta"][j], prior["alpha"][j]],
+                                             dtype=np.float64)}, ""))
+        return units
+
     def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
         return values.astype(np.int64)
 

@@ -895,6 +895,15 @@ class Categorical(Family):
             onehot[np.flatnonzero(seen), offset[j] + x[seen, j]] = 1.0
         return onehot
 
+    def dependence_units(self, x, prior: dict, schema: Schema) -> list:
+        units = []
+        for j, col in enumerate(schema.columns):
+            start, size = int(prior["offset"][j]), len(schema.levels[j])
+            codes = x[:, j].astype(np.int64)
+            units.append((col, "discrete", codes, codes >= 0,
+                          {"alpha": prior["alpha"][start:start + size].astype(np.float64)}, ""))
+        return units
+
     def stated_schema(self, tables: dict, classes) -> Schema:
         """The levels of each column as the tables state them, in order."""
         return Schema(columns=tuple(tables), levels=tuple(

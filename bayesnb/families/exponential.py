@@ -39,6 +39,7 @@ from ._base import (
     Family,
     Schema,
     broadcast_hyper,
+    column_units,
     dist,
     first_bad,
     numeric_block,
@@ -179,6 +180,9 @@ class Exponential(Family):
         r""":math:`\sum (a - 1)\log\lambda - b\lambda` (MAP; ``a`` under the mean)."""
         c = np.asarray(prior.shape) - (1.0 if method == "map" else 0.0)
         return pseudo_log(c, params.log_rate) - float(np.sum(np.asarray(prior.rate) * params.rate))
+
+    def dependence_units(self, x, prior: dict, schema: Schema) -> list:
+        return column_units("exponential", x, prior, schema)
 
     @staticmethod
     def density_scale(table: ExponentialParams, j: int) -> tuple:

@@ -52,6 +52,7 @@ from ._base import (
     Float32Unrepresentable,
     Schema,
     broadcast_hyper,
+    column_units,
     dist,
     float64_mode,
     has_missing,
@@ -860,6 +861,9 @@ class Gaussian(Family):
                               np.shape(params.mean))
         mu = np.asarray(params.mean, dtype=np.float64)
         return lam * mu, [str(c) for c in schema.columns], np.sum(-0.5 * lam * mu * mu, axis=1)
+
+    def dependence_units(self, x, prior: dict, schema: Schema) -> list:
+        return column_units("gaussian", x, prior, schema)
 
     def param_dims(self, prior: NormalGammaPrior, schema: Schema) -> dict:
         # a pooled precision is one per column, shared by the classes

@@ -630,6 +630,12 @@ class Multinomial(Family):
     def posterior_distributions(posterior) -> dict:
         return {"probs": dist.Dirichlet(posterior.alpha)}
 
+    def dependence_units(self, x, prior: dict, schema: Schema) -> list:
+        """One unit: the block's columns share the document length (rows with a missing count
+        left out)."""
+        return [(tuple(schema.columns), "multinomial", x, ~np.isnan(x).any(axis=1),
+                 {"alpha": prior["alpha"].astype(np.float64)}, "")]
+
     def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
         return values.astype(np.int64)
 

@@ -34,6 +34,7 @@ from ._base import (
     Schema,
     broadcast_hyper,
     class_sums,
+    column_units,
     dist,
     finish_class_sums,
     float64_mode,
@@ -423,6 +424,9 @@ class Poisson(Family):
     @staticmethod
     def posterior_distributions(posterior: GammaPrior) -> dict:
         return {"rate": dist.Gamma(posterior.shape, posterior.rate)}
+
+    def dependence_units(self, x, prior: dict, schema: Schema) -> list:
+        return column_units("poisson", x, prior, schema)
 
     def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
         return values.astype(np.int64)
