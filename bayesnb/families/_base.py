@@ -479,6 +479,15 @@ class Family:
         return [(col, None, x[:, j], np.ones(len(x), dtype=bool), {}, skip)
                 for j, col in enumerate(schema.columns)]
 
+    @staticmethod
+    def column_block(prior: NamedTuple, stats: NamedTuple, j: int,
+                     n_levels: int) -> tuple[NamedTuple, NamedTuple]:
+        """``(prior, stats)`` of column ``j`` as a block of its own, for a family whose schema
+        has levels (``n_levels`` of them in column ``j``; ``bayesnb.averaging`` scores each
+        column's inclusion with it). Families of one value per column need none: the
+        averaging slices their last axis."""
+        raise NotImplementedError
+
     def stated_schema(self, tables: dict, classes) -> Schema:
         """The schema of a block built from stated tables ``tables[column][class]``
         (``bayesnb.from_tables``); default: the columns alone."""

@@ -904,6 +904,18 @@ class Categorical(Family):
                           {"alpha": prior["alpha"][start:start + size].astype(np.float64)}, ""))
         return units
 
+    @staticmethod
+    def column_block(prior: DirichletPrior, stats: CategoricalStats, j: int,
+                     n_levels: int) -> tuple:
+        """Column ``j`` in the flat level layout of a one-column block."""
+        start = int(np.asarray(prior.offset)[j])
+        cut = slice(start, start + n_levels)
+        prior_j = prior._replace(alpha=np.asarray(prior.alpha)[cut],
+                                 segment=np.zeros(n_levels, np.int32),
+                                 offset=np.zeros(1, np.int32),
+                                 unseen=np.asarray(prior.unseen)[j:j + 1])
+        return prior_j, stats._replace(counts=np.asarray(stats.counts)[:, cut])
+
     def stated_schema(self, tables: dict, classes) -> Schema:
         """The levels of each column as the tables state them, in order."""
         return Schema(columns=tuple(tables), levels=tuple(
