@@ -423,6 +423,9 @@ class Family:
     #: (``bayesnb._sklearn_views``): None, or the naive Bayes it mirrors: ``"multinomial"``
     #: (``MultinomialNB``), ``"bernoulli"``, ``"categorical"``, ``"gaussian"``
     sklearn_view: ClassVar[str | None] = None
+    #: True when the exact posterior predictive is the plug-in of the posterior mean
+    #: (Bernoulli, Categorical), so ``method="bayes"`` has a linear view as ``"mean"`` does
+    predictive_is_plug_in: ClassVar[bool] = False
 
     def param_dims(self, prior: NamedTuple, schema: Schema) -> dict[str, tuple[str, ...]]:
         """Each parameter site's axes by key, named ``"class"``, ``"feature"`` (the block's
@@ -440,15 +443,11 @@ class Family:
         raise NotImplementedError
 
     @staticmethod
-    def stored_sample(table: NamedTuple, j: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def stored_sample(table: NamedTuple, j: int, k: int) -> tuple | None:
         """``(values, weights)`` of column ``j`` in class ``k`` kept by a ``nonparametric``
         family's table (its training sample), drawn as a histogram by ``plots.density_plot``;
         a parametric family keeps none (``None``)."""
         return None
-
-    #: True when the exact posterior predictive is the plug-in of the posterior mean
-    #: (Bernoulli, Categorical), so ``method="bayes"`` has a linear view as ``"mean"`` does
-    predictive_is_plug_in: ClassVar[bool] = False
 
     def linear_terms(self, params: NamedTuple, schema: Schema) -> tuple | None:
         """``(weights (K, D), labels (D,), bias (K,))`` with log p(x | c = k) =
