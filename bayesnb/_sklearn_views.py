@@ -66,7 +66,7 @@ class SklearnViewsMixin:
                 f"{len(blocks)} blocks ({', '.join(names)}): read blocks_ or "
                 f"conditional_tables() instead.")
         block = blocks[0]
-        if families and block.family.name not in families:
+        if families and block.family.sklearn_view not in families:
             raise AttributeError(
                 f"this view exists for {' and '.join(f.capitalize() for f in families)} "
                 f"models; this model's family is {type(block.family).__name__}.")
@@ -114,7 +114,8 @@ class SklearnViewsMixin:
         block = self._sk_block("multinomial", "bernoulli")
         if block.stats is None:
             raise AttributeError("this model was built from stated tables and keeps no counts.")
-        leaf = block.stats.counts if block.family.name == "multinomial" else block.stats.ones
+        multinomial = block.family.sklearn_view == "multinomial"
+        leaf = block.stats.counts if multinomial else block.stats.ones
         return np.asarray(leaf, dtype=np.float64)
 
     @property
@@ -123,7 +124,7 @@ class SklearnViewsMixin:
         Categorical: a list of (n_classes, n_levels_j) arrays of log P(level | c)."""
         block = self._sk_block("multinomial", "bernoulli", "categorical")
         params = self._sk_params(block)
-        name = block.family.name
+        name = block.family.sklearn_view
         if name == "multinomial":
             return params.log_prob
         if name == "bernoulli":

@@ -44,28 +44,16 @@ def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
     """
     log_prior, tables = _linear_tables(clf)
     weights, bias = [], log_prior
-    for block, t in zip(clf.blocks_, tables, strict=True):
-        name = block.family.name
-        cols = [str(c) for c in block.schema.columns]
-        if name == "bernoulli":
-            weights.append(_with_observed(t["log_p"] - t["log1m_p"], t["log1m_p"], cols))
-        elif name == "multinomial":
-            weights.append(pd.DataFrame(t["log_prob"], columns=cols))
-        elif name == "categorical":
-            labels = [f"{c}={v}" for c, levels in zip(cols, block.schema.levels, strict=True)
-                      for v in levels]
-            scored = _scores_unseen(t)
-            labels += [f"{c}=<unseen>" for c, ok in zip(cols, scored, strict=True) if ok]
-            weights.append(pd.DataFrame(np.concatenate([t["log_prob"],
-                                                        t["log_unseen"][:, scored]], axis=1),
-                                        columns=labels))
-        elif name == "gaussian" and bool(np.asarray(block.prior.pooled)):
-            lam, mu = t["precision"], t["mean"]
-            # -lam x^2 / 2 and log(lam) / 2 are the same for every class: left out
-            weights.append(_with_observed(lam * mu, -0.5 * lam * mu * mu, cols))
-        else:
+    for block, table in zip(clf.blocks_, tables, strict=True):
+        terms = block.family.linear_terms(table, block.schema)
+        if terms is None:
+            cols = [str(c) for c in block.schema.columns]
             raise ValueError(f"columns {cols[:5]}: a {block.family!r} block is not linear in x "
-                             "(per-class variances need x^2 terms); use Gaussian(pooled=True).")
+                             "(e.g. per-class variances need x^2 terms; use "
+                             "Gaussian(pooled=True)).")
+        w, labels, b = terms
+        weights.append(pd.DataFrame(w, columns=labels))
+        bias += b
     W = pd.concat(weights, axis=1)
     W.index = pd.Index(clf.classes_, name="class")
     if np.isinf(W.to_numpy()).any():
@@ -74,38 +62,24 @@ def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
     return W, pd.Series(bias, index=W.index, name="bias")
 
 
-def _linear_tables(clf) -> tuple[np.ndarray, list[dict]]:
-    """The class log prior and, per block, the plug-in table the linear view reads (float64
-    arrays by field); refuses what has no linear view."""
+def _linear_tables(clf) -> tuple[np.ndarray, list]:
+    """The class log prior and, per block, the plug-in table the linear view reads; refuses
+    what has no linear view."""
     from .scoring import TableScorer
 
     scorer = clf._scorer()
     if getattr(clf, "feature_prior", None) is not None:
         raise ValueError("the linear view is of one model; feature_prior averages over feature "
                          "subsets (see feature_relevance_): set feature_prior=None for it.")
-    if not isinstance(scorer, TableScorer) or (scorer.exact and any(
-            b.family.name not in ("bernoulli", "categorical") for b in clf.blocks_)):
+    if not isinstance(scorer, TableScorer) or (scorer.exact and not all(
+            b.family.predictive_is_plug_in for b in clf.blocks_)):
         raise ValueError("the linear view needs a plug-in method (ml, map, mean).")
     tables = []
     for block, table in zip(clf.blocks_, scorer.tables, strict=True):
-        if scorer.exact:  # Bernoulli/Categorical: the predictive is the posterior-mean plug-in
+        if scorer.exact:  # the predictive is the posterior-mean plug-in (predictive_is_plug_in)
             table = type(block.family).estimate(block.prior, block.stats, "mean")
-        tables.append({f: np.asarray(v, dtype=np.float64)
-                       for f, v in zip(type(table)._fields, table, strict=True)})
+        tables.append(table)
     return np.asarray(scorer.log_prior, dtype=np.float64).copy(), tables
-
-
-def _scores_unseen(t: dict) -> np.ndarray:
-    """Per Categorical column, whether its table gives a value unseen in training a
-    probability in every class (the ``"col=<unseen>"`` weight); ML's is zero."""
-    return np.isfinite(t["log_unseen"]).all(axis=0)
-
-
-def _with_observed(per_value, per_observed, cols) -> pd.DataFrame:
-    """A block's weights on its values and on their ``"{column}:observed"`` indicators, each
-    column's two side by side (the layout :func:`encode_linear` writes)."""
-    both = np.stack([per_value, per_observed], axis=2).reshape(per_value.shape[0], -1)
-    return pd.DataFrame(both, columns=[n for c in cols for n in (c, f"{c}:observed")])
 
 
 def encode_linear(clf, X) -> pd.DataFrame:
@@ -116,34 +90,11 @@ def encode_linear(clf, X) -> pd.DataFrame:
     missing) beside its ``"{column}:observed"`` indicator (0 where missing), so a missing or
     unseen value is scored as the model scores it."""
     from ._blocks import encode_blocks
-    from .families.categorical import UNSEEN
 
     _, tables = _linear_tables(clf)
     xs, n = encode_blocks(clf.fitted_, X, clf._unseen_rule())
-    parts = []
-    for block, x, t in zip(clf.blocks_, xs, tables, strict=True):
-        if block.family.name == "categorical":
-            sizes = [len(lv) for lv in block.schema.levels]
-            onehot = np.zeros((n, sum(sizes)))
-            offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-            for j in range(x.shape[1]):
-                seen = x[:, j] >= 0
-                onehot[np.flatnonzero(seen), offset[j] + x[seen, j]] = 1.0
-            scored = _scores_unseen(t)
-            unseen = np.asarray(x) == UNSEEN
-            if np.any(unseen[:, ~scored]):
-                col = block.schema.columns[int(np.argmax(unseen.any(axis=0) & ~scored))]
-                raise ValueError(f"column {col!r}: a value unseen in training has probability "
-                                 "zero in every class under this method; the linear view "
-                                 "cannot score it (a smoothed method can).")
-            parts.extend([onehot, unseen[:, scored].astype(np.float64)])
-        elif block.family.name == "multinomial":
-            parts.append(np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0))
-        else:
-            x = np.asarray(x, dtype=np.float64)
-            observed = ~np.isnan(x)
-            parts.append(np.stack([np.where(observed, x, 0.0), observed], axis=2)
-                         .reshape(n, -1))
+    parts = [block.family.linear_features(np.asarray(x), block.schema, table)
+             for block, x, table in zip(clf.blocks_, xs, tables, strict=True)]
     return pd.DataFrame(np.concatenate(parts, axis=1))
 
 
@@ -168,10 +119,6 @@ def log_bayes_factor(model_a, model_b) -> float:
             model_a.class_count_, model_b.class_count_):
         raise ValueError("the two models were not fitted on the same labels.")
     return model_a.log_evidence() - model_b.log_evidence()
-
-
-#: hyperparameters that are one strength together: a search sets them all to its value
-_SYMMETRIC = {"bernoulli": ("alpha", "beta")}
 
 
 def empirical_bayes(clf, X, y, *, hyperparameter="alpha", bounds=(1e-3, 1e3)):
@@ -202,7 +149,7 @@ def empirical_bayes(clf, X, y, *, hyperparameter="alpha", bounds=(1e-3, 1e3)):
                              f"(its families: {', '.join(sorted({repr(f) for f in families}))}).")
         mapping = {}
         for f in owners:
-            names = _SYMMETRIC.get(f.name, ())
+            names = f.one_strength
             names = names if hyperparameter in names else (hyperparameter,)
             mapping[id(f)] = type(f)(**{**f.get_params(), **dict.fromkeys(names, value)})
         if isinstance(features, dict):

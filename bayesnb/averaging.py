@@ -74,12 +74,12 @@ _BUDGET = 1 << 22
 class BlockTerms(NamedTuple):
     """One block's units: how they are laid out, and their log evidences (float64)."""
 
-    kind: str  # "columns" (vectorised over the last axis), "categorical", "joint"
+    kind: str  # "columns" (vectorised over the last axis), "levels", "joint"
     keys: tuple  # per unit, its key in ``feature_relevance_``
-    prior: tuple  # per unit (categorical) or one for the block: the prior
+    prior: tuple  # per group of units (levels) or one for the block: the prior
     stats: tuple  # the same: class-specific statistics (class-free totals zeroed)
     shared: tuple  # the same: the statistics summed over the classes
-    levels: tuple  # per unit: the static level counts (categorical), else None
+    levels: tuple  # per group: the static level count and its columns (levels), else None
     log_z_class: np.ndarray  # (units,)
     log_z_shared: np.ndarray  # (units,)
     constant: float  # the block's class-free terms (log x!, multinomial coefficients)
@@ -136,17 +136,6 @@ def _pooled(family, stats):
     return host_f64(reduce(family.merge_stats, parts[1:], first))
 
 
-def _categorical_column(prior, stats, j: int, n_levels: int):
-    """Column ``j`` of a Categorical block as a block of its own (the flat level layout)."""
-    start = int(np.asarray(prior.offset)[j])
-    cut = slice(start, start + n_levels)
-    prior_j = prior._replace(alpha=np.asarray(prior.alpha)[cut],
-                             segment=np.zeros(n_levels, np.int32),
-                             offset=np.zeros(1, np.int32),
-                             unseen=np.asarray(prior.unseen)[j:j + 1])
-    return prior_j, stats._replace(counts=np.asarray(stats.counts)[:, cut])
-
-
 def _stack(trees):
     """Trees of equal shapes as one tree with a leading axis."""
     return jax.tree_util.tree_map(lambda *a: np.stack(a), *trees)
@@ -179,7 +168,7 @@ def _evidences(family, kind, levels, prior, priors, stats, shared, full):
     elif kind == "joint":
         z_class = family.log_evidence(priors[0], stats[0])[None]
         z_shared = family.log_evidence(priors[0], shared[0])[None]
-    else:  # categorical: per group of columns with as many levels, vectorised over columns
+    else:  # levels: per group of columns with as many levels, vectorised over columns
         n = sum(len(idx) for _, idx in levels)
         z_class, z_shared = jnp.zeros(n), jnp.zeros(n)
         for (_, idx), p, s, sh in zip(levels, priors, stats, shared, strict=True):
@@ -199,17 +188,17 @@ def _block_terms(block) -> BlockTerms:
         kind, keys, priors, stat_list = "joint", (columns,), (prior,), (zeroed,)
         levels = (None,)
     elif block.schema.levels:  # columns grouped by their number of levels, each stacked
-        kind, keys, groups = "categorical", columns, {}
+        kind, keys, groups = "levels", columns, {}
         for j, lv in enumerate(block.schema.levels):
             groups.setdefault(len(lv), []).append(j)
         levels = tuple((n, tuple(idx)) for n, idx in groups.items())
-        stacked = [[_categorical_column(prior, zeroed, j, n) for j in idx] for n, idx in levels]
+        stacked = [[family.column_block(prior, zeroed, j, n) for j in idx] for n, idx in levels]
         priors = tuple(_stack([p for p, _ in g]) for g in stacked)
         stat_list = tuple(_stack([s for _, s in g]) for g in stacked)
         shared = tuple(_stack([_pooled(family, s) for _, s in g]) for g in stacked)
     else:
         kind, keys, priors, stat_list, levels = "columns", columns, (prior,), (zeroed,), (None,)
-    if kind != "categorical":
+    if kind != "levels":
         shared = tuple(_pooled(family, s) for s in stat_list)
     z_class, z_shared, total = (np.asarray(a, np.float64) for a in _evidences(
         family, kind, levels, prior, priors if kind != "columns" else (), stat_list, shared,
@@ -408,7 +397,7 @@ def averaged_scorer(model: FittedModel, method: str, class_alpha, class_prior,
                     return family.posterior(prior, stats)
                 return family.estimate(prior, stats, method)
 
-            if terms.kind == "categorical":  # stacked per group: one table per column
+            if terms.kind == "levels":  # stacked per group: one table per column
                 raw = jax.vmap(raw)
 
             def table(prior, stats, raw=raw):

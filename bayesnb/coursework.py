@@ -21,29 +21,28 @@ from collections.abc import Mapping
 import numpy as np
 
 from .estimator import NaiveBayes
-from .families import Bernoulli, Categorical, Gaussian, Poisson, Schema
+from .families import REGISTRY
 from .fitted import FittedBlock, FittedModel
 
-_KINDS = (("categorical", Categorical), ("bernoulli", Bernoulli), ("gaussian", Gaussian),
-          ("poisson", Poisson))
 
-
-def from_tables(class_prior: Mapping, *, categorical: Mapping | None = None,
-                bernoulli: Mapping | None = None, gaussian: Mapping | None = None,
-                poisson: Mapping | None = None, columns=None) -> NaiveBayes:
+def from_tables(class_prior: Mapping, *, columns=None, **tables: Mapping) -> NaiveBayes:
     """A fitted ``NaiveBayes`` whose parameters are the given tables.
 
     Parameters
     ----------
     class_prior : mapping {class: probability}
         p(c); the classes are its keys (sorted, as ``classes_`` always is).
-    categorical : mapping {column: {class: {level: probability}}}, optional
-    bernoulli : mapping {column: {class: P(x = 1 | class)}}, optional
-    gaussian : mapping {column: {class: (mean, sd)}}, optional
-    poisson : mapping {column: {class: rate}}, optional
     columns : sequence, optional
-        Column order for array input; default: the order the columns are given above
-        (categorical, bernoulli, gaussian, poisson). DataFrames are matched by name.
+        Column order for array input; default: the order the columns are given in the tables
+        below. DataFrames are matched by name.
+    **tables : mapping {column: {class: entry}}
+        One keyword per family, its ``name`` (every family that declares ``stated_tables``),
+        with the entry its ``from_tables`` reads:
+
+        * ``categorical``: ``{level: probability}``;
+        * ``bernoulli``: P(x = 1 | class);
+        * ``gaussian``: ``(mean, sd)``;
+        * ``poisson``: the rate; ``exponential``: the rate (1 / mean).
 
     Returns
     -------
@@ -51,23 +50,26 @@ def from_tables(class_prior: Mapping, *, categorical: Mapping | None = None,
         Predicts with the stated numbers (``method="ml"``: they are used as given). It has no
         data, so it has no posterior and no evidence.
     """
+    stated = [name for name, cls in REGISTRY.items() if cls.stated_tables]
+    unknown = [kind for kind in tables if kind not in stated]
+    if unknown:
+        raise TypeError(f"from_tables() got an unexpected keyword argument {unknown[0]!r} "
+                        f"(tables can be stated for {', '.join(stated)}).")
     classes = np.array(sorted(class_prior), dtype=object)
     prior = np.array([_finite(class_prior[c], f"class_prior, class {c!r}") for c in classes])
     if np.any(prior < 0) or not np.isclose(prior.sum(), 1.0):
         raise ValueError(f"class_prior must be non-negative and sum to 1, got {prior.sum()}.")
-    given = {"categorical": categorical, "bernoulli": bernoulli, "gaussian": gaussian,
-             "poisson": poisson}
+    given = {kind: spec for kind, spec in tables.items() if spec}
     order = list(columns) if columns is not None else [
-        col for kind, _ in _KINDS for col in (given[kind] or {})]
+        col for spec in given.values() for col in spec]
     if len(set(order)) != len(order):
         raise ValueError("a column appears in more than one table.")
     position = {c: i for i, c in enumerate(order)}
 
-    blocks, tables = [], []
-    for kind, family_cls in _KINDS:
-        spec = given[kind]
-        if not spec:
-            continue
+    blocks, params = [], []
+    for kind, spec in given.items():
+        family_cls = REGISTRY[kind]
+        family = family_cls()
         for col, per_class in spec.items():
             absent = [c for c in classes if c not in per_class]
             if absent:
@@ -75,18 +77,13 @@ def from_tables(class_prior: Mapping, *, categorical: Mapping | None = None,
             if col not in position:
                 raise ValueError(f"column {col!r} is not in columns={order}.")
             for c in classes:
-                _check_cells(kind, col, c, per_class[c])
-        cols = tuple(spec)
-        levels = ()
-        if kind == "categorical":
-            levels = tuple(tuple(dict.fromkeys(v for c in classes for v in spec[col][c]))
-                           for col in cols)
-        schema = Schema(columns=cols, levels=levels)
-        blocks.append(FittedBlock(family_cls(), schema, tuple(position[c] for c in cols),
+                _check_cells(family, kind, col, c, per_class[c])
+        schema = family.stated_schema(spec, classes)
+        blocks.append(FittedBlock(family, schema, tuple(position[c] for c in schema.columns),
                                   None, None))
-        tables.append(family_cls.from_tables(spec, schema, classes))
+        params.append(family_cls.from_tables(spec, schema, classes))
 
-    missing = [c for c in order if all(c not in (given[k] or {}) for k, _ in _KINDS)]
+    missing = [c for c in order if all(c not in spec for spec in given.values())]
     if missing:
         raise ValueError(f"column {missing[0]!r} has no table.")
     clf = NaiveBayes(features={c: b.family for b in blocks for c in b.schema.columns},
@@ -95,11 +92,7 @@ def from_tables(class_prior: Mapping, *, categorical: Mapping | None = None,
         log_prior = np.log(prior)
     named = all(isinstance(c, str) for c in order)
     return clf._install(FittedModel(classes, np.zeros(len(classes)), tuple(order), named,
-                                    tuple(blocks), stated=(log_prior, tuple(tables))))
-
-
-#: what one cell of each table states, for messages
-_CELLS = {"bernoulli": "P(x = 1)", "gaussian": "(mean, sd)", "poisson": "the rate"}
+                                    tuple(blocks), stated=(log_prior, tuple(params))))
 
 
 def _finite(value, where: str) -> float:
@@ -115,20 +108,12 @@ def _finite(value, where: str) -> float:
     return number
 
 
-def _check_cells(kind: str, col, klass, cell) -> None:
-    """Every number of one class's entry in one table is finite."""
+def _check_cells(family, kind: str, col, klass, cell) -> None:
+    """Every number of one class's entry in one table is finite (the family names them)."""
     where = f"{kind} table, column {col!r}, class {klass!r}"
-    if kind == "categorical":
-        if not isinstance(cell, Mapping):
-            raise ValueError(f"from_tables: {where} must map each level to its probability.")
-        for level, p in cell.items():
-            _finite(p, f"{where}, level {level!r}")
-    elif kind == "gaussian":
-        try:
-            mean, sd = cell
-        except (TypeError, ValueError):
-            raise ValueError(f"from_tables: {where} must be (mean, sd), got {cell!r}.") from None
-        _finite(mean, f"{where}, mean")
-        _finite(sd, f"{where}, sd")
-    else:
-        _finite(cell, f"{where}, {_CELLS[kind]}")
+    try:
+        numbers = family.stated_numbers(cell)
+    except ValueError as err:
+        raise ValueError(f"from_tables: {where} {err}.") from None
+    for part, value in numbers:
+        _finite(value, f"{where}, {part}")

@@ -67,7 +67,7 @@ the Normal-Gamma evidence of ``families/gaussian.py`` (used here for :math:`H_\t
 scatters and mean terms sum into one :math:`\Psi_n`, the kappa terms stay per class); the evidence
 then does not split by class and the per-class columns are NaN.
 
-**A discrete column against a Gaussian, Poisson or Multinomial one** (no convenient joint
+**A discrete column against a Gaussian, Poisson, Exponential or Multinomial one** (no joint
 conjugate prior): :math:`H_\text{dep}` lets the second column's parameters depend on the
 discrete column's level within the class, each (class, level) cell with the second column's own
 prior (its family, its hyperparameters); :math:`p(a \mid c)` is the same Dirichlet under both
@@ -164,6 +164,15 @@ def gamma_poisson_log_evidence(n, total, shape, rate) -> np.ndarray:
     return shape * np.log(rate) - a1 * np.log(b1) + gammaln(a1) - gammaln(shape)
 
 
+def gamma_exponential_log_evidence(n, total, shape, rate) -> np.ndarray:
+    """Log evidence of groups of Exponential values under a Gamma(``shape``, ``rate``) rate:
+    ``a log b - lgamma(a) + lgamma(a') - a' log b'``, ``a' = a + n``, ``b' = b + sum x``."""
+    n = np.asarray(n, dtype=np.float64)
+    total = np.asarray(total, dtype=np.float64)
+    a1, b1 = shape + n, rate + total
+    return shape * np.log(rate) - gammaln(shape) + gammaln(a1) - a1 * np.log(b1)
+
+
 def group_moments(x, groups, n_groups):
     """Count (G,), mean (G, d) and centred scatter (G, d, d) of the rows ``x`` (n, d) per
     group code (two passes: the class means first, then the deviations, in float64)."""
@@ -180,13 +189,15 @@ def group_moments(x, groups, n_groups):
 
 # ---------------------------------------------------------------------- units of the model
 class Unit(NamedTuple):
-    """One column (or a Multinomial block) as the diagnostic reads it."""
+    """One column (or a Multinomial block) as the diagnostic reads it
+    (``Family.dependence_units``)."""
 
     name: object  # column label, or a tuple of labels for a Multinomial block
-    kind: str  # "discrete", "gaussian", "poisson", "multinomial", "kde"
+    kind: str | None  # "discrete", "gaussian", "poisson", "exponential", "multinomial"; None
     values: np.ndarray  # (n,) codes (-1 missing) / (n,) floats (NaN missing) / (n, V) block
     observed: np.ndarray  # (n,) bool
     prior: dict  # the family's hyperparameters for this unit, as float64
+    skip: str = ""  # kind None: why the unit is not tested
 
 
 def _units(model, X) -> tuple[list[Unit], int]:
@@ -202,33 +213,7 @@ def _units(model, X) -> tuple[list[Unit], int]:
                              "needs fixed values (refit with numbers, e.g. the empirical-Bayes "
                              "value of bayesnb.analysis.empirical_bayes).")
         p = {f: np.asarray(v) for f, v in block.prior._asdict().items()}
-        name = family.name
-        x = np.asarray(x)
-        if name == "multinomial":
-            observed = ~np.isnan(x).any(axis=1)
-            units.append(Unit(tuple(cols), "multinomial", x, observed,
-                              {"alpha": p["alpha"].astype(np.float64)}))
-            continue
-        for j, col in enumerate(cols):
-            if name == "categorical":
-                size = len(block.schema.levels[j])
-                start = int(p["offset"][j])
-                codes = x[:, j].astype(np.int64)
-                units.append(Unit(col, "discrete", codes, codes >= 0,
-                                  {"alpha": p["alpha"][start:start + size].astype(np.float64)}))
-            elif name == "bernoulli":
-                observed = ~np.isnan(x[:, j])
-                codes = np.where(observed, np.nan_to_num(x[:, j]), -1).astype(np.int64)
-                units.append(Unit(col, "discrete", codes, observed,
-                                  {"alpha": np.array([p["beta"][j], p["alpha"][j]],
-                                                     dtype=np.float64)}))
-            elif name in ("gaussian", "poisson"):
-                values = x[:, j].astype(np.float64)
-                hyper = {f: (v if v.ndim == 0 else v[j]).astype(np.float64)
-                         for f, v in p.items()}
-                units.append(Unit(col, name, values, ~np.isnan(values), hyper))
-            else:  # kde or a family added later: listed, with the reason it is not tested
-                units.append(Unit(col, name, x[:, j], np.ones(len(x), dtype=bool), {}))
+        units += [Unit(*u) for u in family.dependence_units(np.asarray(x), p, block.schema)]
     return units, n_rows
 
 
@@ -297,11 +282,13 @@ def _conditional_pair(disc: Unit, other: Unit, rows, y, n_classes):
         np.add.at(s, groups, x)
         return count, s
 
-    if other.kind == "poisson":
+    if other.kind in ("poisson", "exponential"):
+        gamma = (gamma_poisson_log_evidence if other.kind == "poisson"
+                 else gamma_exponential_log_evidence)
+
         def evidence(groups, size):
             n, s = totals(groups, size)
-            return gamma_poisson_log_evidence(n, s, float(other.prior["shape"]),
-                                              float(other.prior["rate"]))
+            return gamma(n, s, float(other.prior["shape"]), float(other.prior["rate"]))
     else:  # multinomial: the Dirichlet-multinomial of the summed counts
         def evidence(groups, size):
             return dirichlet_log_evidence(totals(groups, size)[1], other.prior["alpha"])
@@ -311,8 +298,8 @@ def _conditional_pair(disc: Unit, other: Unit, rows, y, n_classes):
 
 def _skip_reason(a: Unit, b: Unit) -> str | None:
     kinds = {a.kind, b.kind}
-    if "kde" in kinds:
-        return "KernelDensity has no closed-form evidence"
+    if None in kinds:
+        return a.skip if a.kind is None else b.skip
     if kinds == {"gaussian"} and bool(a.prior["pooled"]) != bool(b.prior["pooled"]):
         return "one pooled and one per-class Gaussian: no common bivariate prior"
     if "discrete" in kinds or kinds == {"gaussian"}:

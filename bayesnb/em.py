@@ -55,6 +55,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ._classes import class_log_prior
 from ._data import as_table
+from .families._base import pseudo_log
 
 
 class EMHistory(NamedTuple):
@@ -214,44 +215,14 @@ def _log_prior(model, method: str) -> float:
                                 model.class_count_.shape)
         log_pi = class_log_prior(model.class_count_, model.class_alpha, None, method)
         # class_alpha = 0 (frequencies) is the ML estimate of pi: no prior term
-        total += _pseudo_log(np.where(gamma > 0, gamma + shift, 0.0), log_pi)
+        total += pseudo_log(np.where(gamma > 0, gamma + shift, 0.0), log_pi)
     n_classes = len(model.classes_)
     for block in model.blocks_:
         family, prior = type(block.family), block.prior
         p = family.estimate(prior, block.stats, method)
         p = type(p)(*(np.asarray(leaf, dtype=np.float64) for leaf in p))
-        name = block.family.name
-        if name in ("multinomial", "categorical"):
-            total += _pseudo_log(np.asarray(prior.alpha) + shift, p.log_prob)
-        elif name == "bernoulli":
-            total += (_pseudo_log(np.asarray(prior.alpha) + shift, p.log_p)
-                      + _pseudo_log(np.asarray(prior.beta) + shift, p.log1m_p))
-        elif name == "poisson":
-            total += (_pseudo_log(np.asarray(prior.shape) + shift, p.log_rate)
-                      - float(np.sum(np.asarray(prior.rate) * p.rate)))
-        elif name == "gaussian":
-            a, b = np.asarray(prior.shape), np.asarray(prior.rate)
-            kappa, loc = np.asarray(prior.kappa), np.asarray(prior.loc)
-            lam = p.precision
-            quad = -0.5 * float(np.sum(kappa * lam * (p.mean - loc) ** 2))
-            if bool(prior.pooled):  # one Gamma per column and K normals on the means
-                lam1 = lam[0]
-                c = (a - 1.0 + n_classes / 2.0) if method == "map" else a
-                total += _pseudo_log(c, np.log(lam1)) - float(np.sum(b * lam1)) + quad
-            else:  # Normal-Gamma per class: (a - 1/2) log lambda under MAP, a under the mean
-                c = a - 0.5 if method == "map" else a
-                total += _pseudo_log(c, np.log(lam)) - float(np.sum(b * lam)) + quad
-        else:
-            raise ValueError(f"EM does not know the prior of the {name} family.")
+        total += family.log_prior_at(prior, p, method, n_classes)
     return total
-
-
-def _pseudo_log(coefficient, log_value) -> float:
-    """sum c * log(theta), with 0 * log 0 = 0 (a zero estimate under a zero exponent)."""
-    c = np.broadcast_to(np.asarray(coefficient, dtype=np.float64), np.shape(log_value))
-    with np.errstate(invalid="ignore"):
-        terms = np.where(c == 0, 0.0, c * log_value)
-    return float(np.sum(terms))
 
 
 # ---------------------------------------------------------------------- input handling

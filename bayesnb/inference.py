@@ -713,19 +713,24 @@ def dims_and_coords(fitted):
     for block, (site, labels) in zip(fitted.blocks, zip(block_sites(fitted.blocks),
                                                         column_labels(fitted.blocks),
                                                         strict=True), strict=True):
-        name = block.family.name
-        if name == "categorical":
-            for j, (label, levels) in enumerate(zip(labels, block.schema.levels, strict=True)):
-                coords[f"{label}_level"] = list(levels)
-                dims[site_name(site, f"{j}.probs", labels)] = ["class", f"{label}_level"]
-            continue
-        coords[f"{site}_feature"] = list(labels)
-        for key in {"bernoulli": ["theta"], "multinomial": ["probs"], "poisson": ["rate"],
-                    "gaussian": ["mean", "precision"]}[name]:
-            dims[f"{site}.{key}"] = ["class", f"{site}_feature"]
-        if name == "gaussian" and bool(block.prior.pooled):
-            dims[f"{site}.precision"] = [f"{site}_feature"]
+        for key, axes in block.family.param_dims(block.prior, block.schema).items():
+            dims[site_name(site, key, labels)] = [_dim(axis, key, site, labels, block, coords)
+                                                  for axis in axes]
     return dims, coords
+
+
+def _dim(axis: str, key: str, site: str, labels, block, coords: dict) -> str:
+    """The ArviZ dim of one of a parameter's declared axes (``Family.param_dims``), its
+    coords added: ``"class"``, a block's ``"{site}_feature"`` or a column's
+    ``"{label}_level"`` (key ``"{j}.{name}"``)."""
+    if axis == "class":
+        return "class"
+    if axis == "feature":
+        coords[f"{site}_feature"] = list(labels)
+        return f"{site}_feature"
+    j = int(key.partition(".")[0])
+    coords[f"{labels[j]}_level"] = list(block.schema.levels[j])
+    return f"{labels[j]}_level"
 
 
 def to_inference_data(fitted, draws, sample_stats=None, prior_draws=None, *, backend=None,

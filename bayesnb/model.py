@@ -120,11 +120,7 @@ class ColumnSites(numpyro.primitives.Messenger):
 def param_keys(block) -> list:
     """The family's keys of a block's parameters (``"{j}.probs"`` per Categorical column);
     :func:`site_name` gives their public sites."""
-    name = block.family.name
-    if name == "categorical":
-        return [f"{j}.probs" for j in range(len(block.schema.columns))]
-    return {"bernoulli": ["theta"], "multinomial": ["probs"], "poisson": ["rate"],
-            "gaussian": ["mean", "precision"]}[name]
+    return list(block.family.param_dims(block.prior, block.schema))
 
 
 def sample_block(family, prior, hyper: dict, n_classes: int, site: str):
@@ -204,15 +200,12 @@ def simulate(clf, n_rows: int, *, posterior: bool = True, num_draws: int = 1, se
         columns = {}
         for block, site, labels in zip(clf.blocks_, block_sites(clf.blocks_),
                                        column_labels(clf.blocks_), strict=True):
-            if block.family.name == "categorical":
-                for j, (col, levels) in enumerate(zip(block.schema.columns, block.schema.levels,
-                                                      strict=True)):
-                    codes = np.asarray(out[site_name(site, f"{j}.x", labels)][d])
-                    columns[col] = np.asarray(levels, dtype=object)[codes]
-                continue
-            values = np.asarray(out[f"{site}.x"][d])
-            if block.family.name != "gaussian":
-                values = values.astype(np.int64)
+            if block.family.column_sites:
+                values = np.stack([np.asarray(out[site_name(site, f"{j}.x", labels)][d])
+                                   for j in range(len(block.schema.columns))], axis=1)
+            else:
+                values = np.asarray(out[f"{site}.x"][d])
+            values = block.family.decode(values, block.schema)
             for j, col in enumerate(block.schema.columns):
                 columns[col] = values[:, j]
         frame = pd.DataFrame({c: columns[c] for c in clf.fitted_.columns})
@@ -231,8 +224,8 @@ def simulate_sites(clf, n_rows, *, posterior=True, num_draws=1, seed=0, total_co
 
     _, kwargs = model_and_data_for_simulation(clf)
     if total_count is None:
-        lengths = [float(np.sum(np.asarray(b.stats.counts))) for b in clf.blocks_
-                   if b.family.name == "multinomial" and b.stats is not None]
+        lengths = [total for b in clf.blocks_ if b.stats is not None
+                   for total in [b.family.simulation_total(b.stats)] if total is not None]
         total_count = max(1, int(round(lengths[0] / max(clf.class_count_.sum(), 1.0)))) \
             if lengths else 1
     kwargs.update(n_rows=n_rows, total_count=total_count)

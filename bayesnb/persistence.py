@@ -73,7 +73,7 @@ from ._classes import _concentration, _fixed
 from .estimator import METHODS, NaiveBayes
 from .families import REGISTRY, Schema
 from .families._base import is_distribution
-from .families.categorical import bool_and_number
+from .families._levels import bool_and_number
 from .fitted import FittedBlock, FittedModel, NutsRun
 from .model import column_labels, positional_site, site_name
 
@@ -341,10 +341,6 @@ class _Layout(NamedTuple):
     feature_prior: Any = None  # as given to NaiveBayes (files without it: None)
 
 
-#: statistics that are sums of non-negative weights (counts) or of squares
-NONNEGATIVE_STATS = {"bernoulli": ("count", "ones"), "categorical": ("counts",),
-                     "gaussian": ("count", "m2"), "multinomial": ("counts",),
-                     "poisson": ("count", "total")}
 _MCMC_INTS = {"num_warmup": 0, "num_samples": 1, "num_chains": 1}
 
 
@@ -831,7 +827,7 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
             # a prior field added after the file was written (e.g. Categorical's ``unseen``)
             # is a function of the stored hyperparameters: recompute it
             prior = expected._replace(**{f: arrays[a] for f, a in b.arrays["prior"].items()})
-            nonnegative = NONNEGATIVE_STATS.get(b.family_cls.name, ())
+            nonnegative = b.family_cls.nonnegative_stats
             for f, a in b.arrays["stats"].items():
                 _check_finite(arrays[a], member(a), nonnegative=f in nonnegative)
             # statistics live on the JAX side after a fit (priors on the NumPy side); keeping

@@ -299,14 +299,13 @@ def density_plot(clf, column, X=None, y=None, *, bins=30, grid=512, ax=None):
     """Per-class densities of one numeric column over histograms of its training values, as R's
     ``plot(naive_bayes)`` draws them.
 
-    A ``KernelDensity`` column draws its exact kernel density per class over histograms of the
-    stored training sample (weighted, one per class); a ``Gaussian`` column draws
-    N(mean, sd) from ``conditional_tables()`` (the current method's estimate) over histograms
-    of ``X[column]`` by ``y`` when they are given. ``grid`` points span the data and three
-    bandwidths (or sds) beyond.
+    Any family that declares a ``density_label`` is drawn. A nonparametric column
+    (``KernelDensity``) draws its exact density per class over histograms of the stored
+    training sample (weighted, one per class); a parametric one (``Gaussian``,
+    ``Exponential``) the density of ``conditional_tables()`` (the current method's estimate)
+    over histograms of ``X[column]`` by ``y`` when they are given. ``grid`` points span the
+    data and three spreads (``Family.density_scale``: sds, bandwidths) beyond.
     """
-    from .families.kde import _group, column_log_density
-
     fig, (ax,) = _axes(ax, figsize=(6, 4))
     blocks = clf.blocks_
     where = [(i, b.schema.columns.index(column)) for i, b in enumerate(blocks)
@@ -315,34 +314,31 @@ def density_plot(clf, column, X=None, y=None, *, bins=30, grid=512, ax=None):
         raise ValueError(f"column {column!r} is not a column of this model.")
     i, j = where[0]
     block, classes = blocks[i], clf.classes_
-    if block.family.name == "kde":
-        table = clf._scorer().tables[i]
-        samples = [_group(table, j, k, len(classes)) for k in range(len(classes))]
-        spread = np.nanmax(table.bandwidth[:, j])
-    elif block.family.name == "gaussian":
-        frame = clf.conditional_tables()[column]
-        samples = []
-        if X is not None and y is not None:
-            from ._blocks import raw_blocks
+    family = block.family
+    if family.density_label is None:
+        from .families import REGISTRY
 
-            values = block.family.encode(raw_blocks(clf.fitted_, X)[0][i], block.schema)[:, j]
-            labels = np.asarray(y)
-            samples = [(values[(labels == c) & ~np.isnan(values)],
-                        np.ones(int(np.sum((labels == c) & ~np.isnan(values)))))
-                       for c in classes]
-        spread = float(frame["sd"].max())
-    else:
+        drawn = [cls.__name__ for cls in REGISTRY.values() if cls.density_label is not None]
         raise ValueError(f"column {column!r}: density_plot draws numeric columns "
-                         f"(KernelDensity, Gaussian), not {type(block.family).__name__}.")
-    seen = np.concatenate([v for v, _ in samples]) if samples else np.zeros(0)
-    if block.family.name == "gaussian":
-        seen = np.concatenate([seen, frame["mean"].to_numpy(dtype=float)])
+                         f"({', '.join(drawn)}), not {type(family).__name__}.")
+    scorer = clf._scorer()
+    table = (type(family).estimate(block.prior, block.stats, "mean")
+             if scorer.exact and not family.nonparametric else scorer.tables[i])
+    points, spread = family.density_scale(table, j)
+    samples = []
+    if family.nonparametric:  # its training sample is kept: draw it
+        samples = [family.stored_sample(table, j, k) for k in range(len(classes))]
+    elif X is not None and y is not None:
+        from ._blocks import raw_blocks
+
+        values = family.encode(raw_blocks(clf.fitted_, X)[0][i], block.schema)[:, j]
+        labels = np.asarray(y)
+        samples = [(values[(labels == c) & ~np.isnan(values)],
+                    np.ones(int(np.sum((labels == c) & ~np.isnan(values)))))
+                   for c in classes]
+    seen = np.concatenate([*(v for v, _ in samples), np.asarray(points, dtype=np.float64)])
     x = np.linspace(seen.min() - 3 * spread, seen.max() + 3 * spread, grid)
-    if block.family.name == "kde":
-        density = np.exp(column_log_density(table, j, x))
-    else:
-        mean, sd = (frame[c].to_numpy(dtype=float) for c in ("mean", "sd"))
-        density = np.exp(-0.5 * ((x[:, None] - mean) / sd) ** 2) / (sd * np.sqrt(2 * np.pi))
+    density = np.exp(_column_log_density(family, table, j, x, len(block.schema.columns)))
     colours = [f"C{k % 10}" for k in range(len(classes))]
     data = np.concatenate([v for v, _ in samples]) if samples else np.zeros(0)
     edges = np.histogram_bin_edges(data, bins=bins) if data.size else bins  # shared by classes
@@ -351,7 +347,25 @@ def density_plot(clf, column, X=None, y=None, *, bins=30, grid=512, ax=None):
             ax.hist(samples[k][0], bins=edges, weights=samples[k][1], density=True, alpha=0.25,
                     color=colours[k])
         ax.plot(x, density[:, k], color=colours[k], label=str(c))
-    kind = "kernel density" if block.family.name == "kde" else "Gaussian"
-    ax.set(xlabel=str(column), ylabel="density", title=f"{column}: {kind} per class")
+    ax.set(xlabel=str(column), ylabel="density",
+           title=f"{column}: {family.density_label} per class")
     ax.legend(title="class")
     return fig
+
+
+def _column_log_density(family, table, j: int, x: np.ndarray, n_columns: int) -> np.ndarray:
+    """``(len(x), K)`` log density of column ``j`` at ``x`` under ``table``, constants
+    included, in float64: the block's other columns are missing, so they drop out."""
+    block = np.full((len(x), n_columns), np.nan)
+    block[:, j] = x
+    if family.nonparametric:
+        return family.host_log_likelihood(table, block)
+    import jax
+    import jax.numpy as jnp
+
+    from .families._base import host_f64
+
+    with jax.enable_x64(True):
+        b = jnp.asarray(block)
+        return np.asarray(type(family).log_likelihood(host_f64(table), b)
+                          + type(family).log_normalizer(b)[:, None])

@@ -3,6 +3,7 @@
 from ._base import Family, Schema
 from .bernoulli import Bernoulli
 from .categorical import Categorical
+from .exponential import Exponential
 from .gaussian import Gaussian
 from .kde import KernelDensity
 from .multinomial import Multinomial
@@ -11,8 +12,8 @@ from .poisson import Poisson
 #: name -> family class; adding a family is one file and one line here
 REGISTRY: dict[str, type[Family]] = {
     cls.name: cls for cls in (Bernoulli, Categorical, Multinomial, Gaussian, Poisson,
-                              KernelDensity)
+                              KernelDensity, Exponential)
 }
 
-__all__ = ["REGISTRY", "Bernoulli", "Categorical", "Family", "Gaussian", "KernelDensity",
-           "Multinomial", "Poisson", "Schema"]
+__all__ = ["REGISTRY", "Bernoulli", "Categorical", "Exponential", "Family", "Gaussian",
+           "KernelDensity", "Multinomial", "Poisson", "Schema"]

@@ -83,6 +83,9 @@ class Family:
     #: the fixed-shape kernels; the same table serves every closed-form method, and the
     #: evidence, posterior draws and MCMC are refused (``fitted.check_parametric``).
     nonparametric: ClassVar[bool] = False
+    #: hyperparameters that are one smoothing strength together (a Beta(a, a)):
+    #: ``analysis.empirical_bayes`` sets them all to the value it searches
+    one_strength: ClassVar[tuple[str, ...]] = ()
     #: names of the hyperparameters, in ``__init__`` order (for repr, get_params, persistence)
     _hyper: ClassVar[tuple[str, ...]] = ()
     #: the NamedTuple types of the statistics and plug-in parameters (persistence rebuilds them)
@@ -286,6 +289,127 @@ class Family:
         """log p(params | data) under the conjugate posterior (a scalar)."""
         return sum(jax.numpy.sum(d.log_prob(params[k]))
                    for k, d in cls.posterior_distributions(posterior).items())
+
+    # ------------------------------------------------------------------ declared capabilities
+    # What the rest of the package asks a family instead of switching on its name: a new
+    # family declares these and plugs into MCMC, ArviZ, simulation, EM, persistence checks,
+    # ``from_tables``, plots and the scikit-learn views without edits there.
+
+    #: keys of ``sample_params``' result (NumPyro sites ``"{site}.{key}"``); their axes are
+    #: ``param_dims``'
+    param_names: ClassVar[tuple[str, ...]] = ()
+    #: fields of ``stats_type`` that are sums of non-negative weights (or of squares): a model
+    #: file holding a negative one is refused (``bayesnb.persistence``)
+    nonnegative_stats: ClassVar[tuple[str, ...]] = ()
+    #: True when ``from_tables`` builds the plug-in parameters from stated tables:
+    #: ``bayesnb.from_tables`` then takes them under the keyword ``name``
+    stated_tables: ClassVar[bool] = False
+    #: True when each column has its own sites ``"{site}.{j}.{key}"`` (Categorical: columns of
+    #: different level counts), so simulated values come column by column (``"{site}.{j}.x"``)
+    column_sites: ClassVar[bool] = False
+    #: for a family of real values with a density, its name in the title of
+    #: ``plots.density_plot`` (which draws it per class); None: not drawn
+    density_label: ClassVar[str | None] = None
+    #: what ``feature_log_prob_``-style scikit-learn attributes read of this family
+    #: (``bayesnb._sklearn_views``): None, or the naive Bayes it mirrors: ``"multinomial"``
+    #: (``MultinomialNB``), ``"bernoulli"``, ``"categorical"``, ``"gaussian"``
+    sklearn_view: ClassVar[str | None] = None
+    #: True when the exact posterior predictive is the plug-in of the posterior mean
+    #: (Bernoulli, Categorical), so ``method="bayes"`` has a linear view as ``"mean"`` does
+    predictive_is_plug_in: ClassVar[bool] = False
+
+    def param_dims(self, prior: NamedTuple, schema: Schema) -> dict[str, tuple[str, ...]]:
+        """Each parameter site's axes by key, named ``"class"``, ``"feature"`` (the block's
+        columns) or ``"level"`` (the levels of column ``j``, for a key ``"{j}.{name}"``), for
+        ArviZ's dims and the public site names. Default: ``(class, feature)`` for each of
+        ``param_names``."""
+        return {k: ("class", "feature") for k in self.param_names}
+
+    @staticmethod
+    def density_scale(table: NamedTuple, j: int) -> tuple[np.ndarray, float]:
+        """For a family with a ``density_label``: ``(points, spread)`` of column ``j`` under a
+        plug-in (or nonparametric) table: values its class densities centre on (means, the
+        stored sample) and their largest scale (sd, bandwidth). ``plots.density_plot`` draws
+        three spreads beyond the points and the data."""
+        raise NotImplementedError
+
+    @staticmethod
+    def stored_sample(table: NamedTuple, j: int, k: int) -> tuple | None:
+        """``(values, weights)`` of column ``j`` in class ``k`` kept by a ``nonparametric``
+        family's table (its training sample), drawn as a histogram by ``plots.density_plot``;
+        a parametric family keeps none (``None``)."""
+        return None
+
+    def linear_terms(self, params: NamedTuple, schema: Schema) -> tuple | None:
+        """``(weights (K, D), labels (D,), bias (K,))`` with log p(x | c = k) =
+        ``linear_features(x) @ weights[k] + bias[k]`` plus a class-free term, for the linear
+        view (``bayesnb.analysis.linear_weights``); None (the default) when the scores are
+        not linear in the values. :func:`observed_pairs` builds the common layout."""
+        return None
+
+    def linear_features(self, x: np.ndarray, schema: Schema, params: NamedTuple) -> np.ndarray:
+        """The encoded block as the design matrix of ``linear_terms``. Default: each value (0
+        where missing) beside its ``"{column}:observed"`` indicator, so a missing value leaves
+        out the column's whole term, as the model does."""
+        x = np.asarray(x, dtype=np.float64)
+        observed = ~np.isnan(x)
+        return np.stack([np.where(observed, x, 0.0), observed], axis=2).reshape(x.shape[0], -1)
+
+    def dependence_units(self, x: np.ndarray, prior: dict, schema: Schema) -> list[tuple]:
+        """The block as the dependence diagnostic reads it (``bayesnb.dependence``): per unit
+        (a column; the whole block for ``joint_columns``) ``(name, kind, values, observed,
+        hyper, skip)``. ``kind`` is the conjugate model its pair factors know: ``"discrete"``
+        (codes, -1 missing, under a Dirichlet ``alpha``), ``"gaussian"`` (Normal-Gamma),
+        ``"poisson"`` (Gamma-Poisson), ``"exponential"`` (Gamma-Exponential),
+        ``"multinomial"`` (Dirichlet-multinomial); None: listed, untested, for the reason
+        ``skip``. ``prior``: the block's prior as float64 arrays by field. Default: None."""
+        skip = (f"{type(self).__name__} has no closed-form evidence" if self.nonparametric else
+                f"no conjugate joint model for {type(self).__name__}")
+        return [(col, None, x[:, j], np.ones(len(x), dtype=bool), {}, skip)
+                for j, col in enumerate(schema.columns)]
+
+    @staticmethod
+    def column_block(prior: NamedTuple, stats: NamedTuple, j: int,
+                     n_levels: int) -> tuple[NamedTuple, NamedTuple]:
+        """``(prior, stats)`` of column ``j`` as a block of its own, for a family whose schema
+        has levels (``n_levels`` of them in column ``j``; ``bayesnb.averaging`` scores each
+        column's inclusion with it). Families of one value per column need none: the
+        averaging slices their last axis."""
+        raise NotImplementedError
+
+    #: what one class's entry of a stated table gives, in ``from_tables``' messages
+    stated_cell: ClassVar[str] = "the value"
+
+    def stated_numbers(self, cell) -> list[tuple[str, Any]]:
+        """The numbers of one class's entry of a stated table, each with its name in messages
+        (``bayesnb.from_tables`` refuses any that is not finite); a ``ValueError`` says what
+        shape the entry must have. Default: the entry is one number, the ``stated_cell``."""
+        return [(self.stated_cell, cell)]
+
+    def stated_schema(self, tables: dict, classes) -> Schema:
+        """The schema of a block built from stated tables ``tables[column][class]``
+        (``bayesnb.from_tables``); default: the columns alone."""
+        return Schema(columns=tuple(tables))
+
+    def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
+        """Simulated ``(n, F)`` values as the raw column values a user would pass (category
+        levels, integer counts); default: as they are."""
+        return values
+
+    @staticmethod
+    def simulation_total(stats: NamedTuple) -> float | None:
+        """The weighted total of the training values when a simulated row needs a stated
+        total (a Multinomial document's length, which the model does not describe); None."""
+        return None
+
+    @classmethod
+    def log_prior_at(cls, prior: NamedTuple, params: NamedTuple, method: str,
+                     n_classes: int) -> float:
+        """log p~(theta) of the conjugate prior at the plug-in estimate ``params`` (float64),
+        up to a constant, written as pseudo-count exponents on the log parameters: ``alpha -
+        1`` under MAP, ``alpha`` under the mean (whose plug-in is the MAP of a shifted
+        prior); the EM objective's prior term (``bayesnb.em``, never called under ML)."""
+        raise ValueError(f"EM does not know the prior of the {cls.name} family.")
 
 
 def cached_by_identity(cache: dict, obj: Any, key: tuple, build, limit: int) -> Any:
@@ -544,6 +668,34 @@ def has_missing(x: jax.Array) -> jax.Array:
     import jax.numpy as jnp
 
     return jnp.isnan(jnp.sum(x))
+
+
+def column_units(kind: str, x: np.ndarray, prior: dict, schema: Schema) -> list[tuple]:
+    """``Family.dependence_units`` of a family of one real value per column: each column's
+    values (NaN missing) and its hyperparameters (a scalar one shared)."""
+    return [(col, kind, x[:, j].astype(np.float64), ~np.isnan(x[:, j]),
+             {f: (v if v.ndim == 0 else v[j]).astype(np.float64) for f, v in prior.items()}, "")
+            for j, col in enumerate(schema.columns)]
+
+
+def observed_pairs(per_value, per_observed, columns) -> tuple:
+    """``linear_terms`` of a family whose column term is ``x * per_value + per_observed``
+    (both ``(K, F)``): each column's two weights side by side, labelled ``"{column}"`` and
+    ``"{column}:observed"`` (the default ``linear_features``' layout), and no bias."""
+    per_value, per_observed = (np.asarray(v, dtype=np.float64) for v in (per_value, per_observed))
+    both = np.stack([per_value, per_observed], axis=2).reshape(per_value.shape[0], -1)
+    labels = [name for c in columns for name in (str(c), f"{c}:observed")]
+    return both, labels, np.zeros(per_value.shape[0])
+
+
+def pseudo_log(coefficient, log_value) -> float:
+    """``sum c * log(theta)`` with ``0 * log 0 = 0`` (a zero estimate under a zero exponent):
+    a conjugate prior's log density at an estimate (``Family.log_prior_at``)."""
+    log_value = np.asarray(log_value, dtype=np.float64)
+    c = np.broadcast_to(np.asarray(coefficient, dtype=np.float64), log_value.shape)
+    with np.errstate(invalid="ignore"):
+        terms = np.where(c == 0, 0.0, c * log_value)
+    return float(np.sum(terms))
 
 
 def dirichlet_draws(rng: np.random.Generator, alpha: np.ndarray, n: int) -> np.ndarray:

@@ -38,6 +38,8 @@ from ._base import (
     log_matmul,
     numeric_block,
     numpyro,
+    observed_pairs,
+    pseudo_log,
     xp_of,
 )
 
@@ -70,6 +72,13 @@ class Bernoulli(Family):
     """
 
     name = "bernoulli"
+    param_names = ("theta",)
+    nonnegative_stats = ("count", "ones")
+    stated_tables = True
+    stated_cell = "P(x = 1)"
+    one_strength = ("alpha", "beta")
+    sklearn_view = "bernoulli"
+    predictive_is_plug_in = True
     value_checks = {"binary": True}
     stats_type = BernoulliStats
     params_type = BernoulliParams
@@ -207,6 +216,32 @@ class Bernoulli(Family):
     @staticmethod
     def posterior_distributions(posterior: BetaPrior) -> dict:
         return {"theta": dist.Beta(posterior.alpha, posterior.beta)}
+
+    def dependence_units(self, x, prior: dict, schema: Schema) -> list:
+        """Each column as the levels ``(0, 1)`` with the pseudo-counts ``(beta, alpha)``."""
+        units = []
+        for j, col in enumerate(schema.columns):
+            observed = ~np.isnan(x[:, j])
+            codes = np.where(observed, np.nan_to_num(x[:, j]), -1).astype(np.int64)
+            units.append((col, "discrete", codes, observed,
+                          {"alpha": np.array([prior["beta"][j], prior["alpha"][j]],
+                                             dtype=np.float64)}, ""))
+        return units
+
+    def linear_terms(self, params: BernoulliParams, schema: Schema) -> tuple:
+        r""":math:`x(\log\theta - \log(1-\theta)) + \log(1-\theta)` per observed value."""
+        return observed_pairs(np.asarray(params.log_p) - np.asarray(params.log1m_p),
+                              params.log1m_p, schema.columns)
+
+    def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
+        return values.astype(np.int64)
+
+    @staticmethod
+    def log_prior_at(prior: BetaPrior, params: BernoulliParams, method: str,
+                     n_classes: int) -> float:
+        shift = -1.0 if method == "map" else 0.0
+        return (pseudo_log(np.asarray(prior.alpha) + shift, params.log_p)
+                + pseudo_log(np.asarray(prior.beta) + shift, params.log1m_p))
 
 
 

@@ -42,6 +42,7 @@ The fast layer counts and scores labelled dense data on the host in float64
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import jax
@@ -59,6 +60,7 @@ from ._base import (
     is_distribution,
     log_matmul,
     numpyro,
+    pseudo_log,
 )
 from ._levels import (
     UNSEEN,
@@ -88,6 +90,12 @@ class CategoricalParams(NamedTuple):
     log_prob: jax.Array  # (K, L)
     offset: jax.Array  # (F,)
     log_unseen: jax.Array  # (K, F) log-probability of a value never seen in training
+
+
+def _unseen_scored(params: CategoricalParams) -> np.ndarray:
+    """Per column, whether a value unseen in training has a probability in every class (ML
+    gives it none)."""
+    return np.isfinite(np.asarray(params.log_unseen)).all(axis=0)
 
 
 def _host_log(values) -> np.ndarray:
@@ -121,6 +129,11 @@ class Categorical(Family):
     """
 
     name = "categorical"
+    nonnegative_stats = ("counts",)
+    stated_tables = True
+    column_sites = True
+    predictive_is_plug_in = True
+    sklearn_view = "categorical"
     integer_codes = True
     stats_type = CategoricalStats
     params_type = CategoricalParams
@@ -339,6 +352,77 @@ class Categorical(Family):
         return {f"{j}.probs": dist.Dirichlet(a)
                 for j, a in enumerate(Categorical._split(posterior.alpha, posterior))}
 
+    def param_dims(self, prior: DirichletPrior, schema: Schema) -> dict:
+        return {f"{j}.probs": ("class", "level") for j in range(len(schema.columns))}
+
+    def linear_terms(self, params: CategoricalParams, schema: Schema) -> tuple:
+        """One weight per (column, level), over one-hot codes, and per column whose unseen
+        value has a probability in every class, one for ``"col=<unseen>"``."""
+        labels = [f"{c}={v}" for c, levels in zip(schema.columns, schema.levels, strict=True)
+                  for v in levels]
+        scored = _unseen_scored(params)
+        labels += [f"{c}=<unseen>" for c, ok in zip(schema.columns, scored, strict=True) if ok]
+        weights = np.concatenate([np.asarray(params.log_prob, dtype=np.float64),
+                                  np.asarray(params.log_unseen, dtype=np.float64)[:, scored]],
+                                 axis=1)
+        return weights, labels, np.zeros(weights.shape[0])
+
+    def linear_features(self, x: np.ndarray, schema: Schema,
+                        params: CategoricalParams) -> np.ndarray:
+        sizes = [len(lv) for lv in schema.levels]
+        onehot = np.zeros((x.shape[0], sum(sizes)))
+        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        for j in range(x.shape[1]):
+            seen = x[:, j] >= 0
+            onehot[np.flatnonzero(seen), offset[j] + x[seen, j]] = 1.0
+        scored, unseen = _unseen_scored(params), np.asarray(x) == UNSEEN
+        if np.any(unseen[:, ~scored]):
+            col = schema.columns[int(np.argmax(unseen.any(axis=0) & ~scored))]
+            raise ValueError(f"column {col!r}: a value unseen in training has probability zero "
+                             "in every class under this method; the linear view cannot score "
+                             "it (a smoothed method can).")
+        return np.concatenate([onehot, unseen[:, scored].astype(np.float64)], axis=1)
+
+    def dependence_units(self, x, prior: dict, schema: Schema) -> list:
+        units = []
+        for j, col in enumerate(schema.columns):
+            start, size = int(prior["offset"][j]), len(schema.levels[j])
+            codes = x[:, j].astype(np.int64)
+            units.append((col, "discrete", codes, codes >= 0,
+                          {"alpha": prior["alpha"][start:start + size].astype(np.float64)}, ""))
+        return units
+
+    @staticmethod
+    def column_block(prior: DirichletPrior, stats: CategoricalStats, j: int,
+                     n_levels: int) -> tuple:
+        """Column ``j`` in the flat level layout of a one-column block."""
+        start = int(np.asarray(prior.offset)[j])
+        cut = slice(start, start + n_levels)
+        prior_j = prior._replace(alpha=np.asarray(prior.alpha)[cut],
+                                 segment=np.zeros(n_levels, np.int32),
+                                 offset=np.zeros(1, np.int32),
+                                 unseen=np.asarray(prior.unseen)[j:j + 1])
+        return prior_j, stats._replace(counts=np.asarray(stats.counts)[:, cut])
+
+    def stated_numbers(self, cell) -> list:
+        if not isinstance(cell, Mapping):
+            raise ValueError("must map each level to its probability")
+        return [(f"level {level!r}", p) for level, p in cell.items()]
+
+    def stated_schema(self, tables: dict, classes) -> Schema:
+        """The levels of each column as the tables state them, in order."""
+        return Schema(columns=tuple(tables), levels=tuple(
+            tuple(dict.fromkeys(v for c in classes for v in tables[col][c])) for col in tables))
+
+    def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
+        return np.stack([np.asarray(levels, dtype=object)[values[:, j]]
+                         for j, levels in enumerate(schema.levels)], axis=1)
+
+    @staticmethod
+    def log_prior_at(prior: DirichletPrior, params: CategoricalParams, method: str,
+                     n_classes: int) -> float:
+        shift = -1.0 if method == "map" else 0.0
+        return pseudo_log(np.asarray(prior.alpha) + shift, params.log_prob)
 
 __all__ = ["Categorical", "CategoricalParams", "CategoricalStats", "DirichletPrior",
            "UnseenCategoryWarning"]

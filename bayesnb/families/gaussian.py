@@ -48,10 +48,13 @@ from ._base import (
     Family,
     Schema,
     broadcast_hyper,
+    column_units,
     dist,
     has_missing,
     numeric_block,
     numpyro,
+    observed_pairs,
+    pseudo_log,
     xp_of,
 )
 
@@ -91,6 +94,11 @@ class Gaussian(Family):
     """
 
     name = "gaussian"
+    param_names = ("mean", "precision")
+    nonnegative_stats = ("count", "m2")
+    stated_tables = True
+    density_label = "Gaussian"
+    sklearn_view = "gaussian"
     value_checks = {}
     stats_type = GaussianStats
     params_type = GaussianParams
@@ -259,6 +267,13 @@ class Gaussian(Family):
                                   index=pd.Index(classes, name="class"))
                 for j, col in enumerate(schema.columns)}
 
+    def stated_numbers(self, cell) -> list:
+        try:
+            mean, sd = cell
+        except (TypeError, ValueError):
+            raise ValueError(f"must be (mean, sd), got {cell!r}") from None
+        return [("mean", mean), ("sd", sd)]
+
     @staticmethod
     def from_tables(tables: dict, schema: Schema, classes) -> GaussianParams:
         """``tables[column][class]`` is ``(mean, sd)``."""
@@ -338,3 +353,53 @@ class Gaussian(Family):
         precision = jnp.broadcast_to(params["precision"], posterior.loc.shape)
         scale = 1.0 / jnp.sqrt(posterior.kappa * precision)
         return log_p + jnp.sum(dist.Normal(posterior.loc, scale).log_prob(params["mean"]))
+
+    @staticmethod
+    def posterior_distributions(posterior: NormalGammaPrior) -> dict:
+        r"""Each parameter's marginal posterior: :math:`\lambda \sim \mathrm{Gamma}(a', b')`
+        and :math:`\mu \sim t_{2a'}(m', b'/(a'\kappa'))` (not independent: the joint density
+        is :meth:`posterior_log_density`'s)."""
+        shape, rate = posterior.shape, posterior.rate
+        if bool(posterior.pooled):
+            shape, rate = shape[0], rate[0]
+        scale = jnp.sqrt(rate / (shape * posterior.kappa))
+        return {"mean": dist.StudentT(2.0 * shape, posterior.loc, scale),
+                "precision": dist.Gamma(shape, rate)}
+
+    @staticmethod
+    def density_scale(table: GaussianParams, j: int) -> tuple:
+        sd = 1.0 / np.sqrt(np.broadcast_to(np.asarray(table.precision), np.shape(table.mean)))
+        return np.asarray(table.mean, dtype=np.float64)[:, j], float(np.max(sd[:, j]))
+
+    def linear_terms(self, params: GaussianParams, schema: Schema) -> tuple | None:
+        r"""Pooled: :math:`x\lambda\mu_k - \lambda\mu_k^2/2` per observed value (the
+        :math:`-\lambda x^2/2` is the same for all classes); per-class precisions need
+        :math:`x^2` terms: None."""
+        lam = np.asarray(params.precision, dtype=np.float64)
+        if not np.all(lam == lam[:1]):
+            return None
+        mu = np.asarray(params.mean, dtype=np.float64)
+        return observed_pairs(lam * mu, -0.5 * lam * mu * mu, schema.columns)
+
+    def dependence_units(self, x, prior: dict, schema: Schema) -> list:
+        return column_units("gaussian", x, prior, schema)
+
+    def param_dims(self, prior: NormalGammaPrior, schema: Schema) -> dict:
+        # a pooled precision is one per column, shared by the classes
+        return {"mean": ("class", "feature"),
+                "precision": ("feature",) if bool(prior.pooled) else ("class", "feature")}
+
+    @staticmethod
+    def log_prior_at(prior: NormalGammaPrior, params: GaussianParams, method: str,
+                     n_classes: int) -> float:
+        a, b = np.asarray(prior.shape), np.asarray(prior.rate)
+        kappa, loc = np.asarray(prior.kappa), np.asarray(prior.loc)
+        lam = params.precision
+        quad = -0.5 * float(np.sum(kappa * lam * (params.mean - loc) ** 2))
+        if bool(prior.pooled):  # one Gamma per column and K normals on the means
+            lam1 = lam[0]
+            c = (a - 1.0 + n_classes / 2.0) if method == "map" else a
+            return pseudo_log(c, np.log(lam1)) - float(np.sum(b * lam1)) + quad
+        # Normal-Gamma per class: (a - 1/2) log lambda under MAP, a under the mean
+        c = a - 0.5 if method == "map" else a
+        return pseudo_log(c, np.log(lam)) - float(np.sum(b * lam)) + quad

@@ -105,6 +105,7 @@ class KernelDensity(Family):
     """
 
     name = "kde"
+    density_label = "kernel density"
     nonparametric = True
     stats_type = KDEStats
     params_type = KDETable
@@ -187,6 +188,16 @@ class KernelDensity(Family):
                              f"kernel density is undefined. KernelDensity has no prior to "
                              f"fill the gap; give more data or a numeric bandwidth.")
         return table
+
+    @staticmethod
+    def density_scale(table: KDETable, j: int) -> tuple:
+        n_classes = table.bandwidth.shape[0]
+        return (np.concatenate([_group(table, j, k, n_classes)[0] for k in range(n_classes)]),
+                float(np.nanmax(table.bandwidth[:, j])))
+
+    @staticmethod
+    def stored_sample(table: KDETable, j: int, k: int) -> tuple:
+        return _group(table, j, k, table.bandwidth.shape[0])
 
     @staticmethod
     def host_log_likelihood(table: KDETable, x: np.ndarray) -> np.ndarray:

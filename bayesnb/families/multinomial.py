@@ -51,6 +51,7 @@ from ._base import (
     log_matmul,
     numeric_block,
     numpyro,
+    pseudo_log,
     xp_of,
 )
 
@@ -80,6 +81,9 @@ class Multinomial(Family):
 
     name = "multinomial"
     value_checks = {"nonnegative": True}
+    param_names = ("probs",)
+    nonnegative_stats = ("counts",)
+    sklearn_view = "multinomial"
     stats_type = MultinomialStats
     params_type = MultinomialParams
     joint_columns = True
@@ -214,3 +218,30 @@ class Multinomial(Family):
     @staticmethod
     def posterior_distributions(posterior) -> dict:
         return {"probs": dist.Dirichlet(posterior.alpha)}
+
+    def dependence_units(self, x, prior: dict, schema: Schema) -> list:
+        """One unit: the block's columns share the document length (rows with a missing count
+        left out)."""
+        return [(tuple(schema.columns), "multinomial", x, ~np.isnan(x).any(axis=1),
+                 {"alpha": prior["alpha"].astype(np.float64)}, "")]
+
+    def linear_terms(self, params: MultinomialParams, schema: Schema) -> tuple:
+        r""":math:`\sum_v x_v\log\theta_{kv}` (the coefficient is class-free)."""
+        log_prob = np.asarray(params.log_prob, dtype=np.float64)
+        return log_prob, [str(c) for c in schema.columns], np.zeros(log_prob.shape[0])
+
+    def linear_features(self, x: np.ndarray, schema: Schema, params) -> np.ndarray:
+        return np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0)
+
+    def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
+        return values.astype(np.int64)
+
+    @staticmethod
+    def simulation_total(stats: MultinomialStats) -> float:
+        return float(np.sum(np.asarray(stats.counts)))
+
+    @staticmethod
+    def log_prior_at(prior: MultinomialDirichletPrior, params: MultinomialParams, method: str,
+                     n_classes: int) -> float:
+        shift = -1.0 if method == "map" else 0.0
+        return pseudo_log(np.asarray(prior.alpha) + shift, params.log_prob)

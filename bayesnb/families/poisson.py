@@ -32,10 +32,13 @@ from ._base import (
     Family,
     Schema,
     broadcast_hyper,
+    column_units,
     dist,
     log_matmul,
     numeric_block,
     numpyro,
+    observed_pairs,
+    pseudo_log,
     xp_of,
 )
 
@@ -69,6 +72,10 @@ class Poisson(Family):
 
     name = "poisson"
     value_checks = {"nonnegative": True, "integer": True}
+    param_names = ("rate",)
+    nonnegative_stats = ("count", "total")
+    stated_tables = True
+    stated_cell = "the rate"
     stats_type = PoissonStats
     params_type = PoissonParams
     _hyper = ("shape", "rate")
@@ -198,3 +205,21 @@ class Poisson(Family):
     @staticmethod
     def posterior_distributions(posterior: GammaPrior) -> dict:
         return {"rate": dist.Gamma(posterior.shape, posterior.rate)}
+
+    def dependence_units(self, x, prior: dict, schema: Schema) -> list:
+        return column_units("poisson", x, prior, schema)
+
+    def linear_terms(self, params: PoissonParams, schema: Schema) -> tuple:
+        r""":math:`x\log\lambda - \lambda` per observed count (less the class-free
+        :math:`\log x!`)."""
+        return observed_pairs(params.log_rate, -np.asarray(params.rate), schema.columns)
+
+    def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
+        return values.astype(np.int64)
+
+    @staticmethod
+    def log_prior_at(prior: GammaPrior, params: PoissonParams, method: str,
+                     n_classes: int) -> float:
+        shift = -1.0 if method == "map" else 0.0
+        return (pseudo_log(np.asarray(prior.shape) + shift, params.log_rate)
+                - float(np.sum(np.asarray(prior.rate) * params.rate)))
