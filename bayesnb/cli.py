@@ -327,7 +327,7 @@ def _cmd_predict(args) -> int:
 
     model = load(args.model)
     X = _read_rows(args.data)
-    _warn_unused_columns(model, X, args.data)
+    X = _used_columns(model, X, args.data)
     has_posterior = all(b.stats is not None for b in model.blocks_)
     level = args.interval
     if level is None:  # the default: intervals where the model has a posterior
@@ -359,10 +359,11 @@ def _cmd_predict(args) -> int:
     return 0
 
 
-def _warn_unused_columns(model, X, source) -> None:
-    """Columns of the data the model does not read are said, not silently ignored."""
-    if not isinstance(X, pd.DataFrame) or not hasattr(model, "feature_names_in_"):
-        return
+def _used_columns(model, X, source):
+    """The columns of the data the model reads; the others are said (a warning), not
+    silently ignored, and left out (the model refuses a DataFrame with columns it lacks)."""
+    if not isinstance(X, pd.DataFrame) or not model.fitted_.named:
+        return X
     columns = model.fitted_.columns
     known = set(columns)
     extra = [c for c in X.columns if c not in known]
@@ -372,6 +373,8 @@ def _warn_unused_columns(model, X, source) -> None:
                       f"{', ...' if len(extra) > 20 else ''} (the model reads "
                       f"{', '.join(map(repr, list(columns)[:20]))}).",
                       UserWarning, stacklevel=2)
+        X = X[[c for c in X.columns if c in known]]
+    return X
 
 
 def _cmd_show(args) -> int:
