@@ -303,7 +303,9 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
         ``classes=`` and ``Categorical(categories=...)`` where declared, else from the first
         chunk, and a later chunk with another label or level raises a ``ValueError`` naming
         it. The scan is skipped when ``classes`` is given and no Categorical column needs its
-        levels learned.
+        levels learned. From :class:`CSVChunks`, a Categorical column's cells are read as one
+        type in every chunk: as text throughout when a chunk holds text in it (scanned again,
+        as one ``pd.read_csv`` of the file reads it), as the type of declared ``categories``.
     classes : array-like, optional
         Every label, declared up front (as ``partial_fit(classes=)``).
     progress : bool, default=True
