@@ -60,13 +60,20 @@ def block_source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:
 
 def block_positions(model, table: Table) -> list[tuple]:
     """Where every block's columns are in ``table``: by name when the model was fitted on a
-    DataFrame with named columns and ``table`` is one (any order, extra columns ignored), else
-    by position (the same number of columns)."""
+    DataFrame and ``table`` is one (any order, whatever the labels' type), else by position
+    (the same number of columns). A DataFrame with a column the model was not fitted on is
+    refused: its values would be silently left out."""
     if table.frame is not None and model.named:
         order = {c: i for i, c in enumerate(table.columns)}
         missing = [c for c in model.columns if c not in order]
         if missing:
             raise ValueError(f"column {missing[0]!r} seen at fit is missing from X.")
+        if len(order) != len(model.columns):
+            known = set(model.columns)
+            extra = [c for c in table.columns if c not in known]
+            raise ValueError(f"X has column(s) {extra[:10]} that the model was not fitted on "
+                             f"(it reads {list(model.columns)[:20]}); their values would be "
+                             f"ignored: drop them, or fit a model with them.")
         return [tuple(order[c] for c in b.schema.columns) for b in model.blocks]
     if len(table.columns) != len(model.columns):
         raise ValueError(f"X has {len(table.columns)} features, but NaiveBayes is expecting "

@@ -107,7 +107,7 @@ def as_table(X: Any) -> Table:
             raise ValueError(f"0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
         if X.dtype.kind not in "biuf":
             raise TypeError(f"sparse X has unsupported dtype {X.dtype}; expected numbers.")
-        return Table(tuple(range(X.shape[1])), None, None, sparse.csr_matrix(X))
+        return Table(tuple(range(X.shape[1])), None, None, canonical_csr(X))
     if isinstance(X, jax.Array):  # left where it is: a GPU's memory is read in place
         arr = X
     else:
@@ -131,6 +131,20 @@ def as_table(X: Any) -> Table:
     if arr.dtype.kind in "US":
         arr = arr.astype(object)
     return Table(tuple(range(arr.shape[1])), None, arr)
+
+
+def canonical_csr(X) -> Any:
+    """``X`` as a CSR matrix in canonical form: sorted column indices and one stored entry
+    per cell. SciPy defines a cell stored as several entries as their sum, and the sparse
+    kernels read entries one by one (a Bernoulli 1 stored as 0.5 + 0.5, a count split in
+    two), so duplicates are summed, on a copy: the user's matrix is never changed."""
+    from scipy import sparse
+
+    csr = sparse.csr_matrix(X)  # shares the arrays of a CSR input
+    if not csr.has_canonical_format:
+        csr = csr.copy()
+        csr.sum_duplicates()
+    return csr
 
 
 def encode_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:

@@ -151,22 +151,33 @@ def _read_table(source: str, target: str | None):
     return frame.drop(columns=target), frame[target]
 
 
-def _read_rows(source: str) -> pd.DataFrame:
-    """The rows to predict or explain: a built-in dataset's features, or a file's columns."""
+def _read_rows(source: str, model) -> pd.DataFrame:
+    """The rows to predict or explain: a built-in dataset's features, or a file's columns,
+    each Categorical column's cells read as the type of ``model``'s levels (a column of
+    codes that ``fit`` read as text is read as text, whatever its cells look like)."""
     if source in datasets.names():
         return datasets.load(source)[0]
-    return _read_features(source)
+    from .outofcore import cells_as_levels, model_levels
+
+    levels = model_levels(model.blocks_)
+    return cells_as_levels(_read_features(source, levels), levels)
 
 
-def _read_features(source) -> pd.DataFrame:
+def _read_features(source, levels=None) -> pd.DataFrame:
     """A CSV or Parquet file as a DataFrame; bad paths, unreadable files and files without
-    data rows are one-line errors."""
+    data rows are one-line errors. ``levels`` (column -> a model's levels): a CSV column
+    whose levels are text is read as text (:func:`bayesnb.outofcore.text_dtypes`)."""
     path = Path(source)
     if not path.exists():
         raise ValueError(f"{source!r} is neither a file nor a built-in dataset "
                          f"({', '.join(datasets.names())}).")
     try:
-        frame = pd.read_parquet(path) if path.suffix in (".parquet", ".pq") else pd.read_csv(path)
+        if path.suffix in (".parquet", ".pq"):
+            frame = pd.read_parquet(path)
+        else:
+            from .outofcore import text_dtypes
+
+            frame = pd.read_csv(path, **text_dtypes({}, levels or {}))
     except Exception as err:  # noqa: BLE001 - any reader failure is a bad file for the user
         raise ValueError(f"could not read {source!r}: {err}") from None
     if len(frame) == 0:
@@ -326,8 +337,8 @@ def _cmd_predict(args) -> int:
     from . import load
 
     model = load(args.model)
-    X = _read_rows(args.data)
-    _warn_unused_columns(model, X, args.data)
+    X = _read_rows(args.data, model)
+    X = _used_columns(model, X, args.data)
     has_posterior = all(b.stats is not None for b in model.blocks_)
     level = args.interval
     if level is None:  # the default: intervals where the model has a posterior
@@ -359,10 +370,11 @@ def _cmd_predict(args) -> int:
     return 0
 
 
-def _warn_unused_columns(model, X, source) -> None:
-    """Columns of the data the model does not read are said, not silently ignored."""
-    if not isinstance(X, pd.DataFrame) or not hasattr(model, "feature_names_in_"):
-        return
+def _used_columns(model, X, source):
+    """The columns of the data the model reads; the others are said (a warning), not
+    silently ignored, and left out (the model refuses a DataFrame with columns it lacks)."""
+    if not isinstance(X, pd.DataFrame) or not model.fitted_.named:
+        return X
     columns = model.fitted_.columns
     known = set(columns)
     extra = [c for c in X.columns if c not in known]
@@ -372,6 +384,8 @@ def _warn_unused_columns(model, X, source) -> None:
                       f"{', ...' if len(extra) > 20 else ''} (the model reads "
                       f"{', '.join(map(repr, list(columns)[:20]))}).",
                       UserWarning, stacklevel=2)
+        X = X[[c for c in X.columns if c in known]]
+    return X
 
 
 def _cmd_show(args) -> int:
@@ -388,7 +402,7 @@ def _cmd_explain(args) -> int:
     from .explain import report
 
     model = load(args.model)
-    X = _read_rows(args.data)
+    X = _read_rows(args.data, model)
     print(report(model, X, log=args.log, versus=args.versus), end="")
     return 0
 # ---- end explain

@@ -90,8 +90,8 @@ def from_tables(class_prior: Mapping, *, columns=None, **tables: Mapping) -> Nai
                      method="ml", class_prior=dict(zip(classes, prior, strict=True)))
     with np.errstate(divide="ignore"):
         log_prior = np.log(prior)
-    named = all(isinstance(c, str) for c in order)
-    return clf._install(FittedModel(classes, np.zeros(len(classes)), tuple(order), named,
+    # the tables name their columns: a DataFrame is matched by name, whatever the labels' type
+    return clf._install(FittedModel(classes, np.zeros(len(classes)), tuple(order), True,
                                     tuple(blocks), stated=(log_prior, tuple(params))))
 
 

@@ -52,7 +52,10 @@ def fit(model, X, y, sample_weight=None, *, split_every: int = 8):
     X : dask.array.Array of shape (n, F) or dask.dataframe.DataFrame
         Partitioned along rows (a Dask array is rechunked to one block of columns).
     y : Dask Series/array with the same partitions, or array-like of length n
-        An in-memory ``y`` is split to ``X``'s partition lengths (computed if unknown).
+        A pandas ``y`` with a Dask DataFrame ``X`` is aligned on ``X``'s index (refused when
+        its index does not hold X's row labels); any other in-memory ``y`` (a NumPy array)
+        follows X's rows in partition order (``X.compute()``'s order, which after
+        ``dd.from_pandas`` is sorted by index) and is split to the partition lengths.
     sample_weight : like ``y``, optional
     split_every : int, default=8
         Fan-in of the tree reductions.
@@ -213,12 +216,52 @@ def _aligned(v, X, xs: list, name: str) -> list:
         return pieces
     if v is None:
         raise ValueError(f"NaiveBayes requires {name} to be passed, but it is None.")
+    if isinstance(v, pd.Series | pd.DataFrame) and isinstance(X, dd.DataFrame):
+        return _by_index(v, xs, name)
     values = v.to_numpy() if isinstance(v, pd.Series | pd.Index) else np.asarray(v)
     lengths = _lengths(X, xs)
     if values.shape[0] != sum(lengths):
         raise ValueError(f"X has {sum(lengths)} rows but {name} has {values.shape[0]}.")
     bounds = np.cumsum([0, *lengths])
     return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _by_index(v, xs: list, name: str) -> list:
+    """A pandas ``v`` as one piece per partition of a Dask DataFrame, aligned on its index:
+    Dask's rows are in partition order (``dd.from_pandas`` sorts them by index), which need
+    not be ``v``'s order. ``v``'s index must hold X's labels, each once, or be X's index in
+    X's order (then duplicates are allowed); anything else is refused."""
+    import dask
+
+    # the index of the very blocks fitted (see _lengths)
+    indexes = dask.compute(*[dask.delayed(_index)(x) for x in xs])
+    lengths = [len(ix) for ix in indexes]
+    if len(v) != sum(lengths):
+        raise ValueError(f"X has {sum(lengths)} rows but {name} has {len(v)}.")
+    full = indexes[0].append(list(indexes[1:])) if len(indexes) > 1 else indexes[0]
+    if v.index.equals(full):
+        values = v.to_numpy()
+    else:
+        if not (v.index.is_unique and full.is_unique):
+            raise ValueError(f"{name} is a pandas {type(v).__name__} whose index is not X's "
+                             f"index in X's row order, and an index with repeated labels "
+                             f"cannot be aligned; give {name} X's index, or take it from "
+                             f"the same Dask DataFrame (df[target]).")
+        where = v.index.get_indexer(full)
+        if np.any(where < 0):
+            label = full[np.argmax(where < 0)]
+            label = label.item() if isinstance(label, np.generic) else label
+            raise ValueError(f"{name} is a pandas {type(v).__name__} whose index lacks X's "
+                             f"row label {label!r}: it is aligned on "
+                             f"X's index (Dask keeps X's rows in index order); give {name} "
+                             f"X's index, or take it from the same Dask DataFrame.")
+        values = v.to_numpy()[where]
+    bounds = np.cumsum([0, *lengths])
+    return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _index(part) -> pd.Index:
+    return part.index
 
 
 def _lengths(X, xs: list) -> list[int]:

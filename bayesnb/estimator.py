@@ -212,7 +212,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
     @property
     def feature_names_in_(self) -> np.ndarray:
         model = self._fitted()
-        if not model.named:
+        if not (model.named and all(isinstance(c, str) for c in model.columns)):
             raise AttributeError("feature_names_in_: X had no string column names at fit.")
         return np.asarray(model.columns, dtype=object)
 

@@ -63,7 +63,8 @@ class FittedModel:
     columns : tuple
         The input's column labels (names of a DataFrame, else positions).
     named : bool
-        Whether columns are matched by name at prediction (a DataFrame with string names).
+        Whether a DataFrame's columns are matched by name (the fit's input was a DataFrame,
+        whatever its column labels: strings, integers or a mix).
     blocks : tuple of FittedBlock
     stated : (log class prior, per-block tables) or None
         Set for a model built from stated tables (:func:`bayesnb.from_tables`): no statistics.
@@ -151,8 +152,8 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
             raws.append(raw)
             blocks.append(FittedBlock(spec.family, schema, spec.positions,
                                       spec.family.prior(schema), None))
-        named = table.frame is not None and all(isinstance(c, str) for c in table.columns)
-        model = FittedModel(classes, np.zeros(len(classes)), table.columns, named,
+        model = FittedModel(classes, np.zeros(len(classes)), table.columns,
+                            table.frame is not None,
                             tuple(blocks))
         first = True
     else:

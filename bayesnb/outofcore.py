@@ -20,8 +20,9 @@ an error naming the chunk, the column and the value (never a silently different 
 
 from __future__ import annotations
 
+import copy
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -296,7 +297,9 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
         ``classes=`` and ``Categorical(categories=...)`` where declared, else from the first
         chunk, and a later chunk with another label or level raises a ``ValueError`` naming
         it. The scan is skipped when ``classes`` is given and no Categorical column needs its
-        levels learned.
+        levels learned. From :class:`CSVChunks`, a Categorical column's cells are read as one
+        type in every chunk: as text throughout when a chunk holds text in it (scanned again,
+        as one ``pd.read_csv`` of the file reads it), as the type of declared ``categories``.
     classes : array-like, optional
         Every label, declared up front (as ``partial_fit(classes=)``).
     progress : bool, default=True
@@ -327,12 +330,23 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
     lay = _in_chunk(skipped, layout, model.features, first.X, counts, use_kernel=kernel)
     if as_table(first.X).n_rows == 0:
         raise ValueError("every chunk is empty: there is nothing to fit.")
+    if isinstance(chunks, CSVChunks):  # declared categories: their cells read as their type
+        typed = chunks.read_as(_declared_levels(model.features, first.X))
+        if typed.read_csv_kwargs != chunks.read_csv_kwargs or typed.levels != chunks.levels:
+            getattr(iterator, "close", lambda: None)()
+            return fit_chunks(model, typed, classes=classes, progress=progress, total=total)
     two_pass = fresh is not None and (classes is None or bool(lay.level_blocks))
     summary = None if two_pass else _in_chunk(skipped, summarise, lay, first.X, first.y)
     items, first = chain([first], iterator), None  # hold no chunk beyond the current one
     if two_pass:
         summary = _scan(lay, model.features, items, skipped, progress_bar(total, progress, "scan"),
                         counts, kernel)
+        text = _text_and_numbers(summary) if isinstance(chunks, CSVChunks) else []
+        if text:  # pandas read a column as numbers in some chunks, as text in others
+            chunks = chunks.read_as(dict.fromkeys(text, ("",)))  # all text, as read_csv
+            fresh = chunks.__iter__
+            summary = _scan(lay, model.features, fresh(), 0,
+                            progress_bar(total, progress, "scan"), counts, kernel)
         stream, offset = fresh(), 0
     else:
         stream, offset = items, skipped
@@ -411,6 +425,30 @@ def _scan(lay, features, items, offset, bar, infer_counts: bool = False,
     return summary
 
 
+def _declared_levels(features, X) -> dict:
+    """``{column: levels}`` of the columns whose levels ``features`` declares
+    (``Categorical(categories=...)``), for data shaped like ``X``."""
+    out = {}
+    for spec in resolve_features(features, as_table(X), warn=False):
+        declared = getattr(spec.family, "_declared", None)
+        levels = declared(spec.columns) if declared is not None else None
+        out.update(zip(spec.columns, levels or (), strict=False))
+    return out
+
+
+def _text_and_numbers(summary: Summary) -> list:
+    """The level columns holding both text and other values (numbers, booleans): read from a
+    CSV, the chunks parsed the column as numbers where every cell was a number, as text
+    elsewhere; a batch ``read_csv`` reads such a column as text throughout."""
+    out = []
+    for columns, block in zip(summary.columns, summary.levels, strict=True):
+        for col, values in zip(columns, block, strict=True):
+            kinds = {isinstance(v, str) for v in values}
+            if len(kinds) == 2:
+                out.append(col)
+    return out
+
+
 def _check_known(lay: Layout, known, chunk: Chunk, i: int) -> None:
     """One-shot reading: a label or level the model was not set up with is an error."""
     classes, blocks = known
@@ -465,6 +503,16 @@ class CSVChunks:
         self.target = target
         self.chunksize = int(chunksize)
         self.read_csv_kwargs = read_csv_kwargs
+        self.levels: dict = {}  # column -> a model's levels, whose type its cells are read as
+
+    def read_as(self, levels: Mapping) -> CSVChunks:
+        """The same file with the cells of each column of ``levels`` (column -> a model's
+        category levels) read as the type of those levels (:func:`text_dtypes`,
+        :func:`cells_as_levels`), whatever type pandas would infer for a chunk."""
+        out = copy.copy(self)
+        out.levels = {**self.levels, **levels}
+        out.read_csv_kwargs = text_dtypes(self.read_csv_kwargs, out.levels)
+        return out
 
     def __iter__(self) -> Iterator[tuple[pd.DataFrame, pd.Series]]:
         try:
@@ -487,10 +535,86 @@ class CSVChunks:
                 if self.target not in frame.columns:
                     raise ValueError(f"{self.path}: no column {self.target!r} (columns: "
                                      f"{list(frame.columns)[:20]}).")
+                frame = cells_as_levels(frame, self.levels)
                 yield frame.drop(columns=self.target), frame[self.target]
 
     def __repr__(self) -> str:
         return f"CSVChunks({str(self.path)!r}, target={self.target!r}, chunksize={self.chunksize})"
+
+
+def model_levels(blocks) -> dict:
+    """``{column: levels}`` of every column of ``blocks`` (fitted blocks) with category
+    levels (Categorical)."""
+    return {c: tuple(levels) for b in blocks
+            for c, levels in zip(b.schema.columns, b.schema.levels, strict=False)}
+
+
+def _level_kind(levels) -> type | None:
+    """``str``, ``bool`` or ``float`` (numbers) when every level is of that kind, else None."""
+    if not levels:
+        return None
+    if all(isinstance(v, str) for v in levels):
+        return str
+    if all(isinstance(v, bool | np.bool_) for v in levels):
+        return bool
+    if all(isinstance(v, int | float | np.integer | np.floating)
+           and not isinstance(v, bool | np.bool_) for v in levels):
+        return float
+    return None
+
+
+def text_dtypes(read_csv_kwargs: dict, levels: Mapping) -> dict:
+    """``read_csv_kwargs`` with ``dtype=str`` for each column whose levels are all text: a
+    CSV cell is text, and pandas parses a chunk (or a file) whose cells of that column are
+    all numbers as numbers (``1`` where the model knows ``"1"``; ``"01"`` would be lost).
+    A dtype or converter the caller gave keeps its columns."""
+    text = [c for c, lv in levels.items() if _level_kind(lv) is str]
+    dtype = read_csv_kwargs.get("dtype")
+    if not text or (dtype is not None and not isinstance(dtype, Mapping)):
+        return read_csv_kwargs
+    taken = set(read_csv_kwargs.get("converters") or {}) | set(dtype or {})
+    extra = {c: str for c in text if c not in taken}
+    return {**read_csv_kwargs, "dtype": {**(dtype or {}), **extra}} if extra \
+        else read_csv_kwargs
+
+
+def cells_as_levels(frame: pd.DataFrame, levels: Mapping) -> pd.DataFrame:
+    """``frame`` with the text cells of each column whose levels are numbers (or booleans)
+    read as numbers (booleans): pandas reads a CSV column of codes as text when one cell is
+    text (``"1"``, ``"2"``, ``"x"``), where the model knows ``1`` and ``2``. A cell that does
+    not parse stays text (an unseen value, reported as the model's ``unseen`` rule says)."""
+    out = frame
+    for col, lv in levels.items():
+        kind = _level_kind(lv)
+        if kind in (None, str) or col not in frame.columns or \
+                pd.api.types.is_numeric_dtype(frame[col].dtype):  # parsed already (or bool)
+            continue
+        cells = frame[col]
+        parsed = {v: _parse(v, kind) for v in pd.unique(cells.to_numpy())
+                  if isinstance(v, str)}
+        if all(p is v for v, p in parsed.items()):
+            continue
+        if out is frame:
+            out = frame.copy()
+        out[col] = pd.Series([parsed.get(v, v) if isinstance(v, str) else v for v in cells],
+                             index=cells.index, dtype=object)
+    return out
+
+
+#: the spellings pandas reads as booleans
+_BOOLEANS = {"true": True, "false": False}
+
+
+def _parse(text: str, kind: type):
+    """``text`` as a number (an ``int`` where it is one) or a boolean, else ``text``."""
+    if kind is bool:
+        return _BOOLEANS.get(text.strip().lower(), text)
+    for number in (int, float):
+        try:
+            return number(text)
+        except ValueError:
+            continue
+    return text
 
 
 def _one_line(err: BaseException) -> str:

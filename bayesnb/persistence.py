@@ -156,7 +156,7 @@ def save(model: NaiveBayes, path) -> Path:
                     else "object",
                     "values": [_json_scalar(c, "class label") for c in model.classes_]},
         "columns": [_json_scalar(c, "column") for c in fitted.columns],
-        "named_columns": hasattr(model, "feature_names_in_"),
+        "named_columns": bool(fitted.named),  # a DataFrame's columns: matched by name
         "class_count": put("class_count", model.class_count_),
         "blocks": blocks,
         "mcmc": {k: _json_value(v, k) for k, v in model._mcmc_settings().items()},
