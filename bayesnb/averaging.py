@@ -45,7 +45,7 @@ by chunk.
 
 from __future__ import annotations
 
-from functools import partial, reduce
+from functools import reduce
 from typing import NamedTuple
 
 import jax
@@ -56,6 +56,7 @@ from scipy import sparse
 from ._blocks import raw_blocks
 from ._classes import class_log_prior
 from .families._base import cached_by_identity, host_f64
+from .fast._compiled import compiled
 from .fast._kernels import bucket, full_float32, pad_rows
 from .fitted import FittedModel, check_conjugate, check_parametric
 
@@ -157,7 +158,7 @@ def _per_column(fn, *trees):
     return jax.vmap(one, in_axes=tuple(axes))(*flat)
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2))
+@compiled(static_argnums=(0, 1, 2))
 @full_float32
 def _evidences(family, kind, levels, prior, priors, stats, shared, full):
     """Per unit the log evidence with class-specific and with shared parameters, and the
@@ -343,7 +344,7 @@ def _score_fn(family, method):
     return family.log_predictive if method == "bayes" else family.log_likelihood
 
 
-@partial(jax.jit, static_argnums=(0, 1))
+@compiled(static_argnums=(0, 1))
 @full_float32
 def _mixture(specs, method, tables_c, tables_s, log_r, log_1mr, xs):
     """``(m, K)``: the sum over units of log[r p(x | c) + (1 - r) p(x | shared)], every

@@ -31,6 +31,7 @@ from scipy import sparse
 
 from .families._base import float64_mode
 from .fast import float32_safe, form_of
+from .fast._compiled import compiled
 from .fast._float32 import sum_rounding
 from .fast._kernels import full_float32
 from .model import (
@@ -197,7 +198,7 @@ def _chunk_scores(families, linear, lp, tables, xs):
     return s
 
 
-@partial(jax.jit, static_argnums=(0, 1))
+@compiled(static_argnums=(0, 1))
 @full_float32
 def _draw_sums(families, linear, class_lp, tables, valid, xs):
     r"""Monte Carlo predictive and mutual information, streamed over chunks of draws.
@@ -254,7 +255,7 @@ def _draw_sums(families, linear, class_lp, tables, valid, xs):
     return log_joint, sum_p / n_draws, -sum_plogp / n_draws
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2))
+@compiled(static_argnums=(0, 1, 2))
 @full_float32
 def _draw_probs(families, linear, n_draws, class_lp, tables, xs):
     """p(c | x, theta) of the first ``n_draws`` draws, ``(n, K, n_draws)``: draws last, so
@@ -296,7 +297,7 @@ def _chunked_tables(families, blocks, flat, class_lp, n_draws, chunk, x_complete
             tuple(linear))
 
 
-@partial(jax.jit, static_argnums=(0, 1))
+@compiled(static_argnums=(0, 1))
 @full_float32
 def _lay_out(n_chunks, chunk, tree):
     """Every leaf ``(D, ...)`` as ``(n_chunks, chunk, ...)``, padded with copies of draw 0."""
@@ -322,7 +323,7 @@ def weight_centre(weights):
     return jnp.where(lo * hi > 0, (lo + hi) / 2, 0.0)
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2))
+@compiled(static_argnums=(0, 1, 2))
 @full_float32
 def _linear_layout(family, n_chunks, chunk, table):
     """A block's ``linear_scores`` per draw as one chunk's matmul operand each: weights
@@ -510,7 +511,7 @@ def complete_blocks(xs) -> tuple:
     return tuple(complete(x) for x in xs)
 
 
-@jax.jit
+@compiled
 @full_float32
 def _any_nan(x):
     return jnp.any(jnp.isnan(x))
@@ -609,7 +610,7 @@ def draws_rounding(blocks, class_prior, draws, xs, prepared=None) -> float:
     return bound + float(np.max(per_row, initial=0.0))
 
 
-@partial(jax.jit, static_argnums=(0, 1))
+@compiled(static_argnums=(0, 1))
 @full_float32
 def _draw_extents(family, linear, posterior, sample):
     r"""Over the draws (``sample``: leaves ``(D, ...)``, scanned in slices of
@@ -653,7 +654,7 @@ def _draw_extents(family, linear, posterior, sample):
                                                          jnp.max(per_slice[1], axis=0)])
 
 
-@partial(jax.jit, static_argnums=(0,))
+@compiled(static_argnums=(0,))
 @full_float32
 def _rows_bound(linear, per_column, x):
     r"""The rows' terms of :func:`draws_rounding` from :func:`_draw_extents`' per-column

@@ -30,7 +30,6 @@ unweighted.
 from __future__ import annotations
 
 import dataclasses
-from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -41,6 +40,7 @@ from ._blocks import levels_of, raw_blocks
 from ._classes import class_log_prior
 from ._data import labels_to_codes
 from .fast import _kernels
+from .fast._compiled import compiled
 from .fast._kernels import bucket, full_float32, pad_rows
 from .fitted import FittedModel, check_parametric, check_weight, chunk_statistics
 
@@ -233,7 +233,7 @@ def _block_scores(block, family, method, stats, row_stats, hot, x) -> np.ndarray
     return np.asarray(out, dtype=np.float64)[:m]
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2))
+@compiled(static_argnums=(0, 1, 2))
 @full_float32
 def _scores(family, method, levels, prior, full, row, x):
     """Per row: the statistics without the row (``remove_stats``), the method's table from
@@ -248,7 +248,7 @@ def _scores(family, method, levels, prior, full, row, x):
     return jax.vmap(one)(kept, x)
 
 
-@partial(jax.jit, static_argnums=0)
+@compiled(static_argnums=0)
 @full_float32
 def _log_normalizer(family, x):
     return family.log_normalizer(x)
@@ -301,14 +301,14 @@ def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
     return out.reshape(shape + (n,))
 
 
-@partial(jax.jit, static_argnums=0)
+@compiled(static_argnums=0)
 @full_float32
 def _draw_tables(family, posterior, sample):
     """The plug-in table of every draw (a leading draw axis)."""
     return jax.vmap(lambda one: family.params_from_sample(one, posterior))(sample)
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2))
+@compiled(static_argnums=(0, 1, 2))
 @full_float32
 def _draw_scores(families, levels, joint, class_lp, tables, xs, codes):
     """``(S, m)``: log p(x_i, y_i | theta_s) (``joint``) or log p(y_i | x_i, theta_s)."""

@@ -33,6 +33,7 @@ from .fast import (
     form_of,
     reference_precision,
 )
+from .fast._compiled import compiled
 from .fast._kernels import full_float32
 from .fitted import FittedBlock, FittedModel
 
@@ -262,7 +263,7 @@ def best_index(scores) -> np.ndarray:
     return np.argmax(scores, axis=1)
 
 
-@jax.jit
+@compiled
 @full_float32
 def _all_finite(x):
     return jnp.all(jnp.isfinite(x))

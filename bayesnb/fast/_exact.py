@@ -25,12 +25,12 @@ from __future__ import annotations
 
 from functools import partial
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ..families._base import float64_mode
 from . import _kernels, _sparse, form_of
+from ._compiled import compiled, keep_bounded
 from ._kernels import full_float32
 from ._steps import needs_tail, tail_positions
 
@@ -164,7 +164,7 @@ def kernel_tables(families, tables, joint: bool, steps, sources):
     return tuple(k for k, _ in built), [shift for _, shift in built]
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2, 7))
+@compiled(static_argnums=(0, 1, 2, 7))
 @full_float32
 def scores(families, levels, joint, class_log_prior, tables, xs, n_valid, whole=None,
            tops=None):
@@ -200,6 +200,7 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
     """``(n, K)`` float64 exact class scores (log p(x, c) up to a class-free constant, or
     with every constant if ``joint``), chunk by chunk; the host adds each chunk's tail while
     the next chunk computes. The caller normalises them (``scoring.normalised``)."""
+    keep_bounded()
     small = n_rows * sum(s.width for s in sources) <= SMALL_BATCH_CELLS
     sample = [min(n_rows, SAMPLE_ROWS, max(1, SAMPLE_CELLS // max(s.width, 1))) for s in sources]
     samples = [s.read(0, m) if counted(f) else None

@@ -53,6 +53,7 @@ from ..families._base import (
     host_f64,
 )
 from . import form_of
+from ._compiled import compiled, keep_bounded
 from ._float32 import Float32Unrepresentable
 from ._steps import (
     LOG_FACTORIAL,
@@ -338,7 +339,7 @@ def _checked_values(family, x, statistics: bool = False) -> tuple[jax.Array, jax
     return jax.lax.cond(small, lambda v: (jnp.zeros((), bool), largest), checked, x)
 
 
-@partial(jax.jit, static_argnums=(0, 2))
+@compiled(static_argnums=(0, 2))
 @full_float32
 def checked_on_device(family, raw, dtype):
     """A device-resident block of raw numbers in the kernel ``dtype``, and whether it holds a
@@ -372,7 +373,7 @@ class NeedsFloat64(Exception):
     :func:`stream_suff_stats` redoes it in float64."""
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2))
+@compiled(static_argnums=(0, 1, 2))
 @full_float32
 def suff_stats(families, levels, n_classes, xs, codes, weights, shifts=None):
     """Per-class sufficient statistics of one chunk for every block (each family's chunk
@@ -397,13 +398,13 @@ def suff_stats(families, levels, n_classes, xs, codes, weights, shifts=None):
                                for f, x, (_, top) in zip(families, xs, checked, strict=True))])
 
 
-@partial(jax.jit, static_argnums=(0, 3))
+@compiled(static_argnums=(0, 3))
 @full_float32
 def _estimate(family, prior, stats, method):
     return family.estimate(prior, stats, method)
 
 
-@partial(jax.jit, static_argnums=(0,))
+@compiled(static_argnums=(0,))
 @full_float32
 def _posterior(family, prior, stats):
     return family.posterior(prior, stats)
@@ -441,7 +442,7 @@ def posterior(family, prior, stats):
     return _posterior(family, prior, stats)
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2, 3))
+@compiled(static_argnums=(0, 1, 2, 3))
 @full_float32
 def scores(families, levels, exact, output, class_log_prior, tables, xs, n_valid=None):
     """Class scores of one chunk and their per-row log normaliser ``logsumexp``.
@@ -578,7 +579,7 @@ class _Staging:
         return tuple(out)
 
 
-@partial(jax.jit, static_argnums=(3, 4))
+@compiled(static_argnums=(3, 4))
 @full_float32
 def _device_rows(x, start, shift, rows: int, dtype):
     """``rows`` rows of ``x`` from ``start`` (traced: one compiled slice for every chunk) in
@@ -666,6 +667,7 @@ def stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     pass that meets counts beyond float32's integers (:func:`_beyond_float32_counts`), or
     whose statistics float32 inputs cannot represent (``float32_inexact``), is redone in
     float64, its float32 sources read as float64."""
+    keep_bounded()
     try:
         return _stream_suff_stats(families, levels, n_classes, sources, codes, weights)
     except NeedsFloat64:  # what float32 cannot hold: the whole pass again, in float64
@@ -818,6 +820,7 @@ def stream_scores(families, levels, exact, output, class_log_prior, tables, sour
     temporary, so memory is a few chunks plus the ``(n, K)`` output. (The temporary's bound
     made the Multinomial's float64 chunks 256 rows, a quarter of the input's 8 MiB: 782
     dispatches and waits for 200,000 rows.)"""
+    keep_bounded()
     width = sum(s.width for s in sources)
     rows = chunk_rows(n_rows, _row_bytes(sources) + SCORE_CLASS_BYTES * n_classes)
     if exact or not all(form_of(f).product_scores for f in families):
@@ -896,7 +899,7 @@ def _placed(tree, device):
     return jax.tree_util.tree_map(place, tree)
 
 
-@partial(jax.jit, static_argnums=(0, 1))
+@compiled(static_argnums=(0, 1))
 @full_float32
 def _join_on_device(output: str, n_rows: int, values, norms):
     """The chunks' ``scores`` outputs joined into ``(n, K)`` and ``(n,)`` and finished as

@@ -1,0 +1,65 @@
+"""Compilation and memory of many models in one process: what a service fitting small models
+of different shapes pays.
+
+    python benchmarks/compile_bound.py                  # 30 models, 2..31 classes
+    python benchmarks/compile_bound.py --max-executables 1000000   # no bound, to compare
+
+Each model is a fresh ``NaiveBayes`` (Gaussian and Categorical columns) fitted on 300 rows
+with its own number of classes, then asked for ``predict_proba``: every one needs kernels of
+a new shape. Printed per model: seconds (fit + predict, mostly compilation), the resident
+memory of the process and the executables the package's kernels hold
+(``bayesnb.fast._compiled``); then the totals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--classes", type=int, nargs=2, default=(2, 31),
+                        help="first and last number of classes")
+    parser.add_argument("--max-executables", type=int, default=None,
+                        help="the bound to use (default: the package's)")
+    args = parser.parse_args(argv)
+
+    import bayesnb as bnb
+    from bayesnb.fast import _compiled
+
+    if args.max_executables is not None:
+        _compiled.MAX_EXECUTABLES = args.max_executables
+    rng = np.random.default_rng(0)
+    start_rss = rss_mb()
+    times, peaks = [], []
+    print(f"bound: {_compiled.MAX_EXECUTABLES} executables; start RSS {start_rss:.0f} MB")
+    print(f"{'classes':>7} {'seconds':>8} {'RSS MB':>8} {'executables':>11}")
+    for k in range(args.classes[0], args.classes[1] + 1):
+        y = np.arange(300) % k
+        X = pd.DataFrame({"x": rng.normal(y, 1.0), "z": rng.normal(-y, 2.0),
+                          "c": np.array(list("abc"))[rng.integers(0, 3, 300)]})
+        t0 = time.perf_counter()
+        clf = bnb.NaiveBayes(method="mean").fit(X, y)
+        clf.predict_proba(X.head(50))
+        times.append(time.perf_counter() - t0)
+        peaks.append(rss_mb())
+        print(f"{k:>7} {times[-1]:>8.2f} {peaks[-1]:>8.0f} {_compiled.executables():>11}")
+    print(f"models: {len(times)}; seconds: total {sum(times):.1f}, median "
+          f"{np.median(times):.2f}; RSS: +{peaks[-1] - start_rss:.0f} MB at the end, "
+          f"+{max(peaks) - start_rss:.0f} MB at most")
+
+
+if __name__ == "__main__":
+    main()
