@@ -36,6 +36,10 @@ from .reports import BayesianReports
 from .scoring import DrawsScorer, TableScorer, answer, best_index, table_scorer
 
 METHODS = ("ml", "map", "mean", "bayes", "mcmc")
+#: NumPyro's ways of running several chains
+CHAIN_METHODS = ("sequential", "parallel", "vectorized")
+#: the least value of each integer NUTS setting
+MCMC_MINIMUMS = {"num_warmup": 0, "num_samples": 1, "num_chains": 1}
 
 
 class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstimator):
@@ -194,6 +198,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
         check_method(self.method, self.feature_prior)
+        if self.method == "mcmc":
+            check_mcmc_settings(self._mcmc_settings())
 
     def __sklearn_is_fitted__(self) -> bool:
         return "fitted_" in self.__dict__
@@ -334,6 +340,28 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         return tags
+
+
+def check_mcmc_settings(settings: dict, maximums: dict | None = None) -> None:
+    """Refuse a NUTS setting NumPyro cannot run (``num_chains=0`` would fail deep in JAX),
+    naming it; ``maximums``: upper bounds too (settings read from a file)."""
+    for key, low in MCMC_MINIMUMS.items():
+        v = settings.get(key, low)
+        high = (maximums or {}).get(key)
+        if (not isinstance(v, int | np.integer) or isinstance(v, bool) or v < low
+                or (high is not None and v > high)):
+            bound = f">= {low}" if high is None else f"from {low} to {high}"
+            raise ValueError(f"MCMC setting {key}={v!r}: expected an integer {bound}.")
+    seed = settings.get("seed", 0)
+    if not isinstance(seed, int | np.integer) or isinstance(seed, bool) or not (
+            -2**63 <= seed < 2**63):
+        raise ValueError(f"MCMC setting seed={seed!r}: expected a 64-bit integer.")
+    if settings.get("chain_method", "sequential") not in CHAIN_METHODS:
+        raise ValueError(f"MCMC setting chain_method={settings['chain_method']!r}: expected one "
+                         f"of {CHAIN_METHODS}.")
+    if not isinstance(settings.get("progress_bar", True), bool | np.bool_):
+        raise ValueError(f"MCMC setting progress_bar={settings['progress_bar']!r}: expected "
+                         "True or False.")
 
 
 def _freeze(value):
