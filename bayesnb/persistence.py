@@ -653,8 +653,9 @@ def _check_classes_size(dtype, n: int) -> None:
     keeps ``<U5``), and the loaded classes keep that dtype; only its size is bounded, since
     ``load`` allocates it."""
     if dtype.itemsize * n > MAX_CLASSES_BYTES:
-        raise ValueError(f"{n} classes of dtype {dtype} would take {dtype.itemsize * n} bytes, "
-                         f"more than the {MAX_CLASSES_BYTES} a model file's classes may.")
+        raise ValueError(f"classes of dtype {dtype} are wider than a model file's may be "
+                         f"({n} of them take {dtype.itemsize * n} bytes, at most "
+                         f"{MAX_CLASSES_BYTES}).")
 
 
 def _mcmc_settings(mcmc) -> dict:
