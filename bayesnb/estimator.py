@@ -12,6 +12,8 @@ reached through it for ``method="mcmc"`` and the Bayesian reports.
 from __future__ import annotations
 
 import copy
+import threading
+from collections.abc import Mapping
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -22,6 +24,7 @@ from ._data import as_table
 from ._sklearn_views import SklearnViewsMixin
 from .averaging import averaged_scorer, check_method
 from .dask import is_dask
+from .families import Family
 from .fitted import (
     FittedModel,
     NutsRun,
@@ -36,6 +39,8 @@ from .reports import BayesianReports
 from .scoring import DrawsScorer, TableScorer, answer, best_index, table_scorer
 
 METHODS = ("ml", "map", "mean", "bayes", "mcmc")
+#: guards the creation of each estimator's update lock
+_LOCK_OF_LOCKS = threading.Lock()
 #: NumPyro's ways of running several chains
 CHAIN_METHODS = ("sequential", "parallel", "vectorized")
 #: the least value of each integer NUTS setting
@@ -176,22 +181,42 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         model is used to predict, not while it is still learning; NUTS (``method="mcmc"``)
         likewise runs at the first prediction after an update."""
         self._check_method()
-        model = add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,
-                          sample_weight, classes, infer_counts=self.infer_counts,
-                          use_kernel=self.use_kernel)
-        return self._install(model, prepare=False)
+        table = as_table(X)
+        # read, update and install as one step: concurrent updates would each start from the
+        # same model and all but the last one's rows would be lost
+        with self._update_lock():
+            model = add_chunk(self.__dict__.get("fitted_"), self.features, table, y,
+                              sample_weight, classes, infer_counts=self.infer_counts,
+                              use_kernel=self.use_kernel)
+            return self._install(model, prepare=False)
+
+    def _update_lock(self) -> threading.RLock:
+        """This estimator's lock of updates to ``fitted_`` (made on first use; not pickled
+        or copied with the estimator: a copy has its own)."""
+        with _LOCK_OF_LOCKS:
+            return self.__dict__.setdefault("_lock", threading.RLock())
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        return {k: v for k, v in state.items() if k != "_lock"}
 
     def _install(self, model: FittedModel, prepare: bool = True):
         """Make ``model`` the fitted state, in one assignment. With ``prepare``, its scorer
         (undefined estimates refused, NUTS run) is built first, on a copy of the estimator,
-        so that an error leaves this estimator untouched."""
+        so that an error leaves this estimator untouched. The model's families are its own
+        copies, not the objects given as ``features``."""
+        model = _owned(model, self.features)
         if prepare:
             candidate = copy.copy(self)
             candidate.__dict__ = {**self.__dict__, "fitted_": model}
             candidate._scorer()
-            self._cache = candidate._cache
             model = candidate.fitted_
-        self.fitted_ = model
+            with self._update_lock():
+                self._cache = candidate._cache
+                self.fitted_ = model
+            return self
+        with self._update_lock():
+            self.fitted_ = model
         return self
 
     def _check_method(self):
@@ -200,6 +225,15 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         check_method(self.method, self.feature_prior)
         if self.method == "mcmc":
             check_mcmc_settings(self._mcmc_settings())
+
+    def __sklearn_clone__(self):
+        """scikit-learn's clone: new, unfitted, with equal parameters. ``features`` is copied
+        as a whole, so a family given for several columns stays one instance (one block) in
+        the clone, and ``set_params(features__alpha=...)`` on the clone (GridSearchCV) never
+        changes the caller's family objects."""
+        params = {k: clone(v, safe=False) for k, v in self.get_params(deep=False).items()
+                  if k != "features"}
+        return type(self)(_cloned_features(self.features), **params)
 
     def __sklearn_is_fitted__(self) -> bool:
         return "fitted_" in self.__dict__
@@ -262,8 +296,10 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
             scorer = (table_scorer(*args) if self.feature_prior is None
                       else averaged_scorer(*args, self.feature_prior))
         self._cache = (model, key, scorer)
-        if model is not original and self.__dict__.get("fitted_") is original:
-            self.fitted_ = model  # the same data, now with the NUTS draws just run
+        if model is not original:
+            with self._update_lock():  # unless an update has installed another model since
+                if self.__dict__.get("fitted_") is original:
+                    self.fitted_ = model  # the same data, now with the NUTS draws just run
         return scorer
 
     def _with_nuts(self, model: FittedModel) -> FittedModel:
@@ -340,6 +376,33 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         return tags
+
+
+def _given_families(features) -> list:
+    """The family objects of a ``features`` spec (a family or a mapping), once each."""
+    values = features.values() if isinstance(features, Mapping) else [features]
+    return list({id(f): f for f in values if isinstance(f, Family)}.values())
+
+
+def _cloned_features(features):
+    """``features`` with every family cloned once: identity shared between columns is kept."""
+    copies = {id(f): clone(f) for f in _given_families(features)}
+    if isinstance(features, Family):
+        return copies[id(features)]
+    if isinstance(features, Mapping):
+        return {k: copies.get(id(v), v) if isinstance(v, Family) else clone(v, safe=False)
+                for k, v in features.items()}
+    return clone(features, safe=False)
+
+
+def _owned(model: FittedModel, features) -> FittedModel:
+    """``model`` with copies of the families that are the caller's objects in ``features``,
+    so that changing those objects later (``set_params``) never changes a fitted model."""
+    given = {id(f) for f in _given_families(features)}
+    if not any(id(b.family) in given for b in model.blocks):
+        return model
+    return model.replace(blocks=tuple(b._replace(family=clone(b.family))
+                                      if id(b.family) in given else b for b in model.blocks))
 
 
 def check_mcmc_settings(settings: dict, maximums: dict | None = None) -> None:

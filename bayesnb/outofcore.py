@@ -21,6 +21,8 @@ an error naming the chunk, the column and the value (never a silently different 
 from __future__ import annotations
 
 import itertools
+import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from pathlib import Path
@@ -298,7 +300,8 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
     chunks : iterable of (X, y) or (X, y, sample_weight), or a callable returning one
         A list, :class:`CSVChunks`, or a function returning a fresh iterator is read twice: a
         scan for the classes and the levels of Categorical columns, then the fit. A one-shot
-        iterator (a generator, a database cursor) is read once: classes and levels come from
+        iterator (a generator, a database cursor, :class:`CSVChunks` of a pipe or FIFO) is
+        read once: classes and levels come from
         ``classes=`` and ``Categorical(categories=...)`` where declared, else from the first
         chunk, and a later chunk with another label or level raises a ``ValueError`` naming
         it. The scan is skipped when ``classes`` is given and no Categorical column needs its
@@ -376,7 +379,7 @@ def _open(chunks) -> tuple[Iterator, Callable[[], Iterator] | None]:
         raise TypeError(f"chunks must be an iterable of (X, y) tuples or a callable returning "
                         f"one, got {type(chunks).__name__}.")
     iterator = iter(chunks)
-    if iterator is chunks:
+    if iterator is chunks or not getattr(chunks, "rereadable", True):
         return iterator, None
     return iterator, lambda: iter(chunks)
 
@@ -471,8 +474,25 @@ class CSVChunks:
         self.target = target
         self.chunksize = int(chunksize)
         self.read_csv_kwargs = read_csv_kwargs
+        self._opened = False
+
+    @property
+    def rereadable(self) -> bool:
+        """Whether the file can be read twice: False for a pipe, FIFO, socket or terminal
+        (``/dev/stdin``), whose data are gone once read; :func:`fit_chunks` then reads it once."""
+        try:
+            mode = os.stat(self.path).st_mode
+        except OSError:
+            return True  # a missing file: read_csv says so
+        return not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode))
 
     def __iter__(self) -> Iterator[tuple[pd.DataFrame, pd.Series]]:
+        if self._opened and not self.rereadable:
+            # opening a FIFO again would wait for a writer that never comes
+            raise ValueError(f"{self.path} is a pipe or FIFO: it can be read only once. "
+                             "Declare classes= and Categorical(categories=...) so that "
+                             "fit_chunks reads it once, or save it to a file first.")
+        self._opened = True
         try:
             reader = pd.read_csv(self.path, chunksize=self.chunksize, **self.read_csv_kwargs)
         except pd.errors.EmptyDataError:
