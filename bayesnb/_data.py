@@ -222,6 +222,8 @@ def sample_weight_array(sample_weight: Any) -> np.ndarray:
 def _is_number(v) -> bool:
     try:
         float(v)
+    except OverflowError:  # an integer beyond float64 is still a number
+        return True
     except (TypeError, ValueError):
         return False
     return True
@@ -379,7 +381,8 @@ def _numbers(values: pd.Series) -> np.ndarray:
     values = values[~values.isna().to_numpy()] if len(values) else values
     try:
         parsed = pd.to_numeric(values, errors="coerce")
-    except (TypeError, ValueError):  # a list or dict in a cell: not a number
+    except (TypeError, ValueError, OverflowError):  # a list or dict in a cell: not a number;
+        # an integer beyond float64 (10**400) is one, which pandas cannot convert
         parsed = pd.Series([v if _is_number(v) else np.nan for v in values], dtype=object)
     is_bool = np.array([isinstance(v, bool | np.bool_) for v in values], dtype=bool)
     return parsed.notna().to_numpy() & ~is_bool

@@ -198,6 +198,10 @@ def save(model: NaiveBayes, path) -> Path:
 def _json_scalar(v, what):
     if isinstance(v, np.generic):
         v = v.item()
+    if isinstance(v, float) and not np.isfinite(v):
+        raise ValueError(f"cannot save {what}: {v!r} is not a finite number, and model files "
+                         "hold finite numbers only (strict JSON); relabel it, e.g. as a "
+                         "string.")
     if v is None or isinstance(v, bool | int | float | str):
         return v
     raise TypeError(f"cannot save {what} {v!r} of type {type(v).__name__}: model files hold "
