@@ -622,6 +622,14 @@ def _float64_block(values: np.ndarray, schema: Schema, family: str) -> np.ndarra
         values = np.where(pd.isna(values), np.nan, values)
     try:
         x = np.asarray(values, dtype=np.float64)
+    except OverflowError:  # a Python integer beyond float64 (10**400)
+        for j, col in enumerate(schema.columns):
+            for i, v in enumerate(values[:, j]):
+                if isinstance(v, int) and abs(v) > sys.float_info.max:
+                    raise ValueError(f"column {col!r}: an integer of {len(str(abs(v)))} "
+                                     f"digits (row {i}) is too large for a float64 number; "
+                                     f"rescale the column.") from None
+        raise
     except (TypeError, ValueError):
         for j, col in enumerate(schema.columns):
             try:
