@@ -33,6 +33,7 @@ import pandas as pd
 
 from . import fitted
 from ._data import (
+    FrameBlock,
     _refuse_mixed_labels,
     as_table,
     encode_labels,
@@ -167,6 +168,8 @@ def summarise(lay: Layout, X, y) -> Summary | None:
     levels = []
     for columns, positions in lay.level_blocks:
         values = table.block(columns, positions)  # what learn_schema reads in a batch fit
+        if isinstance(values, FrameBlock):
+            values = values.distinct()
         levels.append(tuple(distinct_values(values[:, j], col)
                             for j, col in enumerate(columns)))
     return Summary(labels, tuple(levels), n, _head(X),
