@@ -229,12 +229,15 @@ def _check_some_density(block, table, x: np.ndarray, scores: np.ndarray) -> None
     if not zero.any():
         return
     i = int(np.argmax(zero))
-    for j, column in enumerate(block.schema.columns):  # the column alone: others missing
+
+    def impossible(j) -> bool:  # the row's value in column j alone, the others missing
         alone = np.full((1, x.shape[1]), np.nan)
         alone[0, j] = x[i, j]
         with np.errstate(over="ignore"):
-            if not np.isfinite(block.family.host_log_likelihood(table, alone)).any():
-                break
+            return not np.isfinite(block.family.host_log_likelihood(table, alone)).any()
+
+    j = next((j for j in range(x.shape[1]) if impossible(j)), 0)
+    column = block.schema.columns[j]
     widest = float(np.nanmax(table.bandwidth[:, j]))
     raise ValueError(
         f"column {column!r}: the value {x[i, j]:.6g} (row {i}; {int(zero.sum())} such rows) "
