@@ -12,8 +12,6 @@ reached through it for ``method="mcmc"`` and the Bayesian reports.
 from __future__ import annotations
 
 import copy
-import threading
-from collections.abc import Mapping
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -22,9 +20,9 @@ from sklearn.utils.validation import check_is_fitted
 from ._blocks import encode_blocks
 from ._data import as_table
 from ._sklearn_views import SklearnViewsMixin
+from ._spec import SpecMixin, check_mcmc_settings, freeze, owned, update_lock
 from .averaging import averaged_scorer, check_method
 from .dask import is_dask
-from .families import Family
 from .fitted import (
     FittedModel,
     NutsRun,
@@ -39,15 +37,9 @@ from .reports import BayesianReports
 from .scoring import DrawsScorer, TableScorer, answer, best_index, table_scorer
 
 METHODS = ("ml", "map", "mean", "bayes", "mcmc")
-#: guards the creation of each estimator's update lock
-_LOCK_OF_LOCKS = threading.Lock()
-#: NumPyro's ways of running several chains
-CHAIN_METHODS = ("sequential", "parallel", "vectorized")
-#: the least value of each integer NUTS setting
-MCMC_MINIMUMS = {"num_warmup": 0, "num_samples": 1, "num_chains": 1}
 
 
-class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstimator):
+class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin, BaseEstimator):
     """Naive Bayes with conjugate priors: ML, MAP, posterior-mean and exact Bayes classification.
 
     Parameters
@@ -181,41 +173,26 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         model is used to predict, not while it is still learning; NUTS (``method="mcmc"``)
         likewise runs at the first prediction after an update."""
         self._check_method()
-        table = as_table(X)
-        # read, update and install as one step: concurrent updates would each start from the
-        # same model and all but the last one's rows would be lost
-        with self._update_lock():
-            model = add_chunk(self.__dict__.get("fitted_"), self.features, table, y,
+        with update_lock(self):  # read, update, install as one: else concurrent rows are lost
+            model = add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,
                               sample_weight, classes, infer_counts=self.infer_counts,
                               use_kernel=self.use_kernel)
             return self._install(model, prepare=False)
-
-    def _update_lock(self) -> threading.RLock:
-        """This estimator's lock of updates to ``fitted_`` (made on first use; not pickled
-        or copied with the estimator: a copy has its own)."""
-        with _LOCK_OF_LOCKS:
-            return self.__dict__.setdefault("_lock", threading.RLock())
-
-    def __getstate__(self):
-        state = super().__getstate__()
-        return {k: v for k, v in state.items() if k != "_lock"}
 
     def _install(self, model: FittedModel, prepare: bool = True):
         """Make ``model`` the fitted state, in one assignment. With ``prepare``, its scorer
         (undefined estimates refused, NUTS run) is built first, on a copy of the estimator,
         so that an error leaves this estimator untouched. The model's families are its own
         copies, not the objects given as ``features``."""
-        model = _owned(model, self.features)
+        model = owned(model, self.features)
         if prepare:
             candidate = copy.copy(self)
             candidate.__dict__ = {**self.__dict__, "fitted_": model}
             candidate._scorer()
             model = candidate.fitted_
-            with self._update_lock():
+        with update_lock(self):
+            if prepare:
                 self._cache = candidate._cache
-                self.fitted_ = model
-            return self
-        with self._update_lock():
             self.fitted_ = model
         return self
 
@@ -225,15 +202,6 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         check_method(self.method, self.feature_prior)
         if self.method == "mcmc":
             check_mcmc_settings(self._mcmc_settings())
-
-    def __sklearn_clone__(self):
-        """scikit-learn's clone: new, unfitted, with equal parameters. ``features`` is copied
-        as a whole, so a family given for several columns stays one instance (one block) in
-        the clone, and ``set_params(features__alpha=...)`` on the clone (GridSearchCV) never
-        changes the caller's family objects."""
-        params = {k: clone(v, safe=False) for k, v in self.get_params(deep=False).items()
-                  if k != "features"}
-        return type(self)(_cloned_features(self.features), **params)
 
     def __sklearn_is_fitted__(self) -> bool:
         return "fitted_" in self.__dict__
@@ -278,7 +246,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         once (NUTS runs here for ``method="mcmc"``) and cached with the value it scores."""
         model = self._fitted()
         self._check_method()
-        key = (self.method, _freeze(self.class_alpha), _freeze(self.class_prior),
+        key = (self.method, freeze(self.class_alpha), freeze(self.class_prior),
                repr(self.feature_prior))
         cache = self.__dict__.get("_cache")
         if cache is not None and cache[0] is model and (cache[1] == key or model.stated):
@@ -296,10 +264,9 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
             scorer = (table_scorer(*args) if self.feature_prior is None
                       else averaged_scorer(*args, self.feature_prior))
         self._cache = (model, key, scorer)
-        if model is not original:
-            with self._update_lock():  # unless an update has installed another model since
-                if self.__dict__.get("fitted_") is original:
-                    self.fitted_ = model  # the same data, now with the NUTS draws just run
+        with update_lock(self):  # unless an update has installed another model since
+            if model is not original and self.__dict__.get("fitted_") is original:
+                self.fitted_ = model  # the same data, now with the NUTS draws just run
         return scorer
 
     def _with_nuts(self, model: FittedModel) -> FittedModel:
@@ -323,8 +290,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
     def _nuts_key(self) -> tuple:
         """What NUTS draws depend on besides the data: settings, class prior and priors."""
         priors = tuple(sorted((k, id(v)) for k, v in (self.priors or {}).items()))
-        return (tuple(sorted(self._mcmc_settings().items())), _freeze(self.class_alpha),
-                _freeze(self.class_prior), priors)
+        return (tuple(sorted(self._mcmc_settings().items())), freeze(self.class_alpha),
+                freeze(self.class_prior), priors)
 
     def _class_prior_array(self):
         if self.class_prior is None or not isinstance(self.class_prior, dict):
@@ -376,64 +343,6 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         return tags
-
-
-def _given_families(features) -> list:
-    """The family objects of a ``features`` spec (a family or a mapping), once each."""
-    values = features.values() if isinstance(features, Mapping) else [features]
-    return list({id(f): f for f in values if isinstance(f, Family)}.values())
-
-
-def _cloned_features(features):
-    """``features`` with every family cloned once: identity shared between columns is kept."""
-    copies = {id(f): clone(f) for f in _given_families(features)}
-    if isinstance(features, Family):
-        return copies[id(features)]
-    if isinstance(features, Mapping):
-        return {k: copies.get(id(v), v) if isinstance(v, Family) else clone(v, safe=False)
-                for k, v in features.items()}
-    return clone(features, safe=False)
-
-
-def _owned(model: FittedModel, features) -> FittedModel:
-    """``model`` with copies of the families that are the caller's objects in ``features``,
-    so that changing those objects later (``set_params``) never changes a fitted model."""
-    given = {id(f) for f in _given_families(features)}
-    if not any(id(b.family) in given for b in model.blocks):
-        return model
-    return model.replace(blocks=tuple(b._replace(family=clone(b.family))
-                                      if id(b.family) in given else b for b in model.blocks))
-
-
-def check_mcmc_settings(settings: dict, maximums: dict | None = None) -> None:
-    """Refuse a NUTS setting NumPyro cannot run (``num_chains=0`` would fail deep in JAX),
-    naming it; ``maximums``: upper bounds too (settings read from a file)."""
-    for key, low in MCMC_MINIMUMS.items():
-        v = settings.get(key, low)
-        high = (maximums or {}).get(key)
-        if (not isinstance(v, int | np.integer) or isinstance(v, bool) or v < low
-                or (high is not None and v > high)):
-            bound = f">= {low}" if high is None else f"from {low} to {high}"
-            raise ValueError(f"MCMC setting {key}={v!r}: expected an integer {bound}.")
-    seed = settings.get("seed", 0)
-    if not isinstance(seed, int | np.integer) or isinstance(seed, bool) or not (
-            -2**63 <= seed < 2**63):
-        raise ValueError(f"MCMC setting seed={seed!r}: expected a 64-bit integer.")
-    if settings.get("chain_method", "sequential") not in CHAIN_METHODS:
-        raise ValueError(f"MCMC setting chain_method={settings['chain_method']!r}: expected one "
-                         f"of {CHAIN_METHODS}.")
-    if not isinstance(settings.get("progress_bar", True), bool | np.bool_):
-        raise ValueError(f"MCMC setting progress_bar={settings['progress_bar']!r}: expected "
-                         "True or False.")
-
-
-def _freeze(value):
-    if isinstance(value, dict):
-        return tuple(sorted((repr(k), float(v)) for k, v in value.items()))
-    if value is None:
-        return None
-    a = np.asarray(value, dtype=np.float64)
-    return a.tobytes() + str(a.shape).encode()
 
 
 def merge(*models: NaiveBayes) -> NaiveBayes:

@@ -72,7 +72,8 @@ from . import __version__
 from . import _stored_distributions as stored
 from ._classes import _concentration, _fixed
 from ._files import atomic_file
-from .estimator import METHODS, NaiveBayes, check_mcmc_settings
+from ._spec import check_mcmc_settings
+from .estimator import METHODS, NaiveBayes
 from .families import REGISTRY, Schema
 from .families._base import is_distribution
 from .fitted import FittedBlock, FittedModel, NutsRun
