@@ -6,9 +6,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._data import Table, as_table
+from ._data import FrameBlock, Table, as_table
 from .families import Schema
 from .fast import _kernels, form_of
+
+#: bytes a cell of a pandas extension column takes once converted to a Python object (the
+#: pointer, a float or str object, pandas' temporaries): what sizes the chunks of such a block
+OBJECT_CELL_BYTES = 64
 
 
 def levels_of(schema: Schema):
@@ -53,8 +57,10 @@ def block_source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:
 
     kernel_dtype = np.dtype(np.int32) if family.integer_codes else dtype
     # the kernels expand codes to a one-hot row of every level: size the chunks by that
-    one_hot = sum(len(lv) for lv in schema.levels) * dtype.itemsize
-    return _kernels.Source(encode, raw.shape[1], kernel_dtype, report, one_hot,
+    row_bytes = sum(len(lv) for lv in schema.levels) * dtype.itemsize
+    if isinstance(raw, FrameBlock):  # each chunk is converted to Python objects first
+        row_bytes = max(row_bytes, raw.shape[1] * OBJECT_CELL_BYTES)
+    return _kernels.Source(encode, raw.shape[1], kernel_dtype, report, row_bytes,
                            columns=tuple(schema.columns))  # errors name the column
 
 

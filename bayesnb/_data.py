@@ -68,6 +68,8 @@ class Table(NamedTuple):
             return self.sparse[:, list(positions)]
         if self.frame is not None:
             sub = self.frame.iloc[:, list(positions)]
+            if _any_extension(sub):  # converted to Python objects chunk by chunk, when read
+                return FrameBlock(sub)
             block = sub.astype(object).to_numpy() if _any_object(sub) else sub.to_numpy()
         elif list(positions) == list(range(self.array.shape[1])):
             block = self.array  # the whole table: no copy (encode validates without mutating)
@@ -78,6 +80,58 @@ class Table(NamedTuple):
         # values too large for float64's squares are refused where the block is read: by
         # the kernels' checks, or by the family's encode (``numeric_block``)
         return block
+
+
+class FrameBlock:
+    """The columns of a DataFrame holding pandas extension dtypes (nullable, pyarrow,
+    string, category), read as the object block ``frame.astype(object).to_numpy()`` without
+    building it: a slice of rows converts those rows only, so the streaming readers
+    (``_blocks.block_source``) hold one chunk of Python objects at a time rather than the
+    whole table (several times the frame's own size). ``np.asarray`` gives the whole block."""
+
+    def __init__(self, frame: pd.DataFrame):
+        self.frame = frame
+        self.shape = frame.shape
+        self.ndim = 2
+        self.dtype = np.dtype(object)
+        self.size = frame.shape[0] * frame.shape[1]
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        block = self.frame.astype(object).to_numpy()
+        return block if dtype is None else block.astype(dtype)
+
+    def __getitem__(self, key):
+        rows, rest = (key[0], key[1:]) if isinstance(key, tuple) else (key, ())
+        if isinstance(rows, slice) and (not rest or isinstance(rest[0], slice | int)):
+            # rows first (a chunk), then the columns asked for: only they are converted
+            part = self.frame.iloc[rows]
+            if rest:
+                part = part.iloc[:, [rest[0]] if isinstance(rest[0], int) else rest[0]]
+            block = part.astype(object).to_numpy()
+            return block[:, 0] if rest and isinstance(rest[0], int) else block
+        return np.asarray(self)[key]
+
+    def distinct(self) -> np.ndarray:
+        """An object block with the same distinct values per column (missing ones included)
+        as the whole block, each column padded by repeating its first value: what a
+        Categorical learns its levels from, without converting every row."""
+        try:
+            uniques = [self.frame.iloc[:, j].drop_duplicates().astype(object).to_numpy()
+                       for j in range(self.shape[1])]
+        except TypeError:  # unhashable cells (pyarrow lists): the whole block names them
+            return np.asarray(self)
+        rows = max(len(u) for u in uniques)
+        out = np.empty((rows, self.shape[1]), dtype=object)
+        for j, u in enumerate(uniques):
+            out[:, j] = np.concatenate([u, np.repeat(u[:1], rows - len(u))])
+        return out
+
+
+def _any_extension(frame: pd.DataFrame) -> bool:
+    return any(isinstance(t, pd.api.extensions.ExtensionDtype) for t in frame.dtypes)
 
 
 def _any_object(frame: pd.DataFrame) -> bool:
@@ -237,6 +291,8 @@ def sample_weight_array(sample_weight: Any) -> np.ndarray:
 def _is_number(v) -> bool:
     try:
         float(v)
+    except OverflowError:  # an integer beyond float64 is still a number
+        return True
     except (TypeError, ValueError):
         return False
     return True
@@ -394,7 +450,8 @@ def _numbers(values: pd.Series) -> np.ndarray:
     values = values[~values.isna().to_numpy()] if len(values) else values
     try:
         parsed = pd.to_numeric(values, errors="coerce")
-    except (TypeError, ValueError):  # a list or dict in a cell: not a number
+    except (TypeError, ValueError, OverflowError):  # a list or dict in a cell: not a number;
+        # an integer beyond float64 (10**400) is one, which pandas cannot convert
         parsed = pd.Series([v if _is_number(v) else np.nan for v in values], dtype=object)
     is_bool = np.array([isinstance(v, bool | np.bool_) for v in values], dtype=bool)
     return parsed.notna().to_numpy() & ~is_bool

@@ -31,6 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import __version__, datasets
+from ._files import atomic_file, same_file
 
 #: what ``--methods`` and ``fit --method`` accept (``bayesnb.METHODS``, without importing JAX)
 METHODS = ("ml", "map", "mean", "bayes", "mcmc")
@@ -318,6 +319,7 @@ def _write_plots(X, y, methods, features, args, params):
 def _cmd_fit(args) -> int:
     from . import NaiveBayes, save
 
+    _check_output(args.output, args.data)
     X, y = _read_table(args.data, args.target)
     features = _features(args, X)
     params = _mcmc_params(args, args.method == "mcmc")
@@ -336,6 +338,8 @@ def _cmd_fit(args) -> int:
 def _cmd_predict(args) -> int:
     from . import load
 
+    if args.output:
+        _check_output(args.output, args.model, args.data)
     model = load(args.model)
     X = _read_rows(args.data, model)
     X = _used_columns(model, X, args.data)
@@ -363,11 +367,20 @@ def _cmd_predict(args) -> int:
     # stated number of significant digits keeps its rounding noise (0.33333331) out of the file
     float_format = f"%.{args.precision}g"
     if args.output:
-        out.to_csv(args.output, index=False, float_format=float_format)
+        with atomic_file(args.output, "w") as f:
+            out.to_csv(f, index=False, float_format=float_format)
         print(f"wrote {len(out)} predictions to {args.output}")
     else:
         print(out.to_csv(index=False, float_format=float_format), end="")
     return 0
+
+
+def _check_output(output: str, *inputs: str) -> None:
+    """``-o`` may not name a file the command reads: it would be replaced by the output."""
+    for source in inputs:
+        if same_file(output, source):
+            raise ValueError(f"-o {output!r} names the input file {source!r}; write the "
+                             "output to another file.")
 
 
 def _used_columns(model, X, source):

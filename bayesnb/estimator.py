@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._blocks import encode_blocks
 from ._data import as_table
 from ._sklearn_views import SklearnViewsMixin
+from ._spec import SpecMixin, check_mcmc_settings, freeze, owned, update_lock
 from .averaging import averaged_scorer, check_method
 from .dask import is_dask
 from .fitted import (
@@ -38,7 +39,7 @@ from .scoring import DrawsScorer, TableScorer, answer, best_index, table_scorer
 METHODS = ("ml", "map", "mean", "bayes", "mcmc")
 
 
-class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstimator):
+class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin, BaseEstimator):
     """Naive Bayes with conjugate priors: ML, MAP, posterior-mean and exact Bayes classification.
 
     Parameters
@@ -172,28 +173,35 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         model is used to predict, not while it is still learning; NUTS (``method="mcmc"``)
         likewise runs at the first prediction after an update."""
         self._check_method()
-        model = add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,
-                          sample_weight, classes, infer_counts=self.infer_counts,
-                          use_kernel=self.use_kernel)
-        return self._install(model, prepare=False)
+        with update_lock(self):  # read, update, install as one: else concurrent rows are lost
+            model = add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,
+                              sample_weight, classes, infer_counts=self.infer_counts,
+                              use_kernel=self.use_kernel)
+            return self._install(model, prepare=False)
 
     def _install(self, model: FittedModel, prepare: bool = True):
         """Make ``model`` the fitted state, in one assignment. With ``prepare``, its scorer
         (undefined estimates refused, NUTS run) is built first, on a copy of the estimator,
-        so that an error leaves this estimator untouched."""
+        so that an error leaves this estimator untouched. The model's families are its own
+        copies, not the objects given as ``features``."""
+        model = owned(model, self.features)
         if prepare:
             candidate = copy.copy(self)
             candidate.__dict__ = {**self.__dict__, "fitted_": model}
             candidate._scorer()
-            self._cache = candidate._cache
             model = candidate.fitted_
-        self.fitted_ = model
+        with update_lock(self):
+            if prepare:
+                self._cache = candidate._cache
+            self.fitted_ = model
         return self
 
     def _check_method(self):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
         check_method(self.method, self.feature_prior)
+        if self.method == "mcmc":
+            check_mcmc_settings(self._mcmc_settings())
 
     def __sklearn_is_fitted__(self) -> bool:
         return "fitted_" in self.__dict__
@@ -238,7 +246,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         once (NUTS runs here for ``method="mcmc"``) and cached with the value it scores."""
         model = self._fitted()
         self._check_method()
-        key = (self.method, _freeze(self.class_alpha), _freeze(self.class_prior),
+        key = (self.method, freeze(self.class_alpha), freeze(self.class_prior),
                repr(self.feature_prior))
         cache = self.__dict__.get("_cache")
         if cache is not None and cache[0] is model and (cache[1] == key or model.stated):
@@ -256,8 +264,9 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
             scorer = (table_scorer(*args) if self.feature_prior is None
                       else averaged_scorer(*args, self.feature_prior))
         self._cache = (model, key, scorer)
-        if model is not original and self.__dict__.get("fitted_") is original:
-            self.fitted_ = model  # the same data, now with the NUTS draws just run
+        with update_lock(self):  # unless an update has installed another model since
+            if model is not original and self.__dict__.get("fitted_") is original:
+                self.fitted_ = model  # the same data, now with the NUTS draws just run
         return scorer
 
     def _with_nuts(self, model: FittedModel) -> FittedModel:
@@ -281,8 +290,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
     def _nuts_key(self) -> tuple:
         """What NUTS draws depend on besides the data: settings, class prior and priors."""
         priors = tuple(sorted((k, id(v)) for k, v in (self.priors or {}).items()))
-        return (tuple(sorted(self._mcmc_settings().items())), _freeze(self.class_alpha),
-                _freeze(self.class_prior), priors)
+        return (tuple(sorted(self._mcmc_settings().items())), freeze(self.class_alpha),
+                freeze(self.class_prior), priors)
 
     def _class_prior_array(self):
         if self.class_prior is None or not isinstance(self.class_prior, dict):
@@ -334,15 +343,6 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, ClassifierMixin, BaseEstima
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         return tags
-
-
-def _freeze(value):
-    if isinstance(value, dict):
-        return tuple(sorted((repr(k), float(v)) for k, v in value.items()))
-    if value is None:
-        return None
-    a = np.asarray(value, dtype=np.float64)
-    return a.tobytes() + str(a.shape).encode()
 
 
 def merge(*models: NaiveBayes) -> NaiveBayes:

@@ -25,7 +25,14 @@ import jax
 import numpy as np
 
 from ._blocks import block_positions, block_source, kernel_reads_raw, levels_of
-from ._data import Table, encode_labels, labels_to_codes, resolve_features, sample_weight_array
+from ._data import (
+    FrameBlock,
+    Table,
+    encode_labels,
+    labels_to_codes,
+    resolve_features,
+    sample_weight_array,
+)
 from .families import Family, Schema
 from .families._base import float64_mode, host_f64
 from .fast import _host, _kernels, float32_safe, form_of
@@ -148,7 +155,8 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
                 raise TypeError(f"{spec.family!r} does not take sparse input.")
             raw = table.block(spec.columns, spec.positions,
                               on_device=kernel_reads_raw(spec.family))
-            schema = spec.family.learn_schema(raw, spec.columns)
+            schema = spec.family.learn_schema(_distinct_if_needed(spec.family, raw),
+                                              spec.columns)
             raws.append(raw)
             blocks.append(FittedBlock(spec.family, schema, spec.positions,
                                       spec.family.prior(schema), None))
@@ -185,6 +193,15 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
         class_count=counts if first else model.class_count + counts,
         blocks=tuple(b._replace(stats=s) for b, s in zip(model.blocks, stats, strict=True)),
         nuts=None)
+
+
+def _distinct_if_needed(family, raw):
+    """What ``family.learn_schema`` reads: for a DataFrame's extension columns, the distinct
+    values only (:meth:`FrameBlock.distinct`) where the family learns levels from them, so no
+    block is converted to Python objects whole."""
+    if isinstance(raw, FrameBlock) and type(family).learn_schema is not Family.learn_schema:
+        return raw.distinct()
+    return raw
 
 
 def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:

@@ -125,7 +125,19 @@ def run_nuts(fitted, class_alpha, class_prior, priors=None, *, num_warmup=1000,
 
 
 def check_prior_sites(fitted, priors) -> None:
-    """Refuse ``priors`` that name a site the model does not sample."""
+    """Refuse ``priors`` that name a site the model does not sample, and a hyperprior whose
+    site (``"{block}.{hyperparameter}"``) is a parameter's site too (``Poisson(rate=...)``:
+    the Gamma prior's rate and the Poisson rates would both be ``poisson.rate``)."""
+    parameters = parameter_sites(fitted.blocks)
+    for b, prefix in zip(fitted.blocks, block_sites(fitted.blocks), strict=True):
+        for key in b.family.hyperpriors():
+            if f"{prefix}.{key}" in parameters:
+                raise ValueError(
+                    f"{type(b.family).__name__}({key}=<distribution>): a hyperprior on the "
+                    f"prior's {key!r} would be the sample site '{prefix}.{key}', which is the "
+                    f"name of the {type(b.family).__name__} parameters' site too; give the "
+                    f"hyperprior to another hyperparameter, or replace the parameters' prior "
+                    f"with priors={{{prefix + '.' + key!r}: <distribution>}}.")
     if not priors:
         return
     sites = set(parameter_sites(fitted.blocks)) | {"class_probs"}

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import copy
 import itertools
+import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
 from pathlib import Path
@@ -32,6 +34,7 @@ import pandas as pd
 
 from . import fitted
 from ._data import (
+    FrameBlock,
     _refuse_mixed_labels,
     as_table,
     encode_labels,
@@ -160,6 +163,8 @@ def summarise(lay: Layout, X, y) -> Summary | None:
     levels = []
     for columns, positions in lay.level_blocks:
         values = table.block(columns, positions)  # what learn_schema reads in a batch fit
+        if isinstance(values, FrameBlock):
+            values = values.distinct()
         levels.append(tuple(distinct_values(values[:, j], col)
                             for j, col in enumerate(columns)))
     return Summary(labels, tuple(levels), n, _head(X),
@@ -293,7 +298,8 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
     chunks : iterable of (X, y) or (X, y, sample_weight), or a callable returning one
         A list, :class:`CSVChunks`, or a function returning a fresh iterator is read twice: a
         scan for the classes and the levels of Categorical columns, then the fit. A one-shot
-        iterator (a generator, a database cursor) is read once: classes and levels come from
+        iterator (a generator, a database cursor, :class:`CSVChunks` of a pipe or FIFO) is
+        read once: classes and levels come from
         ``classes=`` and ``Categorical(categories=...)`` where declared, else from the first
         chunk, and a later chunk with another label or level raises a ``ValueError`` naming
         it. The scan is skipped when ``classes`` is given and no Categorical column needs its
@@ -384,7 +390,7 @@ def _open(chunks) -> tuple[Iterator, Callable[[], Iterator] | None]:
         raise TypeError(f"chunks must be an iterable of (X, y) tuples or a callable returning "
                         f"one, got {type(chunks).__name__}.")
     iterator = iter(chunks)
-    if iterator is chunks:
+    if iterator is chunks or not getattr(chunks, "rereadable", True):
         return iterator, None
     return iterator, lambda: iter(chunks)
 
@@ -513,8 +519,25 @@ class CSVChunks:
         out.levels = {**self.levels, **levels}
         out.read_csv_kwargs = text_dtypes(self.read_csv_kwargs, out.levels)
         return out
+        self._opened = False
+
+    @property
+    def rereadable(self) -> bool:
+        """Whether the file can be read twice: False for a pipe, FIFO, socket or terminal
+        (``/dev/stdin``), whose data are gone once read; :func:`fit_chunks` then reads it once."""
+        try:
+            mode = os.stat(self.path).st_mode
+        except OSError:
+            return True  # a missing file: read_csv says so
+        return not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode))
 
     def __iter__(self) -> Iterator[tuple[pd.DataFrame, pd.Series]]:
+        if self._opened and not self.rereadable:
+            # opening a FIFO again would wait for a writer that never comes
+            raise ValueError(f"{self.path} is a pipe or FIFO: it can be read only once. "
+                             "Declare classes= and Categorical(categories=...) so that "
+                             "fit_chunks reads it once, or save it to a file first.")
+        self._opened = True
         try:
             reader = pd.read_csv(self.path, chunksize=self.chunksize, **self.read_csv_kwargs)
         except pd.errors.EmptyDataError:

@@ -58,6 +58,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
 from collections import Counter
 from functools import partial
 from pathlib import Path
@@ -70,6 +71,8 @@ import numpy as np
 from . import __version__
 from . import _stored_distributions as stored
 from ._classes import _concentration, _fixed
+from ._files import atomic_file
+from ._spec import check_mcmc_settings
 from .estimator import METHODS, NaiveBayes
 from .families import REGISTRY, Schema
 from .families._base import is_distribution
@@ -90,6 +93,8 @@ MANIFEST = "manifest.json"
 #: the largest manifest ``save`` writes and ``load`` parses (a 100,000-word vocabulary takes
 #: about 4 MB)
 MAX_MANIFEST_BYTES = 16 * 2**20
+#: the most bytes the classes array may take (labels of a wide NumPy string dtype)
+MAX_CLASSES_BYTES = 4 * MAX_MANIFEST_BYTES
 #: deflate expands at most ~1032:1; a member declaring more than this is not honest
 MAX_EXPANSION = 1100
 
@@ -103,6 +108,9 @@ def save(model: NaiveBayes, path) -> Path:
     """Write a fitted ``NaiveBayes`` to ``path`` (conventionally ``*.bnb``)."""
     if "fitted_" not in model.__dict__:
         raise ValueError("only a fitted model can be saved; call fit first.")
+    check_mcmc_settings(model._mcmc_settings(), MAX_MCMC)
+    if model.method == "mcmc" and model.fitted_.stated is None:
+        model._scorer()  # an MCMC model is saved with its draws for its current settings
     arrays: dict[str, np.ndarray] = {}
 
     def put(name, value):
@@ -144,6 +152,7 @@ def save(model: NaiveBayes, path) -> Path:
                                for site, v in fitted.nuts.draws.items()},
                  "sample_stats": {k: put(f"sample_stats/{k}", v)
                                   for k, v in fitted.nuts.sample_stats.items()}}
+    _check_classes_size(model.classes_.dtype, len(model.classes_))
     manifest = {
         "format": FORMAT,
         "format_version": 1 if model.feature_prior is None else FEATURE_PRIOR_VERSION,
@@ -178,7 +187,8 @@ def save(model: NaiveBayes, path) -> Path:
         raise ValueError(f"this model's manifest would take {len(text.encode('utf-8'))} bytes, "
                          f"more than the {MAX_MANIFEST_BYTES} a model file may hold.")
     path = Path(path)
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    with atomic_file(path) as f, zipfile.ZipFile(f, "w",
+                                                  compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(MANIFEST, text)
         for name, arr in arrays.items():
             buf = io.BytesIO()
@@ -190,6 +200,10 @@ def save(model: NaiveBayes, path) -> Path:
 def _json_scalar(v, what):
     if isinstance(v, np.generic):
         v = v.item()
+    if isinstance(v, float) and not np.isfinite(v):
+        raise ValueError(f"cannot save {what}: {v!r} is not a finite number, and model files "
+                         "hold finite numbers only (strict JSON); relabel it, e.g. as a "
+                         "string.")
     if v is None or isinstance(v, bool | int | float | str):
         return v
     raise TypeError(f"cannot save {what} {v!r} of type {type(v).__name__}: model files hold "
@@ -250,8 +264,11 @@ def load(path) -> NaiveBayes:
         raise ModelFileError(f"{path}: corrupt or truncated model file ({err}).") from None
     except FileNotFoundError:
         raise
-    except (OSError, EOFError) as err:
-        raise ModelFileError(f"{path}: corrupt or truncated model file ({err}).") from None
+    except (OSError, EOFError, zlib.error, NotImplementedError) as err:
+        # zlib.error: corrupt deflated data; NotImplementedError: a corrupt header naming a
+        # zip version or feature that zipfile does not implement
+        raise ModelFileError(f"{path}: corrupt or truncated model file "
+                             f"({' '.join(str(err).split())[:200]}).") from None
     fitted = _checked(_validated, path, layout, arrays, path)
     return _checked(_build, path, fitted)
 
@@ -342,6 +359,9 @@ class _Layout(NamedTuple):
 
 
 _MCMC_INTS = {"num_warmup": 0, "num_samples": 1, "num_chains": 1}
+#: the largest NUTS settings a file may hold: they are what a later refit of the loaded model
+#: runs (``load`` itself never runs inference)
+MAX_MCMC = {"num_warmup": 100_000, "num_samples": 100_000, "num_chains": 256}
 
 
 def _layout(m, path, budget: int) -> _Layout:
@@ -430,6 +450,11 @@ def _layout(m, path, budget: int) -> _Layout:
                                            "draws")}
     elif naming != SITE_NAMES:
         raise ValueError(f"unknown site_names {str(naming)[:50]!r} (known: {SITE_NAMES!r}).")
+    if method == "mcmc" and kind == "fitted" and not draws:
+        # the model's draws are its fit; without them the model would have to run NUTS
+        # (with the file's settings) to predict, and load never runs inference
+        raise ModelFileError(f"{path}: an MCMC model without its draws (the manifest's "
+                             "'draws' is empty).")
     if draws:
         _draws_layout(_dict(draws, "draws"), blocks, shapes, sites, labels, hyper_sites, k,
                       class_prior is None, mcmc, site_bound, expect)
@@ -620,8 +645,7 @@ def _classes(info) -> np.ndarray:
     if python is None or not all(type(v) is python or (python is float and type(v) is int)
                                  for v in values):
         raise ValueError(f"classes of dtype {dtype} cannot hold {values[:3]}.")
-    if dtype.kind == "U" and dtype.itemsize > 4 * max(len(v) for v in values):
-        raise ValueError(f"classes of dtype {dtype} are wider than their values.")
+    _check_classes_size(dtype, len(values))
     classes = np.array(values, dtype=dtype)
     if len(np.unique(classes)) != len(classes):
         raise ValueError(f"the classes repeat a value: {values[:8]}.")
@@ -645,16 +669,23 @@ def _check_labels(classes: np.ndarray, values: list) -> None:
                              f"{changed[0][0]!r} into {changed[0][1]!r}.")
 
 
+def _check_classes_size(dtype, n: int) -> None:
+    """A NumPy string dtype may be wider than its labels (``np.array(["no", "maybe"])[[0]]``
+    keeps ``<U5``), and the loaded classes keep that dtype; only its size is bounded, since
+    ``load`` allocates it."""
+    if dtype.itemsize * n > MAX_CLASSES_BYTES:
+        raise ValueError(f"classes of dtype {dtype} are wider than a model file's may be "
+                         f"({n} of them take {dtype.itemsize * n} bytes, at most "
+                         f"{MAX_CLASSES_BYTES}).")
+
+
 def _mcmc_settings(mcmc) -> dict:
     mcmc = _dict(mcmc, "mcmc")
     allowed = {"num_warmup", "num_samples", "num_chains", "seed", "chain_method",
                "progress_bar"}
     if set(mcmc) - allowed:
         raise ValueError(f"unknown MCMC settings {sorted(set(mcmc) - allowed)}.")
-    for key, low in _MCMC_INTS.items():
-        v = mcmc.get(key, low)
-        if not isinstance(v, int) or isinstance(v, bool) or v < low:
-            raise ValueError(f"MCMC setting {key} = {v!r} is not an integer >= {low}.")
+    check_mcmc_settings(mcmc, MAX_MCMC)
     return mcmc
 
 

@@ -227,13 +227,15 @@ def posterior_density_plot(clf, site: str, index: tuple = (), *, draws=None, ax=
 
     ``site`` is a parameter site (``"bernoulli.theta"``, ``"categorical.Outlook.probs"``,
     ``"class_probs"``, ...; see ``bayesnb.model``) and ``index`` picks one entry, e.g.
-    ``(class, column)`` or ``(class, level)``.
+    ``(class, column)`` or ``(class, level)``: each by its label (``("Yes", "1st")``) or, as
+    an integer, by its position (integers are positions even where the labels are integers).
     """
     fig, (ax,) = _axes(ax)
     if draws is None:
         draws = clf.draws_ if hasattr(clf, "draws_") else clf.sample_posterior(num_draws, seed)
     if site not in draws:
         raise ValueError(f"unknown parameter site {site!r} (sites: {sorted(draws)}).")
+    index = _positions(clf, site, tuple(index), np.shape(draws[site])[2:])
     values = np.asarray(draws[site]).reshape((-1,) + np.shape(draws[site])[2:])
     values = values[(slice(None), *index)]
     ax.hist(values, bins=50, density=True, alpha=0.6, label="posterior draws")
@@ -246,6 +248,36 @@ def posterior_density_plot(clf, site: str, index: tuple = (), *, draws=None, ax=
            title="Posterior and point estimates")
     ax.legend()
     return fig
+
+
+def _positions(clf, site: str, index: tuple, shape: tuple) -> tuple:
+    """``index`` as positions: labels looked up in the site's ArviZ coordinates (classes,
+    columns, levels), integers checked against the site's shape; one-line errors."""
+    from .inference import dims_and_coords
+
+    if len(index) > len(shape):
+        raise ValueError(f"index {index!r} has {len(index)} entries; site {site!r} has "
+                         f"{len(shape)} dimension(s) {shape}.")
+    dims, coords = dims_and_coords(clf.fitted_)
+    site_dims = dims.get(site, ())
+    out = []
+    for axis, entry in enumerate(index):
+        values = list(coords[site_dims[axis]]) if axis < len(site_dims) else None
+        if isinstance(entry, int | np.integer) and not isinstance(entry, bool | np.bool_):
+            if not -shape[axis] <= entry < shape[axis]:
+                raise ValueError(f"index {index!r}: position {entry} is outside the "
+                                 f"{shape[axis]} entries of axis {axis} of {site!r}.")
+            out.append(int(entry))
+            continue
+        found = [i for i, v in enumerate(values or []) if type(v) is type(entry) and v == entry
+                 or str(v) == str(entry)]
+        if not found:
+            known = ", ".join(map(repr, (values or [])[:20]))
+            raise ValueError(f"index {index!r}: {entry!r} is not an entry of axis {axis} of "
+                             f"{site!r} ({site_dims[axis] if values else 'no labels'}: "
+                             f"{known}).")
+        out.append(found[0])
+    return tuple(out)
 
 
 def _entry_label(clf, site, index):

@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 
 from ._classes import class_log_evidence
-from .averaging import AveragedScorer, relevance
 from .averaging import log_evidence as averaged_log_evidence
+from .averaging import relevance
 from .families._base import host_f64
 from .fitted import check_conjugate, check_parametric
-from .scoring import TableScorer
+from .scoring import DrawsScorer
 
 
 class BayesianReports:
@@ -72,6 +72,10 @@ class BayesianReports:
         from .inference import exact_draws
 
         model = self._fitted()
+        if model.stated is not None:
+            raise ValueError("this model was built from stated tables (from_tables): it has "
+                             "no posterior, so no posterior draws (sample_posterior, to_arviz, "
+                             "predict_uncertainty); fit a model on data for those.")
         check_conjugate(model, self.priors, "exact posterior draws")
         check_parametric(model, "posterior draws")
         return exact_draws(model, *self._class_setup(), num_draws, seed, num_chains,
@@ -282,10 +286,14 @@ class BayesianReports:
 
     @property
     def class_prior_(self) -> pd.Series:
-        """p(c) used by the current method, indexed by class."""
+        """p(c) used by the current method, indexed by class (under ``method="mcmc"``: the
+        fixed ``class_prior``, else the mean of the NUTS draws of ``class_probs``)."""
         scorer = self._scorer()
-        if not isinstance(scorer, TableScorer | AveragedScorer):
-            raise AttributeError("class_prior_ is defined for the closed-form methods.")
+        if isinstance(scorer, DrawsScorer):
+            prior = (scorer.class_prior if scorer.class_prior is not None
+                     else np.asarray(scorer.draws["class_probs"]).mean(axis=(0, 1)))
+            return pd.Series(np.asarray(prior, dtype=np.float64), index=self.classes_,
+                             name="prior")
         return pd.Series(np.exp(np.asarray(scorer.log_prior, dtype=np.float64)),
                          index=self.classes_, name="prior")
 
@@ -294,11 +302,18 @@ class BayesianReports:
         like R's ``naiveBayes`` print-out: level probabilities for Categorical and Bernoulli,
         mean and sd for Gaussian, rate for Poisson, word probabilities for a Multinomial block
         (keyed by the tuple of its columns). Under ``method="bayes"`` the posterior means are
-        shown (for Bernoulli and Categorical they are the exact predictive)."""
+        shown (for Bernoulli and Categorical they are the exact predictive); under
+        ``method="mcmc"`` the posterior means in closed form, which the NUTS draws estimate
+        (``mcmc_summary()`` summarises the draws themselves)."""
         scorer = self._scorer()
+        if isinstance(scorer, DrawsScorer):
+            _check_closed_form_means(self.fitted_, self.priors)
+            tables, exact = [None] * len(self.blocks_), True
+        else:
+            tables, exact = scorer.tables, scorer.exact
         out = {}
-        for b, table in zip(self.blocks_, scorer.tables, strict=True):
-            params = type(b.family).estimate(b.prior, b.stats, "mean") if scorer.exact else table
+        for b, table in zip(self.blocks_, tables, strict=True):
+            params = type(b.family).estimate(b.prior, b.stats, "mean") if exact else table
             tables = type(b.family).describe(params, b.schema, self.classes_)
             out.update({k: v.astype(np.float64) for k, v in tables.items()})
         return out
@@ -322,3 +337,16 @@ class BayesianReports:
                   "p(x, c) and p(c | x) of one prediction (bayesnb explain MODEL ROWS.csv); "
                   "clf.weight_of_evidence(x, a, b) each column's log odds for a against b."]
         return "\n".join(lines)
+
+
+def _check_closed_form_means(model, priors) -> None:
+    """The conditional tables of an MCMC fit are closed-form posterior means: refuse them
+    where a replacement prior or a hyperprior leaves none, pointing to the draws."""
+    hyper = [b for b in model.blocks if b.family.hyperpriors()]
+    if priors or hyper:
+        what = (f"priors={sorted(priors)}" if priors else
+                f"the hyperprior of {type(hyper[0].family).__name__} columns "
+                f"{list(hyper[0].schema.columns)[:5]}")
+        raise ValueError(f"conditional tables under method='mcmc' with {what}: the posterior "
+                         f"has no closed-form mean; summarise the draws with "
+                         f"clf.mcmc_summary() (or az.summary(clf.to_arviz())).")

@@ -74,9 +74,10 @@ class TableScorer(NamedTuple):
         host = [i for i, b in enumerate(blocks)
                 if b.family.nonparametric or form_of(b.family).host_counting]
         if host:  # scored on the host, added to the kernel's scores of the other blocks
-            total = self._host_scores(blocks[host[0]], self.tables[host[0]], raws[host[0]], n)
+            total = self._host_scores(blocks[host[0]], self.tables[host[0]], raws[host[0]], n,
+                                      output)
             for i in host[1:]:
-                total += self._host_scores(blocks[i], self.tables[i], raws[i], n)
+                total += self._host_scores(blocks[i], self.tables[i], raws[i], n, output)
             rest = [i for i in range(len(blocks)) if i not in host]
             if rest:
                 scores, _ = self._replace(
@@ -102,12 +103,16 @@ class TableScorer(NamedTuple):
                                       self.log_prior, self.tables, sources, n, n_classes,
                                       device_out=isinstance(X, jax.Array) and output != "joint")
 
-    def _host_scores(self, block, table, raw, n: int) -> np.ndarray:
+    def _host_scores(self, block, table, raw, n: int, output: str) -> np.ndarray:
         """``(n, K)`` float64 log p(x | c) of a block scored on the host, constants included:
         a new array (the caller adds to it in place)."""
         if block.family.nonparametric:
-            return np.array(block.family.host_log_likelihood(
-                table, block.family.encode(raw, block.schema)), dtype=np.float64)
+            x = block.family.encode(raw, block.schema)
+            with np.errstate(over="ignore"):  # far beyond a tiny bandwidth: a density of 0
+                scores = np.array(block.family.host_log_likelihood(table, x), dtype=np.float64)
+            if output != "joint":  # log p(x, c) = -inf is an answer; p(c | x) = 0/0 is not
+                _check_some_density(block, table, x, scores)
+            return scores
         return _host.stream_scores(block, table, raw, n, len(self.model.classes), self.unseen,
                                    self.exact)
 
@@ -221,6 +226,31 @@ def check_defined(params, block: FittedBlock, classes, method: str) -> None:
             f"column {col!r}, class {label!r}: {reason} under method={method!r} "
             f"({block.family.name} {name}). The data give no information there; use "
             f"method='mean' or 'bayes' (the prior fills the gap).")
+
+
+def _check_some_density(block, table, x: np.ndarray, scores: np.ndarray) -> None:
+    """Refuse rows whose value has density 0 in every class of a nonparametric block (a
+    value farther from every training value than its bandwidth can reach), naming the column:
+    no method's smoothing changes a kernel density."""
+    zero = ~np.isfinite(scores).any(axis=1)
+    if not zero.any():
+        return
+    i = int(np.argmax(zero))
+
+    def impossible(j) -> bool:  # the row's value in column j alone, the others missing
+        alone = np.full((1, x.shape[1]), np.nan)
+        alone[0, j] = x[i, j]
+        with np.errstate(over="ignore"):
+            return not np.isfinite(block.family.host_log_likelihood(table, alone)).any()
+
+    j = next((j for j in range(x.shape[1]) if impossible(j)), 0)
+    column = block.schema.columns[j]
+    widest = float(np.nanmax(table.bandwidth[:, j]))
+    raise ValueError(
+        f"column {column!r}: the value {x[i, j]:.6g} (row {i}; {int(zero.sum())} such rows) "
+        f"has density 0 in every class: {type(block.family).__name__}'s bandwidth (at most "
+        f"{widest:.3g}) is too small to reach it from the training values, so p(class | x) "
+        f"is undefined under every method. Use a larger bandwidth (e.g. bandwidth='nrd0').")
 
 
 def check_rows_defined(norm: np.ndarray, method: str) -> None:

@@ -26,6 +26,7 @@ contract); ``log_normalizer`` returns that constant, so the two together give th
 
 from __future__ import annotations
 
+import copy
 import importlib
 import sys
 import warnings
@@ -146,9 +147,11 @@ class Family:
         return f"{type(self).__name__}({args})"
 
     def __sklearn_clone__(self):
-        # a family is an immutable specification (fitting never changes it); sharing it keeps
-        # one instance given to several columns one block in clones (GridSearchCV, compare)
-        return self
+        # scikit-learn's contract: a new object with equal hyperparameters, so that set_params
+        # on the clone (GridSearchCV's "features__alpha") leaves this one alone; the values
+        # are shared (set_params rebinds them). NaiveBayes clones its whole ``features`` spec
+        # at once, so one instance given to several columns stays one block in the clone.
+        return copy.copy(self)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -598,6 +601,14 @@ def _float64_block(values: np.ndarray, schema: Schema, family: str) -> np.ndarra
         values = np.where(pd.isna(values), np.nan, values)
     try:
         x = np.asarray(values, dtype=np.float64)
+    except OverflowError:  # a Python integer beyond float64 (10**400)
+        for j, col in enumerate(schema.columns):
+            for i, v in enumerate(values[:, j]):
+                if isinstance(v, int) and abs(v) > sys.float_info.max:
+                    raise ValueError(f"column {col!r}: an integer of {len(str(abs(v)))} "
+                                     f"digits (row {i}) is too large for a float64 number; "
+                                     f"rescale the column.") from None
+        raise
     except (TypeError, ValueError):
         for j, col in enumerate(schema.columns):
             try:
