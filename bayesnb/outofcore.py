@@ -510,6 +510,7 @@ class CSVChunks:
         self.chunksize = int(chunksize)
         self.read_csv_kwargs = read_csv_kwargs
         self.levels: dict = {}  # column -> a model's levels, whose type its cells are read as
+        self._opened = False
 
     def read_as(self, levels: Mapping) -> CSVChunks:
         """The same file with the cells of each column of ``levels`` (column -> a model's
@@ -519,7 +520,6 @@ class CSVChunks:
         out.levels = {**self.levels, **levels}
         out.read_csv_kwargs = text_dtypes(self.read_csv_kwargs, out.levels)
         return out
-        self._opened = False
 
     @property
     def rereadable(self) -> bool:
