@@ -436,9 +436,8 @@ def _declared_levels(features, X) -> dict:
     (``Categorical(categories=...)``), for data shaped like ``X``."""
     out = {}
     for spec in resolve_features(features, as_table(X), warn=False):
-        declared = getattr(spec.family, "_declared", None)
-        levels = declared(spec.columns) if declared is not None else None
-        out.update(zip(spec.columns, levels or (), strict=False))
+        out.update(zip(spec.columns, spec.family.declared_levels(spec.columns) or (),
+                       strict=False))
     return out
 
 

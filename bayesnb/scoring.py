@@ -202,22 +202,22 @@ def _host_f64(values) -> np.ndarray:
 def check_defined(params, block: FittedBlock, classes, method: str) -> None:
     """Raise a ValueError naming the column and class where a plug-in estimate is undefined:
     0/0 under ML (no observed value), a zero variance, or a non-positive precision."""
-    columns = block.schema.columns
-    segment = getattr(block.prior, "segment", None)
+    columns, family = block.schema.columns, block.family
     for name, leaf in zip(type(params)._fields, params, strict=True):
         leaf = np.asarray(leaf)
         if leaf.ndim != 2 or leaf.shape[0] != len(classes):
             continue
         undefined = np.isnan(leaf)
-        degenerate = (leaf == np.inf) | ((leaf <= 0) if name == "precision" else False)
+        degenerate = (leaf == np.inf) | ((leaf <= 0) if name in family.positive_params
+                                         else False)
         bad = undefined | degenerate
         if not bad.any():
             continue
         k, j = map(int, np.argwhere(bad)[0])
-        col = columns[int(segment[j])] if segment is not None else columns[j]
+        col = columns[family.column_of(block.prior, j)]
         if undefined[k, j]:
             reason = "no observed value in this class, so the estimate is 0/0"
-        elif name == "precision" and method == "ml":
+        elif name in family.positive_params and method == "ml":
             reason = "zero variance (every value of the class equal, or a single value)"
         else:
             reason = "no defined estimate (the posterior mode is at the boundary)"

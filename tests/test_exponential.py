@@ -144,7 +144,10 @@ def test_linear_view_reproduces_predict(data, x64):
     clf = bnb.NaiveBayes(features=bnb.Exponential(A, B)).fit(X, y)
     W, b = linear_weights(clf)
     rates = np.stack([clf.conditional_tables()[j]["rate"].to_numpy() for j in range(2)], 1)
-    np.testing.assert_allclose(W.to_numpy(), -rates, rtol=1e-12)
+    # per column the value's weight -rate, and log rate on its observed indicator
+    np.testing.assert_allclose(W[["0", "1"]].to_numpy(), -rates, rtol=1e-12)
+    np.testing.assert_allclose(W[["0:observed", "1:observed"]].to_numpy(), np.log(rates),
+                               rtol=1e-12)
     assert (clf.classes_[decision_function(clf, X).argmax(axis=1)] == clf.predict(X)).all()
 
 

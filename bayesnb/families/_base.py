@@ -108,6 +108,21 @@ class Family:
         """Schema learned from the training block (categorical levels); default: columns only."""
         return Schema(columns=tuple(columns))
 
+    #: plug-in parameters that must be positive (a Gaussian's precision): ``scoring`` refuses
+    #: a class and column where the estimate is not
+    positive_params: ClassVar[tuple[str, ...]] = ()
+
+    @staticmethod
+    def column_of(prior: NamedTuple, j: int) -> int:
+        """The column of entry ``j`` of a parameter's last axis (Categorical lays levels out
+        flat); default ``j``."""
+        return j
+
+    def declared_levels(self, columns: tuple) -> list[tuple] | None:
+        """The levels the user declared for each of ``columns`` (one tuple per column), or
+        None: a CSV column's cells are then read as their type (``bayesnb.outofcore``)."""
+        return None
+
     def learns_levels(self) -> bool:
         """Whether ``learn_schema`` learns levels from the values (an out-of-core fit then
         reads every chunk once for them before the statistics pass)."""

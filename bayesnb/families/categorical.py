@@ -156,6 +156,13 @@ class Categorical(Family):
         declared = declared_levels(self.categories, columns)
         return Schema(columns=tuple(columns), levels=learn_levels(values, columns, declared))
 
+    @staticmethod
+    def column_of(prior: DirichletPrior, j: int) -> int:
+        return int(np.asarray(prior.segment)[j])
+
+    def declared_levels(self, columns: tuple) -> list[tuple] | None:
+        return declared_levels(self.categories, columns)
+
     def learns_levels(self) -> bool:
         return self.categories is None
 

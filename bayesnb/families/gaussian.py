@@ -97,6 +97,7 @@ class Gaussian(Family):
     param_names = ("mean", "precision")
     nonnegative_stats = ("count", "m2")
     stated_tables = True
+    positive_params = ("precision",)
     density_label = "Gaussian"
     sklearn_view = "gaussian"
     value_checks = {}
