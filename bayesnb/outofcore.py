@@ -336,7 +336,9 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
     lay = _in_chunk(skipped, layout, model.features, first.X, counts, use_kernel=kernel)
     if as_table(first.X).n_rows == 0:
         raise ValueError("every chunk is empty: there is nothing to fit.")
-    if isinstance(chunks, CSVChunks):  # declared categories: their cells read as their type
+    if isinstance(chunks, CSVChunks) and chunks.rereadable:
+        # declared categories: their cells read as their type (a pipe cannot be read again:
+        # its cells are read as pandas parses each chunk)
         typed = chunks.read_as(_declared_levels(model.features, first.X))
         if typed.read_csv_kwargs != chunks.read_csv_kwargs or typed.levels != chunks.levels:
             getattr(iterator, "close", lambda: None)()
