@@ -16,7 +16,7 @@ from functools import partial
 import jax
 
 #: executables the package's kernels may hold at once before all are dropped
-MAX_EXECUTABLES = 64
+MAX_EXECUTABLES = 32
 
 _KERNELS: list = []
 
