@@ -98,3 +98,12 @@ def test_tune_measures_a_constant_against_an_alternative():
     assert [r[0] for r in rows] == ["shipped", "0"], text
     assert float(rows[0][2]) == 1.0 and float(rows[1][1]) > 0, text
     assert all(float(r[3]) == 100.0 for r in rows), text  # same argmax as the shipped value
+
+
+def test_compile_bound_reports_each_model_within_the_bound():
+    text = run_script("compile_bound.py", "--classes", "2", "5", "--max-executables", "3")
+    rows = [line.split() for line in text.splitlines() if line.strip()[:1].isdigit()]
+    assert [int(r[0]) for r in rows] == [2, 3, 4, 5], text
+    # one model adds a few kernels; past the bound of 3 every kernel is dropped first
+    assert all(int(r[3]) <= 3 + 3 for r in rows) and min(int(r[3]) for r in rows[1:]) <= 3, text
+    assert "models: 4;" in text, text
