@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from ._base import cached_by_identity
+from ._base import broadcast_hyper, cached_by_identity, is_distribution
 
 #: code of a value outside the fitted levels (missing values are -1)
 UNSEEN = -2
@@ -72,6 +72,100 @@ def _to_grouped(flat: jax.Array, n_levels: tuple) -> jax.Array:
     """``(.., L)`` values in the flat layout -> the grouped layout of :func:`_one_hot`."""
     order = _level_groups(n_levels)[1]
     return flat if order is None else flat[..., order]
+
+
+def flat_layout(sizes) -> tuple[np.ndarray, np.ndarray]:
+    """``(offset, segment)`` of the flat layout of columns with ``sizes`` levels: the first
+    flat entry of each column, and the column of each flat entry (int32)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int32)
+    return offset, np.repeat(np.arange(len(sizes)), sizes).astype(np.int32)
+
+
+def column_totals(values, segment, n_columns: int):
+    """Each flat entry's column total, ``(.., L) -> (.., L)`` (NumPy in, NumPy out: float64 on
+    the host; JAX otherwise)."""
+    if isinstance(values, np.ndarray):
+        segment = np.asarray(segment)
+        rows = values.reshape(-1, values.shape[-1])
+        sums = np.stack([np.bincount(segment, weights=r, minlength=n_columns) for r in rows])
+        return sums.reshape(values.shape[:-1] + (n_columns,))[..., segment]
+    sums = jax.ops.segment_sum(jnp.moveaxis(values, -1, 0), segment, num_segments=n_columns)
+    return jnp.moveaxis(sums, 0, -1)[..., segment]
+
+
+def split_levels(flat, offset) -> list:
+    """The per-column pieces of a flat ``(.., L)`` array."""
+    xp = np if isinstance(flat, np.ndarray) else jnp
+    return xp.split(flat, [int(o) for o in np.asarray(offset)[1:]], axis=-1)
+
+
+def join_levels(pieces) -> jax.Array:
+    """The inverse of :func:`split_levels`."""
+    return jnp.concatenate(pieces, axis=-1)
+
+
+def flat_one_hot(codes: np.ndarray, sizes) -> np.ndarray:
+    """Float64 one-hot of integer codes in the flat layout; missing and unseen codes (< 0) are
+    rows of zeros in their column."""
+    offset, _ = flat_layout(sizes)
+    onehot = np.zeros((codes.shape[0], int(np.sum(sizes))))
+    for j in range(codes.shape[1]):
+        seen = codes[:, j] >= 0
+        onehot[np.flatnonzero(seen), offset[j] + codes[seen, j]] = 1.0
+    return onehot
+
+
+def level_values(value, schema, name: str, family: str) -> np.ndarray:
+    """A hyperparameter in the flat layout: a scalar (every level), one value per column
+    (symmetric within it), or a sequence of per-level arrays (in each column's level order)."""
+    sizes = [len(lv) for lv in schema.levels]
+    per_level = not is_distribution(value) and (isinstance(value, list | tuple) and any(
+        np.ndim(v) == 1 for v in value)) or np.ndim(value) == 2
+    if not per_level:
+        return broadcast_hyper(value, len(sizes), name, family,
+                               columns=schema.columns)[flat_layout(sizes)[1]]
+    if len(value) != len(sizes):
+        raise ValueError(f"{family}: {name} gives per-level values for {len(value)} columns, "
+                         f"the block has {len(sizes)}.")
+    return np.concatenate([
+        broadcast_hyper(v, sizes[j], f"{name} of column {schema.columns[j]!r} (one per level: "
+                        f"{list(schema.levels[j])})", family) for j, v in enumerate(value)])
+
+
+def _unseen_scored(log_unseen) -> np.ndarray:
+    """Per column, whether a value unseen in training has a probability in every class."""
+    return np.isfinite(np.asarray(log_unseen)).all(axis=0)
+
+
+def one_hot_terms(log_prob, log_unseen, schema) -> tuple:
+    """The linear view ``(weights, labels, bias)`` of a level table over one-hot codes: one
+    weight per (column, level), and ``"col=<unseen>"`` where an unseen value is scored."""
+    labels = [f"{c}={v}" for c, levels in zip(schema.columns, schema.levels, strict=True)
+              for v in levels]
+    scored = _unseen_scored(log_unseen)
+    labels += [f"{c}=<unseen>" for c, ok in zip(schema.columns, scored, strict=True) if ok]
+    weights = np.concatenate([np.asarray(log_prob, dtype=np.float64),
+                              np.asarray(log_unseen, dtype=np.float64)[:, scored]], axis=1)
+    return weights, labels, np.zeros(weights.shape[0])
+
+
+def one_hot_features(codes: np.ndarray, schema, log_unseen) -> np.ndarray:
+    """The features of :func:`one_hot_terms` for integer codes."""
+    onehot = flat_one_hot(codes, [len(lv) for lv in schema.levels])
+    scored, unseen = _unseen_scored(log_unseen), np.asarray(codes) == UNSEEN
+    if np.any(unseen[:, ~scored]):
+        col = schema.columns[int(np.argmax(unseen.any(axis=0) & ~scored))]
+        raise ValueError(f"column {col!r}: a value unseen in training has probability zero "
+                         "in every class under this method; the linear view cannot score "
+                         "it (a smoothed method can).")
+    return np.concatenate([onehot, unseen[:, scored].astype(np.float64)], axis=1)
+
+
+def decode_levels(codes: np.ndarray, levels_of: tuple) -> np.ndarray:
+    """The level values of integer codes, an object array of the codes' shape."""
+    return np.stack([np.asarray(levels, dtype=object)[codes[:, j]]
+                     for j, levels in enumerate(levels_of)], axis=1)
 
 
 def _integer_levels(levels: tuple, boolean: bool) -> list | None:

@@ -21,20 +21,12 @@ level :math:`v` of column :math:`j` in class :math:`k`, :math:`n_{kj} = \sum_v n
 * evidence: :math:`\sum_{kj} \log\Gamma(A_j) - \log\Gamma(A_j + n_{kj}) + \sum_v
   \log\Gamma(\alpha_{jv} + n_{kjv}) - \log\Gamma(\alpha_{jv})`.
 
-A value never seen in training (and not declared with ``categories=``) is an error at fit and
-under ML. Under ``mean``/``bayes`` it gets the probability a zero-count level would get,
-:math:`\bar\alpha_j/(n_{kj} + A_j)` with :math:`\bar\alpha_j` the column's mean concentration
-(the smoothed probability), and :math:`(\bar\alpha_j - 1)/(n_{kj} + A_j - V_j)` under MAP.
-``Categorical(unseen=...)`` says whether that happens with a warning (``"warn"``, the default:
-a misspelt value such as ``"Crw"`` should not pass unnoticed), silently (``"smooth"``) or not
-at all (``"error"``).
-
-Values are kept apart by type as well as value: Python's ``True == 1`` and ``hash(True) ==
-hash(1)`` would merge a boolean and a number into one level, so a column (or a prediction)
-that mixes booleans with numbers is refused with an error naming the column and both values.
-
-Levels are laid out flat: column :math:`j` owns entries ``offset[j] : offset[j] + V_j`` of every
-``(.., L)`` array, ``L = sum_j V_j``, so columns with 2 and 200 levels share one table.
+A value never seen in training (nor declared) gets, under ``mean``/``bayes``, the probability
+of a zero-count level with the column's mean concentration :math:`\bar\alpha_j`,
+:math:`\bar\alpha_j/(n_{kj} + A_j)` (:math:`(\bar\alpha_j - 1)/(n_{kj} + A_j - V_j)` under
+MAP); under ML it has none (see ``unseen``). Levels are validated, encoded and laid out flat
+(column :math:`j` owns entries ``offset[j] : offset[j] + V_j`` of every ``(.., L)`` array) by
+``families._levels``.
 
 The fast layer counts and scores labelled dense data on the host in float64
 (``bayesnb.fast.categorical``); the functions below are the model's own maths.
@@ -54,10 +46,8 @@ from jax.scipy.special import gammaln, xlogy
 from ._base import (
     Family,
     Schema,
-    broadcast_hyper,
     dirichlet_draws,
     dist,
-    is_distribution,
     log_matmul,
     numpyro,
     pseudo_log,
@@ -69,9 +59,17 @@ from ._levels import (
     _one_hot,
     _to_flat,
     _to_grouped,
+    column_totals,
     declared_levels,
+    decode_levels,
     encode_levels,
+    flat_layout,
+    join_levels,
     learn_levels,
+    level_values,
+    one_hot_features,
+    one_hot_terms,
+    split_levels,
 )
 
 
@@ -86,16 +84,14 @@ class CategoricalStats(NamedTuple):
     counts: jax.Array  # (K, L) weighted level counts
 
 
+#: no observations: the estimates of a posterior are then its predictive (``log_predictive``)
+_NO_DATA = CategoricalStats(0.0)
+
+
 class CategoricalParams(NamedTuple):
     log_prob: jax.Array  # (K, L)
     offset: jax.Array  # (F,)
     log_unseen: jax.Array  # (K, F) log-probability of a value never seen in training
-
-
-def _unseen_scored(params: CategoricalParams) -> np.ndarray:
-    """Per column, whether a value unseen in training has a probability in every class (ML
-    gives it none)."""
-    return np.isfinite(np.asarray(params.log_unseen)).all(axis=0)
 
 
 def _host_log(values) -> np.ndarray:
@@ -176,23 +172,10 @@ class Categorical(Family):
         if np.any(sizes == 0):
             j = int(np.argmin(sizes))
             raise ValueError(f"column {schema.columns[j]!r}: no observed categories.")
-        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        segment = np.repeat(np.arange(len(sizes)), sizes)
-        per_level = not is_distribution(self.alpha) and (isinstance(self.alpha, list | tuple) and
-                     any(np.ndim(v) == 1 for v in self.alpha)) or np.ndim(self.alpha) == 2
-        if per_level:
-            if len(self.alpha) != len(sizes):
-                raise ValueError(f"Categorical: alpha gives per-level values for "
-                                 f"{len(self.alpha)} columns, the block has {len(sizes)}.")
-            alpha = np.concatenate([
-                broadcast_hyper(v, int(sizes[j]), f"alpha of column {schema.columns[j]!r} "
-                                f"(one per level: {list(schema.levels[j])})", "Categorical")
-                for j, v in enumerate(self.alpha)])
-        else:
-            alpha = broadcast_hyper(self.alpha, len(sizes), "alpha", "Categorical",
-                                    columns=schema.columns)[segment]
+        offset, segment = flat_layout(sizes)
+        alpha = level_values(self.alpha, schema, "alpha", "Categorical")
         unseen = np.bincount(segment, weights=alpha) / sizes
-        return DirichletPrior(alpha, segment.astype(np.int32), offset.astype(np.int32), unseen)
+        return DirichletPrior(alpha, segment, offset, unseen)
 
     @staticmethod
     def with_hyper(prior: DirichletPrior, name: str, value) -> DirichletPrior:
@@ -207,7 +190,6 @@ class Categorical(Family):
                 f"concentration >= 1 (below 1 the density has no interior mode); use "
                 f"method='mean' or raise alpha.")
 
-    # ------------------------------------------------------------------ host side (counting)
     # ------------------------------------------------------------------ numeric side
     @staticmethod
     def suff_stats(codes, resp, n_levels=None) -> CategoricalStats:
@@ -215,24 +197,11 @@ class Categorical(Family):
                                          n_levels))
 
     @staticmethod
-    def _column_totals(values, prior: DirichletPrior):
-        """Per-level total of its column: ``(.., L)`` -> ``(.., L)`` (NumPy in, NumPy out: the
-        float64 host path of ``host_numeric``)."""
-        f = prior.offset.shape[0]
-        if isinstance(values, np.ndarray):
-            segment = np.asarray(prior.segment)
-            rows = values.reshape(-1, values.shape[-1])
-            sums = np.stack([np.bincount(segment, weights=r, minlength=f) for r in rows])
-            return sums.reshape(values.shape[:-1] + (f,))[..., segment]
-        sums = jax.ops.segment_sum(jnp.moveaxis(values, -1, 0), prior.segment, num_segments=f)
-        return jnp.moveaxis(sums, 0, -1)[..., prior.segment]
-
-    @staticmethod
     def estimate(prior: DirichletPrior, stats: CategoricalStats, method: str):
         shift = {"ml": 0.0, "map": -1.0, "mean": 0.0}[method]
         pseudo = 0.0 if method == "ml" else prior.alpha + shift
         num = stats.counts + pseudo
-        totals = Categorical._column_totals(num, prior)
+        totals = column_totals(num, prior.segment, prior.offset.shape[0])
         log = _host_log if isinstance(num, np.ndarray) else jnp.log
         log_prob = log(num) - log(totals)
         # an unseen value gets what a zero-count level with the column's mean pseudo-count gets
@@ -261,11 +230,8 @@ class Categorical(Family):
 
     @staticmethod
     def log_predictive(posterior: DirichletPrior, codes, n_levels=None) -> jax.Array:
-        totals = Categorical._column_totals(posterior.alpha, posterior)
-        log_prob = jnp.log(posterior.alpha) - jnp.log(totals)
-        log_unseen = jnp.log(posterior.unseen) - jnp.log(totals[:, posterior.offset])
-        return Categorical.log_likelihood(
-            CategoricalParams(log_prob, posterior.offset, log_unseen), codes, n_levels)
+        return Categorical.log_likelihood(Categorical.estimate(posterior, _NO_DATA, "mean"),
+                                          codes, n_levels)
 
     @staticmethod
     def log_evidence(prior: DirichletPrior, stats: CategoricalStats) -> jax.Array:
@@ -296,24 +262,17 @@ class Categorical(Family):
                 raise ValueError(f"column {col!r}: each class's probabilities must be "
                                  f"non-negative and sum to 1, got sums {p.sum(axis=1)}.")
             parts.append(p)
-        sizes = [len(lv) for lv in schema.levels]
-        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int32)
-        with np.errstate(divide="ignore"):
-            return CategoricalParams(jnp.asarray(np.log(np.concatenate(parts, axis=1))),
-                                     jnp.asarray(offset),
-                                     jnp.full((len(classes), len(sizes)), -jnp.inf))
+        offset, _ = flat_layout([len(lv) for lv in schema.levels])
+        log_prob = jnp.asarray(_host_log(np.concatenate(parts, axis=1)))
+        return CategoricalParams(log_prob, jnp.asarray(offset),
+                                 jnp.full((len(classes), len(offset)), -jnp.inf))
 
     # ------------------------------------------------------------------ NumPyro
-    @staticmethod
-    def _split(alpha, prior: DirichletPrior):
-        bounds = list(np.asarray(prior.offset)[1:])
-        return jnp.split(alpha, bounds, axis=-1)
-
     @staticmethod
     def sample_params(prior: DirichletPrior, n_classes: int, site: str):
         params = {}
         with numpyro.plate("class", n_classes, dim=-1):
-            for j, a in enumerate(Categorical._split(prior.alpha, prior)):
+            for j, a in enumerate(split_levels(prior.alpha, prior.offset)):
                 params[f"{j}.probs"] = numpyro.sample(f"{site}.{j}.probs", dist.Dirichlet(a))
         return params
 
@@ -332,63 +291,41 @@ class Categorical(Family):
                                obs=jnp.where(observed, codes[:, j], 0))
 
     @staticmethod
-    def _flat(sample: dict, n_columns: int):
-        return jnp.concatenate([sample[f"{j}.probs"] for j in range(n_columns)], axis=-1)
-
-    @staticmethod
     def stats_log_likelihood(sample, stats: CategoricalStats) -> jax.Array:
         n_columns = sum(1 for k in sample if k.endswith(".probs"))
-        return jnp.sum(xlogy(stats.counts, Categorical._flat(sample, n_columns)))
+        probs = join_levels([sample[f"{j}.probs"] for j in range(n_columns)])
+        return jnp.sum(xlogy(stats.counts, probs))
 
     @staticmethod
     def sample_posterior(rng, posterior: DirichletPrior, n: int) -> dict:
         alpha = np.asarray(posterior.alpha, dtype=np.float64)
-        parts = np.split(alpha, np.asarray(posterior.offset)[1:], axis=-1)
-        return {f"{j}.probs": dirichlet_draws(rng, a, n) for j, a in enumerate(parts)}
+        return {f"{j}.probs": dirichlet_draws(rng, a, n)
+                for j, a in enumerate(split_levels(alpha, posterior.offset))}
 
     @staticmethod
     def params_from_sample(sample, posterior: DirichletPrior) -> CategoricalParams:
-        log_prob = jnp.log(Categorical._flat(sample, posterior.offset.shape[0]))
+        log_prob = jnp.log(join_levels([sample[f"{j}.probs"]
+                                        for j in range(posterior.offset.shape[0])]))
         # a value unseen in training has no parameter in a draw: it gets the exact predictive
-        totals = Categorical._column_totals(posterior.alpha, posterior)
-        log_unseen = jnp.log(posterior.unseen) - jnp.log(totals[:, posterior.offset])
-        return CategoricalParams(log_prob, posterior.offset, log_unseen)
+        exact = Categorical.estimate(posterior, _NO_DATA, "mean")
+        return CategoricalParams(log_prob, posterior.offset, exact.log_unseen)
 
     @staticmethod
     def posterior_distributions(posterior: DirichletPrior) -> dict:
         return {f"{j}.probs": dist.Dirichlet(a)
-                for j, a in enumerate(Categorical._split(posterior.alpha, posterior))}
+                for j, a in enumerate(split_levels(posterior.alpha, posterior.offset))}
 
     def param_dims(self, prior: DirichletPrior, schema: Schema) -> dict:
         return {f"{j}.probs": ("class", "level") for j in range(len(schema.columns))}
 
     def linear_terms(self, params: CategoricalParams, schema: Schema) -> tuple:
-        """One weight per (column, level), over one-hot codes, and per column whose unseen
-        value has a probability in every class, one for ``"col=<unseen>"``."""
-        labels = [f"{c}={v}" for c, levels in zip(schema.columns, schema.levels, strict=True)
-                  for v in levels]
-        scored = _unseen_scored(params)
-        labels += [f"{c}=<unseen>" for c, ok in zip(schema.columns, scored, strict=True) if ok]
-        weights = np.concatenate([np.asarray(params.log_prob, dtype=np.float64),
-                                  np.asarray(params.log_unseen, dtype=np.float64)[:, scored]],
-                                 axis=1)
-        return weights, labels, np.zeros(weights.shape[0])
+        """One weight per (column, level) over one-hot codes, and per column whose unseen value
+        has a probability in every class, one for ``"col=<unseen>"``."""
+        return one_hot_terms(params.log_prob, params.log_unseen, schema)
 
     def linear_features(self, x: np.ndarray, schema: Schema,
                         params: CategoricalParams) -> np.ndarray:
-        sizes = [len(lv) for lv in schema.levels]
-        onehot = np.zeros((x.shape[0], sum(sizes)))
-        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        for j in range(x.shape[1]):
-            seen = x[:, j] >= 0
-            onehot[np.flatnonzero(seen), offset[j] + x[seen, j]] = 1.0
-        scored, unseen = _unseen_scored(params), np.asarray(x) == UNSEEN
-        if np.any(unseen[:, ~scored]):
-            col = schema.columns[int(np.argmax(unseen.any(axis=0) & ~scored))]
-            raise ValueError(f"column {col!r}: a value unseen in training has probability zero "
-                             "in every class under this method; the linear view cannot score "
-                             "it (a smoothed method can).")
-        return np.concatenate([onehot, unseen[:, scored].astype(np.float64)], axis=1)
+        return one_hot_features(x, schema, params.log_unseen)
 
     def dependence_units(self, x, prior: dict, schema: Schema) -> list:
         units = []
@@ -403,13 +340,10 @@ class Categorical(Family):
     def column_block(prior: DirichletPrior, stats: CategoricalStats, j: int,
                      n_levels: int) -> tuple:
         """Column ``j`` in the flat level layout of a one-column block."""
-        start = int(np.asarray(prior.offset)[j])
-        cut = slice(start, start + n_levels)
-        prior_j = prior._replace(alpha=np.asarray(prior.alpha)[cut],
-                                 segment=np.zeros(n_levels, np.int32),
-                                 offset=np.zeros(1, np.int32),
-                                 unseen=np.asarray(prior.unseen)[j:j + 1])
-        return prior_j, stats._replace(counts=np.asarray(stats.counts)[:, cut])
+        cut = slice(int(np.asarray(prior.offset)[j]), int(np.asarray(prior.offset)[j]) + n_levels)
+        return (DirichletPrior(np.asarray(prior.alpha)[cut], *flat_layout([n_levels])[::-1],
+                               np.asarray(prior.unseen)[j:j + 1]),
+                stats._replace(counts=np.asarray(stats.counts)[:, cut]))
 
     def stated_numbers(self, cell) -> list:
         if not isinstance(cell, Mapping):
@@ -422,14 +356,14 @@ class Categorical(Family):
             tuple(dict.fromkeys(v for c in classes for v in tables[col][c])) for col in tables))
 
     def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
-        return np.stack([np.asarray(levels, dtype=object)[values[:, j]]
-                         for j, levels in enumerate(schema.levels)], axis=1)
+        return decode_levels(values, schema.levels)
 
     @staticmethod
     def log_prior_at(prior: DirichletPrior, params: CategoricalParams, method: str,
                      n_classes: int) -> float:
         shift = -1.0 if method == "map" else 0.0
         return pseudo_log(np.asarray(prior.alpha) + shift, params.log_prob)
+
 
 __all__ = ["Categorical", "CategoricalParams", "CategoricalStats", "DirichletPrior",
            "UnseenCategoryWarning"]

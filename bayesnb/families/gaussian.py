@@ -57,8 +57,16 @@ from ._base import (
     pseudo_log,
     xp_of,
 )
+from ._moments import merge_moments, moments, remove_moments
 
 LOG_2PI = float(np.log(2 * np.pi))
+
+
+def _precision_posterior(posterior) -> tuple:
+    """``(a', b')`` of the precision: one per column when pooled, else per class and column."""
+    if bool(posterior.pooled):
+        return posterior.shape[0], posterior.rate[0]
+    return posterior.shape, posterior.rate
 
 
 class NormalGammaPrior(NamedTuple):
@@ -130,46 +138,11 @@ class Gaussian(Family):
     # ------------------------------------------------------------------ numeric side
     @staticmethod
     def suff_stats(x, resp, n_levels=None) -> GaussianStats:
-        """Weighted count, mean and centred sum of squares per class and column, the squares
-        taken about each class's own mean (two passes)."""
-        observed = ~jnp.isnan(x)
-        obs = observed.astype(resp.dtype)
-        x0 = jnp.where(observed, x, 0.0).astype(resp.dtype)
-        count = resp.T @ obs
-        mean = jnp.where(count > 0, resp.T @ x0 / jnp.where(count > 0, count, 1.0), 0.0)
-        dev = (x0[:, None, :] - mean[None]) * obs[:, None, :]  # (n, K, F)
-        return GaussianStats(count, mean, jnp.einsum("ik,ikj->kj", resp, dev * dev))
+        """Weighted count, mean and centred sum of squares (``_moments``)."""
+        return GaussianStats(*moments(x, resp))
 
-    @staticmethod
-    def merge_stats(a: GaussianStats, b: GaussianStats) -> GaussianStats:
-        """Chan, Golub and LeVeque's pairwise update of count, mean and centred squares."""
-        xp = xp_of(a, b)
-        count = a.count + b.count
-        safe = xp.where(count > 0, count, 1.0)
-        delta = b.mean - a.mean
-        # the weight first: merging into empty statistics gives ``b.mean`` bit for bit
-        mean = a.mean + delta * (b.count / safe)
-        m2 = a.m2 + b.m2 + delta**2 * a.count * b.count / safe
-        return GaussianStats(count, mean, m2)
-
-    @staticmethod
-    def remove_stats(a: GaussianStats, b: GaussianStats) -> GaussianStats:
-        r"""The inverse of :meth:`merge_stats`: with :math:`n' = n - w`,
-        :math:`\bar x' = (n\bar x - w\bar x_b)/n'` and :math:`M_2' = M_2 - M_{2b} - (\bar x_b -
-        \bar x)^2\, n w / n'` (empty statistics where :math:`n' = 0`). The difference
-        cancels where the rest has (almost) no spread: a result within float rounding of
-        :math:`M_2` is the exact zero it stands for (e.g. two values, one left out)."""
-        xp = xp_of(a, b)
-        count = a.count - b.count
-        kept = count > 0
-        safe = xp.where(kept, count, 1.0)
-        delta = b.mean - a.mean
-        mean = xp.where(kept, a.mean - delta * (b.count / safe), 0.0)
-        removed = b.m2 + delta**2 * a.count * b.count / safe
-        m2 = a.m2 - removed
-        eps = xp.finfo(xp.result_type(m2)).eps
-        m2 = xp.where(kept & (m2 > 64 * eps * (a.m2 + removed)), m2, 0.0)
-        return GaussianStats(count, mean, m2)
+    merge_stats = staticmethod(merge_moments)
+    remove_stats = staticmethod(remove_moments)
 
     @staticmethod
     def _class_terms(prior: NormalGammaPrior, stats: GaussianStats):
@@ -220,19 +193,17 @@ class Gaussian(Family):
         lam = params.precision
         per_column = 0.5 * jnp.log(lam) - 0.5 * lam * mc * mc  # (K, F)
 
-        # sum_j o_ij [log(lam)/2 - lam (x - mu)^2 / 2] expanded into matmuls
-        def complete(x):
-            xc = (x - params.center).astype(params.mean.dtype)
-            return (-0.5 * (xc * xc) @ lam.T + xc @ (lam * mc).T
-                    + jnp.sum(per_column, axis=1))
-
-        def observed_only(x):
+        # sum_j o_ij [log(lam)/2 - lam (x - mu)^2 / 2] expanded into matmuls; the observed
+        # indicator's matmul only where a value is missing
+        def scores(x, missing):
             observed = ~jnp.isnan(x)
             xc = jnp.where(observed, x - params.center, 0.0).astype(params.mean.dtype)
-            return (-0.5 * (xc * xc) @ lam.T + xc @ (lam * mc).T
-                    + observed.astype(xc.dtype) @ per_column.T)
+            per_row = (observed.astype(xc.dtype) @ per_column.T if missing
+                       else jnp.sum(per_column, axis=1))
+            return -0.5 * (xc * xc) @ lam.T + xc @ (lam * mc).T + per_row
 
-        return jax.lax.cond(has_missing(x), observed_only, complete, x)
+        return jax.lax.cond(has_missing(x), lambda x: scores(x, True),
+                            lambda x: scores(x, False), x)
 
     @staticmethod
     def log_predictive(posterior, x, n_levels=None) -> jax.Array:
@@ -328,9 +299,7 @@ class Gaussian(Family):
 
     @staticmethod
     def sample_posterior(rng, posterior: NormalGammaPrior, n: int) -> dict:
-        shape, rate = (np.asarray(a, dtype=np.float64) for a in (posterior.shape, posterior.rate))
-        if bool(posterior.pooled):
-            shape, rate = shape[0], rate[0]
+        shape, rate = (np.asarray(a, dtype=np.float64) for a in _precision_posterior(posterior))
         precision = rng.standard_gamma(np.broadcast_to(shape, (n,) + shape.shape)) / rate
         loc = np.asarray(posterior.loc, dtype=np.float64)
         kappa = np.asarray(posterior.kappa, dtype=np.float64)
@@ -347,9 +316,7 @@ class Gaussian(Family):
 
     @staticmethod
     def posterior_log_density(posterior: NormalGammaPrior, params: dict) -> jax.Array:
-        shape, rate = posterior.shape, posterior.rate
-        if bool(posterior.pooled):
-            shape, rate = shape[0], rate[0]
+        shape, rate = _precision_posterior(posterior)
         log_p = jnp.sum(dist.Gamma(shape, rate).log_prob(params["precision"]))
         precision = jnp.broadcast_to(params["precision"], posterior.loc.shape)
         scale = 1.0 / jnp.sqrt(posterior.kappa * precision)
@@ -360,9 +327,7 @@ class Gaussian(Family):
         r"""Each parameter's marginal posterior: :math:`\lambda \sim \mathrm{Gamma}(a', b')`
         and :math:`\mu \sim t_{2a'}(m', b'/(a'\kappa'))` (not independent: the joint density
         is :meth:`posterior_log_density`'s)."""
-        shape, rate = posterior.shape, posterior.rate
-        if bool(posterior.pooled):
-            shape, rate = shape[0], rate[0]
+        shape, rate = _precision_posterior(posterior)
         scale = jnp.sqrt(rate / (shape * posterior.kappa))
         return {"mean": dist.StudentT(2.0 * shape, posterior.loc, scale),
                 "precision": dist.Gamma(shape, rate)}
