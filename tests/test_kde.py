@@ -13,7 +13,7 @@ from sklearn.datasets import load_iris
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import bayesnb as bnb
-from bayesnb.families.kde import bandwidth_of
+from bayesnb.families._bandwidth import bandwidth_of
 
 SPECIES = ("setosa", "versicolor", "virginica")
 

@@ -133,6 +133,34 @@ def level_values(value, schema, name: str, family: str) -> np.ndarray:
                         f"{list(schema.levels[j])})", family) for j, v in enumerate(value)])
 
 
+def host_log(values) -> np.ndarray:
+    """``np.log`` with log 0 = -inf said by the result, not by a warning (ML tables)."""
+    with np.errstate(divide="ignore"):
+        return np.log(values)
+
+
+def level_tables(prob: np.ndarray, schema, classes) -> dict:
+    """A ``(K, L)`` flat table as one DataFrame per column (classes x levels)."""
+    offset, _ = flat_layout([len(lv) for lv in schema.levels])
+    return {col: pd.DataFrame(prob[:, offset[j]:offset[j] + len(levels)],
+                              index=pd.Index(classes, name="class"),
+                              columns=pd.Index(levels, name=col))
+            for j, (col, levels) in enumerate(zip(schema.columns, schema.levels, strict=True))}
+
+
+def tables_to_levels(tables: dict, schema, classes) -> np.ndarray:
+    """The ``(K, L)`` flat table of stated ``tables[column][class][level]`` probabilities,
+    each class's row of a column non-negative and summing to 1 (an absent level is 0)."""
+    parts = []
+    for col, levels in zip(schema.columns, schema.levels, strict=True):
+        p = np.array([[float(tables[col][c].get(v, 0.0)) for v in levels] for c in classes])
+        if np.any(p < 0) or not np.allclose(p.sum(axis=1), 1.0, atol=1e-6):
+            raise ValueError(f"column {col!r}: each class's probabilities must be "
+                             f"non-negative and sum to 1, got sums {p.sum(axis=1)}.")
+        parts.append(p)
+    return np.concatenate(parts, axis=1)
+
+
 def _unseen_scored(log_unseen) -> np.ndarray:
     """Per column, whether a value unseen in training has a probability in every class."""
     return np.isfinite(np.asarray(log_unseen)).all(axis=0)

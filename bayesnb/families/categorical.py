@@ -40,7 +40,6 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 
 from ._base import (
@@ -64,12 +63,15 @@ from ._levels import (
     decode_levels,
     encode_levels,
     flat_layout,
+    host_log,
     join_levels,
     learn_levels,
+    level_tables,
     level_values,
     one_hot_features,
     one_hot_terms,
     split_levels,
+    tables_to_levels,
 )
 
 
@@ -92,12 +94,6 @@ class CategoricalParams(NamedTuple):
     log_prob: jax.Array  # (K, L)
     offset: jax.Array  # (F,)
     log_unseen: jax.Array  # (K, F) log-probability of a value never seen in training
-
-
-def _host_log(values) -> np.ndarray:
-    """``np.log`` with log 0 = -inf said by the result, not by a warning (ML tables)."""
-    with np.errstate(divide="ignore"):
-        return np.log(values)
 
 
 class Categorical(Family):
@@ -202,7 +198,7 @@ class Categorical(Family):
         pseudo = 0.0 if method == "ml" else prior.alpha + shift
         num = stats.counts + pseudo
         totals = column_totals(num, prior.segment, prior.offset.shape[0])
-        log = _host_log if isinstance(num, np.ndarray) else jnp.log
+        log = host_log if isinstance(num, np.ndarray) else jnp.log
         log_prob = log(num) - log(totals)
         # an unseen value gets what a zero-count level with the column's mean pseudo-count gets
         unseen = 0.0 if method == "ml" else prior.unseen + shift
@@ -244,26 +240,13 @@ class Categorical(Family):
 
     @staticmethod
     def describe(params: CategoricalParams, schema: Schema, classes) -> dict:
-        prob = np.exp(np.asarray(params.log_prob))
-        offset = np.asarray(params.offset)
-        return {col: pd.DataFrame(prob[:, offset[j]:offset[j] + len(levels)],
-                                  index=pd.Index(classes, name="class"),
-                                  columns=pd.Index(levels, name=col))
-                for j, (col, levels) in enumerate(zip(schema.columns, schema.levels,
-                                                      strict=True))}
+        return level_tables(np.exp(np.asarray(params.log_prob)), schema, classes)
 
     @staticmethod
     def from_tables(tables: dict, schema: Schema, classes) -> CategoricalParams:
         """``tables[column][class][level]`` is P(x = level | class); rows must sum to 1."""
-        parts = []
-        for col, levels in zip(schema.columns, schema.levels, strict=True):
-            p = np.array([[float(tables[col][c].get(v, 0.0)) for v in levels] for c in classes])
-            if np.any(p < 0) or not np.allclose(p.sum(axis=1), 1.0, atol=1e-6):
-                raise ValueError(f"column {col!r}: each class's probabilities must be "
-                                 f"non-negative and sum to 1, got sums {p.sum(axis=1)}.")
-            parts.append(p)
+        log_prob = jnp.asarray(host_log(tables_to_levels(tables, schema, classes)))
         offset, _ = flat_layout([len(lv) for lv in schema.levels])
-        log_prob = jnp.asarray(_host_log(np.concatenate(parts, axis=1)))
         return CategoricalParams(log_prob, jnp.asarray(offset),
                                  jnp.full((len(classes), len(offset)), -jnp.inf))
 

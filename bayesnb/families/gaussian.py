@@ -358,14 +358,9 @@ class Gaussian(Family):
     @staticmethod
     def log_prior_at(prior: NormalGammaPrior, params: GaussianParams, method: str,
                      n_classes: int) -> float:
-        a, b = np.asarray(prior.shape), np.asarray(prior.rate)
-        kappa, loc = np.asarray(prior.kappa), np.asarray(prior.loc)
-        lam = params.precision
-        quad = -0.5 * float(np.sum(kappa * lam * (params.mean - loc) ** 2))
-        if bool(prior.pooled):  # one Gamma per column and K normals on the means
-            lam1 = lam[0]
-            c = (a - 1.0 + n_classes / 2.0) if method == "map" else a
-            return pseudo_log(c, np.log(lam1)) - float(np.sum(b * lam1)) + quad
-        # Normal-Gamma per class: (a - 1/2) log lambda under MAP, a under the mean
-        c = a - 0.5 if method == "map" else a
-        return pseudo_log(c, np.log(lam)) - float(np.sum(b * lam)) + quad
+        loc, kappa, a, b = (np.asarray(v) for v in prior[:4])
+        lam = params.precision[:1] if bool(prior.pooled) else params.precision
+        if method == "map":  # the mode: Gamma(a - 1 + K/2) per column pooled, a - 1/2 per class
+            a = a - 1.0 + n_classes / 2.0 if bool(prior.pooled) else a - 0.5
+        quad = -0.5 * float(np.sum(kappa * params.precision * (params.mean - loc) ** 2))
+        return pseudo_log(a, np.log(lam)) - float(np.sum(b * lam)) + quad
