@@ -4,13 +4,16 @@
 >>> clf = bnb.NaiveBayes(features=bnb.Multinomial(alpha=1.0), method="mean")
 
 The public names and the submodules (``bnb.compare``, ``bnb.outofcore``, ...) are imported
-when first used, so ``import bayesnb`` costs little more than importing JAX.
+when first used, so ``import bayesnb`` costs little more than importing JAX; importing it
+also keeps compiled kernels on disk between processes (see :mod:`bayesnb._kernel_cache`).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+
+from . import _kernel_cache
 
 __version__ = "0.1.0"
 
@@ -38,6 +41,8 @@ _PUBLIC = {
 }
 
 __all__ = sorted(_PUBLIC)
+
+_kernel_cache.enable()
 
 
 def __getattr__(name: str):
