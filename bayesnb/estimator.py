@@ -301,9 +301,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         return np.array([self.class_prior[c] for c in self.classes_], dtype=np.float64)
 
     def _class_setup(self):
-        # the NumPyro program is imported by the calls that use it (draws, MCMC), not by a fit
-        from .model import class_setup
-
+        from .model import class_setup  # NumPyro loads for draws and MCMC, not for a fit
         return class_setup(len(self.classes_), self.class_alpha, self._class_prior_array())
 
     def _unseen_rule(self) -> str:
