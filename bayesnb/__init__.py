@@ -2,45 +2,60 @@
 
 >>> import bayesnb as bnb
 >>> clf = bnb.NaiveBayes(features=bnb.Multinomial(alpha=1.0), method="mean")
+
+The public names and the submodules (``bnb.compare``, ``bnb.outofcore``, ...) are imported
+when first used, so ``import bayesnb`` costs little more than importing JAX; importing it
+also keeps compiled kernels on disk between processes (see :mod:`bayesnb._kernel_cache`).
 """
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+from . import _kernel_cache
 
 __version__ = "0.1.0"
 
-from .coursework import from_tables  # noqa: E402
-from .dependence_plot import dependence_heatmap  # noqa: E402
-from .estimator import METHODS, NaiveBayes, merge  # noqa: E402
-from .families import (  # noqa: E402
-    REGISTRY,
-    Bernoulli,
-    Categorical,
-    Exponential,
-    Family,
-    Gaussian,
-    KernelDensity,
-    Multinomial,
-    Poisson,
-)
-from .joining import JoinColumns, join_columns  # noqa: E402
-from .persistence import ModelFileError, load, save  # noqa: E402
+#: each public name and the module that defines it
+_PUBLIC = {
+    "METHODS": "estimator",
+    "NaiveBayes": "estimator",
+    "merge": "estimator",
+    "REGISTRY": "families",
+    "Bernoulli": "families",
+    "Categorical": "families",
+    "Exponential": "families",
+    "Family": "families",
+    "Gaussian": "families",
+    "KernelDensity": "families",
+    "Multinomial": "families",
+    "Poisson": "families",
+    "JoinColumns": "joining",
+    "join_columns": "joining",
+    "ModelFileError": "persistence",
+    "load": "persistence",
+    "save": "persistence",
+    "dependence_heatmap": "dependence_plot",
+    "from_tables": "coursework",
+}
 
-__all__ = [
-    "METHODS",
-    "REGISTRY",
-    "Bernoulli",
-    "Categorical",
-    "Exponential",
-    "Family",
-    "Gaussian",
-    "JoinColumns",
-    "KernelDensity",
-    "ModelFileError",
-    "Multinomial",
-    "NaiveBayes",
-    "Poisson",
-    "dependence_heatmap",
-    "from_tables",
-    "join_columns",
-    "load",
-    "merge",
-    "save",
-]
+__all__ = sorted(_PUBLIC)
+
+_kernel_cache.enable()
+
+
+def __getattr__(name: str):
+    """A public name or a submodule, imported on first use (PEP 562)."""
+    if name in _PUBLIC:
+        value = getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

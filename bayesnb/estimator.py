@@ -32,7 +32,6 @@ from .fitted import (
     merge_models,
     split_unlabeled,
 )
-from .model import class_setup
 from .reports import BayesianReports
 from .scoring import DrawsScorer, TableScorer, answer, best_index, table_scorer
 
@@ -302,6 +301,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         return np.array([self.class_prior[c] for c in self.classes_], dtype=np.float64)
 
     def _class_setup(self):
+        from .model import class_setup  # NumPyro loads for draws and MCMC, not for a fit
         return class_setup(len(self.classes_), self.class_alpha, self._class_prior_array())
 
     def _unseen_rule(self) -> str:

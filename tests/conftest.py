@@ -22,14 +22,22 @@ def pytest_configure(config):
     folder per run (made by the first process, inherited by the others through the
     environment), deleted at the end. A cached kernel is the same executable, so what the
     tests check is what a user runs; ``JAX_COMPILATION_CACHE_DIR`` set outside keeps its own
-    folder."""
+    folder. Either way the package leaves the user's cache folder alone (bayesnb's own cache
+    is on only where no JAX cache folder is set), and with ``BAYESNB_TEST_KERNEL_CACHE=0``
+    it is turned off, so no run of the suite writes into the home folder."""
+    _configure_kernel_cache()
     # the suite bounds its compiled kernels between tests (``_bounded_jit_caches``); the
     # package's own bound (tested in test_trust3_compile_bound.py) would drop them in the
-    # middle of tests that count retraces
+    # middle of tests that count retraces; imported after the cache is chosen, since
+    # importing bayesnb turns its own cache on where none is configured
     from bayesnb.fast import _compiled
 
     _compiled.MAX_EXECUTABLES = 1 << 30
+
+
+def _configure_kernel_cache():
     if os.environ.get("BAYESNB_TEST_KERNEL_CACHE", "1") == "0":
+        os.environ["BAYESNB_COMPILATION_CACHE"] = "0"  # inherited by the suite's subprocesses
         return
     if not os.environ.get(_KERNEL_CACHE):
         os.environ[_KERNEL_CACHE] = tempfile.mkdtemp(prefix="bayesnb-test-kernels-")

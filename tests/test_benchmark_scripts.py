@@ -1,5 +1,6 @@
 """The benchmark scripts a user runs still run against the library as it is (small shapes):
-``run.py``, ``sparse.py``, ``mcmc.py`` and ``tune.py`` (``gpu.py``:
+``run.py``, ``sparse.py``, ``mcmc.py``, ``tune.py``, ``compile_bound.py`` and
+``first_answer.py`` (``gpu.py``:
 ``test_gpu_benchmark_script.py``).
 
 Speed is never asserted here (it is measured in ``benchmarks/``, not in tests). What is checked
@@ -107,3 +108,18 @@ def test_compile_bound_reports_each_model_within_the_bound():
     # one model adds a few kernels; past the bound of 3 every kernel is dropped first
     assert all(int(r[3]) <= 3 + 3 for r in rows) and min(int(r[3]) for r in rows[1:]) <= 3, text
     assert "models: 4;" in text, text
+
+
+def test_first_answer_reports_every_case():
+    text = run_script("first_answer.py", "--quick")
+    imports = re.findall(r"^\| `import (\S+)` \| [0-9.]+ \| [0-9.]+ \| ([0-9.]+)x \|$", text,
+                         flags=re.MULTILINE)
+    assert [m for m, _ in imports] == ["jax", "sklearn.naive_bayes", "bayesnb"], text
+    first = re.findall(r"^\| (bayesnb, cache \w+|scikit-learn GaussianNB) \|"
+                       r"(?: [0-9.]+ \|){4} ([0-9.]+)x \|$", text, flags=re.MULTILINE)
+    assert [name for name, _ in first] == ["bayesnb, cache warm", "bayesnb, cache cold",
+                                           "bayesnb, cache off", "scikit-learn GaussianNB"], text
+    assert first[-1][1] == "1.00", text
+    many = re.findall(r"^\| cache (off|cold|warm)[^|]* \| [0-9.]+ \| -?[0-9]+ \|$", text,
+                      flags=re.MULTILINE)
+    assert many == ["off", "cold", "warm"], text

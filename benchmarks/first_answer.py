@@ -1,0 +1,180 @@
+"""Time to a first answer, each figure from fresh processes (the median of ``--runs``):
+
+    python benchmarks/first_answer.py            # 5 runs of each; 30 models of 2..31 classes
+    python benchmarks/first_answer.py --quick    # 1 run, 4 models (a smoke run)
+
+(a) ``import bayesnb`` against ``import sklearn.naive_bayes`` and ``import jax``.
+(b) import + first Gaussian fit + first ``predict_proba`` on a 150 x 4, 3-class table: bayesnb
+    with its compiled-kernel cache warm (filled by an untimed run first), cold (a new, empty
+    folder each run) and off (``BAYESNB_COMPILATION_CACHE=0``), against scikit-learn's
+    ``GaussianNB`` doing the same.
+(c) 30 models with 2..31 classes fitted (+ ``predict_proba``) in one process: the wall time of
+    the fits (mostly compilation) and the growth of resident memory, with the cache off, cold
+    and warm (one process each).
+
+Seconds are wall clock inside the child (``perf_counter`` around the statements) and, for (a),
+of the whole process as well (interpreter start included). The children run with no JAX cache
+configured from outside; each cache folder is a temporary one, deleted at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+IMPORTS = ("jax", "sklearn.naive_bayes", "bayesnb")
+
+#: the child of (b): prints import, fit, predict_proba and total seconds
+FIRST = """
+import time
+t0 = time.perf_counter()
+{imports}
+t1 = time.perf_counter()
+import numpy as np
+rng = np.random.default_rng(0)
+y = np.repeat(np.arange(3), 50)
+X = rng.normal(y[:, None] * [1.0, 0.5, 2.0, -1.0], 1.0)
+clf = {estimator}.fit(X, y)
+t2 = time.perf_counter()
+p = clf.predict_proba(X)
+t3 = time.perf_counter()
+assert p.shape == (150, 3) and abs(p.sum() - 150) < 1e-3
+print(t1 - t0, t2 - t1, t3 - t2, t3 - t0)
+"""
+OURS = FIRST.format(imports="import bayesnb as bnb",
+                    estimator="bnb.NaiveBayes(features=bnb.Gaussian(), method='ml')")
+THEIRS = FIRST.format(imports="from sklearn.naive_bayes import GaussianNB",
+                      estimator="GaussianNB()")
+
+#: the child of (c): prints total fit seconds and RSS growth in MB
+MANY = """
+import time
+import numpy as np
+import bayesnb as bnb
+
+def rss_mb():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+bnb.NaiveBayes  # the estimator's modules loaded before memory is counted
+rng = np.random.default_rng(0)
+start, seconds = rss_mb(), 0.0
+for k in range({first}, {last} + 1):
+    y = np.arange(300) % k
+    X = rng.normal(y[:, None] * [1.0, -0.5, 2.0], 1.0)
+    t0 = time.perf_counter()
+    bnb.NaiveBayes(features=bnb.Gaussian(), method="mean").fit(X, y).predict_proba(X[:50])
+    seconds += time.perf_counter() - t0
+print(seconds, rss_mb() - start)
+"""
+
+
+def child_env(cache: str | None) -> dict:
+    """This checkout on the path, no JAX cache from outside, bayesnb's cache in ``cache``
+    (``"0"``: off; ``None``: the variable unset)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("JAX_COMPILATION_CACHE", "JAX_PERSISTENT_CACHE", "BAYESNB_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    if cache is not None:
+        env["BAYESNB_COMPILATION_CACHE"] = cache
+    return env
+
+
+def run(code: str, cache: str | None) -> tuple[list[float], float]:
+    """The numbers ``code`` prints, and the process's wall clock."""
+    import time
+
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=child_env(cache), timeout=900, check=False)
+    wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise RuntimeError(f"child failed:\n{out.stderr[-3000:]}")
+    return [float(v) for v in out.stdout.split()], wall
+
+
+def median_of(runs: list[list[float]]) -> list[float]:
+    return [statistics.median(column) for column in zip(*runs, strict=True)]
+
+
+def imports(n_runs: int, scratch: Path) -> None:
+    print("\n(a) import, fresh process (seconds; median of", n_runs, "runs)\n")
+    print("| module | import | process wall | ratio to jax |")
+    print("| --- | --- | --- | --- |")
+    rows = {}
+    for module in IMPORTS:
+        code = f"import time; t0 = time.perf_counter(); import {module}; " \
+               "print(time.perf_counter() - t0)"
+        results = [run(code, str(scratch / "imports")) for _ in range(n_runs)]
+        rows[module] = (statistics.median(r[0][0] for r in results),
+                        statistics.median(r[1] for r in results))
+    for module, (inside, wall) in rows.items():
+        print(f"| `import {module}` | {inside:.2f} | {wall:.2f} | "
+              f"{inside / rows['jax'][0]:.2f}x |")
+
+
+def first_answer(n_runs: int, scratch: Path) -> None:
+    print("\n(b) import + first Gaussian fit + first predict_proba, 150 x 4, fresh process "
+          f"(seconds; median of {n_runs} runs)\n")
+    warm = scratch / "warm"
+    run(OURS, str(warm))  # fills the warm folder, untimed
+    cases = {"bayesnb, cache warm": lambda i: str(warm),
+             "bayesnb, cache cold": lambda i: str(scratch / f"cold{i}"),
+             "bayesnb, cache off": lambda i: "0"}
+    rows = {name: median_of([run(OURS, cache(i))[0] for i in range(n_runs)])
+            for name, cache in cases.items()}
+    rows["scikit-learn GaussianNB"] = median_of([run(THEIRS, "0")[0] for _ in range(n_runs)])
+    reference = rows["scikit-learn GaussianNB"][3]
+    print("| case | import | fit | predict_proba | total | total / scikit-learn |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for name, (imp, fit, proba, total) in rows.items():
+        print(f"| {name} | {imp:.2f} | {fit:.2f} | {proba:.2f} | {total:.2f} | "
+              f"{total / reference:.2f}x |")
+
+
+def many_models(first: int, last: int, scratch: Path) -> None:
+    print(f"\n(c) {last - first + 1} Gaussian models of {first}..{last} classes in one process "
+          "(fit + predict_proba; one process each)\n")
+    code = MANY.format(first=first, last=last)
+    folder = str(scratch / "many")
+    rows = {"cache off": run(code, "0")[0],
+            "cache cold": run(code, folder)[0],
+            "cache warm (a second process)": run(code, folder)[0]}
+    print("| case | fit seconds, all models | RSS growth MB |")
+    print("| --- | --- | --- |")
+    for name, (seconds, grown) in rows.items():
+        print(f"| {name} | {seconds:.1f} | {grown:.0f} |")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="fresh processes per figure")
+    parser.add_argument("--classes", type=int, nargs=2, default=(2, 31),
+                        help="first and last number of classes in (c)")
+    parser.add_argument("--quick", action="store_true", help="1 run, 2..5 classes")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.runs, args.classes = 1, (2, 5)
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    scratch = Path(tempfile.mkdtemp(prefix="bayesnb-first-answer-"))
+    try:
+        imports(args.runs, scratch)
+        first_answer(args.runs, scratch)
+        many_models(*args.classes, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
