@@ -78,3 +78,23 @@ def test_dependence_linear_view_and_density_plot(registered, x64):
     assert {"t", "u", "a=hi", "a=lo"} <= set(W.columns)
     fig = density_plot(clf, "t", X, y)
     assert fig.axes[0].get_title() == "t: Exponential per class"
+
+
+def test_an_incomplete_family_is_refused_when_made_naming_what_it_lacks():
+    """The contract is abstract: a conjugate family without its predictive cannot be made
+    (Python's TypeError lists the missing members), instead of failing deep in a fit."""
+
+    class Unfinished(bnb.ConjugateFamily):
+        name = "unfinished"
+        encode = bnb.Exponential.encode
+        prior = bnb.Exponential.prior
+        estimate = staticmethod(bnb.Exponential.estimate)
+        describe = staticmethod(bnb.Exponential.describe)
+
+    with pytest.raises(TypeError, match="log_predictive"):
+        Unfinished()
+    assert {"suff_stats", "posterior", "log_evidence", "observe"} <= set(
+        bnb.ConjugateFamily.__abstractmethods__)
+    assert set(bnb.Family.__abstractmethods__) == {"encode", "prior", "estimate", "describe"}
+    assert set(bnb.NonparametricFamily.__abstractmethods__) >= {"host_table",
+                                                                "host_log_likelihood"}

@@ -1,6 +1,7 @@
 """Likelihood families: one conjugate pair per file, listed once in ``REGISTRY``."""
 
-from ._base import Family, Schema
+from ._base import Schema
+from ._contract import ConjugateFamily, Family, NonparametricFamily
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .exponential import Exponential
@@ -15,5 +16,5 @@ REGISTRY: dict[str, type[Family]] = {
                               KernelDensity, Exponential)
 }
 
-__all__ = ["REGISTRY", "Bernoulli", "Categorical", "Exponential", "Family", "Gaussian",
-           "KernelDensity", "Multinomial", "Poisson", "Schema"]
+__all__ = ["REGISTRY", "Bernoulli", "Categorical", "ConjugateFamily", "Exponential", "Family",
+           "Gaussian", "KernelDensity", "Multinomial", "NonparametricFamily", "Poisson", "Schema"]

@@ -31,7 +31,6 @@ from jax.scipy.special import gammaln, xlog1py, xlogy
 
 from ..fast import _sparse
 from ._base import (
-    Family,
     Schema,
     broadcast_hyper,
     dist,
@@ -42,6 +41,7 @@ from ._base import (
     pseudo_log,
     xp_of,
 )
+from ._contract import ConjugateFamily
 
 
 class BetaPrior(NamedTuple):
@@ -61,7 +61,7 @@ class BernoulliParams(NamedTuple):
 
 
 
-class Bernoulli(Family):
+class Bernoulli(ConjugateFamily):
     """Binary columns (0/1 or booleans), each a Bernoulli per class with a Beta prior.
 
     Parameters

@@ -43,7 +43,6 @@ import numpy as np
 from jax.scipy.special import gammaln, xlogy
 
 from ._base import (
-    Family,
     Schema,
     dirichlet_draws,
     dist,
@@ -51,6 +50,7 @@ from ._base import (
     numpyro,
     pseudo_log,
 )
+from ._contract import ConjugateFamily
 from ._levels import (
     UNSEEN,
     UNSEEN_POLICIES,
@@ -96,7 +96,7 @@ class CategoricalParams(NamedTuple):
     log_unseen: jax.Array  # (K, F) log-probability of a value never seen in training
 
 
-class Categorical(Family):
+class Categorical(ConjugateFamily):
     """Many-valued columns of any hashable values (strings, integers, booleans).
 
     Parameters

@@ -36,7 +36,6 @@ import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 
 from ._base import (
-    Family,
     Schema,
     broadcast_hyper,
     column_units,
@@ -48,6 +47,7 @@ from ._base import (
     pseudo_log,
     xp_of,
 )
+from ._contract import ConjugateFamily
 
 
 class GammaPrior(NamedTuple):
@@ -65,7 +65,7 @@ class ExponentialParams(NamedTuple):
     rate: jax.Array  # (K, F)
 
 
-class Exponential(Family):
+class Exponential(ConjugateFamily):
     """Non-negative real columns (waiting times, sizes), each Exponential per class with a
     Gamma prior on the rate.
 

@@ -45,7 +45,6 @@ import pandas as pd
 from jax.scipy.special import gammaln
 
 from ._base import (
-    Family,
     Schema,
     broadcast_hyper,
     column_units,
@@ -57,6 +56,7 @@ from ._base import (
     pseudo_log,
     xp_of,
 )
+from ._contract import ConjugateFamily
 from ._moments import merge_moments, moments, remove_moments
 
 LOG_2PI = float(np.log(2 * np.pi))
@@ -89,7 +89,7 @@ class GaussianParams(NamedTuple):
     center: jax.Array  # (F,) shift applied before the matmul, for float32 accuracy
 
 
-class Gaussian(Family):
+class Gaussian(ConjugateFamily):
     """Real-valued columns, each Gaussian per class with a Normal-Gamma prior.
 
     Parameters

@@ -37,7 +37,8 @@ import numpy as np
 import pandas as pd
 
 from ._bandwidth import RULES, bandwidth_of
-from ._base import Family, Schema, numeric_block
+from ._base import Schema, numeric_block
+from ._contract import NonparametricFamily
 
 LOG_2PI = float(np.log(2 * np.pi))
 #: rows x training values held at once when scoring one class and column (float64: 32 MiB)
@@ -73,7 +74,7 @@ class KDETable(NamedTuple):
     log_total: np.ndarray  # (K, F) log n
 
 
-class KernelDensity(Family):
+class KernelDensity(NonparametricFamily):
     """Numeric columns, each a Gaussian kernel density estimate per class (no prior).
 
     Parameters

@@ -42,7 +42,6 @@ from jax.scipy.special import gammaln, xlogy
 
 from ..fast import _sparse
 from ._base import (
-    Family,
     Schema,
     broadcast_hyper,
     dirichlet_draws,
@@ -54,6 +53,7 @@ from ._base import (
     pseudo_log,
     xp_of,
 )
+from ._contract import ConjugateFamily
 
 
 class MultinomialDirichletPrior(NamedTuple):
@@ -69,7 +69,7 @@ class MultinomialParams(NamedTuple):
     log_prob: jax.Array  # (K, V)
 
 
-class Multinomial(Family):
+class Multinomial(ConjugateFamily):
     """Count columns that together form one multinomial vector per row (bag of words).
 
     Parameters

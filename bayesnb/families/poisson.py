@@ -29,7 +29,6 @@ from jax.scipy.special import gammaln, xlogy
 
 from ..fast import _sparse
 from ._base import (
-    Family,
     Schema,
     broadcast_hyper,
     column_units,
@@ -41,6 +40,7 @@ from ._base import (
     pseudo_log,
     xp_of,
 )
+from ._contract import ConjugateFamily
 
 
 class GammaPrior(NamedTuple):
@@ -59,7 +59,7 @@ class PoissonParams(NamedTuple):
     rate: jax.Array  # (K, F)
 
 
-class Poisson(Family):
+class Poisson(ConjugateFamily):
     """Non-negative count columns, each Poisson per class with a Gamma prior on the rate.
 
     Parameters

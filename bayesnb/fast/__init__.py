@@ -28,7 +28,8 @@ from typing import Any, ClassVar
 import jax
 import numpy as np
 
-from ..families._base import Family, float64_mode
+from ..families._base import float64_mode
+from ..families._contract import Family
 
 
 class FastForm:
