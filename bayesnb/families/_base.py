@@ -137,11 +137,12 @@ def broadcast_hyper(value: Any, n: int, name: str, family: str, *, positive: boo
 
 def numeric_block(values: np.ndarray, schema: Schema, family: str, dtype=None, *,
                   nonnegative: bool = False, binary: bool = False,
-                  integer: bool = False) -> np.ndarray:
+                  integer: bool = False, values_are: str = "counts") -> np.ndarray:
     """A block as floats with NaN for missing, in ``dtype`` (default float64), validated.
 
     Rejects non-numbers, +-inf, values beyond float32's safe range (in float32 mode) and,
-    when asked, negative, non-binary or non-integer values, naming the column and row.
+    when asked, negative (said of ``values_are``), non-binary or non-integer values, naming
+    the column and row.
     A numeric array is checked with a few reductions (min, max) and converted in one copy at
     most; only a failing block is searched value by value for the error message."""
     values = np.asarray(values)
@@ -154,7 +155,7 @@ def numeric_block(values: np.ndarray, schema: Schema, family: str, dtype=None, *
     if values.dtype.kind != "f":
         check_float64_range(x, schema.columns)
     if nonnegative:
-        first_bad(x < 0, schema, x, f"{family} needs non-negative counts")
+        first_bad(x < 0, schema, x, f"{family} needs non-negative {values_are}")
     if binary:
         first_bad(~np.isnan(x) & (x != 0) & (x != 1), schema, x,
                   f"{family} needs values in {{0, 1}} (or booleans)")
@@ -357,4 +358,29 @@ def log_matmul(x: jax.Array, log_table: jax.Array) -> jax.Array:
 
     return jax.lax.cond(jnp.all(jnp.isfinite(log_table)), plain, guarded, log_table)
 
+
+class GammaPrior(NamedTuple):
+    """A Gamma(shape, rate) prior on a positive rate per column (Poisson, Exponential)."""
+
+    shape: jax.Array  # (F,) prior, or (K, F) posterior
+    rate: jax.Array
+
+
+def gamma_prior(shape, rate, schema: Schema, family: str) -> GammaPrior:
+    """The Gamma hyperparameters broadcast to the block's columns."""
+    f, cols = len(schema.columns), schema.columns
+    return GammaPrior(broadcast_hyper(shape, f, "shape", family, columns=cols),
+                      broadcast_hyper(rate, f, "rate", family, columns=cols))
+
+
+def check_gamma_map(prior: GammaPrior, schema: Schema, method: str, family: str,
+                    values: str) -> None:
+    """Refuse MAP where a Gamma shape below 1 leaves a class with no ``values`` its mode at 0
+    with infinite density."""
+    if method == "map" and np.any(prior.shape < 1):
+        raise ValueError(
+            f"column {schema.columns[int(np.argmax(prior.shape < 1))]!r}: the {family} MAP "
+            f"estimate needs Gamma shape >= 1 (below 1 the posterior of a class with no "
+            f"{values} has its mode at 0 with infinite density); use method='mean' or raise "
+            "shape.")
 

@@ -36,11 +36,12 @@ import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 
 from ._base import (
+    GammaPrior,
     Schema,
-    broadcast_hyper,
+    check_gamma_map,
     column_units,
     dist,
-    first_bad,
+    gamma_prior,
     numeric_block,
     numpyro,
     observed_pairs,
@@ -48,11 +49,6 @@ from ._base import (
     xp_of,
 )
 from ._contract import ConjugateFamily
-
-
-class GammaPrior(NamedTuple):
-    shape: jax.Array  # (F,) prior, or (K, F) posterior
-    rate: jax.Array
 
 
 class ExponentialStats(NamedTuple):
@@ -92,23 +88,14 @@ class Exponential(ConjugateFamily):
 
     def encode(self, values, schema: Schema, *, unseen: str = "error",
                dtype=None) -> np.ndarray:
-        x = numeric_block(values, schema, "Exponential")
-        with np.errstate(invalid="ignore"):
-            first_bad(x < 0, schema, x, "Exponential needs non-negative values")
-        return x if dtype is None else x.astype(dtype)
+        return numeric_block(values, schema, "Exponential", dtype, nonnegative=True,
+                             values_are="values")
 
     def prior(self, schema: Schema) -> GammaPrior:
-        f, cols = len(schema.columns), schema.columns
-        return GammaPrior(broadcast_hyper(self.shape, f, "shape", "Exponential", columns=cols),
-                          broadcast_hyper(self.rate, f, "rate", "Exponential", columns=cols))
+        return gamma_prior(self.shape, self.rate, schema, "Exponential")
 
     def check_prior(self, prior: GammaPrior, schema: Schema, method: str) -> None:
-        if method == "map" and np.any(prior.shape < 1):
-            raise ValueError(
-                f"column {schema.columns[int(np.argmax(prior.shape < 1))]!r}: the Exponential "
-                "MAP estimate needs Gamma shape >= 1 (below 1 the posterior of a class with "
-                "no values has its mode at 0 with infinite density); use method='mean' or "
-                "raise shape.")
+        check_gamma_map(prior, schema, method, "Exponential", "values")
 
     @staticmethod
     def suff_stats(x, resp, n_levels=None) -> ExponentialStats:

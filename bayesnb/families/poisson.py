@@ -29,10 +29,12 @@ from jax.scipy.special import gammaln, xlogy
 
 from ..fast import _sparse
 from ._base import (
+    GammaPrior,
     Schema,
-    broadcast_hyper,
+    check_gamma_map,
     column_units,
     dist,
+    gamma_prior,
     log_matmul,
     numeric_block,
     numpyro,
@@ -41,11 +43,6 @@ from ._base import (
     xp_of,
 )
 from ._contract import ConjugateFamily
-
-
-class GammaPrior(NamedTuple):
-    shape: jax.Array  # (F,) prior, or (K, F) posterior
-    rate: jax.Array
 
 
 class PoissonStats(NamedTuple):
@@ -91,17 +88,10 @@ class Poisson(ConjugateFamily):
         return numeric_block(values, schema, "Poisson", dtype, nonnegative=True, integer=True)
 
     def prior(self, schema: Schema) -> GammaPrior:
-        f, cols = len(schema.columns), schema.columns
-        return GammaPrior(broadcast_hyper(self.shape, f, "shape", "Poisson", columns=cols),
-                          broadcast_hyper(self.rate, f, "rate", "Poisson", columns=cols))
+        return gamma_prior(self.shape, self.rate, schema, "Poisson")
 
     def check_prior(self, prior: GammaPrior, schema: Schema, method: str) -> None:
-        if method == "map" and np.any(prior.shape < 1):
-            raise ValueError(
-                f"column {schema.columns[int(np.argmax(prior.shape < 1))]!r}: the Poisson MAP "
-                "estimate needs Gamma shape >= 1 (below 1 the posterior of a "
-                "class with no counts has its mode at 0 with infinite density); use "
-                "method='mean' or raise shape.")
+        check_gamma_map(prior, schema, method, "Poisson", "counts")
 
     @staticmethod
     def suff_stats(x, resp, n_levels=None) -> PoissonStats:
