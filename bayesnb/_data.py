@@ -176,6 +176,12 @@ def as_table(X: Any) -> Table:
     if arr.dtype.kind not in "USObiuf":
         raise TypeError(f"X has unsupported dtype {arr.dtype}; expected numbers, booleans "
                         "or objects.")
+    if arr.ndim == 1 and any(isinstance(v, str) and " " in v for v in arr[:100]):
+        # documents, not a column: reshape(-1, 1) would lead to "needs numbers" next
+        raise ValueError(f"X is 1-D text (documents such as {_first_text(arr)!r}), not a "
+                         "table: turn the documents into word counts first, e.g. with "
+                         "scikit-learn's sklearn.feature_extraction.text.CountVectorizer "
+                         "(then bnb.Multinomial() models the counts).")
     if arr.ndim != 2:
         raise ValueError(f"X must be 2-D (rows x columns), got an array of shape {arr.shape}. "
                          "Reshape your data with X.reshape(-1, 1) for a single column or "
@@ -185,6 +191,12 @@ def as_table(X: Any) -> Table:
     if arr.dtype.kind in "US":
         arr = arr.astype(object)
     return Table(tuple(range(arr.shape[1])), None, arr)
+
+
+def _first_text(arr) -> str:
+    text = next(v for v in arr if isinstance(v, str) and " " in v)
+    text = str(text)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def canonical_csr(X) -> Any:

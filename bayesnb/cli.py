@@ -24,6 +24,7 @@ import argparse
 import contextlib
 import math
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -109,21 +110,67 @@ def method_list(text: str) -> list[str]:
     return methods
 
 
-def family_spec(text: str) -> tuple[list[str], str]:
-    """``"w1,w2=multinomial"`` -> ``(["w1", "w2"], "multinomial")``; a bare family name
-    (``"multinomial"``: every column) -> ``([], "multinomial")``."""
+def family_spec(text: str) -> tuple[list[str], str, dict]:
+    """``"w1,w2=multinomial:alpha=0.5"`` -> ``(["w1", "w2"], "multinomial", {"alpha": 0.5})``;
+    a bare family (``"multinomial"``, ``"gaussian:shape=2,rate=0.1"``: every column) has no
+    columns. Hyperparameters are checked against the family's ``_hyper`` declaration."""
     from .families import REGISTRY
 
-    if text in REGISTRY:
-        return [], text
-    columns, sep, name = text.rpartition("=")
-    cols = columns.split(",") if sep else []
-    if not sep or not columns or any(not c for c in cols) or name not in REGISTRY:
+    names = "|".join(map(re.escape, REGISTRY))
+    # the shortest column list that leaves FAMILY[:HYPER] (a column name may hold "=")
+    match = re.fullmatch(rf"(?:(?P<cols>.+?)=)?(?P<family>{names})(?::(?P<hyper>.*))?", text)
+    cols = match and match["cols"]
+    columns = cols.split(",") if cols else []
+    if not match or any(not c for c in columns):
         raise argparse.ArgumentTypeError(
-            f"expected FAMILY or COLUMN[,COLUMN...]=FAMILY with FAMILY one of "
-            f"{', '.join(REGISTRY)}, "
-            f"got {text!r}")
-    return cols, name
+            f"expected FAMILY[:KEY=VALUE,...] or COLUMN[,COLUMN...]=FAMILY[:KEY=VALUE,...] "
+            f"with FAMILY one of {', '.join(REGISTRY)}, got {text!r}")
+    family = REGISTRY[match["family"]]
+    return columns, match["family"], _hyperparameters(match["hyper"], family, text)
+
+
+def _hyperparameters(text: str | None, family, spec: str) -> dict:
+    """``"shape=2,rate=0.1"`` as ``{"shape": 2.0, "rate": 0.1}``, each key one the family
+    declares (``family._hyper``); numbers, true/false, or text (a KDE bandwidth rule)."""
+    if text is None:
+        return {}
+    accepted = ", ".join(family._hyper) or "none"
+    out = {}
+    for item in text.split(","):
+        key, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or not key or not value:
+            raise argparse.ArgumentTypeError(
+                f"{spec!r}: expected KEY=VALUE after ':', got {item!r} (hyperparameters "
+                f"of {family.name}: {accepted})")
+        if key not in family._hyper:
+            raise argparse.ArgumentTypeError(
+                f"{spec!r}: {family.name} has no hyperparameter {key!r}; its "
+                f"hyperparameters are {accepted}")
+        if key in out:
+            raise argparse.ArgumentTypeError(f"{spec!r}: hyperparameter {key!r} given twice")
+        out[key] = _scalar(value)
+    return out
+
+
+def _scalar(text: str):
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def probability(text: str) -> float:
+    """A probability strictly between 0 and 1 (``--feature-prior``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a probability strictly between 0 and 1 (e.g. 0.5), got {text!r}")
+    return value
 
 
 class _Parser(argparse.ArgumentParser):
@@ -194,13 +241,13 @@ def _features(args, X):
 
     features = {}
     specs = args.family or []
-    if any(not columns for columns, _ in specs):  # one family for every column
+    if any(not columns for columns, _, _ in specs):  # one family for every column
         if len(specs) > 1:
             raise ValueError("--family FAMILY (one family for every column) cannot be "
                              "combined with other --family options.")
-        return REGISTRY[specs[0][1]]()
-    for columns, name in specs:
-        family = REGISTRY[name]()
+        return REGISTRY[specs[0][1]](**specs[0][2])
+    for columns, name, hyper in specs:
+        family = REGISTRY[name](**hyper)
         for col in columns:
             if col not in X.columns:
                 raise ValueError(f"--family names column {col!r}, which is not in the data.")
@@ -210,6 +257,62 @@ def _features(args, X):
     if features:
         return features
     return datasets.default_features(args.data) if args.data in datasets.names() else None
+
+
+def _model_params(args) -> dict:
+    """NaiveBayes settings of the inference options shared by ``compare`` and ``fit``."""
+    params = {}
+    if args.use_kernel:
+        params["use_kernel"] = True
+    if args.infer_counts:
+        params["infer_counts"] = True
+    if args.feature_prior is not None:
+        params["feature_prior"] = args.feature_prior
+    return params
+
+
+def _drop_columns(X, args, source: str, *, keep_id: bool = False):
+    """``X`` without the ``--drop`` columns and the ``--id`` column (returned apart, or
+    None): each must be in the data."""
+    names = list(args.drop or []) + ([args.id] if getattr(args, "id", None) else [])
+    for option, col in [("--drop", c) for c in args.drop or []] + (
+            [("--id", args.id)] if getattr(args, "id", None) else []):
+        if col not in X.columns:
+            raise ValueError(f"{option} {col}: column {col!r} is not in {source} (columns: "
+                             f"{', '.join(map(str, X.columns))}).")
+    ids = X[args.id] if getattr(args, "id", None) else None
+    X = X.drop(columns=names)
+    if X.shape[1] == 0:
+        raise ValueError(f"--drop/--id leave no column of {source} to model.")
+    return (X, ids) if keep_id else X
+
+
+def _warn_identifiers(X, source: str, min_rows: int = 20) -> None:
+    """Warn about a modelled column that looks like a row identifier: all distinct integers
+    or all distinct strings (as many values as rows). Below ``min_rows`` rows distinct
+    values are common by chance, so small files are left alone."""
+    if len(X) < min_rows:
+        return
+    for col in X.columns:
+        values = X[col]
+        if values.isna().any() or values.nunique() != len(values):
+            continue
+        if pd.api.types.is_integer_dtype(values):
+            kind = "integers"
+        elif pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values):
+            # decimals read as text (a numeric column with a stray text cell) are distinct
+            # measurements, not identifiers
+            numbers = pd.to_numeric(values.astype(str), errors="coerce")
+            if (numbers.notna() & (numbers % 1 != 0)).any():
+                continue
+            kind = "strings"
+        else:
+            continue
+        warnings.warn(f"column {col!r} of {source} looks like a row identifier (all "
+                      f"{len(values)} values are distinct {kind}) and is modelled as a "
+                      f"feature; leave it out with --drop {col} (or --id {col}, which "
+                      f"predict also writes beside each prediction).", UserWarning,
+                      stacklevel=2)
 
 
 def _mcmc_params(args, method_used: bool) -> dict:
@@ -223,21 +326,31 @@ def _mcmc_params(args, method_used: bool) -> dict:
 
 
 # ---------------------------------------------------------------------- commands
+def _wrap(text: str, width: int = 100) -> str:
+    """Footnotes wrapped for a terminal, each paragraph (a leading newline kept) apart."""
+    import textwrap
+
+    return "\n".join(textwrap.fill(part, width) if part else part
+                     for part in text.split("\n"))
+
+
 def _cmd_compare(args) -> int:
     from .compare import compare
 
     X, y = _read_table(args.data, args.target)
+    X = _drop_columns(X, args, args.data)
+    _warn_identifiers(X, args.data)
     methods = args.methods
     features = _features(args, X)
-    params = _mcmc_params(args, "mcmc" in methods)
+    params = {**_mcmc_params(args, "mcmc" in methods), **_model_params(args)}
     table = compare(X, y, methods=methods, features=features, cv=args.cv,
                     random_state=args.seed, class_alpha=args.class_alpha,
                     progress=not args.no_progress, seed=args.seed, **params)
     # --- issue 15 section 3 (plots branch): compile_s, computed footnote, calibration table
-    from .compare import zero_probability_note
+    from .compare import identical_note, zero_probability_note
 
-    shown = ["accuracy", "log_loss", "brier", "ece", "entropy", "fit_s", "predict_s",
-             "compile_s", "zero_prob_rows"]
+    shown = ["accuracy", "log_loss", "brier", "ece", "entropy", "zero_prob_rows"]
+    timings = ["fit_s", "predict_s", "compile_s"]
     calibration = table.attrs["calibration"]
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(f"{args.data}: {len(y)} rows, {X.shape[1]} columns, {args.cv}-fold CV "
@@ -246,8 +359,15 @@ def _cmd_compare(args) -> int:
         errors = table["error"][table["error"] != ""]
         for name, msg in errors.items():
             print(f"{name}: not fitted: {msg}")
-        print("fit_s, predict_s: timed after a warm-up fit; compile_s: the warm-up's extra "
-              "time (JAX compilation, shared by models of the same shapes).")
+        # the first command a newcomer runs: each column said, and coinciding rows explained
+        print(_wrap("accuracy: share of test rows predicted right; log_loss: mean -log "
+                    "p(true class | x), lower is better; brier: mean squared distance between "
+                    "the probabilities and the one-hot truth; ece: expected calibration "
+                    "error, |observed accuracy - mean top probability| averaged over 10 "
+                    "confidence bins (the calibration table below); entropy: mean entropy of "
+                    "p(class | x) in nats, how unsure the predictions are."))
+        for line in identical_note(table):  # one line per note, like the zero note below
+            print(line)
         note = zero_probability_note(table)
         if note:
             print(note)
@@ -264,6 +384,11 @@ def _cmd_compare(args) -> int:
             wide = cells.pivot(index="bins", columns="model", values=["n", "pred", "obs"])
             wide = wide.swaplevel(axis=1)[list(dict.fromkeys(calibration["model"]))]
             print(wide.fillna("").to_string())
+        # timings last: they describe this machine, not the methods' statistical quality
+        print(_wrap("\ntimings in seconds (fit_s, predict_s: timed after a warm-up fit; "
+                    "compile_s: the warm-up's extra time, JAX compilation, shared by models "
+                    "of the same shapes):"))
+        print(table[timings].round(4).to_string())
     if args.csv:
         table.to_csv(args.csv)
         print(f"wrote {args.csv}")
@@ -321,8 +446,10 @@ def _cmd_fit(args) -> int:
 
     _check_output(args.output, args.data)
     X, y = _read_table(args.data, args.target)
+    X = _drop_columns(X, args, args.data)
+    _warn_identifiers(X, args.data)
     features = _features(args, X)
-    params = _mcmc_params(args, args.method == "mcmc")
+    params = {**_mcmc_params(args, args.method == "mcmc"), **_model_params(args)}
     if args.seed is not None:
         if args.method != "mcmc":
             raise ValueError("--seed applies to the 'mcmc' method only.")
@@ -342,17 +469,19 @@ def _cmd_predict(args) -> int:
         _check_output(args.output, args.model, args.data)
     model = load(args.model)
     X = _read_rows(args.data, model)
+    X, ids = _drop_columns(X, args, args.data, keep_id=True)
     X = _used_columns(model, X, args.data)
     has_posterior = all(b.stats is not None for b in model.blocks_)
-    level = args.interval
-    if level is None:  # the default: intervals where the model has a posterior
-        level = DEFAULT_INTERVAL if has_posterior else 0
-    elif level and not has_posterior:
+    # intervals cost posterior draws (seconds per row batch): computed only when asked
+    level = args.interval or 0
+    if level and not has_posterior:
         raise ValueError("--interval: this model was built from stated tables (from_tables), "
                          "so it has no posterior to draw intervals from; leave --interval "
                          "out or give --interval 0.")
     proba = model.predict_proba(X)
     out = pd.DataFrame({"prediction": model.classes_[proba.argmax(axis=1)]}, index=X.index)
+    if ids is not None:  # the id first, so the predictions join back to the rows
+        out.insert(0, args.id, ids)
     for k, label in enumerate(model.classes_):
         out[f"p_{label}"] = proba[:, k]
     if level:
@@ -415,7 +544,7 @@ def _cmd_explain(args) -> int:
     from .explain import report
 
     model = load(args.model)
-    X = _read_rows(args.data, model)
+    X = _drop_columns(_read_rows(args.data, model), args, args.data)
     print(report(model, X, log=args.log, versus=args.versus), end="")
     return 0
 # ---- end explain
@@ -431,10 +560,34 @@ def _cmd_datasets(args) -> int:
 
 # ---------------------------------------------------------------------- parser
 def _add_family(p):
-    p.add_argument("--family", action="append", metavar="[COLS=]FAMILY", type=family_spec,
+    p.add_argument("--family", action="append", metavar="[COLS=]FAMILY[:KEY=VALUE,...]",
+                   type=family_spec,
                    help="declare a family, e.g. visits=poisson or w1,w2,w3=multinomial "
                    "(repeatable; other columns are inferred from their types), or one family "
-                   "for every column, e.g. multinomial")
+                   "for every column, e.g. multinomial; hyperparameters after a colon, e.g. "
+                   "w1,w2=multinomial:alpha=0.5 or age=gaussian:shape=2,rate=0.1")
+
+
+def _add_columns(p, id_help: str):
+    p.add_argument("--drop", action="append", metavar="COL",
+                   help="leave this column of the data out (repeatable)")
+    p.add_argument("--id", metavar="COL", help=id_help)
+
+
+def _add_inference(p):
+    p.add_argument("--use-kernel", action="store_true",
+                   help="infer numeric columns as KernelDensity instead of Gaussian (R "
+                   "naivebayes' usekernel=TRUE)")
+    p.add_argument("--infer-counts", action="store_true",
+                   help="infer numeric columns of non-negative integers as Poisson (R "
+                   "naivebayes' usepoisson=TRUE)")
+    p.add_argument("--feature-prior", type=probability, metavar="P",
+                   help="prior probability that each column depends on the class: average "
+                   "over which columns matter (see bayesnb.averaging)")
+
+
+def _add_no_progress(p, what: str = "no progress bars (neither bayesnb's nor NumPyro's)"):
+    p.add_argument("--no-progress", action="store_true", help=what)
 
 
 def _add_mcmc(p):
@@ -474,8 +627,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "and the calibration table beside it (NAME.calibration.csv)")
     p.add_argument("--plots", metavar="DIR", help="also write a reliability diagram and "
                    "learning curves (PNG, needs matplotlib) to this folder")
-    p.add_argument("--no-progress", action="store_true",
-                   help="no progress bars (neither bayesnb's nor NumPyro's)")
+    _add_columns(p, "an identifier column: not a feature (as --drop)")
+    _add_inference(p)
+    _add_no_progress(p)
     _add_mcmc(p)
     p.set_defaults(run=_cmd_compare)
 
@@ -490,8 +644,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--class-alpha", type=concentration, default=1.0,
                    help="Dirichlet prior on class proportions (default: %(default)s)")
     p.add_argument("-o", "--output", required=True, help="model file to write (*.bnb)")
-    p.add_argument("--no-progress", action="store_true",
-                   help="no progress bar (NumPyro's, under --method mcmc)")
+    _add_columns(p, "an identifier column: not a feature (as --drop)")
+    _add_inference(p)
+    _add_no_progress(p, "no progress bar (NumPyro's, under --method mcmc)")
     _add_mcmc(p)
     p.add_argument("--seed", type=non_negative_int, help="NUTS seed (default: 0)")
     p.set_defaults(run=_cmd_fit)
@@ -502,22 +657,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="a model file written by 'bayesnb fit'")
     p.add_argument("data", help="a CSV/Parquet file (or built-in dataset) with the columns")
     p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
-    p.add_argument("--interval", type=interval, default=None, metavar="MASS",
-                   help="central credible interval of each class probability over the "
-                   f"posterior, a mass in (0, 1) (default: {DEFAULT_INTERVAL} for a fitted "
-                   "model, none for one built from tables; 0 leaves them out)")
+    p.add_argument("--interval", type=interval, nargs="?", const=DEFAULT_INTERVAL,
+                   default=None, metavar="MASS",
+                   help="also write a central credible interval of each class probability "
+                   "over the posterior (and the predictive entropy and mutual information), "
+                   f"of mass MASS in (0, 1) (--interval alone: {DEFAULT_INTERVAL}); off by "
+                   "default, since drawing from the posterior takes seconds")
     p.add_argument("--draws", type=positive_int, default=1000,
                    help="exact posterior draws for the intervals (MCMC models use theirs; "
                    "default: %(default)s)")
     p.add_argument("--precision", type=precision, default=6, metavar="DIGITS",
                    help="significant digits of the probabilities written (default: "
                    "%(default)s)")
+    _add_columns(p, "an identifier column: not read by the model, written as the first "
+                 "column of the output so the predictions join back to the rows")
+    _add_no_progress(p, "accepted for symmetry with the other commands (predict shows no "
+                     "progress bar)")
     p.set_defaults(run=_cmd_predict)
 
     p = sub.add_parser("show", help="print a saved model",
                        description="Print a model's class priors, conditional tables and "
                        "log evidence.")
     p.add_argument("model", help="a model file")
+    _add_no_progress(p, "accepted for symmetry with the other commands (show shows no "
+                     "progress bar)")
     p.set_defaults(run=_cmd_show)
 
     # ---- explain (issue 13, section 3)
@@ -529,12 +692,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log", action="store_true", help="natural logs instead of probabilities")
     p.add_argument("--versus", nargs=2, metavar=("A", "B"),
                    help="also the weight of evidence of each column for class A against B")
+    p.add_argument("--drop", action="append", metavar="COL",
+                   help="leave this column of the data out (repeatable)")
+    _add_no_progress(p, "accepted for symmetry with the other commands (explain shows no "
+                     "progress bar)")
     p.set_defaults(run=_cmd_explain)
     # ---- end explain
 
     p = sub.add_parser("datasets", help="list the built-in datasets",
                        description="The built-in datasets, one line each: rows, columns, "
                        "target and source.")
+    _add_no_progress(p, "accepted for symmetry with the other commands")
     p.set_defaults(run=_cmd_datasets)
     return parser
 

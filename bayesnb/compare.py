@@ -210,7 +210,7 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
         log_joint = model.predict_joint_log_proba(take(test))
         return log_joint, middle - start, _clock() - middle
 
-    rows, calibration = [], []
+    rows, calibration, pooled_proba, fitted = [], [], {}, {}
     bar = progress_bar(len(candidates) * len(folds), progress, "compare")
     for name, template in candidates.items():
         per_fold, probas, error, compile_s = [], [], "", np.nan
@@ -248,6 +248,8 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
             row["compile_s"] = compile_s
             row["zero_prob_rows"] = int(folds_df["zero_prob_rows"].sum())
             row["error"] = ""
+            pooled_proba[name] = np.concatenate([p for p, _ in probas])
+            fitted[name] = model
             pooled = calibration_table(np.concatenate([p for p, _ in probas]),
                                        np.concatenate([c for _, c in probas]), n_bins)
             calibration.append(pooled.reset_index().assign(model=name))
@@ -260,7 +262,79 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
     columns = ["model", "bin", "lower", "upper", "count", "mean_predicted", "observed"]
     table.attrs["calibration"] = (pd.concat(calibration, ignore_index=True)[columns]
                                   if calibration else pd.DataFrame(columns=columns))
+    table.attrs["identical"] = _identical_pairs(pooled_proba, fitted)
     return table
+
+
+#: probabilities closer than this on every test row are reported as the same predictions
+#: (float32 kernels round the same number differently by ~1e-7 along different paths)
+IDENTICAL_ATOL = 1e-6
+
+
+def _identical_pairs(probas: dict, fitted: dict) -> list[dict]:
+    """Pairs of models whose test-row probabilities agree on every row (within
+    :data:`IDENTICAL_ATOL`), with the largest difference and the reason when it is known
+    from the fitted specification (:func:`_why_identical`)."""
+    names = list(probas)
+    out = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            if probas[a].shape != probas[b].shape:
+                continue
+            diff = float(np.max(np.abs(probas[a] - probas[b]))) if probas[a].size else 0.0
+            if diff <= IDENTICAL_ATOL:
+                out.append({"models": (a, b), "max_difference": diff,
+                            "reason": _why_identical(fitted[a], fitted[b])})
+    return out
+
+
+def _flat_prior(family) -> bool:
+    """Dirichlet/Beta concentrations of exactly 1 (a flat prior: its mode adds no counts)."""
+    keys = {"categorical": ("alpha",), "multinomial": ("alpha",),
+            "bernoulli": ("alpha", "beta")}.get(family.name)
+    if keys is None:
+        return False
+    try:
+        return all(np.all(np.asarray(getattr(family, k), dtype=float) == 1.0) for k in keys)
+    except (TypeError, ValueError):  # a hyperprior (a distribution): no fixed mode
+        return False
+
+
+def _why_identical(a, b) -> str | None:
+    """Why two fitted NaiveBayes give the same probabilities, where the mathematics says so
+    for their methods and families; None where the coincidence is specific to the data."""
+    if a.get_params(deep=False).get("priors") or b.get_params(deep=False).get("priors"):
+        return None
+    methods = {a.method, b.method}
+    families = [blk.family for blk in a.blocks_]
+    same_spec = [type(f) for f in families] == [type(blk.family) for blk in b.blocks_]
+    if not same_spec or a.feature_prior is not None or b.feature_prior is not None:
+        return None
+    class_flat = a.class_prior is not None or np.all(np.asarray(a.class_alpha) == 1.0)
+    if methods == {"ml", "map"} and class_flat and all(map(_flat_prior, families)):
+        return ("MAP under flat priors (Dirichlet/Beta concentration 1 on every column, "
+                "class_alpha 1) is ML: the prior's mode adds alpha - 1 = 0 pseudo-counts")
+    if methods == {"mean", "bayes"} and all(f.name in ("categorical", "bernoulli")
+                                            for f in families):
+        return ("for Categorical and Bernoulli columns the exact posterior predictive of a "
+                "row is the plug-in of the posterior means, so 'bayes' predicts as 'mean'")
+    return None
+
+
+def identical_note(table: pd.DataFrame) -> list[str]:
+    """The footnote lines to a :func:`compare` table about models that gave the same
+    probabilities on every test row (from ``table.attrs["identical"]``), each with its
+    reason where one is known; an empty list if none coincide."""
+    lines = []
+    for pair in table.attrs.get("identical", []):
+        a, b = pair["models"]
+        diff = pair["max_difference"]
+        said = ("identical probabilities" if diff == 0 else
+                f"the same probabilities (largest difference {diff:.1g})")
+        line = f"{a} = {b}: {said} on every test row, so every metric is the same"
+        lines.append(line + (f"; {pair['reason']}." if pair["reason"] else
+                             " on this data (not a general identity)."))
+    return lines
 
 
 def _posterior(log_joint: np.ndarray) -> np.ndarray:

@@ -53,12 +53,34 @@ def entries(model: FittedModel) -> list[tuple[object, tuple]]:
     return out
 
 
+def _dict_row(x, columns: list, named: bool) -> pd.Series:
+    """One row given as ``{column: value}`` as a Series; a dict of several values per column
+    (a dict of lists, several rows) is refused with what to pass instead."""
+    several = [k for k, v in x.items() if not isinstance(v, str) and np.ndim(v) > 0]
+    if several:
+        raise ValueError(f"explain takes one row; x is a dict whose column {several[0]!r} "
+                         f"holds {np.size(x[several[0]])} values. Pass one value per column, "
+                         f"e.g. {{{columns[0]!r}: value, ...}}, or a DataFrame and one of "
+                         f"its rows: X.iloc[i].")
+    if not named:  # a model fitted on an array knows its columns by position only
+        if set(x) != set(range(len(columns))):
+            raise ValueError(f"this model was fitted on an array with {len(columns)} unnamed "
+                             f"columns: give x as {{0: value, 1: value, ...}} (positions) or "
+                             f"a list of {len(columns)} values, got keys {list(x)[:5]}.")
+        return pd.Series([x[j] for j in range(len(columns))], dtype=object)
+    return pd.Series(dict(x), dtype=object)
+
+
 def one_row(model: FittedModel, x) -> pd.DataFrame:
-    """``x`` (a Series, a one-row DataFrame, a 1-D sequence, a one-row 2-D array or sparse
-    matrix) as a one-row DataFrame with the model's columns."""
+    """``x`` (a Series, a dict ``{column: value}``, a one-row DataFrame, a 1-D sequence, a
+    one-row 2-D array or sparse matrix) as a one-row DataFrame with the model's columns."""
+    from collections.abc import Mapping
+
     from scipy import sparse
 
     columns = list(model.columns)
+    if isinstance(x, Mapping):
+        x = _dict_row(x, columns, model.named)
     if isinstance(x, pd.DataFrame):
         if len(x) != 1:
             raise ValueError(f"explain takes one row, got {len(x)}; pass x.iloc[[i]].")

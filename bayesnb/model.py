@@ -148,6 +148,13 @@ def naive_bayes_model(families, priors, sites, class_alpha, class_prior, xs, y, 
     for family, prior, site, h, lab in zip(families, priors, sites, hyper, labels, strict=True):
         with ColumnSites(block_site=site, labels=lab):
             params.append(sample_block(family, prior, h, n_classes, site)[0])
+    if y is None and n_rows is None:
+        # y=None with observed blocks (numpyro.infer.Predictive): sample a label per row
+        sizes = [x.shape[0] for x in xs if x is not None and hasattr(x, "shape")]
+        if not sizes:
+            raise ValueError("naive_bayes_model: with y=None give the encoded blocks xs "
+                             "(their rows get sampled labels) or n_rows=N (rows to simulate).")
+        n_rows = sizes[0]
     with numpyro.plate("row", n_rows if y is None else y.shape[0], dim=-1):
         y = numpyro.sample("y", dist.Categorical(pi), obs=y)
     for family, p, x, site, lab in zip(families, params, xs, sites, labels, strict=True):
@@ -155,16 +162,21 @@ def naive_bayes_model(families, priors, sites, class_alpha, class_prior, xs, y, 
             family.observe(p, x, y, site, total_count=total_count)
 
 
-def model_and_data(clf, X, y):
+def model_and_data(clf, X, y=None):
     """``(model, kwargs)`` for ``clf``'s specification and the data (X, y), ready for
-    ``numpyro.infer`` (``MCMC(NUTS(model)).run(key, **kwargs)``, ``log_density`` ...)."""
+    ``numpyro.infer`` (``MCMC(NUTS(model)).run(key, **kwargs)``, ``log_density`` ...).
+
+    ``y=None`` leaves the labels unobserved: ``numpyro.infer.Predictive(model, ...)(key,
+    **kwargs)`` then samples a label per row of ``X`` (site ``"y"``, codes into
+    ``clf.classes_``) from the class proportions, as Predictive samples every unobserved
+    site; the rows' features stay observed."""
     from ._blocks import encode_blocks
     from ._data import labels_to_codes
 
     xs, _ = encode_blocks(clf.fitted_, X, clf._unseen_rule())
     _, kwargs = model_and_data_for_simulation(clf)
     kwargs.update(xs=tuple(jnp.asarray(x) for x in xs),
-                  y=jnp.asarray(labels_to_codes(y, clf.classes_)))
+                  y=None if y is None else jnp.asarray(labels_to_codes(y, clf.classes_)))
     return naive_bayes_model, kwargs
 
 

@@ -318,8 +318,25 @@ class BayesianReports:
             out.update({k: v.astype(np.float64) for k, v in tables.items()})
         return out
 
-    def summary(self) -> str:
-        """A text print-out in the style of R's e1071 ``naiveBayes``."""
+    def summary(self, X=None, y=None) -> str:
+        """A text print-out in the style of R's e1071 ``naiveBayes``.
+
+        Parameters
+        ----------
+        X, y : array-like, optional
+            The training rows and labels. With them, under ``method`` "ml", "map" or "mean",
+            the print-out also gives the log-likelihood at the fitted parameters,
+            :math:`\\sum_i \\log p(x_i, y_i \\mid \\hat\\theta)` (normalising constants
+            included; what a statistics course calls the ML log-likelihood under "ml").
+
+        Returns
+        -------
+        str
+            Class priors, conditional tables, and each summary number labelled with what it
+            is: the log evidence is the log marginal likelihood :math:`\\log p(X, y)` under
+            the priors, the parameters integrated out (whatever ``method`` is), not the
+            log-likelihood at the fitted parameters.
+        """
         lines = [f"Naive Bayes classifier (method={self.method!r})", "", "A-priori probabilities:",
                  self.class_prior_.to_frame().T.to_string(index=False), "",
                  "Conditional probabilities:"]
@@ -330,13 +347,33 @@ class BayesianReports:
                       "(feature_prior; the tables above are the class-specific parameters):",
                       self.feature_relevance_.to_string(), ""]
         try:
-            lines.append(f"log evidence: {self.log_evidence():.6f}")
+            lines.append(f"log evidence: {self.log_evidence():.6f} (log marginal likelihood "
+                         f"log p(X, y) under the priors, the parameters integrated out; the "
+                         f"same under every method)")
         except ValueError as err:
             lines.append(f"log evidence: undefined ({err})")
+        lines.append(_fitted_log_likelihood_line(self, X, y))
         lines += ["", "Per-row working: clf.explain(x) lists the factors p(c), p(x_j | c), "
                   "p(x, c) and p(c | x) of one prediction (bayesnb explain MODEL ROWS.csv); "
                   "clf.weight_of_evidence(x, a, b) each column's log odds for a against b."]
         return "\n".join(lines)
+
+
+def _fitted_log_likelihood_line(clf, X, y) -> str:
+    """The summary's line on the log-likelihood at the fitted parameters: its value from the
+    training rows, or how to get it (the model keeps statistics, not rows)."""
+    label = f"log-likelihood at the fitted parameters (method={clf.method!r})"
+    if clf.method not in ("ml", "map", "mean"):
+        return (f"{label}: none (method={clf.method!r} predicts with the parameters "
+                f"integrated out; set_params(method='ml') for the ML fit's)")
+    if X is None or y is None:
+        return f"{label}: pass the training rows, summary(X, y), to print it"
+    from ._data import labels_to_codes
+
+    codes = labels_to_codes(y, clf.classes_)
+    joint = np.asarray(clf.predict_joint_log_proba(X), dtype=np.float64)
+    value = float(joint[np.arange(len(codes)), codes].sum())
+    return f"{label}: {value:.6f} (sum over rows of log p(x_i, y_i | theta_hat))"
 
 
 def _check_closed_form_means(model, priors) -> None:

@@ -100,7 +100,8 @@ def test_fit_predict_show_round_trip(titanic_csv, tmp_path):
     new = tmp_path / "new.csv"
     pd.DataFrame({"Class": ["2nd", "1st"], "Sex": [None, "Female"],
                   "Age": [None, "Adult"]}).to_csv(new, index=False)
-    out = run("predict", model, new, "-o", tmp_path / "pred.csv", "--precision", "10")
+    out = run("predict", model, new, "-o", tmp_path / "pred.csv", "--precision", "10",
+              "--interval")  # intervals only when asked (issue 40)
     assert out.returncode == 0, out.stderr
     pred = pd.read_csv(tmp_path / "pred.csv")
     assert list(pred.columns) == ["prediction", "p_No", "p_Yes", "lower_No", "upper_No",

@@ -241,7 +241,10 @@ def _float64_block(values: np.ndarray, schema: Schema, family: str) -> np.ndarra
             except (TypeError, ValueError):
                 raise TypeError(
                     f"column {col!r}: {family} needs numbers, got values such as "
-                    f"{_first_non_numeric(values[:, j])!r}."
+                    f"{_first_non_numeric(values[:, j])!r}"
+                    + (" (text: count its words first with scikit-learn's "
+                       "sklearn.feature_extraction.text.CountVectorizer)." if " " in str(
+                           _first_non_numeric(values[:, j])) else ".")
                 ) from None
         raise
     if x.ndim != 2:

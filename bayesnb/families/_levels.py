@@ -122,15 +122,29 @@ def level_values(value, schema, name: str, family: str) -> np.ndarray:
     sizes = [len(lv) for lv in schema.levels]
     per_level = not is_distribution(value) and (isinstance(value, list | tuple) and any(
         np.ndim(v) == 1 for v in value)) or np.ndim(value) == 2
+    # per-level values are a nested list, one inner list per column in that column's sorted
+    # level order; the errors show the layout expected, with the actual levels
+    shown = ", ".join("[" + ", ".join(f"<{v}>" for v in lv[:6]) + (", ..." if len(lv) > 6
+                                                                     else "") + "]"
+                      for lv in schema.levels[:3]) + (", ..." if len(sizes) > 3 else "")
+    layout = ("; for one value per level give a nested list, one list per column, each in "
+              f"the column's sorted level order: [{shown}]")
     if not per_level:
-        return broadcast_hyper(value, len(sizes), name, family,
-                               columns=schema.columns)[flat_layout(sizes)[1]]
+        try:
+            return broadcast_hyper(value, len(sizes), name, family,
+                                   columns=schema.columns)[flat_layout(sizes)[1]]
+        except ValueError as err:
+            raise ValueError(f"{str(err).rstrip('.')}{layout}.") from None
     if len(value) != len(sizes):
         raise ValueError(f"{family}: {name} gives per-level values for {len(value)} columns, "
-                         f"the block has {len(sizes)}.")
-    return np.concatenate([
-        broadcast_hyper(v, sizes[j], f"{name} of column {schema.columns[j]!r} (one per level: "
-                        f"{list(schema.levels[j])})", family) for j, v in enumerate(value)])
+                         f"the block has {len(sizes)}{layout}.")
+    try:
+        return np.concatenate([
+            broadcast_hyper(v, sizes[j], f"{name} of column {schema.columns[j]!r} (one per "
+                            f"level: {list(schema.levels[j])})", family)
+            for j, v in enumerate(value)])
+    except ValueError as err:
+        raise ValueError(f"{str(err).rstrip('.')}{layout}.") from None
 
 
 def host_log(values) -> np.ndarray:
