@@ -2,7 +2,7 @@
 
     python benchmarks/tune.py --list                      # the constants, their cells, values
     python benchmarks/tune.py TAIL_COST                   # default alternatives, full shapes
-    python benchmarks/tune.py LINEAR_ENTRIES --values shipped "1 << 22" --runs 5
+    python benchmarks/tune.py LINEAR_DEEP_ENTRIES --values shipped 0 --runs 5
     python benchmarks/tune.py CHUNK_BYTES --cell bernoulli-predict --x64 --quick
     python benchmarks/tune.py bayesnb.fast._kernels.SHIFT_SEARCH_ROWS --cell gaussian-predict \\
         --values shipped 1024 16384                       # any module constant, by its path
@@ -76,6 +76,8 @@ CONSTANTS = {
                            ["poisson-bayes"], ["shipped", "1 << 20", "1 << 24"]),
     "LINEAR_ENTRIES": (["bayesnb.fast._sparse.LINEAR_ENTRIES"], ["csr-bayes"],
                        ["shipped", "1 << 22", "1 << 24", "1 << 25"]),
+    "LINEAR_DEEP_ENTRIES": (["bayesnb.fast._sparse.LINEAR_DEEP_ENTRIES"], ["csr-bayes"],
+                            ["shipped", "0", "1 << 21"]),
     "_ROWS_BLOCK": (["bayesnb.fast._sparse._ROWS_BLOCK"], ["csr-bayes"],
                     ["shipped", "1 << 15", "1 << 19"]),
     "CLASS_COLUMN_ELEMENTS": (["bayesnb.fast._kernels.CLASS_COLUMN_ELEMENTS"],

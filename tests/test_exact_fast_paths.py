@@ -160,14 +160,18 @@ def test_chunk_boundaries_with_tails_in_some_chunks(x64, small_chunks, scan, mon
     check(clf, Xn, ref)
 
 
-@pytest.mark.parametrize("path", ["no table", "table"])
+@pytest.mark.parametrize("path", ["no table", "table", "deep rows", "deep rows of every column"])
 @pytest.mark.parametrize("name", ["multinomial", "poisson"])
 def test_sparse_matches_the_reference(x64, name, path, monkeypatch):
     """CSR input against SciPy: 20 rows score without the count table (fewer values than its
-    rows), and with it (a table of counts up to 3, larger counts on the host)."""
+    rows), with it (a table of counts up to 3, larger counts on the host), with rows for
+    the counts 4 .. 64 of the two columns of largest posterior count, and with those rows for
+    every column."""
     monkeypatch.setattr(_sparse, "_linear", {})
     if path != "no table":
         monkeypatch.setattr(_sparse, "LINEAR_ENTRIES", 4 * 5 * K)  # counts 0 .. 3: 20 rows
+        monkeypatch.setattr(_sparse, "LINEAR_DEEP_ENTRIES", {"table": 0, "deep rows": 2 * 61 * K}
+                            .get(path, _sparse.LINEAR_DEEP_ENTRIES))
     X = count_data(8, big=BIG)
     Xn = count_data(9, n=20, big=((3, 2, 44.0),))
     Xn[5] = 0.0
@@ -179,6 +183,11 @@ def test_sparse_matches_the_reference(x64, name, path, monkeypatch):
     check(clf, sparse.csr_matrix(Xn), ref)
     tables = [table for _, table in _sparse._linear.values() if table.table is not None]
     assert len(tables) == (0 if path == "no table" else 1)
+    assert [0 if t.deep is None else t.deep.columns.size for t in tables] == {
+        "no table": [], "table": [0], "deep rows": [2], "deep rows of every column": [5]}[path]
+    if path == "deep rows":  # large counts both in the two columns and elsewhere
+        deep, big = tables[0].deep, Xn > 3
+        assert big[:, deep.columns].any() and np.delete(big, deep.columns, axis=1).any()
 
 
 # ---------------------------------------------------------------------------- Gaussian
@@ -430,18 +439,22 @@ def _h_reference(a, v, start=1):
     return math.fsum(math.log1p(t / a) for t in range(start, int(v)))
 
 
-@pytest.mark.parametrize("path", ["one table", "no table"])
+@pytest.mark.parametrize("path", ["one table", "deep rows", "deep rows of every column",
+                                  "no table"])
 @pytest.mark.parametrize("case", ["counts", "mostly ones", "impossible column"])
 def test_sparse_tail_against_math_fsum(case, path, monkeypatch):
     """CSR input: :math:`\\sum_j x_j s_{kj} + h(a_{kj}, x_j)` per row and class, every
     stored value's h from the count table (counts up to 19 here), term by term past it, by
     the series for 250 and by log-Gamma for non-integer values, in blocks of two entries (so
-    rows span blocks); explicit zeros and ones add no h. The table is read, or not built at all
-    for a call with fewer values than it would have rows. A slope of -inf (a column with no
+    rows span blocks); explicit zeros and ones add no h. The table is read with rows for the
+    counts 20 .. 64 of two columns, of every column, or of none, or not built at all for a
+    call with fewer values than it would have rows. A slope of -inf (a column with no
     probability, whose values are all 0) takes the slope's product and the terms apart."""
     monkeypatch.setattr(_sparse, "CUMULATIVE_ENTRIES", 3 * 4 * 20)
     # 120 stored values: a table of counts up to 19 has 80 rows, one up to 63 has 256
     monkeypatch.setattr(_sparse, "LINEAR_ENTRIES", 3 * 4 * (20 if path != "no table" else 80))
+    monkeypatch.setattr(_sparse, "LINEAR_DEEP_ENTRIES",
+                        {"one table": 0, "deep rows": 2 * 45 * 3}.get(path, 1 << 19))
     monkeypatch.setattr(_sparse, "_linear", {})
     monkeypatch.setattr(_sparse, "_BLOCK_ELEMENTS", 6)
     rng = np.random.default_rng(41)
@@ -449,7 +462,7 @@ def test_sparse_tail_against_math_fsum(case, path, monkeypatch):
     slope = rng.normal(size=(3, 4))
     x = rng.poisson(0.3 if case == "mostly ones" else 3.0, (30, 4)).astype(float)
     x[2, 1], x[7, 3], x[9, 0], x[5, 0], x[8, 2] = 19.0, 20.0, 250.0, 2.5, 0.25
-    x[11] = [30.0, 64.0, 33.0, 65.0]  # past the table
+    x[11] = [30.0, 64.0, 33.0, 65.0]  # past the table: two of them past the deep rows too
     if case == "impossible column":
         slope[1, 2], x[:, 2] = -np.inf, 0.0
     # every entry stored, zeros included
@@ -469,6 +482,9 @@ def test_sparse_tail_against_math_fsum(case, path, monkeypatch):
     else:
         (_, table), = _sparse._linear.values()
         assert (table.table is None) == (case == "impossible column")
+        if table.table is not None:
+            assert (0 if table.deep is None else table.deep.columns.size) == {
+                "one table": 0, "deep rows": 2, "deep rows of every column": 4}[path]
 
 
 @pytest.mark.parametrize("limit", [5, 2**30], ids=["int32 rows", "int64 rows"])
@@ -502,6 +518,33 @@ def test_table_rows_against_a_loop(limit, monkeypatch):
     assert _sparse._table_rows(X, limit).totals is None
     empty = _sparse._table_rows(sparse.csr_matrix((3, 4)), limit, totals=True)
     assert empty.index.size == empty.rest.size == 0 and not empty.totals.any()
+
+
+def test_table_rows_of_deep_columns_against_a_loop(monkeypatch):
+    """Past a table of counts 0 .. 4, columns 1 and 3 have rows for the counts 5 .. 7 (row
+    ``20 + (count - 5) * 2 + rank``); their other values (fractions, NaN, negative, 8 and
+    more) and the other columns' values past the table are listed apart, in blocks of
+    about three values."""
+    monkeypatch.setattr(_sparse, "_ROWS_BLOCK", 3)
+    deep = _sparse.DeepColumns(np.array([1, 3]), np.array([-1, 0, -1, 1]), 5, 8)
+    values = np.array([5.0, 5.0, 7.0, 7.0, 8.0, 6.5, np.nan, -6.0, 6.0, 2.0, 4.0, 9.0])
+    cols = np.array([0, 1, 2, 3, 1, 3, 1, 3, 3, 1, 0, 0])
+    X = sparse.csr_matrix((values, cols, np.array([0, 4, 4, 9, 12])), shape=(4, 4))
+    rows = _sparse._table_rows(X, 5, deep=deep, n_table=26)
+    expected, listed = [], []
+    for v, j in zip(values, cols, strict=True):
+        count = math.isfinite(v) and v == math.floor(v)
+        if count and 0 <= v < 5:
+            expected.append(int(v) * 4 + j)
+        elif count and j in (1, 3) and 5 <= v < 8:
+            expected.append(20 + (int(v) - 5) * 2 + (j == 3))
+        else:
+            expected.append(0)
+            listed.append(len(expected) - 1)
+    assert_array_equal(rows.index, expected)
+    assert_array_equal(rows.rest, listed)
+    assert_array_equal(rows.rest_rows, [0, 0, 2, 2, 2, 2, 3])
+    assert_array_equal(rows.rest_values, values[listed])
 
 
 @pytest.mark.parametrize("case", ["distinct values", "repeated counts",

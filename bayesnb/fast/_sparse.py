@@ -562,9 +562,20 @@ def step_tables(a: np.ndarray, steps: int, shift: bool) -> np.ndarray:
     return np.ascontiguousarray(table.transpose(0, 2, 1).reshape(-1, a.shape[0]))
 
 
-#: float64 entries ``linear_rising``'s count-by-column table may hold (64 MiB, built once
-#: per fitted posterior)
+#: float64 entries ``linear_rising``'s count-by-column table may hold (64 MiB); it is built
+#: once per fitted posterior. Issue 6's documents (100,000 x 50,000, 20 classes, 10% of the
+#: stored counts above 3, 4% above 7) take counts up to 7 instead of 3 at 32 MiB: in one
+#: process, the two tables alternating, the exact predictive went from 278 ms to 232 ms (both
+#: then with the table read in two halves of the classes, since removed)
 LINEAR_ENTRIES = 1 << 23
+#: float64 entries (4 MiB) of the rows added for the columns with the largest posterior
+#: counts, for their counts past the table up to :data:`CUMULATIVE_COUNTS`: large counts
+#: gather in a few frequent words (issue 6's documents: the 295,000 counts above 7 fall in
+#: 149 of the 50,000 words, 99.94% of them in the top 64 by posterior count). They then take
+#: the sparse product instead of :func:`rising_rows`: the exact predictive went from 1.90x
+#: to 1.79-1.82x the plug-in (stop 36, medians of 7-10 calls), about what a table of counts
+#: up to 15 or 31 for every column gives (1.80x at 128 MiB, 1.73x at 256 MiB)
+LINEAR_DEEP_ENTRIES = 1 << 19
 
 
 #: per fitted posterior, the slopes and count-by-column table of ``linear_rising`` (by
@@ -572,12 +583,34 @@ LINEAR_ENTRIES = 1 << 23
 _linear: dict = {}
 
 
+class DeepColumns(NamedTuple):
+    """The columns whose counts ``first <= m < stop`` have rows of their own in a linear table,
+    after its ``first`` count blocks of F rows: row ``first F + (m - first) * columns.size
+    + rank``."""
+
+    columns: np.ndarray  #: the columns, sorted
+    rank: np.ndarray  #: per column of the matrix (F), its place among them, -1 if not one
+    first: int
+    stop: int
+
+    def rows(self, values: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which of these values (float64, with their columns) the rows hold, and those rows."""
+        rank = self.rank[cols]
+        with np.errstate(invalid="ignore"):  # NaN is held nowhere
+            held = (rank >= 0) & (values >= self.first) & (values < self.stop) & (
+                values == np.floor(values))
+        at = np.flatnonzero(held)
+        return held, (self.first * self.rank.size + (values[at].astype(np.int64) - self.first)
+                      * self.columns.size + rank[at])
+
+
 class LinearTable(NamedTuple):
     """``linear_rising``'s state for one fitted posterior."""
 
     slope: np.ndarray  #: (K, F)
     table: np.ndarray | None  #: rows by count and column
-    counts: int  #: the table holds counts 0 .. counts - 1 of every column
+    counts: int  #: the table's first blocks hold counts 0 .. counts - 1 of every column
+    deep: DeepColumns | None  #: ... and its last rows, larger counts of a few columns
 
 
 def linear_rising(X, owner, slope_of, a: np.ndarray,
@@ -590,15 +623,16 @@ def linear_rising(X, owner, slope_of, a: np.ndarray,
     :math:`(m s_{kj} + \sum_{t<m}\log(1 + t/a_{kj})) / m` (0 for ``m = 0``), through the
     matrix's own structure and weighed by its own values (no array of ones): one sparse
     product where the slope's product and the terms' would be two. Other values (not
-    integers, past the table) take :func:`rising_rows`, their slopes' part included; slopes
-    of -inf (a column
+    integers, past the table) take :func:`rising_rows`, their slopes' part included, but for
+    the larger counts of the columns with the largest posterior counts, which have rows of
+    their own after the table's (:data:`LINEAR_DEEP_ENTRIES`); slopes of -inf (a column
     without probability) take :func:`log_matmul` and :func:`sparse_rising`. Returned with
     the float64 row totals :math:`\sum_j x_{ij}` when ``totals`` (None otherwise), summed
     in the pass that finds the table rows while each block of values is in cache.
 
     A call with fewer stored values than the table would have rows, before any call has
-    built it, takes every value through :func:`rising_rows` instead (building the table
-    costs more than a few documents' values)."""
+    built it, takes every value through :func:`rising_rows` instead: on issue 6's 50,000
+    words the 64 MiB table takes 270-480 ms to build, a document's 100 values a few ms."""
     from ..families._base import cached_by_identity, is_cached
 
     k, f = a.shape
@@ -614,17 +648,22 @@ def linear_rising(X, owner, slope_of, a: np.ndarray,
         slope = np.ascontiguousarray(slope_of(), dtype=np.float64)
         m = _linear_counts(k, f)
         if m <= 2 or not np.all(np.isfinite(slope)):
-            return LinearTable(slope, None, 0)
-        table = np.empty((m * f, k))
-        _linear_block(a, slope, 0, m, out=table)
-        return LinearTable(slope, table, m)
+            return LinearTable(slope, None, 0, None)
+        deep = _deep_columns(a, m)
+        extra = 0 if deep is None else (deep.stop - deep.first) * deep.columns.size
+        table = np.empty((m * f + extra, k))
+        _linear_block(a, slope, 0, m, out=table[:m * f])
+        if deep is not None:
+            _linear_block(a[:, deep.columns], slope[:, deep.columns], deep.first, deep.stop,
+                          out=table[m * f:])
+        return LinearTable(slope, table, m, deep)
 
-    slope, table, counts = cached_by_identity(_linear, owner, (), build, limit=4)
+    slope, table, counts, deep = cached_by_identity(_linear, owner, (), build, limit=4)
     if table is None:
         return log_matmul(X, slope) + sparse_rising(X, a), _row_totals_if(X, totals)
     data, n = X.data, X.shape[0]
     n_table = table.shape[0]
-    rows = _table_rows(X, counts, totals)
+    rows = _table_rows(X, counts, totals, deep, n_table)
     # the stored values weigh the picks, unless one past the table would make 0 * inf
     weights = (data if data.dtype == np.float64 and np.isfinite(rows.rest_values).all()
                else _zeroed(data, rows.rest))
@@ -662,6 +701,23 @@ def _linear_block(a: np.ndarray, slope: np.ndarray, first: int, stop: int,
     block[low - first:] /= counts
 
 
+def _deep_columns(a: np.ndarray, counts: int) -> DeepColumns | None:
+    """The columns of largest posterior count ``sum_k a_kj`` given rows for their counts
+    ``counts .. CUMULATIVE_COUNTS`` after a table of ``counts`` blocks, as many as
+    :data:`LINEAR_DEEP_ENTRIES` allow; None if none (or no counts) would be."""
+    k, f = a.shape
+    stop = CUMULATIVE_COUNTS + 1
+    width = min(f, LINEAR_DEEP_ENTRIES // max((stop - counts) * k, 1))
+    if counts >= stop or width == 0:
+        return None
+    mass = a.sum(axis=0)
+    columns = (np.arange(f) if width == f
+               else np.sort(np.argpartition(-mass, width - 1)[:width]))
+    rank = np.full(f, -1, dtype=np.int64)
+    rank[columns] = np.arange(width)
+    return DeepColumns(columns, rank, counts, stop)
+
+
 #: stored values per block of :func:`_table_rows`: its temporaries stay in cache
 _ROWS_BLOCK = 1 << 17
 
@@ -677,14 +733,19 @@ class TableRows(NamedTuple):
     totals: np.ndarray | None  #: float64 row totals of all stored values, if asked for
 
 
-def _table_rows(X, limit: int, totals: bool = False) -> TableRows:
+def _table_rows(X, limit: int, totals: bool = False, deep: DeepColumns | None = None,
+                n_table: int | None = None) -> TableRows:
     """Per stored value of a CSR matrix, its row ``count * F + column`` in a table by (count,
     column) of ``limit`` counts, and the values that are not integer counts below ``limit``
-    (with their rows, columns and values); with ``totals``, each row's sum. In blocks of
-    whole rows that stay in cache, so a block's other values and row sums are read while it
-    is there. The index has the matrix's own index dtype where the table's rows fit it."""
+    (with their rows, columns and values), but for those ``deep`` gives rows of their own
+    (in a table of ``n_table`` rows); with ``totals``, each row's sum. In blocks of
+    whole rows that stay in cache, in place, so a block's other values and row sums are read
+    while it is there: on issue 6's 7.2 million counts (295,000 past the table) the pass,
+    the other values' gathers and the row sums took 39-42 ms in separate passes, 37-38 ms
+    so (stop 36, alternating). The index has the matrix's own index dtype where the table's
+    rows fit it (no index array widened)."""
     data, indices, indptr, f = X.data, X.indices, X.indptr, X.shape[1]
-    dtype = (indices.dtype if limit * f <= np.iinfo(indices.dtype).max
+    dtype = (indices.dtype if max(limit * f, n_table or 0) <= np.iinfo(indices.dtype).max
              else np.dtype(np.int64))
     unsigned = dtype.str.replace("i", "u")  # unsigned, a negative count is past the table too
     index = np.empty(data.size, dtype=dtype)
@@ -712,6 +773,10 @@ def _table_rows(X, limit: int, totals: bool = False) -> TableRows:
             if ot.any():
                 at = np.flatnonzero(ot)
                 cols, values = indices[lo:hi][at], d[at].astype(np.float64)
+                if deep is not None:
+                    held, deep_rows = deep.rows(values, cols)
+                    ix[at[held]] = deep_rows
+                    at, cols, values = at[~held], cols[~held], values[~held]
                 ix[at] = 0
                 found.append((at + lo, r0 + np.searchsorted(starts, at, side="right") - 1,
                               cols, values))
