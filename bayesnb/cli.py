@@ -346,7 +346,7 @@ def _cmd_compare(args) -> int:
     table = compare(X, y, methods=methods, features=features, cv=args.cv,
                     random_state=args.seed, class_alpha=args.class_alpha,
                     progress=not args.no_progress, seed=args.seed, **params)
-    # --- issue 15 section 3 (plots branch): compile_s, computed footnote, calibration table
+    # the report: metrics, timings with compile_s, the computed footnotes, a calibration table
     from .compare import identical_note, zero_probability_note
 
     shown = ["accuracy", "log_loss", "brier", "ece", "entropy", "zero_prob_rows"]
@@ -538,7 +538,7 @@ def _cmd_show(args) -> int:
     return 0
 
 
-# ---- explain (issue 13, section 3): the logic lives in bayesnb/explain.py
+# ---- explain: each row's prediction factored by column (the logic is in bayesnb/explain.py)
 def _cmd_explain(args) -> int:
     from . import load
     from .explain import report
@@ -683,7 +683,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "progress bar)")
     p.set_defaults(run=_cmd_show)
 
-    # ---- explain (issue 13, section 3)
+    # ---- explain: each row's prediction factored by column
     p = sub.add_parser("explain", help="show the factors of each row's prediction",
                        description="Per row: p(class), each column's p(x_j | class), the "
                        "joint p(x, class) and p(class | x) (see NaiveBayes.explain).")

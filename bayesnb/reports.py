@@ -220,7 +220,7 @@ class BayesianReports:
                           for group, posterior in (("posterior_predictive", True),
                                                    ("prior_predictive", False))}
         log_lik = None
-        if X is not None or y is not None:  # issue 13 section 4: per-row log likelihoods
+        if X is not None or y is not None:  # per-row, per-draw log likelihoods (for LOO)
             from .loo import draws_log_likelihood
 
             if X is None or y is None:
@@ -231,7 +231,7 @@ class BayesianReports:
         return to_inference_data(self.fitted_, draws, sample_stats, prior, backend=backend,
                                  predictive=predictive, log_likelihood=log_lik)
 
-    # ------------------------------------------------------------------ issue 13, 3 and 4
+    # ------------------------------------------------------------------ explanations, LOO
     def explain(self, x, *, log: bool = False):
         """The factors of the prediction of one row ``x``: a DataFrame with the classes as
         columns and, as index, ``"prior"`` p(c), each column's p(x_j | c) (a density for a

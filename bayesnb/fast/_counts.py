@@ -22,10 +22,8 @@ def log_factorial_sum(x: jax.Array) -> jax.Array:
 
     A chunk of integer counts below 256 takes them from the table in one gather
     (``_steps.small_count_log_factorials``, whose pass also says whether the chunk is such a
-    chunk); any other chunk takes ``gammaln`` (9-22 ms a 1,024 x 1,000 chunk against about
-    1 ms). Until stop 35 a bounds pass chose
-    among 3 steps, 8 or 16 selects and the gather; the gather alone, with its markers, costs
-    less than the bounds pass and the branch it chose."""
+    chunk); any other chunk takes ``gammaln``, many times slower. The gather alone, with its
+    markers, costs less than a bounds pass choosing among cheaper branches would."""
     sums = small_count_log_factorials(x)
     return _or_gammaln(x, sums, all_small(sums))
 
@@ -49,9 +47,8 @@ def coefficient_rows(weights, totals, x) -> jax.Array:
     says whether the parts are exact, the kernel's form of a weighted sum of log multinomial
     coefficients (or of log factorials); ``x`` is the chunk with missing counts as 0. The
     host adds them up in float64 (:func:`finish_coefficient`): in float32 a kernel's own
-    weighted sum of :math:`\log n_i! - r_i` was off by 6.5 nats on 200,000 documents (the
-    same rounding of :math:`\log 100!` repeated in every row) and by 4,400 on counts in the
-    millions.
+    weighted sum of :math:`\log n_i! - r_i` would repeat the same rounding in every row, and
+    be off by several nats over many rows (by thousands for counts in the millions).
 
     A float32 :math:`r_i` is itself rounded by about one unit in its last place, the same
     way in row after row. Where that matters (a row's :math:`r_i` past
@@ -60,9 +57,8 @@ def coefficient_rows(weights, totals, x) -> jax.Array:
     sums are exact in float32 below :data:`HIGH_EXACT`, and the remainder :math:`l`, under
     1/512 an entry, whose row sums float32 rounds by about 1e-6 at 1,000 columns (against
     about 1e-5 a row accepted below :data:`COEFFICIENT_FLOAT32_MAX`). Other chunks are
-    recomputed on the host (:func:`refine_coefficient`), which took 9-25 ms per 2,048 x
-    1,000 chunk and made a float32 fit of 2,000-word documents 4x as slow; on an H200 it
-    kept a fit of 2,000,000 x 1,000 Poisson counts (mean 1) at 26 s."""
+    recomputed on the host (:func:`refine_coefficient`), which is far slower than the two
+    parts, so the kernel avoids it where it can."""
     sums = small_count_log_factorials(x)  # shared with the value checks (XLA: one pass)
     small = all_small(sums)
     r = _or_gammaln(x, sums, small)
@@ -78,13 +74,8 @@ def coefficient_rows(weights, totals, x) -> jax.Array:
                       jnp.broadcast_to(split, r.shape).astype(r.dtype)])
 
 
-#: in float32, a chunk with a row whose :math:`r_i` (or fractional total's
-#: :math:`n_i \log n_i`) exceeds this has its rows' terms taken in two parts by the kernel
-#: (:func:`coefficient_rows`) or, where it cannot, recomputed on the host in float64
-#: (:func:`refine_coefficient`). A float32 :math:`r_i` is rounded by about one unit in the
-#: last place, the same way in row after row: 100,000 rows of 200 Poisson counts of mean 2
-#: (:math:`r_i` about 150) summed to 1.35 nats off, 100-word documents (:math:`r_i` under 30)
-#: to 0.0012
+#: float32 rounds an :math:`r_i` (or :math:`n_i \log n_i`) past this alike in row after row:
+#: such chunks take it in two parts (:func:`coefficient_rows`) or on the host in float64
 COEFFICIENT_FLOAT32_MAX = 128.0
 
 
@@ -111,7 +102,7 @@ def refine_coefficient(rows: np.ndarray, read) -> np.ndarray:
     out[3] = 0.0
     # (a chunk the kernel flagged, -inf or a negative count, was refused before this)
     if x.max(initial=0) < LOG_FACTORIAL.shape[0] and np.array_equal(x, np.floor(x)):
-        # the float64 table: 9-25 ms for 2,048 x 1,000 counts, against 45 ms by gammaln
+        # the float64 table: cheaper than gammaln
         out[2, :x.shape[0]] = np.take(LOG_FACTORIAL, x.astype(np.intp)).sum(axis=1)
     else:
         out[2, :x.shape[0]] = np_gammaln(x.astype(np.float64) + 1.0).sum(axis=1)
@@ -138,9 +129,8 @@ def _totals_table() -> np.ndarray:
 
 def log_factorial(n: np.ndarray) -> np.ndarray:
     r"""float64 :math:`\log n!` of row totals: looked up (the table holds ``gammaln``'s own
-    values) when they are integers below :data:`TOTALS_TABLE`, else ``gammaln(n + 1)``. On
-    an H200 a device-resident fit of 2,000,000 rows spent 49 ms of its 198 ms in ``gammaln``
-    of 65,536-row chunks on the host."""
+    values) when they are integers below :data:`TOTALS_TABLE`, else ``gammaln(n + 1)``, which
+    would be a large part of a device-resident fit's host time."""
     if n.size and n.min() >= 0 and n.max() < TOTALS_TABLE:
         index = n.astype(np.intp)
         if np.array_equal(index, n):

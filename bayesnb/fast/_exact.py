@@ -36,42 +36,24 @@ from ._steps import needs_tail, tail_positions
 
 #: the indicator steps ``S`` a kernel may be compiled for
 STEP_CHOICES = (1, 2, 4, 8, 16, 32)
-#: cost of one count left to the host (per class: one entry of the cumulative table read,
-#: ``_sparse.cumulative_rising``, however far the count is past S) relative to one more
-#: indicator product per entry in float32 (per class: a multiply-add); S minimises
-#: ``(S - 1) * PRODUCT_COST + TAIL_COST * (share of the entries left to the host)``. Fitted to
-#: the Poisson predictive on a quiet machine (20,000 x 200 counts of mean 2, 20 classes,
-#: medians of 15 alternating calls, two runs each; shares past S = 1, 2, 4, 8: 0.51, 0.32,
-#: 0.11, 0.01): float32 S = 1 50-75 ms, S = 2 39-59 ms, S = 4 37-60 ms, S = 8 50-74 ms, about
-#: 4.4 ms per product and 50 ms per unit share; float64 S = 1 68-81 ms, S = 2 61-62 ms, S = 4
-#: 75-77 ms, S = 8 112-118 ms, about 10 ms per product. So the Poisson counts take S = 4 in
-#: float32 and S = 2 in float64; documents (20,000 x 1,000, 1% of the entries above 1) S = 1.
-#: With the tail read from the kernel's positions (stop 33), alternating in one process:
-#: float64 S = 1, 2, 3, 4 took 43.5-44, 41-44, 48-50 and 52-53 ms, float32 S = 2, 3, 4 34-37,
-#: 36-38 and 35-37 ms: the choices stand
+#: a count left to the host (a cumulative-table read per class) against one indicator product;
+#: S minimises ``(S - 1) * PRODUCT_COST + TAIL_COST * share left`` (benchmarks/tune.py TAIL_COST)
 TAIL_COST = 12.0
 #: a float64 product reads and writes twice float32's bytes; the host's terms are float64
 #: either way
 PRODUCT_COST = {False: 1.0, True: 2.0}
-#: on an accelerator a step's product is nearly free next to the host's work on a row with
-#: a count past ``S`` (the device's memory has 100x the host's bandwidth), so ``S`` is the
-#: smallest choice that leaves at most this share of the sampled rows to the host. On an
-#: H200, Poisson counts of mean 1 with the CPU's choice (S = 2, every row past it) spent
-#: 1.5-1.6 s of the exact predictive of 200,000 x 1,000 rows on the host's tails, against the
-#: plug-in's 0.3 s
+#: on an accelerator a product is nearly free next to the host's work on a row past ``S``, so
+#: ``S`` is the smallest choice that leaves at most this share of the sampled rows to the host
 ACCELERATOR_TAIL_ROWS = 1.0 / 64
-#: a value the cumulative table does not hold (not an integer, or a count above
-#: ``_sparse.CUMULATIVE_COUNTS``) costs about this many table reads (``log_rising``'s terms or
-#: series)
+#: table reads' worth of a value the cumulative table lacks (a fraction, or a count above
+#: ``_sparse.CUMULATIVE_COUNTS``): ``log_rising`` sums terms or a series instead
 UNLISTED_COST = 10.0
-#: rows of the input read to choose ``S``, at most :data:`SAMPLE_CELLS` values in all (512
-#: rows of 1,000 columns took 12 ms to histogram, a tenth of the exact predictive's time)
+#: rows of the input read to choose ``S``, at most :data:`SAMPLE_CELLS` values in all: enough
+#: for the count histogram, and cheap next to the predictive itself
 SAMPLE_ROWS = 512
 SAMPLE_CELLS = 1 << 16
-#: a batch of at most this many cells scores with ``S = 1`` (every count above one on the
-#: host): compiling a kernel for another ``S`` (about a second) costs more than the host's
-#: terms of so few counts, and one-row calls (a loop over rows, leave-one-out by refits)
-#: would otherwise compile a kernel per ``S`` their rows happen to ask for
+#: a batch of at most this many cells scores with ``S = 1``: compiling a kernel for another
+#: ``S`` costs more than the host's terms of so few counts, and one-row loops would compile many
 SMALL_BATCH_CELLS = 1 << 14
 
 
@@ -129,9 +111,8 @@ WHOLE_SCAN_SHARE = 0.5
 def scans_whole(sample, steps: int) -> bool:
     """Whether the host should scan every chunk of a block for its tail, rather than only
     the rows the kernel flags (``needs_tail``): when most rows would be flagged, the host
-    scans the whole chunk anyway, and the kernel's flags were a row reduction for nothing
-    (0.8-0.9 ms of a 2.1 ms kernel on 1,024 x 1,000 float64 documents). Decided from the rows
-    :func:`choose_steps` reads."""
+    scans the whole chunk anyway, and the kernel's flags would be a row reduction for nothing.
+    Decided from the rows :func:`choose_steps` reads."""
     x = np.asarray(sample)
     if x.ndim != 2 or x.shape[0] == 0:
         return False

@@ -20,15 +20,8 @@ class Float32Unrepresentable(ValueError):
         self.column, self.reason = column, reason
 
 
-#: a float32 sum over ``n`` columns is rounded in its accumulation by up to about
-#: ``SUM_ROUNDING * eps * log2(n)`` times the size its partial sums reach, which is at most
-#: the result's size plus the terms' root sum of squares (mixed signs, :func:`centre`). On
-#: XLA:CPU's products, per (row, class) against float64 (Multinomial scores; rows of 42 to
-#: 5,000 non-zero counts): with the products' own rounding (twice epsilon times that root
-#: sum of squares) it bounds the log-odds error to within 1.12x at worst, which the limit's
-#: factor of two covers (``_kernels.SCORE_ROUNDING_LIMIT``). Tables relative to each
-#: column's largest class had every term of one sign: documents of 1e6 tokens over 5,000
-#: words of two close classes moved probabilities by 6.5e-4 unrefused.
+#: a float32 sum of ``n`` terms is rounded by up to ``SUM_ROUNDING * eps * log2(n)`` times the
+#: size its partial sums reach (the result's plus the terms' root sum of squares, :func:`centre`)
 SUM_ROUNDING = 0.5
 
 
@@ -106,17 +99,14 @@ def class_sums(resp: jax.Array, x: jax.Array, observed: jax.Array | None = None)
     totals (and the differences between classes' rates) depend on. A chunk whose sums are
     certainly exact (integer values and weights, ``max(x) * total weight < 2**24``, or
     ``2**53`` in float64) takes one product instead. Fractional values (a Multinomial of term
-    weights) keep the centred form: their float32 class totals are within 2e-8 of float64,
-    against 2e-7 for one plain sum per chunk. With missing values (``observed``, the 0/1 flags
-    of ``x``'s entries, missing ones 0 in ``x``), the weights and means are per column over the
-    observed entries and the missing ones have no deviation: centred on the mean of all rows,
-    a missing entry's deviation was the whole mean, and Poisson counts near 1e5 lost 2 in a
-    class total (26 nats of evidence). In float64 every chunk takes the one product, as
+    weights) keep the centred form, whose float32 class totals are closer to float64 than one
+    plain sum per chunk. With missing values (``observed``, the 0/1 flags of ``x``'s entries,
+    missing ones 0 in ``x``), the weights and means are per column over the observed entries
+    and the missing ones have no deviation (centred on the mean of all rows, a missing entry's
+    deviation would be the whole mean). In float64 every chunk takes the one product, as
     scikit-learn's float64 fit does, and returns it alone, ``(K, F)``: its rounding, about
-    1e-16 of a total, is what the centred form would leave too; the check the choice waits
-    for kept the class sums from starting beside the chunk's other reductions, and the
-    stacked weights and zeros cost the host 77 us a chunk to add up against 11 us (1,024 x
-    1,000 documents, 20 classes)."""
+    1e-16 of a total, is what the centred form would leave too, and the choice's check and
+    the stacked form would only cost time."""
     import jax.numpy as jnp
 
     if x.dtype == jnp.float64:
@@ -206,9 +196,9 @@ def centre(table: np.ndarray) -> np.ndarray:
     """Per column, the mean of the finite entries over the classes (0 if none): what a linear
     table is taken relative to, so that each class's terms have both signs and a float32
     product's partial sums stay near the size of its result. Relative to the largest entry
-    (:func:`reference`) every term of a class had one sign and the partial sums grew with
-    the row: two close classes over 5,000 binary columns had scores near 300 whose rounding
-    refused them (``sum_rounding``), though they were exact to 2e-5."""
+    (:func:`reference`) every term of a class would have one sign and the partial sums would
+    grow with the row, so ``sum_rounding`` would refuse close classes whose scores are
+    exact."""
     finite = np.isfinite(table)
     total = np.sum(np.where(finite, table, 0.0), axis=0)
     count = np.sum(finite, axis=0)

@@ -3,8 +3,8 @@
 A ``host_counting`` family (Categorical) has counts for statistics and table lookups for
 scores: ``np.bincount`` and a sparse product give both exactly in float64 and compile nothing,
 so a first call costs what later ones do however many columns there are (a compiled kernel
-over 2,000 categorical columns took 0.3-1.8 s to compile, scikit-learn's whole fit and predict
-0.5-1.5 s). Rows are read through the block's :class:`_kernels.Source` (encoded chunk by
+over thousands of categorical columns would take longer to compile than the whole fit and
+predict take here). Rows are read through the block's :class:`_kernels.Source` (encoded chunk by
 chunk, errors naming the row of the block), in chunks of about :data:`CHUNK_ENTRIES` cells,
 so temporaries stay a few MB plus the ``(n, K)`` output.
 """
@@ -17,6 +17,7 @@ from .._blocks import block_source, levels_of
 from . import form_of
 
 #: cells per chunk: the codes, flat indices and indicator values of a chunk stay a few MB
+#: (benchmarks/tune.py CHUNK_ENTRIES)
 CHUNK_ENTRIES = 1 << 20
 
 

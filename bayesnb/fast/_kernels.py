@@ -6,8 +6,8 @@ full-size array: rows are encoded (validated and converted to the kernel dtype) 
 about :data:`CHUNK_BYTES` at a time, and every chunk goes through one compiled kernel. A chunk
 stays in cache between the host conversion and the kernel, full-size temporaries (NaN masks,
 one-hot matrices, float64 copies) never exist, and peak extra memory is a few chunks plus the
-``(n, K)`` output. Measured in ``benchmarks/run.py --profile``: the whole-array path spent most
-of its time in copies, not in the matmuls.
+``(n, K)`` output: a whole-array path would spend most of its time in copies, not in the
+matmuls.
 
 On an accelerator every chunk budget is :data:`ACCELERATOR_BUDGET_SCALE` times the CPU's (no
 cache to stay in; each chunk costs a launch and a wait), and a device-resident ``jax.Array`` is
@@ -31,8 +31,7 @@ one-hot, for a family that still asks for one) included, so memory stays a few c
 
 Fit statistics are summed by label (:class:`Labels`): by products with the weighted
 ``(rows, classes)`` one-hot when there are few classes, by a blocked scatter-add per class when
-there are many (its cost does not grow with the class count, so 20,000 classes fit as fast as
-10).
+there are many (its cost does not grow with the class count).
 """
 
 from __future__ import annotations
@@ -70,9 +69,7 @@ TRACES = {"suff_stats": 0, "accumulate": 0, "scores": 0}
 #: small enough to stay in cache between the host conversion and the kernel
 CHUNK_BYTES = 8 << 20
 #: how many times larger every chunk budget is on an accelerator (GPU, TPU): no cache to stay
-#: in, and each chunk costs a launch and a wait. On an H200, 2,000,000 x 1,000 float32 counts
-#: in the CPU's 512-row chunks took 2.2 s through the plug-in score kernel (3,907 calls), in
-#: 262,144-row chunks 11 ms
+#: in, and each chunk costs a launch and a wait (benchmarks/tune.py ACCELERATOR_BUDGET_SCALE)
 ACCELERATOR_BUDGET_SCALE = 32
 
 
@@ -88,11 +85,9 @@ def full_float32(kernel: Callable) -> Callable:
 
     JAX's default matmul precision for float32 is the backend's fastest: exact float32 on CPU,
     but TF32 tensor cores (10-bit mantissas, relative error about 5e-4 per product) on Ampere
-    and later NVIDIA GPUs and bfloat16 passes on TPU. TF32 emulated on the CPU (inputs
-    rounded to 10 bits) for the Multinomial plug-in on 2,000 rows x 1,000 count columns, 20
-    classes: class scores off by up to 4.7e-3 (float32: 4.7e-5), probabilities by 1.0e-3
-    (float32: 1.2e-5), one row in 2,000 with another argmax; far above the
-    ``SCORE_ROUNDING_LIMIT`` the float32 kernels promise. So every kernel asks for float32
+    and later NVIDIA GPUs and bfloat16 passes on TPU. TF32's errors in the class scores are
+    about a hundred times float32's, far above the ``SCORE_ROUNDING_LIMIT`` the float32
+    kernels promise, and can change an argmax. So every kernel asks for float32
     (``jax.default_matmul_precision("float32")``), which the CPU gives anyway (the same
     results, bit for bit). float64 (x64) matmuls are float64 on every backend."""
 
@@ -118,10 +113,8 @@ def chunk_rows(n_rows: int, row_bytes: int, budget: int | None = None) -> int:
     of it, at least 64, at most ``bucket(n_rows)``.
 
     Not the largest power of two within the budget: the ``(rows, classes)`` arrays a chunk
-    adds to its input then halved the chunk, 1,000 float64 columns and 20 classes (8,560
-    bytes a row) taking 512-row chunks, twice the dispatches and host steps of 1,024, and
-    the float64 Multinomial ``predict_proba`` of 200,000 rows 1.18-1.21x scikit-learn's
-    against 0.92-0.93x with 1,024."""
+    adds to its input would often halve the chunk just past a power of two, doubling the
+    dispatches and host steps."""
     budget = (CHUNK_BYTES if budget is None else budget) * budget_scale()
     fit = budget / max(row_bytes, 1)
     rows = 1 << max(int(fit).bit_length() - 1, 0)  # the largest power of two within
@@ -132,8 +125,8 @@ def chunk_rows(n_rows: int, row_bytes: int, budget: int | None = None) -> int:
 
 def balanced_rows(n_rows: int, rows: int) -> int:
     """``rows`` (the most a chunk may hold) lowered so the chunks share the rows evenly: the
-    last chunk is then not mostly padding (20,000 rows in chunks of 16,384 padded the second
-    3,616 rows to 16,384, 1.6x the work). Still one chunk shape per call, from :func:`bucket`."""
+    last chunk is then not mostly padding. Still one chunk shape per call, from
+    :func:`bucket`."""
     chunks = -(-n_rows // max(rows, 1))
     return min(rows, bucket(-(-n_rows // max(chunks, 1))))
 
@@ -144,11 +137,9 @@ def _one_hot(codes, weights, n_classes, dtype):
 
 def _one_hot_t(codes, weights, n_classes, dtype):
     """The weighted one-hot built as ``(classes, rows)``, the float64 class sums' left
-    operand: XLA:CPU's float64 product ``hot_t @ x`` took 0.60 ms on a 1,024 x 1,000 chunk
-    against 1.09 ms for ``hot.T @ x``, and whole float64 fits of 100,000 x 1,000 went
-    263-265 -> 224-227 ms (Bernoulli) and 307-314 -> 271-294 ms (Multinomial). In float32
-    the products are as fast either way (0.40 and 0.44 ms), and a Gaussian fit of 1,000,000 x
-    50 was slower (133-143 -> 165-175 ms), so float32 keeps ``hot.T``."""
+    operand: XLA:CPU's float64 product ``hot_t @ x`` is faster than ``hot.T @ x``. In
+    float32 the two products cost the same and building ``hot_t`` does not pay, so float32
+    keeps ``hot.T``."""
     hot = jnp.arange(n_classes, dtype=codes.dtype)[:, None] == codes[None, :]
     return hot.astype(dtype) * weights[None, :].astype(dtype)
 
@@ -159,22 +150,19 @@ class Labels:
 
     With few classes (at most :data:`DOT_CLASSES`) the sums are products with the weighted
     one-hot (in float64 built as ``(classes, rows)``, :func:`_one_hot_t`): a BLAS product
-    reads the chunk once, and XLA:CPU's blocked scatter-add ran 2x-25x slower at 10-100
-    classes on a quiet machine (1,024-2,048 rows x 1,000 columns, float32 and float64: 4-28 ms
-    a chunk against 1-2.5 ms). A float64
-    chunk whose weights are all 1 is the exception: one plain ``segment_sum`` of its rows,
-    without weights or blocks, is faster than the product there (:meth:`sum`). With more
-    classes the product's cost grows with the class count, so the sums are a blocked
-    scatter-add (``jax.ops.segment_sum``), whose cost does not: O(rows x columns + classes x
-    columns) per chunk, and 20,000 classes fit as fast as 10."""
+    reads the chunk once, where XLA:CPU's blocked scatter-add is several times slower at
+    tens of classes. A float64 chunk whose weights are all 1 is the exception: one plain
+    ``segment_sum`` of its rows, without weights or blocks, is faster than the product there
+    (:meth:`sum`). With more classes the product's cost grows with the class count, so the
+    sums are a blocked scatter-add (``jax.ops.segment_sum``), whose cost does not:
+    O(rows x columns + classes x columns) per chunk."""
 
-    #: up to this many classes the sums are products with the one-hot (at 400-800 classes the
-    #: products took as long as the scatter-add or longer)
+    #: up to this many classes the sums are products with the one-hot, beyond it a scatter-add,
+    #: whose cost does not grow with the classes (benchmarks/tune.py DOT_CLASSES)
     DOT_CLASSES = 64
     #: a scatter-add sums each class's rows one after another, a float32 rounding each; the
     #: rows are split into up to this many blocks summed apart (then added): 16x shorter
-    #: chains, as accurate as the one-hot products (float32 m2 within 2e-7 against 2e-6 for
-    #: one chain)
+    #: chains, as accurate as the one-hot products
     BLOCKS = 16
 
     def __init__(self, codes, weights, n_classes: int, dtype):
@@ -210,11 +198,9 @@ class Labels:
 
         In float64 a chunk whose weights are all 1 (an unweighted fit's, but for its padded
         last chunk) is summed by one scatter-add without the weights instead of the product:
-        XLA:CPU's ``segment_sum`` adds each row once, the product makes ``K`` multiply-adds
-        an entry, and on 1,024 x 1,000 float64 documents with 20 classes it took 0.43-0.50
-        ms against 0.86-1.35 ms (the whole Multinomial statistics kernel 1.90 against 2.24
-        ms; with the weights multiplied in, 1.04 ms). The float32 products are as fast as
-        the scatter-add, and keep their summation order."""
+        XLA:CPU's ``segment_sum`` adds each row once, where the product makes ``K``
+        multiply-adds an entry. The float32 products are as fast as the scatter-add, and keep
+        their summation order."""
         if self.by_product:
             flat = values.reshape(values.shape[0], -1)
             if self._hot_t is None:
@@ -259,7 +245,7 @@ FIT_CLASS_ARRAYS = 3
 #: and exponentiated scores, and the float64 copies the host finishes
 SCORE_CLASS_BYTES = 3 * 4 + 2 * 8
 #: elements of a ``(rows, classes, columns)`` temporary (exact predictive, a Gaussian's direct
-#: form) per score chunk: 32 MiB in float32
+#: form) per score chunk: 32 MiB in float32 (benchmarks/tune.py CLASS_COLUMN_ELEMENTS)
 CLASS_COLUMN_ELEMENTS = 1 << 23
 
 
@@ -268,8 +254,7 @@ def _not_binary(x) -> jax.Array:
     the values' bits: 0 (of either sign) and 1 are three bit patterns, and NaN's magnitude
     lies above infinity's. Unlike float comparisons, this sees a subnormal value: XLA:CPU
     reads those as 0, so the min, max and fractional part let 1e-45 (float32) or 5e-324
-    (float64) through as a 0. It is also cheaper: 0.50-0.62 ms on a chunk of 8 MB (1,024 x
-    1,000 float64, 2,048 x 1,000 float32) against 0.78-0.87 ms for the three reductions."""
+    (float64) through as a 0. It is also cheaper than the three reductions."""
     if x.dtype not in (jnp.float32, jnp.float64):  # integer or boolean input: no subnormals
         return jnp.any((x != 0) & (x != 1))
     ints = jnp.int64 if x.dtype == jnp.float64 else jnp.int32
@@ -357,10 +342,9 @@ def _beyond_float32_counts(family, x, top) -> jax.Array:
     """True when a float32 chunk of a count family (non-negative values) holds a value of
     :data:`FLOAT32_EXACT_INTEGERS` or more: the conversion to float32 rounded such counts (a
     float64 or integer input of 16,777,217 reads 16,777,216), and their class totals and log
-    factorials with them. Probabilities moved little, but ``log_evidence`` did: 74 nats of
-    15,819 for Multinomial counts near 2e7, 1,380 of 2,453 for counts up to 5e9, 824 for
-    Poisson counts near 2e7 (``tests/test_float32_guarantee.py``, "counts beyond float32's
-    integers"). The host then redoes the statistics in float64 (:func:`stream_suff_stats`)."""
+    factorials with them: probabilities move little, but ``log_evidence`` by many nats
+    (``tests/test_float32_guarantee.py``, "counts beyond float32's integers"). The host then
+    redoes the statistics in float64 (:func:`stream_suff_stats`)."""
     checks = family.value_checks or {}
     if x.dtype != jnp.float32 or not checks.get("nonnegative"):
         return jnp.zeros((), dtype=bool)
@@ -392,7 +376,7 @@ def suff_stats(families, levels, n_classes, xs, codes, weights, shifts=None):
                   for f, lv, x in zip(families, levels, xs, strict=True))
     checked = [_checked_values(f, x, statistics=True)
                for f, x in zip(families, xs, strict=True)]
-    # one array, one read on the host (each scalar read alone cost 20-60 us a chunk)
+    # one array, one read on the host (each scalar read alone is a wait of its own)
     return stats, jnp.stack([*(bad for bad, _ in checked),
                              *(_beyond_float32_counts(f, x, top)
                                for f, x, (_, top) in zip(families, xs, checked, strict=True))])
@@ -413,8 +397,8 @@ def _posterior(family, prior, stats):
 def estimate(family, prior, stats, method):
     """A family's plug-in estimates: in float64 NumPy on the host when the family allows it
     (``host_numeric``: float32 statistics would round class means and rates), else as one
-    compiled function (run op by op, each small operation compiles on its own, which was most
-    of a cold start)."""
+    compiled function (run op by op, each small operation would compile on its own and
+    dominate a cold start)."""
     if form_of(family).host_numeric:
         with np.errstate(divide="ignore", invalid="ignore"):
             return _read_only(family.estimate(host_f64(prior), host_f64(stats), method))
@@ -472,7 +456,7 @@ def scores(families, levels, exact, output, class_log_prior, tables, xs, n_valid
     risk = tuple(jnp.max(jnp.where(
         valid, class_weighted(form_of(f).score_rounding(t, x, s), weight), 0.0))
                  for f, t, x, s in zip(families, tables, xs, own, strict=True))
-    # one array, one read on the host: each scalar read alone cost 20-60 us (``_store``)
+    # one array, one read on the host: each scalar read alone is a wait of its own (``_store``)
     bad = jnp.stack([*(b.astype(out.dtype) for b in bad), *(r.astype(out.dtype) for r in risk)])
     if output == "joint":
         constant = sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))
@@ -733,8 +717,8 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     finish(*pending)
     # statistics float32 could not hold (a class spread within its values' rounding) are
     # taken again in float64, as a weighted fit's are; the float32 score tables then refuse
-    # what float32 scores cannot resolve (``kernel_table``). Refusing here made a chunked fit
-    # refuse what the batch fit takes: a chunk's two rows of a class 0.05 apart near 1e6
+    # what float32 scores cannot resolve (``kernel_table``). Refusing here instead would make
+    # a chunked fit refuse what a batch fit takes (two close rows of a class in one chunk)
     if x32 and any(form_of(family).float32_inexact(stats, shift)
                    for family, stats, shift in zip(families, totals, shifts, strict=True)):
         raise NeedsFloat64
@@ -747,9 +731,9 @@ SHIFT_SEARCH_ROWS = 4096
 
 def shift_sample(source: Source, n: int) -> np.ndarray:
     """The rows ``FastForm.fit_shift`` sees: the first 64, and for a column with no finite value
-    among them, the first row further down that has one (its values near 1e6 went into
-    float32 unshifted when the top rows were missing: probabilities 1.1e-3 off). Reads on
-    only while such a column remains, so complete data reads 64 rows."""
+    among them, the first row further down that has one (else a column whose top rows are
+    missing would reach float32 unshifted, its large values rounded). Reads on only while such
+    a column remains, so complete data reads 64 rows."""
     sample = [np.asarray(source.read(0, min(64, n)), dtype=np.float64)]
     pending = ~np.isfinite(sample[0]).any(axis=0)
     start = sample[0].shape[0]
@@ -817,9 +801,7 @@ def stream_scores(families, levels, exact, output, class_log_prior, tables, sour
 
     Chunk rows are bounded by the input row, the ``(rows, K)`` score arrays and, unless every
     family scores by products alone (``product_scores``, plug-in), a ``(rows, K, F)``
-    temporary, so memory is a few chunks plus the ``(n, K)`` output. (The temporary's bound
-    made the Multinomial's float64 chunks 256 rows, a quarter of the input's 8 MiB: 782
-    dispatches and waits for 200,000 rows.)"""
+    temporary, so memory is a few chunks plus the ``(n, K)`` output."""
     keep_bounded()
     width = sum(s.width for s in sources)
     rows = chunk_rows(n_rows, _row_bytes(sources) + SCORE_CLASS_BYTES * n_classes)
@@ -870,11 +852,9 @@ def _device_results(families, levels, exact, output, class_log_prior, kernel_tab
     """:func:`stream_scores` kept on the device: the tables placed there once in the kernel
     dtype (by :func:`stream_scores`), every chunk's kernel queued without a wait, the chunks' flags
     (invalid values, rounding bounds) read back once, and the results joined and normalised
-    there (:func:`_join_on_device`). On an H200, reading each chunk's results back and
-    normalising them in float64 on the host took 395 of a 447 ms ``predict_proba`` of
-    2,000,000 device-resident rows against 17 ms of kernels, and converting and copying the host
-    tables at every chunk's call left 13 ms
-    of a 30 ms call ("Stop 31")."""
+    there (:func:`_join_on_device`): reading each chunk's results back and normalising them
+    on the host, or copying the tables at every chunk's call, would cost far more than the
+    kernels."""
     results = []
     for i, start in enumerate(range(0, n_rows, rows)):
         stop = min(start + rows, n_rows)
@@ -926,7 +906,7 @@ def _check_score_flags(sources, flags: np.ndarray) -> None:
 def _store(out, norm, output, sources, start, stop, result):
     s, z, flags = result
     # the blocks' invalid-value flags, then their rounding bounds (``scores``), read at once:
-    # each jax scalar read alone (``bool``, ``float``) cost 20-60 us, two to three a chunk
+    # each jax scalar read alone (``bool``, ``float``) is a wait of its own
     _check_score_flags(sources, np.asarray(flags, dtype=np.float64))
     out[start:stop] = finish(np.asarray(s)[: stop - start], output)
     norm[start:stop] = np.asarray(z)[: stop - start]

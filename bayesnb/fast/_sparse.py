@@ -3,13 +3,13 @@
 A sparse count matrix is never densified: statistics are per-class sums of the stored values
 and plug-in scores ``X @ table.T`` (SciPy's CSR product), and the exact predictive densities are
 evaluated on the non-zeros only, so memory stays proportional to the non-zeros plus the parameter
-tables. Computation here is float64 NumPy/SciPy whatever JAX's dtype mode (measured: JAX's BCOO
-was 3-15x slower than SciPy's CSR product for this, ``shared/MEASUREMENTS.md``).
+tables. Computation here is float64 NumPy/SciPy whatever JAX's dtype mode (JAX's BCOO product
+is slower than SciPy's CSR product for this).
 
-Costs are kept at a few passes over ``X.data`` (``benchmarks/sparse.py``): validation is two
-reductions (the offending column is searched for only once one fails), per-class sums scatter
-each stored value once into its class's row (O(non-zeros), where ``X.T @ resp`` is
-O(non-zeros x classes)), and the log-factorials of integer counts come from a table.
+Costs are kept at a few passes over ``X.data``: validation is two reductions (the offending
+column is searched for only once one fails), per-class sums scatter each stored value once into
+its class's row (O(non-zeros), where ``X.T @ resp`` is O(non-zeros x classes)), and the
+log-factorials of integer counts come from a table.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from ..families._base import Schema
 
 #: largest integer count read from the log-factorial table (uint16 codes)
 _TABLE_MAX = int(np.iinfo(np.uint16).max)
-#: stored values per block in the blocked row passes
+#: stored values per block in the blocked row passes: a block's temporaries stay in the cache
+#: (re-measure with benchmarks/tune.py _BLOCK)
 _BLOCK = 1 << 16
 
 
@@ -106,9 +107,8 @@ def class_totals(X, resp) -> np.ndarray:
     data = X.data
     if not np.all(resp.weight == 1):
         data = data * _row_of_each_value(X, np.asarray(resp.weight, dtype=np.float64))
-    # a COO matrix with the class as row index: toarray adds duplicates in CSR order. Its
-    # output is zeroed in order first (toarray's out=) rather than scattered into np.zeros'
-    # lazily zeroed pages: the scatter's time varied 23-55 ms with the memory state (measured)
+    # a COO matrix with the class as row index: toarray adds duplicates in CSR order, into an
+    # output it zeroes itself (out=), not np.zeros' lazily zeroed pages, whose cost varies
     rows = _row_of_each_value(X, resp.codes)
     coo = sparse.coo_matrix((data, (rows, X.indices)), shape=(resp.n_classes, X.shape[1]))
     return coo.toarray(out=np.empty(coo.shape))
@@ -123,9 +123,9 @@ def prepared(tables: tuple, build):
 
     JAX arrays and read-only NumPy arrays (the host-computed tables, ``_kernels.estimate``) are
     immutable, so an operand derived from a fitted table (float64, transposed, infinities split
-    off: a few passes over ``(K, F)``, about a tenth of a Bernoulli predict) stays valid as long
-    as the table. The entry goes when any of the tables is freed. Other arrays (writable NumPy
-    tables may change in place) are prepared on every call.
+    off: a few passes over ``(K, F)``) stays valid as long as the table. The entry goes when
+    any of the tables is freed. Other arrays (writable NumPy tables may change in place) are
+    prepared on every call.
     """
     if not all(isinstance(t, jax.Array) or (isinstance(t, np.ndarray) and not t.flags.writeable)
                for t in tables):
@@ -183,8 +183,7 @@ def log_factorials(values: np.ndarray) -> np.ndarray:
 
 def _row_blocks(X, block: int = _BLOCK):
     """Row ranges of about ``block`` stored values each (a longer row is a block of its own):
-    a block's temporaries stay in cache and out of fresh pages (whole-array temporaries
-    doubled the cost of these passes, measured)."""
+    a block's temporaries stay in cache and out of fresh pages."""
     cuts = np.searchsorted(X.indptr, np.arange(block, X.nnz, block), side="right") - 1
     bounds = np.unique(np.concatenate([[0], cuts, [X.shape[0]]]))
     return zip(bounds[:-1], bounds[1:], strict=True)
@@ -262,9 +261,8 @@ def _series_degree(us: np.ndarray) -> int:
 def log_rising_by_row(a: np.ndarray, n: np.ndarray) -> np.ndarray:
     """``(rows, K)``: :func:`log_rising` of the ``(K,)`` totals ``a`` and every row's total
     ``n`` (``(rows,)``), evaluated once per distinct row total when rows share them (documents
-    of a few lengths): on 20,000 rows x 20 classes the series took 29 ms, three times the
-    plug-in's whole sparse product. Integer totals are told apart by a count per value, not a
-    sort (100,000 documents: 0.5 ms against 5 ms)."""
+    of a few lengths), since the series costs more than the plug-in's whole sparse product.
+    Integer totals are told apart by a count per value, which is cheaper than a sort."""
     from .._data import _small_int_labels
 
     small = (_small_int_labels(n.astype(np.int64))
@@ -276,8 +274,8 @@ def log_rising_by_row(a: np.ndarray, n: np.ndarray) -> np.ndarray:
     return log_rising(a, totals[:, None])[inverse.ravel()]
 
 
-#: integer counts up to this many steps past the start are summed term by term on the host
-#: (one log1p per step), the others take ``log_rising``'s series (about thirty operations)
+#: integer counts up to this many steps past the start are summed term by term (one log1p a
+#: step), larger ones take ``log_rising``'s series (benchmarks/tune.py _TERMWISE_MAX)
 _TERMWISE_MAX = 64
 
 
@@ -313,9 +311,8 @@ def rising_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.nd
     when slopes (K, F) are given (the predictive's linear part, in the same sums).
 
     Each distinct (column, value) pair is evaluated once, in blocks that stay in cache, and
-    the rows' sums are one sparse product: counts repeat within a column (20,000 documents x
-    50,000 words, the 150,000 counts above 3: 550 ms entry by entry). Values that are mostly
-    distinct (tf-idf weights) are evaluated entry by entry, in blocks."""
+    the rows' sums are one sparse product, since counts repeat within a column. Values that are
+    mostly distinct (tf-idf weights) are evaluated entry by entry, in blocks."""
     if rows.size == 0:
         return np.zeros((n_rows, a.shape[0]))
     pair, c, v = _distinct_pairs(cols, values, a.shape[1])
@@ -351,8 +348,7 @@ def _with_slope(terms: np.ndarray, slope: np.ndarray | None, cols: np.ndarray,
 
 def _row_starts(rows: np.ndarray, n_rows: int) -> np.ndarray:
     """A CSR ``indptr`` for entries listed in row order: the running count of entries per
-    row (300,000 entries of 100,000 rows: 0.4 ms, against 2.7 ms for a binary search per
-    row; as fast at 1,000-20,000 rows)."""
+    row (cheaper than a binary search per row when rows are many)."""
     starts = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n_rows), out=starts[1:])
     return starts
@@ -361,9 +357,8 @@ def _row_starts(rows: np.ndarray, n_rows: int) -> np.ndarray:
 def _distinct_pairs(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple:
     """Per entry the index of its (column, value) pair among the distinct pairs, and those
     pairs' columns and values. Non-negative integer values whose pairs fit a map of
-    :data:`PAIR_MAP_CELLS` are marked in it, with no sort (issue 6's 100,000 x 50,000
-    documents, the 745,000 counts above 3: 25 ms, against 114 ms for the sort by column and
-    value, under load); the others are sorted (a NaN is a pair of its own)."""
+    :data:`PAIR_MAP_CELLS` are marked in it, with no sort (cheaper than sorting by column and
+    value); the others are sorted (a NaN is a pair of its own)."""
     top = values.max()
     if values.min() >= 0 and (top + 1) * n_cols <= PAIR_MAP_CELLS and np.all(
             values == np.floor(values)):
@@ -371,8 +366,8 @@ def _distinct_pairs(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple:
         present = np.zeros(int(top + 1) * n_cols, dtype=bool)
         present[key] = True
         distinct = np.flatnonzero(present)
-        # ranks written at the marked cells only: a running count over the whole map took
-        # 8 of the 10 ms (issue 6's documents, the 295,000 counts above 7)
+        # ranks written at the marked cells only: a running count over the whole map would
+        # cost more than the rest of the pass
         rank = np.empty(present.size, dtype=np.int32)
         rank[distinct] = np.arange(distinct.size, dtype=np.int32)
         return rank[key], distinct % n_cols, (distinct // n_cols).astype(np.float64)
@@ -384,18 +379,21 @@ def _distinct_pairs(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple:
     return pair, c[first], v[first]
 
 
-#: cells of the map that finds the distinct (column, count) pairs without a sort
+#: cells of the map that finds the distinct (column, count) pairs without a sort; a larger
+#: map costs more to clear than the sort it saves (benchmarks/tune.py PAIR_MAP_CELLS)
 PAIR_MAP_CELLS = 1 << 22
 
 
-#: (classes x pairs) values per block of :func:`rising_rows`: temporaries that stay in
-#: cache (4 million at once took 150 ns each in ``log_rising``, mostly memory traffic)
+#: (classes x pairs) values per block of :func:`rising_rows`: ``log_rising``'s temporaries
+#: stay in the cache (benchmarks/tune.py _BLOCK_ELEMENTS)
 _BLOCK_ELEMENTS = 1 << 16
 
 
-#: counts up to this are read from a per-table cumulative sum (:func:`cumulative_rising`)
+#: counts up to this are read from a per-table cumulative sum (:func:`cumulative_rising`);
+#: larger ones are rare enough to sum term by term (benchmarks/tune.py CUMULATIVE_COUNTS)
 CUMULATIVE_COUNTS = 64
-#: float64 entries a cumulative table may hold (32 MiB): ``(counts + 1) x columns x classes``
+#: float64 entries a cumulative table may hold (32 MiB): ``(counts + 1) x columns x classes``,
+#: a memory bound (benchmarks/tune.py CUMULATIVE_ENTRIES)
 CUMULATIVE_ENTRIES = 1 << 22
 #: cumulative tables by the identity of the concentration array they were built from
 _cumulative: dict = {}
@@ -408,12 +406,9 @@ def cumulative_rising(a: np.ndarray, start: int = 1) -> np.ndarray | None:
     Built once per fitted table and ``start`` (:func:`cached_by_identity`), with ``M`` the
     largest count that keeps it within :data:`CUMULATIVE_ENTRIES` (at most
     :data:`CUMULATIVE_COUNTS`); None if that is not above ``start``. The dense tail then reads
-    a count's terms as one entry per class instead of one ``log1p`` per (class, step)
-    (cProfile, 20,000 documents x 1,000 words, 20 classes: the tail took 93 ms at ``S = 2``
-    with one ``log1p`` per term, 53 ms with the table at ``S = 1``, 42 ms with the per-row
-    sums as a sparse product). Starting the table at ``start`` rather than at 1 makes the
-    per-row sum one sparse product instead of two (the difference of two entries): on
-    8,192 x 200 Poisson counts with ``S = 4``, 10 ms a chunk before."""
+    a count's terms as one entry per class instead of one ``log1p`` per (class, step).
+    Starting the table at ``start`` rather than at 1 makes the per-row sum one sparse product
+    instead of two (the difference of two entries)."""
     from ..families._base import cached_by_identity
 
     return cached_by_identity(_cumulative, a, (start,), lambda: _cumulative_table(a, start),
@@ -476,10 +471,8 @@ def dense_rising_tail(a: np.ndarray, x: np.ndarray, steps: int,
 def _listed_tail(x: np.ndarray, steps: int, cum: np.ndarray) -> np.ndarray | None:
     """:func:`dense_rising_tail` of integer counts (NaN allowed) that the cumulative table
     ``cum`` holds, as one sparse product whose structure comes from the chunk in int32: the
-    row pointers and the columns from the positions (no row index, no int64 division). On
-    2,048 x 200 float64 Poisson counts past ``S = 2`` (32% of them) 1.93 ms against 2.25 ms
-    through :func:`rising_sums`. None if a count is
-    past the table."""
+    row pointers and the columns from the positions (no row index, no int64 division), which
+    is cheaper than :func:`rising_sums`. None if a count is past the table."""
     n, f = x.shape
     past = x > steps
     where = np.flatnonzero(past).astype(np.int32)
@@ -494,12 +487,10 @@ def _positioned_tail(positions: np.ndarray, cum: np.ndarray) -> np.ndarray | Non
     """:func:`dense_rising_tail` from the score kernel's ``(n, F)`` int32 table positions
     (``_steps.tail_positions``: ``(count - S) F + column`` for a count the table holds, 0 for
     none, -1 for a value it does not hold). The kernel finds and indexes the counts as it
-    reads the chunk, so the host's part is the listing and the sparse product: on 2,048 x 200
-    float64 Poisson counts past ``S = 2`` (32% of them) 1.69 ms against :func:`_listed_tail`'s
-    2.47 ms . None if
-    a value is not in ``cum``."""
+    reads the chunk, so the host's part is only the listing and the sparse product (less than
+    :func:`_listed_tail`'s). None if a value is not in ``cum``."""
     n, f = positions.shape
-    # nonzero of a boolean: 0.24 ms, against 1.54 ms for the int32 positions themselves
+    # nonzero of a boolean mask: cheaper than of the int32 positions themselves
     where = np.flatnonzero(positions != 0)
     index = positions.reshape(-1)[where]
     if index.size and (index.min() < 0 or index.max() >= cum.shape[0] * cum.shape[1]):
@@ -509,16 +500,14 @@ def _positioned_tail(positions: np.ndarray, cum: np.ndarray) -> np.ndarray | Non
 
 def _flat_row_starts(where: np.ndarray, n: int, f: int) -> np.ndarray:
     """CSR row pointers of the sorted flat positions ``where`` in an ``(n, f)`` chunk, by a
-    binary search for each row's first: 0.07 ms against 0.15 ms for per-row counts (2,048 x
-    200)."""
+    binary search for each row's first (cheaper than per-row counts)."""
     return np.searchsorted(where, np.arange(0, n * f + 1, f, dtype=where.dtype)).astype(np.int32)
 
 
 def _table_row_sums(index: np.ndarray, starts: np.ndarray, cum: np.ndarray) -> np.ndarray:
     """``(n, K)``: per row, the sum of the rows ``index`` (``(count - start) * F + column``)
     of the cumulative table ``cum`` (:func:`cumulative_rising`), listed row by row with CSR
-    row pointers ``starts``: one sparse product, 3.6x faster than a gather and a segment
-    sum."""
+    row pointers ``starts``: one sparse product, cheaper than a gather and a segment sum."""
     picks = sparse.csr_matrix((np.ones(index.size), index, starts),
                               shape=(starts.size - 1, cum.shape[0] * cum.shape[1]))
     return picks @ cum.reshape(-1, cum.shape[2])
@@ -562,19 +551,11 @@ def step_tables(a: np.ndarray, steps: int, shift: bool) -> np.ndarray:
     return np.ascontiguousarray(table.transpose(0, 2, 1).reshape(-1, a.shape[0]))
 
 
-#: float64 entries ``linear_rising``'s count-by-column table may hold (64 MiB); it is built
-#: once per fitted posterior. Issue 6's documents (100,000 x 50,000, 20 classes, 10% of the
-#: stored counts above 3, 4% above 7) take counts up to 7 instead of 3 at 32 MiB: in one
-#: process, the two tables alternating, the exact predictive went from 278 ms to 232 ms (both
-#: then with the table read in two halves of the classes, since removed)
+#: float64 entries (64 MiB) of ``linear_rising``'s count-by-column table, built once per fitted
+#: posterior: deep enough for the counts of large vocabularies (benchmarks/tune.py LINEAR_ENTRIES)
 LINEAR_ENTRIES = 1 << 23
-#: float64 entries (4 MiB) of the rows added for the columns with the largest posterior
-#: counts, for their counts past the table up to :data:`CUMULATIVE_COUNTS`: large counts
-#: gather in a few frequent words (issue 6's documents: the 295,000 counts above 7 fall in
-#: 149 of the 50,000 words, 99.94% of them in the top 64 by posterior count). They then take
-#: the sparse product instead of :func:`rising_rows`: the exact predictive went from 1.90x
-#: to 1.79-1.82x the plug-in (stop 36, medians of 7-10 calls), about what a table of counts
-#: up to 15 or 31 for every column gives (1.80x at 128 MiB, 1.73x at 256 MiB)
+#: float64 entries (4 MiB) of extra rows for the larger counts of the most frequent columns,
+#: where large counts gather (benchmarks/tune.py LINEAR_DEEP_ENTRIES)
 LINEAR_DEEP_ENTRIES = 1 << 19
 
 
@@ -631,8 +612,8 @@ def linear_rising(X, owner, slope_of, a: np.ndarray,
     in the pass that finds the table rows while each block of values is in cache.
 
     A call with fewer stored values than the table would have rows, before any call has
-    built it, takes every value through :func:`rising_rows` instead: on issue 6's 50,000
-    words the 64 MiB table takes 270-480 ms to build, a document's 100 values a few ms."""
+    built it, takes every value through :func:`rising_rows` instead: building the table
+    would cost far more than those few values."""
     from ..families._base import cached_by_identity, is_cached
 
     k, f = a.shape
@@ -719,6 +700,7 @@ def _deep_columns(a: np.ndarray, counts: int) -> DeepColumns | None:
 
 
 #: stored values per block of :func:`_table_rows`: its temporaries stay in cache
+#: (benchmarks/tune.py _ROWS_BLOCK)
 _ROWS_BLOCK = 1 << 17
 
 
@@ -740,10 +722,8 @@ def _table_rows(X, limit: int, totals: bool = False, deep: DeepColumns | None = 
     (with their rows, columns and values), but for those ``deep`` gives rows of their own
     (in a table of ``n_table`` rows); with ``totals``, each row's sum. In blocks of
     whole rows that stay in cache, in place, so a block's other values and row sums are read
-    while it is there: on issue 6's 7.2 million counts (295,000 past the table) the pass,
-    the other values' gathers and the row sums took 39-42 ms in separate passes, 37-38 ms
-    so (stop 36, alternating). The index has the matrix's own index dtype where the table's
-    rows fit it (no index array widened)."""
+    while it is there rather than in separate passes. The index has the matrix's own index
+    dtype where the table's rows fit it (no index array widened)."""
     data, indices, indptr, f = X.data, X.indices, X.indptr, X.shape[1]
     dtype = (indices.dtype if max(limit * f, n_table or 0) <= np.iinfo(indices.dtype).max
              else np.dtype(np.int64))

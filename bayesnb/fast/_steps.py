@@ -55,7 +55,7 @@ def step_sums(x: jax.Array, steps: jax.Array) -> jax.Array:
 def row_sums(x: jax.Array) -> jax.Array:
     """``(n,)`` row sums as a product with ones. On XLA:CPU the product is as fast as a row
     reduction for a plain array, and faster when the rows sum an expression (the log-factorial
-    lookup on 2,048 x 1,000 float32 counts: 1.7 ms against 2.3 ms)."""
+    lookup)."""
     return x @ jnp.ones((x.shape[1],), x.dtype)
 
 
@@ -67,10 +67,8 @@ def small_count_log_factorials(x: jax.Array, table: np.ndarray = LOG_FACTORIAL) 
     statistics kernels need for their exact evidence, and what their value checks need to
     know (``_kernels.invalid_values``), without the bounds pass (:func:`chunk_bounds`).
 
-    One gather of a table with a marker at each end. On a 1,024 x 1,000 float64 chunk of
-    ``run.py``'s documents (counts up to 8) it took 1.09 ms against 1.35 ms for the bounds
-    pass and the selects it chose until stop 34, and the Multinomial statistics kernel,
-    whose value checks read no bounds either, 4.2-4.4 reads of the chunk against 4.6-5.0."""
+    One gather of a table with a marker at each end: cheaper than a bounds pass followed by
+    selects, and it spares the statistics kernel's value checks a bounds pass of their own."""
     inside = jnp.clip(x, -1.0, float(table.shape[0])) + 1.0  # -1 and len(table): the markers
     index = jnp.where(x == jnp.floor(x), inside, 0.0).astype(jnp.int32)  # NaN: a marker
     marked = np.concatenate([[NOT_SMALL], table, [NOT_SMALL]])
@@ -91,17 +89,13 @@ def _bounds_step(a, b):
 def chunk_bounds(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     r"""``(lo, hi, frac)``: a chunk's smallest and largest value and its largest fractional
     part :math:`\max(x - \lfloor x \rfloor)`, read in one pass: one variadic reduction along
-    the rows, then three over the ``(rows,)`` results. The three as separate reductions read
-    the chunk three times: 0.89-0.90 ms on 8 MB (1,024 x 1,000 float64, 2,048 x 1,000
-    float32) against 0.43-0.47 ms. A NaN may make any
-    of them NaN, or be skipped (XLA:CPU's min and max do either): callers with missing values
-    redo them masked."""
+    the rows, then three over the ``(rows,)`` results (three separate reductions would read
+    the chunk three times). A NaN may make any of them NaN, or be skipped (XLA:CPU's min and
+    max do either): callers with missing values redo them masked."""
     inf = jnp.asarray(jnp.inf, x.dtype)
     # the barrier keeps the three per-row results together, so every caller's reduction is
-    # one instruction and XLA computes it once: without it, a caller using two of the three
-    # had its own reduction (the unused output dropped first) and the Multinomial statistics
-    # kernel read the chunk twice for its bounds (1,024 x 1,000 float64 documents, 196
-    # chunks: the kernels alone 480-490 ms of CPU against 530-540)
+    # one instruction and XLA computes it once (else a caller using two of the three would
+    # get a reduction of its own, and a kernel would read the chunk twice for its bounds)
     lo, hi, frac = jax.lax.optimization_barrier(jax.lax.reduce(
         (x, x, x - jnp.floor(x)), (inf, -inf, -inf), _bounds_step, (x.ndim - 1,)))
     return jnp.min(lo), jnp.max(hi), jnp.max(frac)
@@ -129,9 +123,8 @@ def needs_tail(x: jax.Array, steps: jax.Array) -> jax.Array:
     1 integer counts above ``S`` only, 2 a value that is not an integer (the host reads only
     the rows flagged, and scans a row flagged 1 for counts above ``S`` alone).
 
-    Both are counted by one product with ones, a fractional value weighing ``F + 1``. On
-    2,048 x 1,000 documents in float32, XLA:CPU's two row reductions (``any``) took 1.2-2.0
-    ms, longer than the plug-in's own product (0.8-1.0 ms); the one product takes 0.5-0.6 ms.
+    Both are counted by one product with ones, a fractional value weighing ``F + 1``: on
+    XLA:CPU two row reductions (``any``) would cost more than the plug-in's own product.
     A float32 sum is exact below ``2**24``, so a block of 4,096 columns or more (float32)
     counts the two apart."""
     observed = ~jnp.isnan(x)

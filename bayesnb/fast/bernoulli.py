@@ -28,7 +28,7 @@ class BernoulliLinear(NamedTuple):
     bias: jax.Array  # (K,) log1m_p summed over the columns, in float64
     #: () a bound on any row's root sum of squared terms, sqrt(sum_j max_k (s_kj^2 +
     #: log(1 - theta_kj)^2)) over every column (a 0/1 row's terms are at most those): the
-    #: rounding bound's, with no pass over the chunk (a product per chunk cost 40%)
+    #: rounding bound's, with no pass over the chunk (a product per chunk would be costly)
     spread: jax.Array = np.zeros(())
 
 
@@ -105,9 +105,8 @@ class BernoulliFast(FastForm):
         ``BernoulliLinear.spread``; a complete row's bias is one float64 sum, rounded once),
         plus the accumulation's (``_base.sum_rounding``), in proportion to the size the
         partial sums reach: the product's plus that root sum of squares (the slopes are
-        relative to their mean over the classes, ``_base.centre``). 100,000 binary columns of
-        two close classes moved probabilities by 4.6e-4 (``mean``) and 1e-2 (``ml``) before
-        there was a bound and the slopes were relative to each column's largest."""
+        relative to their mean over the classes, ``_base.centre``): without the bound, many
+        binary columns of two close classes would move the probabilities unrefused."""
         if float64_mode() or not isinstance(table, (BernoulliLinear, BernoulliParams)):
             return jnp.zeros(x.shape[0])
         f = x.shape[1]

@@ -92,8 +92,8 @@ class CategoricalFast(FastForm):
     #: tables in float64 on the host: one rounding of log(n_k + A) in float32 is shared by
     #: every column of class k, so over thousands of columns it would add up
     host_numeric = True
-    #: counts and scores of labelled dense data on the host: a compiled kernel cost 0.3-1.8 s
-    #: of compilation on a first call with 2,000 columns
+    #: counts and scores of labelled dense data on the host: a compiled kernel over many
+    #: columns would cost more to compile than the host takes to count
     host_counting = True
 
     @staticmethod

@@ -30,8 +30,8 @@ class GaussianExpanded(NamedTuple):
     :math:`s_k(x) = \sum_j q_{kj} x_j^2 + l_{kj} x_j + c_{kj}` with :math:`q = -(\lambda_k -
     \lambda_r)/2`, :math:`l = \lambda_k m_k - \lambda_r m_r` and :math:`c` the rest,
     ``x`` relative to the host-side shift. Without the reference the terms
-    :math:`\lambda x^2/2` summed over 10,000 standardised columns were about 5,000 per class, and
-    their float32 rounding moved probabilities by 5e-4."""
+    :math:`\lambda x^2/2` would sum to about half the column count per class, and their float32
+    rounding over many columns would move the probabilities."""
 
     quad: jax.Array  # (K, F)
     lin: jax.Array  # (K, F)
@@ -60,16 +60,15 @@ class StudentT(NamedTuple):
     weight: jax.Array  # (K, F) 1 / (dof scale2)
     norm_sum: jax.Array  # (K,) log_norm summed over the columns in float64 (complete rows)
     #: shape (1,): each column's ``log1p`` term taken relative to class 0's before the sum
-    #: over the columns (a class-free constant; 10,000 columns summed to about 5,000 per
-    #: class, whose float32 rounding moved probabilities by 2e-4); shape (0,): not (the joint
-    #: density, and blocks of fewer than ``RELATIVE_COLUMNS`` columns). Static, by its shape.
+    #: over the columns (a class-free constant; the plain sum grows with the columns and its
+    #: float32 rounding with it); shape (0,): not (the joint density, and blocks of fewer than
+    #: ``RELATIVE_COLUMNS`` columns). Static, by its shape.
     relative: jax.Array = np.zeros(0)
 
 
 #: columns whose ``log1p`` terms the Student-t kernel combines into one:
 #: :math:`\log(1 + a) + \log(1 + b) = \log(1 + (a + b + ab))`, so a (row, class) pays one
-#: ``log1p`` per group instead of per column (XLA:CPU, 4,096 rows x 20 classes x 100
-#: columns: 15 -> 8.4 ms float32, 32 -> 9.8 ms float64)
+#: ``log1p`` per group instead of per column, the kernel's costliest operation
 LOG1P_GROUP = 4
 #: per dtype, the largest ``u`` a combined group may hold: ``(1 + u)**LOG1P_GROUP`` stays
 #: finite (float32's 3.4e38, float64's 1.8e308); a chunk with a larger bound takes one
@@ -80,7 +79,7 @@ _GROUP_LIMIT = {np.dtype(np.float32): 1e7, np.dtype(np.float64): 1e60}
 def _relative(terms_of, table: StudentT):
     """``(n, K, w)`` terms ``terms_of(classes)`` less class 0's where ``table.relative`` (see
     :class:`StudentT`). Class 0's are computed apart, ``(n, 1, w)``: a slice of the full
-    terms made XLA materialise them (the exact predictive ran 2x slower)."""
+    terms would make XLA materialise them."""
     if table.relative.shape[0] == 0:
         return terms_of(slice(None))
     return terms_of(slice(None)) - terms_of(slice(0, 1))
@@ -125,22 +124,15 @@ def _log1p_sum(u_of, f: int, table: StudentT, x) -> jax.Array:
     return jax.lax.cond(bound <= _GROUP_LIMIT[np.dtype(dtype)], grouped, per_column, None)
 
 
-#: from this many columns the Student-t's terms are summed relative to class 0's
-#: (:class:`StudentT`): below it their sum's float32 rounding stays under about 1e-5 per class
-#: (terms near 1 per column), and the (rows, 1, columns) pass it costs is saved (the exact
-#: predictive took 1.4-1.7x longer on 100 columns)
+#: from this many columns the Student-t's terms are summed relative to class 0's: below, float32
+#: rounds their sum little and the extra pass is saved (benchmarks/tune.py RELATIVE_COLUMNS)
 RELATIVE_COLUMNS = 1024
-#: the Student-t kernel's float32 rounding per (row, class), in float32 epsilons times the
-#: size of its ``log1p`` terms' sum (``GaussianFast.score_rounding``): each term carries about
-#: 3 epsilons relative (the input, the square, the product, ``log1p``). Measured against
-#: float64 on 20 to 2,000 columns (rows near the classes, 30 to 1e5 standard deviations out,
-#: pooled or not): a log-odds error up to 2.34 epsilons times the two classes' sums, or 2.3
-#: times their root sum of squares in a wide block; 2.5 per class
+#: the Student-t kernel's float32 rounding per (row, class), in epsilons times its ``log1p``
+#: terms' sum (``GaussianFast.score_rounding``): a few epsilons a term, checked against float64
 STUDENT_T_ROUNDING = 2.5
 #: the same, finer, where that bound is large: ``STUDENT_T_SPREAD`` epsilons times the terms'
 #: root sum of squares (their own roundings, independent) plus ``STUDENT_T_SUM`` times their
-#: sum (the accumulation). On the same cases the log-odds error stays within 0.73 of it, and
-#: 1,000 standardised columns (true error 2-3e-5) are no longer refused
+#: sum (the accumulation), so that wide standardised blocks are not refused needlessly
 STUDENT_T_SPREAD, STUDENT_T_SUM = 3.0, 1.25
 #: float32 inputs carry about this relative rounding; a class whose spread is below
 #: ``FLOAT32_SPREAD`` times it (relative to its distance from the shift) is refused
@@ -149,12 +141,12 @@ FLOAT32_SPREAD = 1e3
 #: at fit, only a spread within this many float32 roundings of the values is refused
 FIT_SPREAD = 4.0
 #: a class variance below this is refused in float32: squares under float32's smallest normal
-#: number (1.2e-38) are flushed to zero (values near 1e-19 lost 24% of their variance), and
-#: above it only deviations within 1e-3 standard deviations are lost
+#: number (1.2e-38) are flushed to zero, and above it only deviations within 1e-3 standard
+#: deviations are lost
 TINY_VARIANCE = 1e6 * float(np.finfo(np.float32).tiny)
 #: the expanded (matmul) Gaussian scores are used while float32's rounding bound on their terms
-#: near a class stays below this (standardised data with 50 columns: about 1e-5); the direct
-#: form only serves tables where they would cancel (a narrow class far from the rest)
+#: near a class stays below this; the direct form only serves tables where they would cancel
+#: (a narrow class far from the rest)
 EXPANDED_ROUNDING = 1e-4
 
 
@@ -282,8 +274,8 @@ class GaussianFast(FastForm):
                         - 0.5 * np.log(dof * scale2) - 0.5 * np.log(np.pi) + 0.5 * LOG_2PI)
             _check_resolution(loc - shift, np.sqrt(scale2), shift)
             _check_tiny(scale2)
-            if not joint:  # relative to the largest per column (10,000 columns: the sum of
-                log_norm = log_norm - reference(log_norm)  # about 9,000 rounded by 5e-4)
+            if not joint:  # relative to the largest per column (a sum over many columns
+                log_norm = log_norm - reference(log_norm)  # would grow, and round, with them)
             coef = 0.5 * (dof + 1.0)
             if np.all(coef == coef[:, :1]):  # one per class (no missing value at fit, one
                 coef = coef[:, :1]  # prior shape): the kernel combines its log1p terms
@@ -407,8 +399,7 @@ class GaussianFast(FastForm):
         r"""``(n,)`` a bound on every class's root sum of squares of its ``log1p`` terms
         :math:`c_{kj}\log(1 + (x_j - m_{kj})^2 w_{kj})`, from each column's largest
         :math:`c`, :math:`|m|` and :math:`w` over the classes: one ``log1p`` per (row,
-        column), where the terms themselves cost one per (row, class, column) (the exact
-        terms' squares took the wide Student-t from 52-60 to 119-130 ms on 3,000 x 2,000)."""
+        column), where the terms themselves cost one per (row, class, column)."""
         observed = ~jnp.isnan(x)
         x0 = jnp.where(observed, x, 0.0).astype(table.loc.dtype)
         coef = jnp.broadcast_to(table.coef, table.loc.shape)

@@ -68,9 +68,8 @@ def _stats_of_chunk(x, class_totals, row_weights) -> MultinomialStats:
 
     The complete form runs on the raw chunk, outside any branch, and the row totals it needs
     tell whether a count is missing (NaN); only such a chunk is redone with its missing counts
-    as 0. On 1,024 x 1,000 float64 documents, wrapping the whole computation in a branch on a
-    separate NaN check (and zeroing NaN again for the coefficient) cost 2.6 ms a chunk against
-    1.8 ms this way."""
+    as 0, which is cheaper than wrapping the whole computation in a branch on a separate NaN
+    check (and zeroing NaN again for the coefficient)."""
     def stats(x, totals, observed=None):
         return MultinomialStats(class_totals(x, observed),
                                 coefficient_rows(row_weights, totals, x))
@@ -169,9 +168,8 @@ class MultinomialFast(FastForm):
 
         def renormalised(x):
             # a row with missing counts: its total n times the log of its observed mass (or
-            # share), rounded relatively once (counts near 1,000 with 20% missing: 1.4e-4
-            # off); for the exact predictive also h(A_observed, n), computed whole in
-            # float32, which is at most n log(1 + n / A)
+            # share), rounded relatively once; for the exact predictive also
+            # h(A_observed, n), computed whole in float32, which is at most n log(1 + n / A)
             eps = jnp.finfo(table.rounding.dtype).eps
             observed = (~jnp.isnan(x)).astype(table.rounding.dtype)
             n = jnp.sum(jnp.nan_to_num(x, nan=0.0).astype(observed.dtype), axis=1)
@@ -187,15 +185,14 @@ class MultinomialFast(FastForm):
         f = x.shape[1]
         # the part every class shares: where it is small the per-class part (the scores'
         # accumulation) is weighed by the class probabilities in the kernel, and the
-        # per-class product below is not needed (it took the plug-in from 98-136 to 167-182
-        # ms on 100,000 x 1,000 documents when run on every chunk)
+        # per-class product below, as costly as the scores' own, is not needed
         shared = products + renorm + sum_rounding(spread, f)
         coarse = shared[:, None] + sum_rounding(jnp.abs(scores), f)
 
         def per_class(x):
             # each class's own terms: a class far from the row (an unused pixel, a small
             # alpha's log 0.001) then counts only as much as its probability (the class
-            # weighting); digits under alpha = 0.001 were refused at 2.3e-4, 6e-6 off
+            # weighting), so a small alpha does not refuse scores that are exact
             weights = table.delta if isinstance(table, MultinomialShifted) else table.slope
             weights = jnp.where(jnp.isfinite(weights), weights, 0.0)
             x0 = jnp.nan_to_num(x, nan=0.0).astype(weights.dtype)
@@ -212,7 +209,7 @@ class MultinomialFast(FastForm):
         def complete(x):  # every column observed: the plug-in's product plus the steps
             x0 = x.astype(table.slope.dtype)
             # the row totals as one more column of the product: a row reduction of its own
-            # was a second pass over the chunk (0.29 ms of 1,024 x 1,000 float64)
+            # would be a second pass over the chunk
             k = table.slope.shape[0]
             both = x0 @ jnp.concatenate([table.slope, jnp.ones((1, x.shape[1]), x0.dtype)]).T
             n = both[:, k:]
@@ -253,7 +250,7 @@ class MultinomialFast(FastForm):
     @staticmethod
     def sparse_suff_stats(X, resp) -> MultinomialStats:
         # resp: an (n, K) array or _sparse.Labels; the class sums go first (after the blocked
-        # row pass their scatter ran at half speed, measured)
+        # row pass their scatter runs slower)
         counts = _sparse.class_totals(X, resp)
         log_coef = _sparse.row_weights(resp) @ MultinomialFast.sparse_log_normalizer(X)
         return MultinomialStats(counts, np.float64(log_coef))
