@@ -138,8 +138,7 @@ class DrawsScorer:
 
     The draws never change, so what depends on them alone (their tables laid out for the
     products, the extremes of the float32 rounding bound) is built at the first prediction
-    and kept in ``prepared`` (``inference.predict_from_draws``): on 10,000 x 1,000 counts,
-    20 classes and 1,000 draws that was 0.5 s of every 3 s call on the CPU."""
+    and kept in ``prepared`` (``inference.predict_from_draws``), not rebuilt per call."""
 
     def __init__(self, model: FittedModel, class_prior: np.ndarray | None, draws: dict):
         self.model = model
@@ -192,8 +191,7 @@ def _table(block: FittedBlock, classes, method: str):
 
 def _host_f64(values) -> np.ndarray:
     """A read-only float64 NumPy copy: host-side scores keep float64, and a kernel converts its
-    arguments to its dtype without compiling (``jnp.asarray`` compiled a conversion, 30-120 ms
-    of a first call)."""
+    arguments to its dtype without compiling (``jnp.asarray`` would compile a conversion)."""
     out = np.array(values, dtype=np.float64)
     out.flags.writeable = False
     return out
@@ -310,8 +308,8 @@ def log_normalizer(blocks, xs) -> np.ndarray:
     return np.reshape(total, (-1, 1))
 
 
-#: rows normalised at a time on the host: the passes over a chunk stay in cache (20,000 x 20
-#: float64 scores, alternating: 2,048 or 4,096 rows 2.4-2.7 ms, 16,384 3.6 ms, all at once 5.3)
+#: rows normalised at a time on the host, so the passes over a chunk stay in cache
+#: (re-measure with ``benchmarks/tune.py NORMALISE_ROWS``)
 NORMALISE_ROWS = 1 << 12
 
 
@@ -321,7 +319,7 @@ def normalised(scores: np.ndarray, output: str,
     the scores (``"scores"``, ``"joint"``), p(c | x) (``"proba"``: exponentials of the scores
     shifted by the row maximum, divided by their sum) or log p(c | x) (``"log_proba"``), and
     the per-row log normaliser; row chunk by row chunk (whole-array passes over a tall
-    ``(n, K)`` array cost 3-4x more), each chunk transposed (:func:`_normalised_rows`).
+    ``(n, K)`` array leave the cache), each chunk transposed (:func:`_normalised_rows`).
     ``out`` (float64, ``scores`` itself allowed) receives the probabilities."""
     scores = np.asarray(scores, dtype=np.float64)
     if output in ("scores", "joint") or scores.size == 0:
@@ -340,9 +338,7 @@ def normalised(scores: np.ndarray, output: str,
 def _normalised_rows(scores: np.ndarray, output: str) -> tuple[np.ndarray, np.ndarray]:
     """:func:`normalised`'s values (a transposed view) and log normaliser of a chunk of rows,
     computed on its transpose ``(K, rows)``: NumPy's reductions over the classes then run
-    along the first axis, where a row maximum over a short last axis took 0.93 ms of 20,000
-    x 20 float64 scores (the whole normalisation 2.31 ms against 3.56 ms,
-    ``benchmarks/exact_host_parts.py``)."""
+    along the first axis, faster than over a short last axis."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         shifted = scores.T.copy()
         top = shifted.max(axis=0)

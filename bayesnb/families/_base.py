@@ -18,8 +18,7 @@ METHODS_PLUG_IN = ("ml", "map", "mean")
 
 class _LazyModule:
     """A module imported at its first attribute access. A family's NumPyro statements serve
-    MCMC, simulation and ArviZ only; importing NumPyro up front costs 0.2-0.5 s of every cold
-    start (``benchmarks/run.py``, coldstart)."""
+    MCMC, simulation and ArviZ only, so a fit or a prediction need not import NumPyro."""
 
     def __init__(self, name: str):
         self._name = name
