@@ -88,8 +88,11 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         instead of ``Gaussian()``: R naivebayes' ``usekernel=TRUE``. Declared columns keep
         their family.
     num_warmup, num_samples, num_chains, seed, chain_method, progress_bar
-        NUTS settings for ``method="mcmc"`` (NumPyro's ``MCMC``; ``chain_method`` one of
-        "sequential", "parallel", "vectorized"). ``"mcmc"`` draws from the posterior of the
+        NUTS settings for ``method="mcmc"`` (NumPyro's NUTS kernel, compiled once per model
+        structure: ``bayesnb._nuts``). ``chain_method``: "auto" (default: one device per
+        chain where there are as many devices, else "vectorized"), "sequential", "parallel"
+        or "vectorized", as NumPyro's ``MCMC``. ``progress_bar`` shows one labelled bar
+        over all chains. ``"mcmc"`` draws from the posterior of the
         NumPyro model by NUTS; prediction averages over the draws. On a conjugate model it
         converges to ``"bayes"``; it is the method for priors without a closed form. The
         defaults (4 chains of 1000 warm-up and 1000 kept draws, Stan's) are what r-hat needs
@@ -125,7 +128,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
 
     def __init__(self, features=None, *, method="mean", class_alpha=1.0, class_prior=None,
                  priors=None, infer_counts=False, use_kernel=False, num_warmup=1000,
-                 num_samples=1000, num_chains=4, seed=0, chain_method="sequential",
+                 num_samples=1000, num_chains=4, seed=0, chain_method="auto",
                  progress_bar=True, feature_prior=None):
         self.features = features
         self.infer_counts = infer_counts
