@@ -30,9 +30,10 @@ from functools import partial
 import jax
 import numpy as np
 
-#: XLA options of both programs: LLVM's optimisations at level 0 halve the compilation (10.7 s
-#: to 5.4 s on a busy 2-core machine) and cost 10-25 ms per 40 transitions of 4 chains
-_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
+#: XLA:CPU options of both programs, measured on Titanic (a busy 2-core machine): LLVM at
+#: level 0 and the older (non fusion-emitter) code generator compile the two programs in
+#: 6.7 s instead of 9.9 s and peak at 490 MB instead of 655 MB; running is 0.5 s slower
+_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
 
 
 def resolve_chain_method(chain_method: str, num_chains: int) -> str:
@@ -156,9 +157,9 @@ def _kernel(settings, data):
 
     model, static, layout, num_warmup, target, _, _ = settings
     kwargs = dict(static, **_join(layout, data))
-    shapes = jax.eval_shape(partial(_unconstrained, model, kwargs))
-    _, unravel = ravel_pytree({k: jax.numpy.zeros(v.shape, v.dtype) for k, v in
-                               shapes.items()})
+    sites = _site_shapes(model, kwargs)
+    ravel = lambda parts: ravel_pytree(parts)[0]  # noqa: E731 (sites by sorted name)
+    _, unravel = ravel_pytree({k: jax.numpy.zeros(v.shape, v.dtype) for k, v in sites})
 
     def potential(x):
         return potential_energy(model, (), kwargs, unravel(x))
@@ -168,8 +169,21 @@ def _kernel(settings, data):
 
     kernel = NUTS(potential_fn=potential, target_accept_prob=target)
     init = lambda key, x: kernel.init(key, num_warmup, init_params=x)  # noqa: E731
-    return kernel, init, constrain, potential, sum(int(np.prod(v.shape)) for v in
-                                                   shapes.values())
+    return kernel, init, constrain, potential, partial(_initial, potential, sites, ravel)
+
+
+def _site_shapes(model, kwargs) -> list:
+    """``[(site, shape and dtype)]`` of the model's latent sites, unconstrained, in the order
+    the model samples them."""
+    order = []
+
+    def sites():
+        found = _unconstrained(model, kwargs)
+        order.extend(found)  # the trace's order: a dict returned by eval_shape is sorted
+        return found
+
+    shapes = jax.eval_shape(sites)
+    return [(k, shapes[k]) for k in order]
 
 
 def _unconstrained(model, kwargs):
@@ -184,17 +198,23 @@ def _unconstrained(model, kwargs):
             if site["type"] == "sample" and not site["is_observed"]}
 
 
-def _initial(potential, size, key):
-    """A uniform draw in (-2, 2) on the unconstrained scale (NumPyro's ``init_to_uniform``),
-    drawn again (up to 100 times) until the potential is finite (NumPyro checks the gradient
-    too: the kernel's start computes it, and here a second gradient would compile again)."""
+def _initial(potential, sites, ravel, key):
+    """NumPyro's ``init_to_uniform`` start, drawn as ``MCMC`` draws it (so a seed starts where
+    it did with ``MCMC``): each site uniform in (-2, 2) on the unconstrained scale, a key per
+    site in the model's order; drawn again (up to 100 times) until the potential is finite
+    (NumPyro checks the gradient too: the kernel's start computes it, and a second gradient
+    here would compile again)."""
     def draw(carry):
         i, key, _, _ = carry
         key, sub = jax.random.split(key)
-        x = jax.random.uniform(sub, (size,), minval=-2.0, maxval=2.0)
+        parts = {}
+        for name, shape in sites:
+            parts[name] = jax.random.uniform(sub, shape.shape, shape.dtype, -2.0, 2.0)
+            key, sub = jax.random.split(key)
+        x = ravel(parts)
         return i + 1, key, x, jax.numpy.isfinite(potential(x))
 
-    x0 = jax.numpy.zeros(size)
+    x0 = ravel({name: jax.numpy.zeros(shape.shape, shape.dtype) for name, shape in sites})
     _, _, x, _ = jax.lax.while_loop(lambda c: (c[0] < 100) & ~c[3], draw,
                                     (0, key, x0, False))
     return x
@@ -202,12 +222,13 @@ def _initial(potential, size, key):
 
 def _start_chains(settings, keys, data):
     """Every chain's initial NUTS state (chains lead)."""
-    _, init, _, potential, size = _kernel(settings, data)
+    _, init, _, _, initial = _kernel(settings, data)
+    # as NumPyro's ``HMC.init`` splits each chain's key: the kernel's, the start's
     split = jax.vmap(jax.random.split)(keys)
-    x = jax.vmap(partial(_initial, potential, size))(split[:, 0])
+    x = jax.vmap(initial)(split[:, 1])
     if settings[5] == "vectorized":
-        return init(split[:, 1], x)
-    return jax.lax.map(lambda a: init(*a), (split[:, 1], x))
+        return init(split[:, 0], x)
+    return jax.lax.map(lambda a: init(*a), (split[:, 0], x))
 
 
 def _advance_chains(settings, state, data):
