@@ -71,7 +71,9 @@ def sample(model, static: dict, data: dict, *, num_warmup: int, num_samples: int
     layout, data = _split(data)
     settings = (model, tuple(static.items()), layout, num_warmup, float(target_accept_prob),
                 "vectorized" if method == "parallel" else method, steps_per_call(total))
-    keys = jax.random.split(jax.random.PRNGKey(seed), num_chains)
+    key = jax.random.PRNGKey(seed)
+    # as ``MCMC.run``: one chain runs on the seed's key itself
+    keys = jax.random.split(key, num_chains) if num_chains > 1 else key[None]
     if method == "parallel":
         start = jax.pmap(partial(_start_chains, settings), in_axes=(0, None))
         advance = jax.pmap(partial(_advance_chains, settings), in_axes=(0, None))
