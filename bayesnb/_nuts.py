@@ -26,14 +26,29 @@ from __future__ import annotations
 import math
 import warnings
 from functools import partial
+from typing import NamedTuple
 
 import jax
 import numpy as np
+
+from .fast._compiled import compiled
 
 #: XLA:CPU options of both programs, measured on Titanic (a busy 2-core machine): LLVM at
 #: level 0 and the older (non fusion-emitter) code generator compile the two programs in
 #: 6.7 s instead of 9.9 s and peak at 490 MB instead of 655 MB; running is 0.5 s slower
 _COMPILER_OPTIONS = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
+
+
+class _Settings(NamedTuple):
+    """What the compiled programs are specialised on (their static key)."""
+
+    model: object  # the NumPyro model, called as model(**static, **data)
+    static: tuple  # (name, hashable argument) pairs
+    layout: tuple  # the data's structure and non-float leaves (``_split``)
+    num_warmup: int
+    target_accept_prob: float
+    method: str  # "vectorized" or "sequential", within a program
+    steps: int  # transitions per ``_advance`` call
 
 
 def resolve_chain_method(chain_method: str, num_chains: int) -> str:
@@ -69,8 +84,10 @@ def sample(model, static: dict, data: dict, *, num_warmup: int, num_samples: int
     method = resolve_chain_method(chain_method, num_chains)
     total = num_warmup + num_samples
     layout, data = _split(data)
-    settings = (model, tuple(static.items()), layout, num_warmup, float(target_accept_prob),
-                "vectorized" if method == "parallel" else method, steps_per_call(total))
+    settings = _Settings(model, tuple(static.items()), layout, num_warmup,
+                         float(target_accept_prob),
+                         "vectorized" if method == "parallel" else method,
+                         steps_per_call(total))
     key = jax.random.PRNGKey(seed)
     # as ``MCMC.run``: one chain runs on the seed's key itself
     keys = jax.random.split(key, num_chains) if num_chains > 1 else key[None]
@@ -84,7 +101,7 @@ def sample(model, static: dict, data: dict, *, num_warmup: int, num_samples: int
     try:
         state = start(keys, data)
         kept = []
-        step = settings[-1]
+        step = settings.steps
         for first in range(0, total, step):
             state, out = advance(state, data)
             if bar is not None:
@@ -157,8 +174,8 @@ def _kernel(settings, data):
     from numpyro.infer import NUTS
     from numpyro.infer.util import constrain_fn, potential_energy
 
-    model, static, layout, num_warmup, target, _, _ = settings
-    kwargs = dict(static, **_join(layout, data))
+    model, num_warmup = settings.model, settings.num_warmup
+    kwargs = dict(settings.static, **_join(settings.layout, data))
     sites = _site_shapes(model, kwargs)
     ravel = lambda parts: ravel_pytree(parts)[0]  # noqa: E731 (sites by sorted name)
     _, unravel = ravel_pytree({k: jax.numpy.zeros(v.shape, v.dtype) for k, v in sites})
@@ -169,7 +186,7 @@ def _kernel(settings, data):
     def constrain(x):
         return constrain_fn(model, (), kwargs, unravel(x), return_deterministic=True)
 
-    kernel = NUTS(potential_fn=potential, target_accept_prob=target)
+    kernel = NUTS(potential_fn=potential, target_accept_prob=settings.target_accept_prob)
     init = lambda key, x: kernel.init(key, num_warmup, init_params=x)  # noqa: E731
     return kernel, init, constrain, potential, partial(_initial, potential, sites, ravel)
 
@@ -228,7 +245,7 @@ def _start_chains(settings, keys, data):
     # as NumPyro's ``HMC.init`` splits each chain's key: the kernel's, the start's
     split = jax.vmap(jax.random.split)(keys)
     x = jax.vmap(initial)(split[:, 1])
-    if settings[5] == "vectorized":
+    if settings.method == "vectorized":
         return init(split[:, 0], x)
     return jax.lax.map(lambda a: init(*a), (split[:, 0], x))
 
@@ -238,7 +255,7 @@ def _advance_chains(settings, state, data):
     out)``, ``out`` the constrained draws and the ``"__diverging"`` and ``"__num_steps"`` of
     each transition, ``(steps, chains, ...)`` (a last call may run past the run's end: the
     host drops those draws)."""
-    method, steps = settings[5], settings[6]
+    method, steps = settings.method, settings.steps
     kernel, init, constrain, _, _ = _kernel(settings, data)
     # NumPyro's ``sample`` runs what ``init`` set up: traced here abstractly, no code emitted
     if method == "vectorized":
@@ -264,8 +281,9 @@ def _advance_chains(settings, state, data):
     return state, draws
 
 
-_start = jax.jit(_start_chains, static_argnums=(0,), compiler_options=_COMPILER_OPTIONS)
-_advance = jax.jit(_advance_chains, static_argnums=(0,), compiler_options=_COMPILER_OPTIONS)
+# counted against the package's bound on executables held (``fast._compiled``)
+_start = compiled(_start_chains, static_argnums=(0,), compiler_options=_COMPILER_OPTIONS)
+_advance = compiled(_advance_chains, static_argnums=(0,), compiler_options=_COMPILER_OPTIONS)
 
 
 class _bar:
