@@ -93,7 +93,7 @@ def run_nuts(fitted, class_alpha, class_prior, priors=None, *, num_warmup=1000,
     """NUTS draws for a fitted model (``bayesnb.fitted.FittedModel``) under the class setup
     of :func:`bayesnb.model.class_setup` and optional replacement ``priors``:
     ``(draws, sample_stats)``. Its unlabeled rows, if any, enter semi-supervised. The chains
-    run as ``bayesnb._nuts`` compiles them (``chain_method``: its ``CHAIN_METHODS``)."""
+    run as ``bayesnb._nuts`` compiles them (``chain_method``: ``_spec.CHAIN_METHODS``)."""
     from . import _nuts
 
     check_prior_sites(fitted, priors)
