@@ -9,10 +9,10 @@ compilations, 47 s of 66 s on a busy 2-core machine). Here NumPyro's own ``NUTS`
 adapted over the warm-up, ``init_to_uniform``) is driven by:
 
 * ``_start``: every chain's initial state, compiled once per model structure;
-* ``_advance``: ``STEPS`` transitions of every chain and their draws, constrained; the host
-  calls it until the warm-up and the draws are done, so warm-up and sampling share one
-  executable, and the progress bar advances between calls (no host callback in the program,
-  which would keep it out of JAX's persistent compilation cache).
+* ``_advance``: :func:`steps_per_call` transitions of every chain and their draws,
+  constrained; the host calls it until the warm-up and the draws are done, so warm-up and
+  sampling share one executable, and the progress bar advances between calls (no host
+  callback in the program, which would keep it out of JAX's persistent compilation cache).
 
 The data (sufficient statistics, priors, hyperpriors, replacement priors) are arguments, not
 constants: a model of the same structure reuses both executables. Chains are vmapped
@@ -166,10 +166,11 @@ def _steps(a, method):
 
 
 def _kernel(settings, data):
-    """NumPyro's NUTS kernel on the model's unconstrained parameters as one flat vector (one
-    leaf: NumPyro's tree code then emits each operation once, not once per site), and
-    ``(init, constrain, potential)``: the kernel's ``init`` of keys and initial vectors, the
-    constrained sites (``MCMC.get_samples``' values) of a vector, its potential energy."""
+    """``(kernel, init, constrain, potential, initial)``: NumPyro's NUTS kernel on the
+    model's unconstrained parameters as one flat vector (one leaf: NumPyro's tree code then
+    emits each operation once, not once per site); the kernel's ``init`` of keys and initial
+    vectors; the constrained sites (``MCMC.get_samples``' values) of a vector; its potential
+    energy; and :func:`_initial` of a key."""
     from jax.flatten_util import ravel_pytree
     from numpyro.infer import NUTS
     from numpyro.infer.util import constrain_fn, potential_energy
@@ -218,9 +219,9 @@ def _unconstrained(model, kwargs):
 
 
 def _initial(potential, sites, ravel, key):
-    """NumPyro's ``init_to_uniform`` start, drawn as ``MCMC`` draws it (so a seed starts where
-    it did with ``MCMC``): each site uniform in (-2, 2) on the unconstrained scale, a key per
-    site in the model's order; drawn again (up to 100 times) until the potential is finite
+    """NumPyro's ``init_to_uniform`` start, drawn as ``MCMC`` draws it (a seed starts where
+    ``MCMC`` starts it, to the bit): each site uniform in (-2, 2) on the unconstrained scale, a
+    key per site in the model's order; drawn again (up to 100 times) until the potential is finite
     (NumPyro checks the gradient too: the kernel's start computes it, and a second gradient
     here would compile again)."""
     def draw(carry):
