@@ -14,8 +14,9 @@ from .fitted import FittedModel
 
 #: guards the creation of each estimator's update lock
 _LOCK_OF_LOCKS = threading.Lock()
-#: NumPyro's ways of running several chains
-CHAIN_METHODS = ("sequential", "parallel", "vectorized")
+#: ways of running several chains (``bayesnb._nuts``): NumPyro's three, and "auto" (a device
+#: per chain where there are enough, else vectorized)
+CHAIN_METHODS = ("auto", "sequential", "parallel", "vectorized")
 #: the least value of each integer NUTS setting
 MCMC_MINIMUMS = {"num_warmup": 0, "num_samples": 1, "num_chains": 1}
 
@@ -61,7 +62,7 @@ def check_mcmc_settings(settings: dict, maximums: dict | None = None) -> None:
     if not isinstance(seed, int | np.integer) or isinstance(seed, bool) or not (
             -2**63 <= seed < 2**63):
         raise ValueError(f"MCMC setting seed={seed!r}: expected a 64-bit integer.")
-    if settings.get("chain_method", "sequential") not in CHAIN_METHODS:
+    if settings.get("chain_method", "auto") not in CHAIN_METHODS:
         raise ValueError(f"MCMC setting chain_method={settings['chain_method']!r}: expected one "
                          f"of {CHAIN_METHODS}.")
     if not isinstance(settings.get("progress_bar", True), bool | np.bool_):

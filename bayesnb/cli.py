@@ -597,7 +597,7 @@ def _add_mcmc(p):
     g.add_argument("--num-samples", type=positive_int, metavar="N",
                    help="draws kept per chain (default: 1000)")
     g.add_argument("--num-chains", type=positive_int, metavar="N",
-                   help="chains, run one after the other (default: 4)")
+                   help="chains, run side by side (vectorized; default: 4)")
 
 
 def build_parser() -> argparse.ArgumentParser:

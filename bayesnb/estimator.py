@@ -87,10 +87,10 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         instead of ``Gaussian()``: R naivebayes' ``usekernel=TRUE``. Declared columns keep
         their family.
     num_warmup, num_samples, num_chains, seed, chain_method, progress_bar
-        NUTS settings for ``method="mcmc"`` (NumPyro's ``MCMC``; ``chain_method`` one of
-        "sequential", "parallel", "vectorized"). ``"mcmc"`` draws from the posterior of the
-        NumPyro model by NUTS; prediction averages over the draws. On a conjugate model it
-        converges to ``"bayes"``; it is the method for priors without a closed form. The
+        NUTS settings for ``method="mcmc"`` (``bayesnb._nuts``; ``chain_method`` "auto", the
+        default, is a device per chain where there are as many, else "vectorized"). It draws
+        from the posterior of the NumPyro model; prediction averages over the draws. On a
+        conjugate model it converges to ``"bayes"``; it is the method for priors without a closed form. The
         defaults (4 chains of 1000 warm-up and 1000 kept draws, Stan's) are what r-hat needs
         to be judged (Vehtari et al. 2021: at least 4 chains, r-hat < 1.01, ESS >= 400); a
         ``ConvergenceWarning`` after the fit says which settings to raise.
@@ -124,7 +124,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
 
     def __init__(self, features=None, *, method="mean", class_alpha=1.0, class_prior=None,
                  priors=None, infer_counts=False, use_kernel=False, num_warmup=1000,
-                 num_samples=1000, num_chains=4, seed=0, chain_method="sequential",
+                 num_samples=1000, num_chains=4, seed=0, chain_method="auto",
                  progress_bar=True, feature_prior=None):
         self.features = features
         self.infer_counts = infer_counts

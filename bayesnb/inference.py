@@ -88,21 +88,23 @@ def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_
 
 
 def run_nuts(fitted, class_alpha, class_prior, priors=None, *, num_warmup=1000,
-             num_samples=1000, num_chains=4, seed=0, chain_method="sequential",
+             num_samples=1000, num_chains=4, seed=0, chain_method="auto",
              progress_bar=True, target_accept_prob=0.8):
     """NUTS draws for a fitted model (``bayesnb.fitted.FittedModel``) under the class setup
     of :func:`bayesnb.model.class_setup` and optional replacement ``priors``:
-    ``(draws, sample_stats)``. Its unlabeled rows, if any, enter semi-supervised."""
-    from numpyro.infer import MCMC, NUTS
+    ``(draws, sample_stats)``. Its unlabeled rows, if any, enter semi-supervised. The chains
+    run as ``bayesnb._nuts`` compiles them (``chain_method``: ``_spec.CHAIN_METHODS``)."""
+    from . import _nuts
 
     check_prior_sites(fitted, priors)
     unlabeled = fitted.unlabeled
     with jax.enable_x64(True):
         f64 = partial(jax.tree_util.tree_map, lambda a: jnp.asarray(a, dtype=jnp.float64))
-        kwargs = dict(
-            families=fitted.families,
+        # the structure is static (one compilation per structure), the numbers are arguments
+        static = dict(families=fitted.families, sites=tuple(block_sites(fitted.blocks)),
+                      labels=tuple(column_labels(fitted.blocks)))
+        data = dict(
             priors=tuple(_priors_f64(b.prior) for b in fitted.blocks),
-            sites=tuple(block_sites(fitted.blocks)),
             stats=tuple(f64(b.stats) for b in fitted.blocks),
             class_alpha=None if class_alpha is None else jnp.asarray(class_alpha),
             class_prior=None if class_prior is None else jnp.asarray(class_prior),
@@ -110,18 +112,20 @@ def run_nuts(fitted, class_alpha, class_prior, priors=None, *, num_warmup=1000,
             unlabeled=None if unlabeled is None else tuple(
                 jnp.asarray(np.array(x, copy=True)) for x in unlabeled),
             hyper=tuple(b.family.hyperpriors() for b in fitted.blocks),
-            labels=tuple(column_labels(fitted.blocks)),
+            replaced=dict(priors or {}),
         )
-        model = with_priors(stats_model, priors)
-        mcmc = MCMC(NUTS(model, target_accept_prob=target_accept_prob),
-                    num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                    chain_method=chain_method, progress_bar=progress_bar)
-        mcmc.run(jax.random.PRNGKey(seed), extra_fields=("diverging", "num_steps"), **kwargs)
-        draws = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
-        extra = mcmc.get_extra_fields(group_by_chain=True)
-    sample_stats = {"diverging": np.asarray(extra["diverging"]),
-                    "n_steps": np.asarray(extra["num_steps"])}
-    return draws, sample_stats
+        draws, extra = _nuts.sample(
+            _stats_model_with_priors, static, data, num_warmup=num_warmup,
+            num_samples=num_samples, num_chains=num_chains, seed=seed,
+            chain_method=chain_method, progress_bar=progress_bar,
+            target_accept_prob=target_accept_prob)
+    return draws, {"diverging": extra["diverging"], "n_steps": extra["num_steps"]}
+
+
+def _stats_model_with_priors(replaced=None, **kwargs):
+    """:func:`stats_model` with the parameter priors ``replaced`` (NumPyro distributions by
+    site)."""
+    return with_priors(stats_model, replaced)(**kwargs)
 
 
 def check_prior_sites(fitted, priors) -> None:

@@ -78,14 +78,21 @@ def test_sparse_quick_agrees_with_scikit_learn():
     assert len(re.findall(r"Multinomial\s+bayes / mean\s+[0-9.]+x", text)) == 2  # both dtypes
 
 
-def test_mcmc_quick_reports_both_models():
+def test_mcmc_quick_reports_every_sampler():
+    # bayesnb and the hand-written NumPyro model (both chain methods), each in its own process
     text = run_script("mcmc.py", "--quick", "--samples", "20")
-    for model in ("Bernoulli 2 classes x 20", "Multinomial 4 x 50"):
-        row = next((line for line in text.splitlines() if line.startswith(model)), None)
-        assert row is not None, (model, text)
-        numbers = [float(v) for v in row[len(model):].split()]
-        assert len(numbers) == 9 and all(v == v for v in numbers[:8]), row  # no NaN but r-hat
-        assert numbers[0] > 0 and numbers[6] >= 0, row  # parameters, divergences
+    rows = {}
+    for sampler in ("bayesnb", "numpyro sequential", "numpyro vectorized"):
+        row = next((line for line in text.splitlines() if line.startswith(sampler + " ")),
+                   None)
+        assert row is not None, (sampler, text)
+        numbers = [float(v) for v in row[len(sampler):].split()]
+        # fit s, vs NumPyro sequential, min ESS, ESS/s, divergences, max r-hat, peak RSS
+        assert len(numbers) == 7 and all(v == v for v in numbers), row  # no NaN
+        assert numbers[0] > 0 and numbers[2] > 0 and numbers[4] >= 0 and numbers[6] > 0, row
+        rows[sampler] = numbers
+    assert rows["numpyro sequential"][1] == 1.0, text
+    assert abs(rows["bayesnb"][1] - rows["bayesnb"][0] / rows["numpyro sequential"][0]) < 0.01
 
 
 def test_tune_measures_a_constant_against_an_alternative():

@@ -268,25 +268,26 @@ def test_predict_writes_a_stated_precision(capsys, tmp_path, titanic_model):
 
 def test_fit_mcmc_with_its_settings_and_no_progress(capsys, tmp_path, monkeypatch):
     """``fit --method mcmc`` passes the NUTS settings through and saves the draws;
-    ``--no-progress`` turns NumPyro's bar off, and it is on without the option. (Whether tqdm
-    then draws it depends on the terminal, so the setting NumPyro receives is what is checked.)"""
-    import numpyro.infer
+    ``--no-progress`` turns the sampler's bar off, and it is on without the option. (Whether
+    tqdm then draws it depends on the terminal, so the setting the sampler receives is what is
+    checked.)"""
+    from bayesnb import _nuts
 
     bars = []
 
     class Recorded(BaseException):  # not an Exception: main's error handling lets it through
         pass
 
-    class RecordingMCMC(numpyro.infer.MCMC):
-        stop = False
+    sample = _nuts.sample
 
-        def __init__(self, *args, progress_bar=True, **kwargs):
-            bars.append(progress_bar)
-            if RecordingMCMC.stop:  # the setting is what is asked of this call; no second run
-                raise Recorded
-            super().__init__(*args, progress_bar=progress_bar, **kwargs)
+    def recording_sample(*args, progress_bar=True, **kwargs):
+        bars.append(progress_bar)
+        if recording_sample.stop:  # the setting is what is asked of this call; no second run
+            raise Recorded
+        return sample(*args, progress_bar=progress_bar, **kwargs)
 
-    monkeypatch.setattr(numpyro.infer, "MCMC", RecordingMCMC)
+    recording_sample.stop = False
+    monkeypatch.setattr(_nuts, "sample", recording_sample)
     model = tmp_path / "mcmc.bnb"
     code, out, err = call(capsys, "fit", "temperature", "--method", "mcmc", "--num-warmup",
                           "20", "--num-samples", "15", "--num-chains", "2", "--seed", "7",
@@ -299,10 +300,10 @@ def test_fit_mcmc_with_its_settings_and_no_progress(capsys, tmp_path, monkeypatc
     assert (loaded.method, loaded.num_warmup, loaded.num_samples, loaded.num_chains,
             loaded.seed) == ("mcmc", 20, 15, 2, 7)
     assert all(v.shape[:2] == (2, 15) for v in loaded.draws_.values())
-    RecordingMCMC.stop = True
+    recording_sample.stop = True
     with pytest.raises(Recorded):
         main(["fit", "temperature", "--method", "mcmc", "-o", str(tmp_path / "bar.bnb")])
-    assert bars == [False, True]  # without --no-progress, NumPyro is asked for its bar
+    assert bars == [False, True]  # without --no-progress, the sampler is asked for its bar
 
 
 def test_compare_summarises_unseen_categories_in_one_line(capsys, tmp_path):

@@ -1,0 +1,75 @@
+"""How NUTS runs the chains (``bayesnb._nuts``): every ``chain_method`` draws the same chains,
+a model of the same structure compiles nothing again, one labelled progress bar (or none),
+and a model file with a ``chain_method`` setting loads.
+
+The draws' agreement with the exact posterior is ``test_mcmc.py``'s; here the reference is
+the sampler itself run another way (the chains are independent of how they are batched)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import bayesnb as bnb
+from bayesnb import _nuts
+from bayesnb.inference import ConvergenceWarning
+
+
+def data(seed, n=120):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    X = (rng.random((n, 3)) < np.where(y[:, None] == 0, 0.3, 0.6)).astype(float)
+    return X, y
+
+
+def fit(X, y, **settings):
+    settings = {"num_warmup": 60, "num_samples": 40, "num_chains": 2, "progress_bar": False,
+                **settings}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # short chains
+        return bnb.NaiveBayes(bnb.Bernoulli(), method="mcmc", **settings).fit(X, y)
+
+
+def test_chain_methods_draw_the_same_chains():
+    X, y = data(0)
+    vectorized = fit(X, y, chain_method="vectorized")
+    assert vectorized.draws_["bernoulli.theta"].shape == (2, 40, 2, 3)
+    for method in ("sequential", "auto"):
+        other = fit(X, y, chain_method=method)
+        for site, draws in vectorized.draws_.items():
+            np.testing.assert_allclose(other.draws_[site], draws, rtol=1e-6, err_msg=site)
+        np.testing.assert_array_equal(other.sample_stats_["n_steps"],
+                                      vectorized.sample_stats_["n_steps"])
+    with pytest.warns(UserWarning, match="the chains run one after the other"):
+        parallel = fit(X, y, chain_method="parallel")  # one CPU device: sequential
+    np.testing.assert_allclose(parallel.draws_["class_probs"],
+                               vectorized.draws_["class_probs"], rtol=1e-6)
+
+
+def test_a_model_of_the_same_structure_compiles_nothing_again():
+    fit(*data(1))
+    before = _nuts._start._cache_size(), _nuts._advance._cache_size()
+    clf = fit(*data(2, n=90))  # other rows, other statistics, the same structure
+    assert (_nuts._start._cache_size(), _nuts._advance._cache_size()) == before
+    assert np.isfinite(clf.draws_["bernoulli.theta"]).all()
+
+
+def test_one_labelled_progress_bar_or_none(capfd):
+    X, y = data(3)
+    fit(X, y, progress_bar=True, chain_method="vectorized")
+    err = capfd.readouterr().err
+    assert "NUTS (2 chains): sampling" in err and "100%" in err, err
+    assert "Running chain" not in err and "warmup" not in err, err  # NumPyro's own bars
+    fit(X, y, progress_bar=False)
+    captured = capfd.readouterr()
+    assert captured.err == "" and captured.out == ""
+
+
+def test_a_saved_chain_method_loads_and_runs(tmp_path):
+    X, y = data(4)
+    clf = fit(X, y, chain_method="sequential")
+    path = bnb.save(clf, tmp_path / "m.bnb")
+    loaded = bnb.load(path)
+    assert loaded.get_params()["chain_method"] == "sequential"
+    np.testing.assert_allclose(loaded.predict_proba(X[:5]), clf.predict_proba(X[:5]),
+                               rtol=1e-6)
