@@ -3,8 +3,7 @@ chain a fixed number of steps (warm-up and sampling alike).
 
 NumPyro's ``MCMC`` starts a chain op by op (hundreds of small compilations) and, with
 ``chain_method="sequential"``, compiles again for each chain; on the small posteriors of a
-Naive Bayes model compiling was most of the run (Titanic, 4 x (1,000 + 1,000): 299
-compilations, 47 s of 66 s on a busy 2-core machine). Here NumPyro's own ``NUTS`` kernel
+Naive Bayes model compiling is most of the run. Here NumPyro's own ``NUTS`` kernel
 (``init``, ``sample``, ``postprocess_fn``, its defaults: diagonal mass matrix and step size
 adapted over the warm-up, ``init_to_uniform``) is driven by:
 
@@ -33,9 +32,8 @@ import numpy as np
 
 from .fast._compiled import compiled
 
-#: XLA:CPU options of both programs, measured on Titanic (a busy 2-core machine): LLVM at
-#: level 0 and the older (non fusion-emitter) code generator compile the two programs in
-#: 6.7 s instead of 9.9 s and peak at 490 MB instead of 655 MB; running is 0.5 s slower
+#: XLA:CPU options of both programs: compiling dominates these short runs, and LLVM at level 0
+#: with the older code generator compiles faster in less memory (``benchmarks/mcmc.py``)
 _COMPILER_OPTIONS = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
 
 

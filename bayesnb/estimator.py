@@ -89,8 +89,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
     num_warmup, num_samples, num_chains, seed, chain_method, progress_bar
         NUTS settings for ``method="mcmc"`` (``bayesnb._nuts``; ``chain_method`` "auto", the
         default, is a device per chain where there are as many, else "vectorized"). It draws
-        from the posterior of the NumPyro model; prediction averages over the draws. On a
-        conjugate model it converges to ``"bayes"``; it is the method for priors without a closed form. The
+        from the NumPyro model's posterior (prediction averages the draws; on a conjugate
+        model it converges to ``"bayes"``; for priors without a closed form). The
         defaults (4 chains of 1000 warm-up and 1000 kept draws, Stan's) are what r-hat needs
         to be judged (Vehtari et al. 2021: at least 4 chains, r-hat < 1.01, ESS >= 400); a
         ``ConvergenceWarning`` after the fit says which settings to raise.
