@@ -40,8 +40,6 @@ sys.path.insert(0, str(HERE))
 CONSTANTS = {
     "TAIL_COST": (["bayesnb.fast._exact.TAIL_COST"], ["poisson-bayes", "multinomial-bayes"],
                   ["shipped", "0", "4", "36", "1e9"]),
-    "UNLISTED_COST": (["bayesnb.fast._exact.UNLISTED_COST"], ["poisson-bayes"],
-                      ["shipped", "1", "100"]),
     "WHOLE_SCAN_SHARE": (["bayesnb.fast._exact.WHOLE_SCAN_SHARE"], ["poisson-bayes"],
                          ["shipped", "-1.0", "2.0"]),
     "ACCELERATOR_TAIL_ROWS": (["bayesnb.fast._exact.ACCELERATOR_TAIL_ROWS"], ["poisson-bayes"],
@@ -68,8 +66,6 @@ CONSTANTS = {
                         ["csr-bayes", "poisson-bayes"], ["shipped", "1 << 14", "1 << 22"]),
     "_TERMWISE_MAX": (["bayesnb.fast._sparse._TERMWISE_MAX"],
                       ["csr-bayes", "poisson-bayes"], ["shipped", "0", "16", "256"]),
-    "PAIR_MAP_CELLS": (["bayesnb.fast._sparse.PAIR_MAP_CELLS"], ["csr-bayes"],
-                       ["shipped", "0"]),
     "CUMULATIVE_COUNTS": (["bayesnb.fast._sparse.CUMULATIVE_COUNTS"],
                           ["poisson-bayes", "csr-bayes"], ["shipped", "16", "128"]),
     "CUMULATIVE_ENTRIES": (["bayesnb.fast._sparse.CUMULATIVE_ENTRIES"],

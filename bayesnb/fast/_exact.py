@@ -45,9 +45,6 @@ PRODUCT_COST = {False: 1.0, True: 2.0}
 #: on an accelerator a product is nearly free next to the host's work on a row past ``S``, so
 #: ``S`` is the smallest choice that leaves at most this share of the sampled rows to the host
 ACCELERATOR_TAIL_ROWS = 1.0 / 64
-#: table reads' worth of a value the cumulative table lacks (a fraction, or a count above
-#: ``_sparse.CUMULATIVE_COUNTS``): ``log_rising`` sums terms or a series instead
-UNLISTED_COST = 10.0
 #: rows of the input read to choose ``S``, at most :data:`SAMPLE_CELLS` values in all: enough
 #: for the count histogram, and cheap next to the predictive itself
 SAMPLE_ROWS = 512
@@ -75,8 +72,9 @@ def choose_steps(sample) -> int:
     unlisted = (observed - counts.size) + int(np.count_nonzero(counts > _sparse.CUMULATIVE_COUNTS))
     above = hist[::-1].cumsum()[::-1]  # above[s + 1]: the counts past s
     product = PRODUCT_COST[float64_mode()]
+    # a value the cumulative table lacks (a fraction, a count above it) is one more host term
     return min(STEP_CHOICES, key=lambda s: (s - 1) * product + TAIL_COST * (
-        above[s + 1] + UNLISTED_COST * unlisted) / observed)
+        above[s + 1] + unlisted) / observed)
 
 
 def _row_tops(x: np.ndarray, missing_past: bool) -> np.ndarray:

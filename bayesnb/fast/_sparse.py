@@ -315,7 +315,7 @@ def rising_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, a: np.nd
     mostly distinct (tf-idf weights) are evaluated entry by entry, in blocks."""
     if rows.size == 0:
         return np.zeros((n_rows, a.shape[0]))
-    pair, c, v = _distinct_pairs(cols, values, a.shape[1])
+    pair, c, v = _distinct_pairs(cols, values)
     block = max(1, _BLOCK_ELEMENTS // max(a.shape[0], 1))
     if 2 * c.size > rows.size:  # mostly distinct (scaled, tf-idf values)
         out = np.zeros((n_rows, a.shape[0]))
@@ -354,34 +354,15 @@ def _row_starts(rows: np.ndarray, n_rows: int) -> np.ndarray:
     return starts
 
 
-def _distinct_pairs(cols: np.ndarray, values: np.ndarray, n_cols: int) -> tuple:
+def _distinct_pairs(cols: np.ndarray, values: np.ndarray) -> tuple:
     """Per entry the index of its (column, value) pair among the distinct pairs, and those
-    pairs' columns and values. Non-negative integer values whose pairs fit a map of
-    :data:`PAIR_MAP_CELLS` are marked in it, with no sort (cheaper than sorting by column and
-    value); the others are sorted (a NaN is a pair of its own)."""
-    top = values.max()
-    if values.min() >= 0 and (top + 1) * n_cols <= PAIR_MAP_CELLS and np.all(
-            values == np.floor(values)):
-        key = values.astype(np.int64) * n_cols + cols
-        present = np.zeros(int(top + 1) * n_cols, dtype=bool)
-        present[key] = True
-        distinct = np.flatnonzero(present)
-        # ranks written at the marked cells only: a running count over the whole map would
-        # cost more than the rest of the pass
-        rank = np.empty(present.size, dtype=np.int32)
-        rank[distinct] = np.arange(distinct.size, dtype=np.int32)
-        return rank[key], distinct % n_cols, (distinct // n_cols).astype(np.float64)
+    pairs' columns and values, by one sort (a NaN is a pair of its own)."""
     order = np.lexsort((values, cols))
     c, v = cols[order], values[order]
     first = np.r_[True, (c[1:] != c[:-1]) | (v[1:] != v[:-1])]
     pair = np.empty(values.size, dtype=np.int64)
     pair[order] = np.cumsum(first) - 1
     return pair, c[first], v[first]
-
-
-#: cells of the map that finds the distinct (column, count) pairs without a sort; a larger
-#: map costs more to clear than the sort it saves (benchmarks/tune.py PAIR_MAP_CELLS)
-PAIR_MAP_CELLS = 1 << 22
 
 
 #: (classes x pairs) values per block of :func:`rising_rows`: ``log_rising``'s temporaries
