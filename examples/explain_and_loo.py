@@ -1,4 +1,7 @@
-"""Show the working of a prediction, and score a model by exact leave-one-out.
+"""Explanations and exact leave-one-out
+====================================
+
+Show the working of a prediction, and score a model by exact leave-one-out.
 
 * PlayTennis under ML (the course notes, seed 003): ``explain`` lists p(class), each column's
   p(x_j | class), the joint and the posterior for x' = (Sunny, Cool, High, Strong): the notes'
@@ -9,6 +12,8 @@
   joint leave-one-out it estimates.
 
 Lines starting with "README: " are quoted in the README (the test suite checks them).
+
+Run it as a script::
 
     python examples/explain_and_loo.py
 """
