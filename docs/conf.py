@@ -19,7 +19,8 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 os.environ.setdefault("MPLBACKEND", "Agg")  # the gallery runs headless
 sys.path.insert(0, str(DOCS / "sphinxext"))  # bayesnb_gallery: the gallery's argv and scraper
-sys.path.insert(0, str(DOCS.parent))  # this checkout's bayesnb, not another installed one
+if (DOCS.parent / "bayesnb").is_dir():  # this checkout's bayesnb, not another installed one
+    sys.path.insert(0, str(DOCS.parent))
 
 import bayesnb  # noqa: E402
 
@@ -53,7 +54,7 @@ myst_heading_anchors = 3
 # -- API reference ----------------------------------------------------------------------------
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+autodoc_default_options = {"members": True}
 autodoc_typehints = "none"  # numpydoc's Parameters sections say the types
 numpydoc_show_class_members = False  # the class template lists the members itself
 numpydoc_class_members_toctree = False
@@ -99,6 +100,7 @@ html_theme = "pydata_sphinx_theme"
 html_title = "bayesnb"
 html_theme_options = {
     "show_toc_level": 2,
+    "header_links_before_dropdown": 6,
     "navigation_with_keys": False,
     "secondary_sidebar_items": ["page-toc"],
 }

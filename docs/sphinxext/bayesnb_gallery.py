@@ -11,6 +11,7 @@ settings for the reader."""
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -50,8 +51,6 @@ def png_scraper(block, block_vars, gallery_conf) -> str:
     """Embed the PNG files the example wrote since the last call, in name order, and close any
     matplotlib figure it left open (the files are what the script shows its user)."""
     from sphinx_gallery.scrapers import figure_rst
-
-    import sys
 
     if "matplotlib.pyplot" in sys.modules:
         sys.modules["matplotlib.pyplot"].close("all")
