@@ -105,6 +105,9 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc"],
 }
 html_show_sourcelink = False
+# pages without sub-pages: no empty left sidebar, the text gets the width
+html_sidebars = {page: [] for page in ("index", "getting_started", "coming_from_sklearn",
+                                       "coming_from_r", "coursework")}
 html_static_path: list[str] = []
 
 

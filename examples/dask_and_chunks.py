@@ -90,5 +90,9 @@ def main(argv=None):
           .round(4).to_string())
 
 
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
+
 if __name__ == "__main__":
     main()

@@ -91,5 +91,9 @@ def main(argv=None) -> None:
         print(f"heat map: {args.plot}")
 
 
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
+
 if __name__ == "__main__":
     main()

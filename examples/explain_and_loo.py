@@ -77,6 +77,10 @@ def psis():
           f"{exact.elpd_loo:.2f}, az.loo {estimate.elpd_loo:.2f} (se {estimate.se:.2f})")
 
 
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
+
 if __name__ == "__main__":
     playtennis()
     titanic()

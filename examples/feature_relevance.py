@@ -71,5 +71,9 @@ def main(argv=None):
     for name, proba in probas.items():
         print(f"  {name:18s} P(ill)={proba[0, 0]:.3f} P(well)={proba[0, 1]:.3f}")
 
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
+
 if __name__ == "__main__":
     main()

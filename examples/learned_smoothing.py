@@ -73,5 +73,9 @@ def main(argv=None):
         print(f"first held-out document ({y_test[0]}), {name}: {cells}")
 
 
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
+
 if __name__ == "__main__":
     main()

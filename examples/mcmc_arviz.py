@@ -76,5 +76,9 @@ def main(argv=None):
     print(f"wrote {', '.join(sorted(p.name for p in out.glob('*.png')))} to {out}/")
 
 
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
+
 if __name__ == "__main__":
     main()

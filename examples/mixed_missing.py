@@ -69,5 +69,9 @@ def main(argv=None):
     assert np.allclose(a, b, atol=1e-5)
 
 
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
+
 if __name__ == "__main__":
     main()

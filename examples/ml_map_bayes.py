@@ -120,5 +120,9 @@ def write_plots(folder, train_sizes, repeats):
     print(f"wrote {out / 'reliability.png'} and {out / 'learning_curves.png'}")
 
 
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
+
 if __name__ == "__main__":
     main()

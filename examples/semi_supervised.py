@@ -65,5 +65,9 @@ def main(argv=None):
     print(pd.DataFrame(probs).set_index(["fit", "x"]).round(3))
 
 
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
+
 if __name__ == "__main__":
     main()

@@ -23,7 +23,7 @@ QUICK = {
     "explain_and_loo.py": [],
     "feature_relevance.py": [],
     "learned_smoothing.py": ["--samples", "200"],
-    "mcmc_arviz.py": ["--samples", "200", "--out", "{out}"],
+    "mcmc_arviz.py": ["--samples", "500", "--out", "{out}"],
     "mixed_missing.py": ["--rows", "600"],
     "ml_map_bayes.py": ["--train-sizes", "8", "16", "32", "64", "--repeats", "5", "--out", "{out}"],
     "semi_supervised.py": ["--samples", "200", "--unlabeled", "200"],
@@ -66,4 +66,5 @@ def png_scraper(block, block_vars, gallery_conf) -> str:
         target = next(block_vars["image_path_iterator"])
         shutil.copyfile(png, target)
         names.append(target)
-    return figure_rst(names, gallery_conf["src_dir"]) if names else ""
+    # one figure a row, at full width (several at once would be shrunk side by side)
+    return "".join(figure_rst([name], gallery_conf["src_dir"]) for name in names)
