@@ -1,4 +1,7 @@
-"""Coursework walkthrough: the worked examples of the course notes, step by step.
+"""Coursework walkthrough
+======================
+
+The worked examples of the course notes, step by step.
 
 Reproduces, from the data or from the stated numbers:
 
@@ -7,6 +10,8 @@ Reproduces, from the data or from the stated numbers:
 * Barber's Scottish/English example (seed 000): p(S | x*) = 0.8076, and the exact zero under
   maximum likelihood for x = (0, 1, 1, 1, 1), which smoothing (a Beta prior) removes;
 * e1071's Titanic print-out (seed 004) and the posterior for a 2nd-class passenger.
+
+Run it as a script::
 
     python examples/coursework.py
 """
@@ -77,12 +82,16 @@ def titanic():
 
 
 def main(argv=None):
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
+    argparse.ArgumentParser(description=__doc__.partition("\n")[0]).parse_args(argv)
     playtennis()
     temperature()
     barber()
     titanic()
 
+
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
 
 if __name__ == "__main__":
     main()

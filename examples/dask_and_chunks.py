@@ -1,5 +1,8 @@
-"""Out of core and Dask: the same Titanic model fitted in memory, from a CSV file read in
-chunks, and from a Dask DataFrame; the three agree exactly.
+"""Out of core and Dask
+====================
+
+The same Titanic model fitted in memory, from a CSV file read in chunks, and from a Dask
+DataFrame; the three agree exactly.
 
 Data: the built-in Titanic table (``bayesnb.datasets.load_titanic``: 2,201 passengers, Class,
 Sex and Age, label Survived), written to a CSV file in a temporary folder for the chunked fit.
@@ -8,6 +11,8 @@ The CSV is read twice in chunks of ``--chunksize`` rows (a scan for the classes 
 the statistics), holding one chunk at a time. The Dask fit runs on whatever scheduler is active:
 Dask's threads by default, a local cluster of worker processes with ``--workers N``, or a real
 cluster with ``--scheduler tcp://scheduler:8786``.
+
+Run it as a script, for instance::
 
     python examples/dask_and_chunks.py
     python examples/dask_and_chunks.py --workers 2
@@ -36,7 +41,7 @@ def same(a, b) -> bool:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--chunksize", type=int, default=400)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--workers", type=int, default=0,
@@ -84,6 +89,10 @@ def main(argv=None):
     print(rows.join(pd.DataFrame(proba, columns=[f"P(Survived={c})" for c in memory.classes_]))
           .round(4).to_string())
 
+
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
 
 if __name__ == "__main__":
     main()

@@ -1,4 +1,7 @@
-"""Is the naive assumption safe? Find dependent columns, then model them jointly.
+"""Is the naive assumption safe?
+=============================
+
+Find dependent columns, then model them jointly.
 
 Barber's pitfall (seed 000, section 4): an attribute with M states coded "1-of-M" as M binary
 columns, and a column exported twice, break naive Bayes' independence given the class. The model
@@ -6,6 +9,8 @@ then counts the same evidence several times and its probabilities become overcon
 ``bayesnb.analysis.dependence`` weighs every pair of columns (log Bayes factor, > 0 favours
 "dependent given the class"); ``bayesnb.JoinColumns`` acts on it in one line (Kononenko's
 semi-naive Bayes: each dependent group becomes one Categorical column of combined levels).
+
+Run it as a script::
 
     python examples/dependence.py [--rows 600] [--plot dependence.png]
 """
@@ -50,11 +55,11 @@ def calibration_gap(y, proba) -> float:
                      for b in np.unique(bins)) / len(y))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--rows", type=int, default=600)
     parser.add_argument("--plot", default=None, help="save the heat map here (PNG)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     X, y = make_data(args.rows, seed=0)
     X_test, y_test = make_data(20_000, seed=1)
 
@@ -85,6 +90,10 @@ def main() -> None:
         fig.savefig(args.plot, dpi=110)
         print(f"heat map: {args.plot}")
 
+
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
 
 if __name__ == "__main__":
     main()

@@ -1,4 +1,7 @@
-"""Show the working of a prediction, and score a model by exact leave-one-out.
+"""Explanations and exact leave-one-out
+====================================
+
+Show the working of a prediction, and score a model by exact leave-one-out.
 
 * PlayTennis under ML (the course notes, seed 003): ``explain`` lists p(class), each column's
   p(x_j | class), the joint and the posterior for x' = (Sunny, Cool, High, Strong): the notes'
@@ -9,6 +12,8 @@
   joint leave-one-out it estimates.
 
 Lines starting with "README: " are quoted in the README (the test suite checks them).
+
+Run it as a script::
 
     python examples/explain_and_loo.py
 """
@@ -71,6 +76,10 @@ def psis():
     print(f"\nREADME: PlayTennis (bayes), log p(x_i, y_i | rest) summed: exact "
           f"{exact.elpd_loo:.2f}, az.loo {estimate.elpd_loo:.2f} (se {estimate.se:.2f})")
 
+
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
 
 if __name__ == "__main__":
     playtennis()

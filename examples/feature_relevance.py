@@ -1,4 +1,7 @@
-"""Which features matter? Exact Bayesian model averaging over all feature subsets.
+"""Which features matter?
+======================
+
+Exact Bayesian model averaging over all feature subsets.
 
 ``NaiveBayes(feature_prior=0.5)`` gives every column prior probability 0.5 of depending on the
 class; otherwise it has one distribution shared by all classes. The evidence factorises by
@@ -9,6 +12,8 @@ class, and ``method="bayes"`` predicts with the model-averaged predictive.
 The data: synthetic patients, two classes; 3 informative columns (a blood test, a symptom, a
 smoking count) among 12 noise columns of the same kinds, which is where plain naive Bayes
 over-fits.
+
+Run it as a script::
 
     python examples/feature_relevance.py [--rows 200] [--noise 4]
 """
@@ -40,7 +45,7 @@ def make_data(n: int, noise: int, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--rows", type=int, default=200)
     parser.add_argument("--noise", type=int, default=4)
     args = parser.parse_args(argv)
@@ -65,6 +70,10 @@ def main(argv=None):
     print("\nfirst held-out row:")
     for name, proba in probas.items():
         print(f"  {name:18s} P(ill)={proba[0, 0]:.3f} P(well)={proba[0, 1]:.3f}")
+
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
 
 if __name__ == "__main__":
     main()

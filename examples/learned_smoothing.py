@@ -1,4 +1,7 @@
-"""Learned smoothing: a hyperprior on the Dirichlet concentration (hierarchical Naive Bayes).
+"""Learned smoothing
+=================
+
+A hyperprior on the Dirichlet concentration (hierarchical Naive Bayes).
 
 Laplace's alpha = 1 assumes every word is a priori as likely as any other. When each class
 uses only a few words of the vocabulary (true word probabilities drawn from a Dirichlet(0.1)),
@@ -9,6 +12,8 @@ Bayes) and shows the learned alpha's posterior next to the empirical-Bayes point
 Data: simulated, printed at the start: two classes ("spam", "ham") of 3-word documents over a
 ``--vocabulary`` of words, ``--train`` training documents and 3,000 held-out ones. ``--samples``
 sets NUTS's warm-up and draws (the test runs a quick ``--samples 30 --vocabulary 12``).
+
+Run it as a script::
 
     python examples/learned_smoothing.py
 """
@@ -31,7 +36,7 @@ def corpus(rng, theta, n, length):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--vocabulary", type=int, default=60)
     parser.add_argument("--train", type=int, default=40)
     parser.add_argument("--samples", type=int, default=500)
@@ -67,6 +72,10 @@ def main(argv=None):
                           zip(clf.classes_, clf.predict_proba(doc)[0], strict=True))
         print(f"first held-out document ({y_test[0]}), {name}: {cells}")
 
+
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
 
 if __name__ == "__main__":
     main()

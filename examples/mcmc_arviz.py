@@ -1,4 +1,7 @@
-"""MCMC and ArviZ: NUTS next to the exact conjugate posterior, diagnostics and plots.
+"""MCMC and ArviZ
+==============
+
+NUTS next to the exact conjugate posterior, diagnostics and plots.
 
 Fits the Titanic model with NUTS (``method="mcmc"``), prints ArviZ's summary (r-hat, bulk and
 tail ESS, MCSE) and the divergence count, checks the MCMC predictive against the exact one,
@@ -9,6 +12,8 @@ Data: the built-in Titanic table (``bayesnb.datasets.load_titanic``: 2,201 passe
 Sex and Age, label Survived). The plots go to ``--out`` (default: a new temporary folder whose
 name is printed). ``--samples`` and ``--chains`` make a quick run (the test runs ``--samples
 40``); the defaults are the ones to read the diagnostics from.
+
+Run it as a script::
 
     python examples/mcmc_arviz.py --out plots/
 """
@@ -31,7 +36,7 @@ from bayesnb.datasets import load_titanic  # noqa: E402
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--out", help="folder for the PNG files (default: a new temporary "
                         "folder, printed)")
     parser.add_argument("--samples", type=int, default=1000)
@@ -70,6 +75,10 @@ def main(argv=None):
     plt.close("all")
     print(f"wrote {', '.join(sorted(p.name for p in out.glob('*.png')))} to {out}/")
 
+
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
 
 if __name__ == "__main__":
     main()

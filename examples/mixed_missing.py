@@ -1,4 +1,7 @@
-"""Mixed data with missing values: strings, booleans, floats and counts in one DataFrame.
+"""Mixed data with missing values
+==============================
+
+Strings, booleans, floats and counts in one DataFrame.
 
 Naive Bayes handles a missing attribute by leaving its factor out (Barber, seed 000): the
 prediction marginalises the unobserved column, it does not impute it. This script fits a mixed
@@ -8,6 +11,8 @@ that column.
 
 Data: simulated, printed at the start: classes low, mid and high; columns region (strings),
 member (nullable booleans), income (floats) and purchases (counts), 20% of cells missing.
+
+Run it as a script::
 
     python examples/mixed_missing.py
 """
@@ -35,7 +40,7 @@ def make_data(rng, n):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--rows", type=int, default=2000)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(1)
@@ -63,6 +68,10 @@ def main(argv=None):
     print(f"model without income:   {cells(b)}")
     assert np.allclose(a, b, atol=1e-5)
 
+
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
 
 if __name__ == "__main__":
     main()

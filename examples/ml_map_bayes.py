@@ -1,4 +1,5 @@
-"""ML vs MAP vs posterior mean vs exact Bayes on small data.
+"""ML vs MAP vs posterior mean vs exact Bayes on small data
+========================================================
 
 With few training rows the methods part ways: maximum likelihood gives zero probabilities (and
 infinite log loss) to values a class never showed, the posterior mean smooths them, and the
@@ -11,6 +12,8 @@ Data: simulated, printed at the start: classes "no" and "yes", a 4-level categor
 (``colour``), a Gaussian (``size``) and a Poisson count (``visits``); 5,000 test rows. The
 reliability diagram and learning curves go to ``--out`` (default: a new temporary folder whose
 name is printed).
+
+Run it as a script::
 
     python examples/ml_map_bayes.py --train-sizes 10 20 40 --repeats 20 --out plots/
 """
@@ -69,7 +72,7 @@ def run(train_sizes, repeats, seed=0):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--train-sizes", type=int, nargs="+", default=[8, 16, 32, 128])
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--out", "--plots", metavar="DIR", help="folder for the reliability "
@@ -116,6 +119,10 @@ def write_plots(folder, train_sizes, repeats):
     learning_curves_plot(curves).savefig(out / "learning_curves.png", bbox_inches="tight")
     print(f"wrote {out / 'reliability.png'} and {out / 'learning_curves.png'}")
 
+
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
 
 if __name__ == "__main__":
     main()

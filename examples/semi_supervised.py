@@ -1,4 +1,7 @@
-"""Semi-supervised Naive Bayes: unlabeled rows sharpen the posterior.
+"""Semi-supervised Naive Bayes
+===========================
+
+Unlabeled rows sharpen the posterior.
 
 Two Gaussian classes with means -1 and +1. Only a handful of rows carry a label; the others
 have ``y = NaN``. Under ``method="mcmc"`` an unlabeled row enters the posterior through the
@@ -10,6 +13,8 @@ probabilities of a few points under each fit.
 Data: simulated, printed at the start: classes "minus" (mean -1) and "plus" (mean +1), two
 Gaussian columns with sd 1, ``--labeled`` labelled and ``--unlabeled`` unlabelled rows.
 ``--samples`` sets NUTS's draws (warm-up half of it).
+
+Run it as a script::
 
     python examples/semi_supervised.py --labeled 8 --unlabeled 400
 """
@@ -28,7 +33,7 @@ def simulate(rng, n):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--labeled", type=int, default=8)
     parser.add_argument("--unlabeled", type=int, default=400)
     parser.add_argument("--samples", type=int, default=1000)
@@ -59,6 +64,10 @@ def main(argv=None):
     print(pd.DataFrame(rows).set_index(["fit", "class"]).round(3))
     print(pd.DataFrame(probs).set_index(["fit", "x"]).round(3))
 
+
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
 
 if __name__ == "__main__":
     main()

@@ -1,4 +1,7 @@
-"""Text classification with a Multinomial Naive Bayes: bag of words, sparse counts.
+"""Text classification with a Multinomial Naive Bayes
+==================================================
+
+Bag of words, sparse counts.
 
 A scikit-learn ``CountVectorizer`` turns the built-in ``topics`` documents into a sparse count
 matrix, which bayesnb fits without densifying. The script compares the posterior-mean plug-in
@@ -8,6 +11,8 @@ uncertainty of a few ambiguous documents.
 
 Data: the built-in ``topics`` documents (``bayesnb.datasets.load_topics``), described in the
 first line printed.
+
+Run it as a script::
 
     python examples/text_classification.py
 """
@@ -27,7 +32,7 @@ from bayesnb.datasets import load_topics
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--train-size", type=int, default=60,
                         help="training documents (small, where the methods differ)")
     args = parser.parse_args(argv)
@@ -70,6 +75,10 @@ def main(argv=None):
                           for c, pi, a, b in zip(clf.classes_, p, lo, hi, strict=True))
         print(f"  {doc!r:32} {cells}  (mutual information {mi:.3f})")
 
+
+# %%
+# Run as a script, this prints the following (the documentation's gallery runs it with the
+# quick settings listed on its index page).
 
 if __name__ == "__main__":
     main()
