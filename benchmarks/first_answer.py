@@ -160,12 +160,13 @@ def many_models(first: int, last: int, scratch: Path) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="fresh processes per figure")
-    parser.add_argument("--classes", type=int, nargs=2, default=(2, 31),
-                        help="first and last number of classes in (c)")
+    parser.add_argument("--classes", type=int, nargs=2,
+                        help="first and last number of classes in (c) (default 2 31)")
     parser.add_argument("--quick", action="store_true", help="1 run, 2..5 classes")
     args = parser.parse_args(argv)
     if args.quick:
-        args.runs, args.classes = 1, (2, 5)
+        args.runs = 1
+    args.classes = args.classes or ((2, 5) if args.quick else (2, 31))
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     scratch = Path(tempfile.mkdtemp(prefix="bayesnb-first-answer-"))
     try:

@@ -80,7 +80,7 @@ def test_sparse_quick_agrees_with_scikit_learn():
 
 def test_mcmc_quick_reports_every_sampler():
     # bayesnb and the hand-written NumPyro model (both chain methods), each in its own process
-    text = run_script("mcmc.py", "--quick", "--samples", "20")
+    text = run_script("mcmc.py", "--quick", "--samples", "20", "--chains", "2")
     rows = {}
     for sampler in ("bayesnb", "numpyro sequential", "numpyro vectorized"):
         row = next((line for line in text.splitlines() if line.startswith(sampler + " ")),
@@ -118,7 +118,7 @@ def test_compile_bound_reports_each_model_within_the_bound():
 
 
 def test_first_answer_reports_every_case():
-    text = run_script("first_answer.py", "--quick")
+    text = run_script("first_answer.py", "--quick", "--classes", "2", "3")
     imports = re.findall(r"^\| `import (\S+)` \| [0-9.]+ \| [0-9.]+ \| ([0-9.]+)x \|$", text,
                          flags=re.MULTILINE)
     assert [m for m, _ in imports] == ["jax", "sklearn.naive_bayes", "bayesnb"], text
