@@ -32,10 +32,6 @@ import numpy as np
 
 from .fast._compiled import compiled
 
-#: XLA:CPU options of both programs: compiling dominates these short runs, and LLVM at level 0
-#: with the older code generator compiles faster in less memory (``benchmarks/mcmc.py``)
-_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
-
 
 class _Settings(NamedTuple):
     """What the compiled programs are specialised on (their static key)."""
@@ -281,8 +277,8 @@ def _advance_chains(settings, state, data):
 
 
 # counted against the package's bound on executables held (``fast._compiled``)
-_start = compiled(_start_chains, static_argnums=(0,), compiler_options=_COMPILER_OPTIONS)
-_advance = compiled(_advance_chains, static_argnums=(0,), compiler_options=_COMPILER_OPTIONS)
+_start = compiled(_start_chains, static_argnums=(0,))
+_advance = compiled(_advance_chains, static_argnums=(0,))
 
 
 class _bar:
