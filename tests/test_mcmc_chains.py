@@ -73,3 +73,33 @@ def test_a_saved_chain_method_loads_and_runs(tmp_path):
     assert loaded.get_params()["chain_method"] == "sequential"
     np.testing.assert_allclose(loaded.predict_proba(X[:5]), clf.predict_proba(X[:5]),
                                rtol=1e-6)
+
+
+def test_the_same_seed_draws_the_same_chains_compiled_or_read_from_the_cache(tmp_path):
+    """NUTS draws are bit for bit the same whether the sampler's programs were compiled in the
+    process (cache off, or cold) or read from the compiled-kernel cache (warm)."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np, numpyro.distributions as dist, bayesnb as bnb\n"
+        "rng = np.random.default_rng(0)\n"
+        "y = np.arange(40) % 2\n"
+        "X = rng.poisson(np.where(y[:, None] == 1, 0.3, 0.1), (40, 30)).astype(float)\n"
+        "clf = bnb.NaiveBayes(bnb.Multinomial(alpha=dist.Gamma(1.0, 1.0)), method='mcmc',\n"
+        "                     num_warmup=100, num_samples=100, num_chains=1,\n"
+        "                     progress_bar=False).fit(X, y)\n"
+        "print(repr(np.concatenate([np.ravel(v) for _, v in sorted(clf.draws_.items())]).tolist()))\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+    def draws(cache):
+        env = {**os.environ, "BAYESNB_COMPILATION_CACHE": cache,
+               "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+        out = subprocess.run([sys.executable, "-W", "ignore", "-c", script], env=env,
+                             capture_output=True, text=True, timeout=600, check=True)
+        return out.stdout.strip().splitlines()[-1]
+
+    off = draws("0")
+    assert draws(str(tmp_path / "cache")) == off  # compiled here, written to the cache
+    assert draws(str(tmp_path / "cache")) == off  # read from the cache
