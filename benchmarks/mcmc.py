@@ -25,6 +25,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 
 SAMPLERS = ("bayesnb", "numpyro sequential", "numpyro vectorized")
@@ -108,9 +109,13 @@ def diagnostics(draws):
 
 
 def run_child(sampler, warmup, samples, chains):
-    out = subprocess.run([sys.executable, __file__, "--child", sampler, "--warmup",
-                          str(warmup), "--samples", str(samples), "--chains", str(chains)],
-                         capture_output=True, text=True, env=os.environ.copy(), check=False)
+    # a first run: every child compiles, in an empty compiled-kernel cache of its own (importing
+    # bayesnb turns JAX's persistent cache on for every program of the process, NumPyro's too)
+    with tempfile.TemporaryDirectory(prefix="bayesnb-mcmc-bench-") as cache:
+        out = subprocess.run([sys.executable, __file__, "--child", sampler, "--warmup",
+                              str(warmup), "--samples", str(samples), "--chains", str(chains)],
+                             capture_output=True, text=True, check=False,
+                             env={**os.environ, "BAYESNB_COMPILATION_CACHE": cache})
     if out.returncode:
         raise RuntimeError(f"{sampler} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
