@@ -731,7 +731,7 @@ def _read_arrays(zf, expected: dict, path) -> dict:
     members = {f"arrays/{name}.npy": name for name in expected}
     for info in zf.infolist():
         if info.filename != MANIFEST and info.filename not in members:
-            raise ModelFileError(f"{path}: member {info.filename[:100]} is not named by the "
+            raise ModelFileError(f"{path}: member {info.filename[:100]!r} is not named by the "
                                  "manifest (a model file holds the manifest and the arrays it "
                                  "names, nothing else).")
     arrays = {}

@@ -90,7 +90,8 @@ def test_the_same_seed_draws_the_same_chains_compiled_or_read_from_the_cache(tmp
         "clf = bnb.NaiveBayes(bnb.Multinomial(alpha=dist.Gamma(1.0, 1.0)), method='mcmc',\n"
         "                     num_warmup=100, num_samples=100, num_chains=1,\n"
         "                     progress_bar=False).fit(X, y)\n"
-        "print(repr(np.concatenate([np.ravel(v) for _, v in sorted(clf.draws_.items())]).tolist()))\n")
+        "flat = [np.ravel(v) for _, v in sorted(clf.draws_.items())]\n"
+        "print(repr(np.concatenate(flat).tolist()))\n")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
     def draws(cache):

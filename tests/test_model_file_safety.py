@@ -540,3 +540,14 @@ def test_a_huge_distribution_parameter_is_refused(hierarchical, tmp_path):
     name = manifest_of(path)["priors"]["poisson.rate"]["params"]["loc"]
     with_array(path, name, lambda a: np.zeros(10_000))
     refused(path, f"arrays/{name}.npy", "more than this model can use")
+
+
+def test_an_unnamed_member_with_a_line_break_in_its_name_is_refused_on_one_line(saved_bytes,
+                                                                               tmp_path):
+    """A corrupted member name (here holding a newline, as a flipped byte can make it) is
+    quoted in the one-line message, not printed raw."""
+    path = tmp_path / "m.bnb"
+    path.write_bytes(saved_bytes)
+    with zipfile.ZipFile(path, "a") as zf:
+        zf.writestr("arrays/\nunnamed.npy", b"")
+    refused(path, "'arrays/\\nunnamed.npy'", "not named by the manifest")
