@@ -386,3 +386,16 @@ def check_gamma_map(prior: GammaPrior, schema: Schema, method: str, family: str,
             f"{values} has its mode at 0 with infinite density); use method='mean' or raise "
             "shape.")
 
+
+def gamma_log_prior_at(prior: GammaPrior, log_rate, rate, method: str) -> float:
+    r""":math:`\sum (a - 1)\log\lambda - b\lambda` of the Gamma prior at plug-in rates
+    (MAP; ``a`` under the mean): a family's ``log_prior_at``."""
+    c = np.asarray(prior.shape) - (1.0 if method == "map" else 0.0)
+    return pseudo_log(c, log_rate) - float(np.sum(np.asarray(prior.rate) * rate))
+
+
+def sample_gamma_rates(prior: GammaPrior, n_classes: int, site: str) -> dict:
+    """NumPyro's ``{site}.rate``: a Gamma rate per class and column."""
+    with numpyro.plate(f"{site}_feature", prior.shape.shape[-1], dim=-1), \
+            numpyro.plate("class", n_classes, dim=-2):
+        return {"rate": numpyro.sample(f"{site}.rate", dist.Gamma(prior.shape, prior.rate))}

@@ -41,11 +41,12 @@ from ._base import (
     check_gamma_map,
     column_units,
     dist,
+    gamma_log_prior_at,
     gamma_prior,
     numeric_block,
     numpyro,
     observed_pairs,
-    pseudo_log,
+    sample_gamma_rates,
     xp_of,
 )
 from ._contract import ConjugateFamily
@@ -165,9 +166,7 @@ class Exponential(ConjugateFamily):
     @staticmethod
     def log_prior_at(prior: GammaPrior, params: ExponentialParams, method: str,
                      n_classes: int) -> float:
-        r""":math:`\sum (a - 1)\log\lambda - b\lambda` (MAP; ``a`` under the mean)."""
-        c = np.asarray(prior.shape) - (1.0 if method == "map" else 0.0)
-        return pseudo_log(c, params.log_rate) - float(np.sum(np.asarray(prior.rate) * params.rate))
+        return gamma_log_prior_at(prior, params.log_rate, params.rate, method)
 
     def dependence_units(self, x, prior: dict, schema: Schema) -> list:
         return column_units("exponential", x, prior, schema)
@@ -180,10 +179,7 @@ class Exponential(ConjugateFamily):
     # ------------------------------------------------------------------ NumPyro
     @staticmethod
     def sample_params(prior: GammaPrior, n_classes: int, site: str):
-        with numpyro.plate(f"{site}_feature", prior.shape.shape[-1], dim=-1), \
-                numpyro.plate("class", n_classes, dim=-2):
-            rate = numpyro.sample(f"{site}.rate", dist.Gamma(prior.shape, prior.rate))
-        return {"rate": rate}
+        return sample_gamma_rates(prior, n_classes, site)
 
     @staticmethod
     def observe(params, x, y, site: str, **kw) -> None:

@@ -34,12 +34,13 @@ from ._base import (
     check_gamma_map,
     column_units,
     dist,
+    gamma_log_prior_at,
     gamma_prior,
     log_matmul,
     numeric_block,
     numpyro,
     observed_pairs,
-    pseudo_log,
+    sample_gamma_rates,
     xp_of,
 )
 from ._contract import ConjugateFamily
@@ -159,10 +160,7 @@ class Poisson(ConjugateFamily):
 
     @staticmethod
     def sample_params(prior: GammaPrior, n_classes: int, site: str):
-        with numpyro.plate(f"{site}_feature", prior.shape.shape[-1], dim=-1), \
-                numpyro.plate("class", n_classes, dim=-2):
-            rate = numpyro.sample(f"{site}.rate", dist.Gamma(prior.shape, prior.rate))
-        return {"rate": rate}
+        return sample_gamma_rates(prior, n_classes, site)
 
     @staticmethod
     def observe(params, x, y, site: str, **kw) -> None:
@@ -210,6 +208,4 @@ class Poisson(ConjugateFamily):
     @staticmethod
     def log_prior_at(prior: GammaPrior, params: PoissonParams, method: str,
                      n_classes: int) -> float:
-        shift = -1.0 if method == "map" else 0.0
-        return (pseudo_log(np.asarray(prior.shape) + shift, params.log_rate)
-                - float(np.sum(np.asarray(prior.rate) * params.rate)))
+        return gamma_log_prior_at(prior, params.log_rate, params.rate, method)
