@@ -11,7 +11,8 @@ Show the working of a prediction, and score a model by exact leave-one-out.
 * PSIS-LOO (``az.loo``) from the ``log_likelihood`` group of ``to_arviz`` against the exact
   joint leave-one-out it estimates.
 
-Lines starting with "README: " are quoted in the README (the test suite checks them).
+Lines starting with "docs: " are quoted in the user guide (``docs/user_guide/explain_loo.md``;
+the test suite checks them).
 
 Run it as a script::
 
@@ -39,7 +40,7 @@ def playtennis():
     print(frame.round(4).to_string(), "\n")
     print(clf.weight_of_evidence(x, "No", "Yes").round(4).to_string(), "\n")
     yes = frame["Yes"]
-    print(f"README: p(x', Yes) = 9/14 x 2/9 x 3/9 x 3/9 x 3/9 = {yes['joint']:.4f}; "
+    print(f"docs: p(x', Yes) = 9/14 x 2/9 x 3/9 x 3/9 x 3/9 = {yes['joint']:.4f}; "
           f"p(x', No) = {frame.loc['joint', 'No']:.4f}; p(No | x') = "
           f"{frame.loc['posterior', 'No']:.4f}")
 
@@ -58,7 +59,7 @@ def titanic():
         start = time.perf_counter()
         clf.predict_proba(X)
         predict_s = time.perf_counter() - start
-        print(f"README: titanic {method:5s} elpd_loo = {result.elpd_loo:.2f} "
+        print(f"docs: titanic {method:5s} elpd_loo = {result.elpd_loo:.2f} "
               f"(se {result.se:.2f}), LOO log loss {-result.elpd_loo / result.n:.4f}; "
               f"5-fold CV log loss {cv[method]:.4f}")
         print(f"  time: loo {loo_s * 1e3:.1f} ms, predict_proba {predict_s * 1e3:.1f} ms")
@@ -73,7 +74,7 @@ def psis():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # ArviZ's Pareto-k notes on 14 rows
         estimate = az.loo(idata)
-    print(f"\nREADME: PlayTennis (bayes), log p(x_i, y_i | rest) summed: exact "
+    print(f"\ndocs: PlayTennis (bayes), log p(x_i, y_i | rest) summed: exact "
           f"{exact.elpd_loo:.2f}, az.loo {estimate.elpd_loo:.2f} (se {estimate.se:.2f})")
 
 

@@ -1,5 +1,5 @@
 """Shared fixtures. Reference comparisons run in float64 inside the ``x64`` fixture; the library
-itself never switches x64 on (see the dtype policy in the README)."""
+itself never switches x64 on (see the dtype policy in docs/user_guide/numerics.md)."""
 
 import os
 import shutil

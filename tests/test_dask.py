@@ -166,7 +166,7 @@ def test_columns_of_one_parquet_frame_fit_as_they_are(client, titanic_parquet, t
     np.testing.assert_array_equal(got.to_numpy(), batch.predict_proba(X))
     labels = model.predict(df[cols]).compute()
     assert labels.index.name == "passenger" and labels.name == "prediction"
-    proba.to_parquet(str(tmp_path / "scores"))  # as the README writes them
+    proba.to_parquet(str(tmp_path / "scores"))  # as the out-of-core page writes them
     assert pd.read_parquet(tmp_path / "scores").index.name == "passenger"
     with dask.config.set(scheduler="sync"):  # the same graphs in this process: faster
         weighted = bnb.NaiveBayes().fit(df[cols], df["Survived"], sample_weight=df["w"])

@@ -200,11 +200,12 @@ def test_accelerator_chunks_are_larger(monkeypatch):
     assert _kernels.chunk_rows(10_000_000, 4_000) == cpu * _kernels.ACCELERATOR_BUDGET_SCALE
 
 
-def test_the_readme_states_the_accelerator_chunks():
-    # the README's numbers for an accelerator come from the constants, not from memory
+def test_the_docs_state_the_accelerator_chunks():
+    # the numerics page's numbers for an accelerator come from the constants, not from memory
     from pathlib import Path
 
-    text = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    page = Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "numerics.md"
+    text = " ".join(page.read_text().split())
     scale = _kernels.ACCELERATOR_BUDGET_SCALE
     assert f"the chunks are {scale} times larger (about " \
            f"{_kernels.CHUNK_BYTES * scale >> 20} MB)" in text

@@ -28,7 +28,7 @@ CASES = {
                                     "mutual information", "sport"]),
     "semi_supervised.py": (["--samples", "60", "--unlabeled", "100"],
                            ["labeled + unlabeled", "posterior sd", "P(minus)", "P(plus)"]),
-    # the README quotes this run's output (test_readme checks that it is a run made here)
+    # the MCMC page quotes this run's output (test_readme checks that it is a run made here)
     "learned_smoothing.py": (["--samples", "200"],
                              ["learned alpha (MCMC)", "empirical Bayes", "P(ham)", "P(spam)"]),
     "mcmc_arviz.py": (["--samples", "40", "--out", "{tmp}"],
@@ -44,7 +44,7 @@ PLOTS = {"ml_map_bayes.py": ("reliability.png", "learning_curves.png"),
                            "sex_trace.png")}
 
 
-#: examples run (and their output checked against the README) by another test file
+#: examples run (and their output checked against the docs) by another test file
 ELSEWHERE = {"explain_and_loo.py": "tests/test_explain_loo.py",
              "dependence.py": "tests/test_dependence.py",
              "feature_relevance.py": "tests/test_feature_averaging.py"}
@@ -62,7 +62,7 @@ def test_example_runs(name, tmp_path):
     for text in expected:
         assert text in stdout, (text, stdout)
     quoted = example_outputs().get((name, tuple(args)))
-    if quoted is not None:  # the README quotes this very run: its numbers must be these
+    if quoted is not None:  # a docs page quotes this very run: its numbers must be these
         assert mismatches(stdout, quoted) is None, (mismatches(stdout, quoted), stdout)
     assert re.search(r"^data: \S", stdout, re.MULTILINE), stdout  # says what data
     if name in PLOTS:  # the folder is printed, and the plots are there as real images

@@ -7,9 +7,9 @@ length(x)`` per class, and every other numeric column with a Gaussian (mean and 
 On the data below (R: ``visits = c(0L, 2L, 1L, 4L, 3L, 5L)``, ``y = c("a", "a", "a", "b",
 "b", "b")``) that is lambda_a = 3/3 = 1 and lambda_b = 12/3 = 4: R is not installed here, so
 the numbers are R's formula worked by hand and stored as literals. Two deliberate differences,
-documented in the README: bayesnb also counts float columns of whole numbers (R's read.csv
-types such a column integer; a double vector typed in R stays Gaussian), and an integer column
-with a negative value is Gaussian in bayesnb, where R keeps the Poisson and warns.
+documented in docs/user_guide/families.md: bayesnb also counts float columns of whole numbers
+(R's read.csv types such a column integer; a double vector typed in R stays Gaussian), and an
+integer column with a negative value is Gaussian in bayesnb, where R keeps the Poisson and warns.
 """
 
 from __future__ import annotations

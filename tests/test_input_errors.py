@@ -102,11 +102,12 @@ def test_every_non_binary_bernoulli_value_is_refused(request, precision, value):
 
 
 def test_known_gap_a_subnormal_count_is_read_as_zero():
-    """The README's known gap, pinned: XLA:CPU reads subnormal numbers as 0, so a Poisson
-    count of 1e-45 (float32's smallest subnormal, which NumPy's host check would refuse as not
-    an integer) is fitted and scored as a 0 count. Reading the bits in the count families'
-    check (as the Bernoulli's does, ``test_every_non_binary_bernoulli_value_is_refused``)
-    doubled its cost (``benchmarks/README.md`` of 897bae7, "Stop 29")."""
+    """The known gap of the guarantees (docs/user_guide/numerics.md), pinned: XLA:CPU reads
+    subnormal numbers as 0, so a Poisson count of 1e-45 (float32's smallest subnormal, which
+    NumPy's host check would refuse as not an integer) is fitted and scored as a 0 count.
+    Reading the bits in the count families' check (as the Bernoulli's does,
+    ``test_every_non_binary_bernoulli_value_is_refused``) doubled its cost
+    (``benchmarks/README.md`` of 897bae7, "Stop 29")."""
     rng = np.random.default_rng(2)
     X = rng.poisson(2.0, (300, 4)).astype(np.float32)
     X[123, 2] = 0.0

@@ -1,11 +1,18 @@
-"""Every ```python block of README.md runs as written and prints the numbers the README quotes.
+"""Every ```python block of README.md and of the documentation's pages (``docs/*.md``,
+``docs/user_guide/*.md``) runs as written and prints the numbers its page quotes.
 
-How the blocks are run (the rules a README block may rely on):
+The pages are README.md and every Markdown page under ``docs/`` (not a build's ``_build`` or the
+generated gallery). Each block is a test case of its own, named by page and line
+(``README.md:41``, ``docs/user_guide/mcmc.md:12``). How the blocks are run (the rules a page's
+block may rely on):
 
-- **In order, in one namespace**, as a reader typing them into one Python session: a block may
-  use the names earlier blocks define (``bnb``, ``X``, ``y``, ``clf``, ...). The working
-  directory is a fresh temporary folder (files a block writes land there) and JAX runs in its
-  default dtype mode (float32), as a reader's does.
+- **In order, in one namespace per page**, as a reader typing one page's blocks into one
+  Python session: a block may use the names earlier blocks *of the same page* define
+  (``bnb``, ``X``, ``y``, ``clf``, ...), so each page starts with what it needs; pages run
+  independently of each other. The working directory is a fresh temporary folder per page
+  (files a block writes land there) and JAX runs in its default dtype mode (float32), as a
+  reader's does. A page that *includes* README text (MyST ``{include}``) does not run it again:
+  the README's own test cases do.
 - **Placeholders become small local data**, by these substitutions and nothing else:
   ``"s3://bucket/titanic/*.parquet"`` reads Titanic (target ``Survived``) written as four
   Parquet files in a temporary folder; ``"s3://bucket/scores/"`` is a temporary folder;
@@ -13,15 +20,15 @@ How the blocks are run (the rules a README block may rely on):
   (``processes=False``, one worker, closed after the run); ``"big.csv"`` is created in the
   working directory (Titanic with its target named ``y``).
 - **Short MCMC where no number depends on it**: in a block that quotes no number, the test runs
-  ``num_warmup=`` and ``num_samples=`` at 100 (the README's settings take minutes on a busy
+  ``num_warmup=`` and ``num_samples=`` at 100 (the pages' settings take minutes on a busy
   machine) and ignores the ``ConvergenceWarning`` such a short run may give. Whether the
-  README's own settings converge is for the MCMC tests; a block that quotes a number runs
+  pages' own settings converge is for the MCMC tests; a block that quotes a number runs
   exactly as written.
 - **A block that cannot run in a test** is marked by an HTML comment on the line(s) just before
   it, ``<!-- readme-test: skip (reason) -->``; the reason is required and the skipped blocks
   are reported by ``test_skipped_blocks_say_why``.
 
-Which numbers are checked (every number the README quotes as an output):
+Which numbers are checked (every number a page quotes as an output):
 
 - ``# prints <text>`` ending the last line of a top-level statement: the numbers in ``<text>``
   are, in order, the numbers of what that statement prints, or, for an expression statement
@@ -34,7 +41,7 @@ A quoted number is the printed one at the quoted digits: ``0.111`` accepts 0.110
 decimal literals standing alone (the ``1`` of ``1st`` or the ``32`` of ``float32`` are not
 numbers). Blocks may not warn: warnings are errors here as in the rest of the suite, except
 Dask's own ``Pandas4Warning`` (Dask 2026.8 calls pandas 3.1's deprecated ``set_index(...,
-inplace=True)`` when it reads or writes a Parquet index: not bayesnb's, nor the README's).
+inplace=True)`` when it reads or writes a Parquet index: not bayesnb's, nor the pages').
 """
 
 from __future__ import annotations
@@ -55,28 +62,41 @@ import pytest
 
 from bayesnb.inference import ConvergenceWarning
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 
 _FENCE = re.compile(r"^\s*```\s*(\S*)\s*$")  # indented too (inside a list item)
 _SKIP = re.compile(r"<!--\s*readme-test:\s*skip\s*(?:\((?P<reason>[^)]*)\))?\s*-->")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?!\w)(?!\.\d)")
 
 
-class Block:
-    """One fenced code block of the README: its language, first line number and source, the
-    skip reason (``None`` when it runs) and, for python, the ```text output block after it."""
+def page_paths() -> list[Path]:
+    """README.md, then every Markdown page of ``docs/`` (not a build's or the gallery's)."""
+    pages = sorted(p for p in DOCS.rglob("*.md")
+                   if not {"_build", "auto_examples"} & set(p.relative_to(DOCS).parts))
+    return [README, *pages]
 
-    def __init__(self, lang: str, line: int, source: str, skip: str | None):
+
+class Block:
+    """One fenced code block of a page: the page (its path from the repository root), its
+    language, first line number and source, the skip reason (``None`` when it runs) and, for
+    python, the ```text output block after it."""
+
+    def __init__(self, lang: str, line: int, source: str, skip: str | None,
+                 page: str = "README.md"):
         self.lang, self.line, self.source, self.skip = lang, line, source, skip
+        self.page = page
         self.output: str | None = None
 
     @property
     def id(self) -> str:
-        return f"README.md:{self.line}"
+        return f"{self.page}:{self.line}"
 
 
-def parse_readme(text: str) -> list[Block]:
-    """Every fenced block of ``text`` (the README), python blocks with their output blocks."""
+def parse_page(text: str, page: str = "README.md") -> list[Block]:
+    """Every fenced block of ``text`` (the page ``page``), python blocks with their output
+    blocks."""
     lines = text.splitlines()
     blocks: list[Block] = []
     i = 0
@@ -98,7 +118,7 @@ def parse_readme(text: str) -> list[Block]:
             if s:
                 skip = (s.group("reason") or "").strip()
         source = textwrap.dedent("\n".join(lines[start + 1:j]) + "\n")
-        blocks.append(Block(lang, start + 2, source, skip))
+        blocks.append(Block(lang, start + 2, source, skip, page))
         i = j + 1
     # an output block follows its python block with only blank lines between
     for a, b in zip(blocks, blocks[1:], strict=False):
@@ -145,7 +165,7 @@ def _prints_comments(source: str) -> dict[int, str]:
 
 def run_block(block: Block, namespace: dict) -> list[str]:
     """Run ``block`` statement by statement in ``namespace``; the problems found (a failed
-    ``# prints`` check, a failed output block), empty when the block agrees with the README."""
+    ``# prints`` check, a failed output block), empty when the block agrees with its page."""
     tree = ast.parse(block.source)
     quoted = _prints_comments(block.source)
     last_on_line = {}
@@ -157,10 +177,10 @@ def run_block(block: Block, namespace: dict) -> list[str]:
         with contextlib.redirect_stdout(captured):
             if isinstance(stmt, ast.Expr):
                 code = compile(ast.Expression(stmt.value), block.id, "eval")
-                value = eval(code, namespace)  # noqa: S307 - the README's own code
+                value = eval(code, namespace)  # noqa: S307 - the page's own code
             else:
                 code = compile(ast.Module([stmt], type_ignores=[]), block.id, "exec")
-                exec(code, namespace)  # noqa: S102 - the README's own code
+                exec(code, namespace)  # noqa: S102 - the page's own code
                 value = None
         printed = captured.getvalue()
         everything.write(printed)
@@ -178,16 +198,19 @@ def run_block(block: Block, namespace: dict) -> list[str]:
     return problems
 
 
-BLOCKS = parse_readme(README.read_text(encoding="utf-8"))
-PYTHON = [b for b in BLOCKS if b.lang == "python"]
+#: page (its path from the repository root) -> its fenced blocks
+BLOCKS = {str(path.relative_to(ROOT)): parse_page(path.read_text(encoding="utf-8"),
+                                                  str(path.relative_to(ROOT)))
+          for path in page_paths()}
+PYTHON = [b for blocks in BLOCKS.values() for b in blocks if b.lang == "python"]
 
 
 def example_outputs() -> dict[tuple[str, tuple[str, ...]], str]:
-    """The README's quoted outputs of example scripts: a ```bash block holding one command
+    """The pages' quoted outputs of example scripts: a ```bash block holding one command
     ``python examples/NAME.py ARGS`` followed by a ```text block, as ``(NAME.py, ARGS) ->
     text``. ``tests/test_examples.py`` runs the examples (with these ARGS) and compares."""
     out = {}
-    for block in BLOCKS:
+    for block in (b for blocks in BLOCKS.values() for b in blocks):
         if block.lang != "bash" or block.output is None:
             continue
         words = shlex.split(block.source)
@@ -218,15 +241,23 @@ def _substitute(block: Block, paths: dict[str, str]) -> tuple[str, bool]:
 
 
 @pytest.fixture(scope="module")
-def readme_run(tmp_path_factory):
-    """All python blocks run once, in order, in one namespace: block id -> the problems found
-    (an exception's traceback, or failed number checks)."""
-    return run_readme(tmp_path_factory.mktemp("readme"))[0]
+def page_run(tmp_path_factory):
+    """A page's python blocks run once, in order, in one namespace of their own, when the first
+    of them is tested: ``page_run(page)`` is block id -> the problems found (an exception's
+    traceback, or failed number checks)."""
+    done = {}
+
+    def run(page: str) -> dict:
+        if page not in done:
+            done[page] = run_page(page, tmp_path_factory.mktemp("page"))[0]
+        return done[page]
+
+    return run
 
 
-def run_readme(work: Path) -> tuple[dict, dict]:
-    """Run every python block of the README in ``work``: (problems, (wall, CPU) seconds) by
-    block id."""
+def run_page(page: str, work: Path) -> tuple[dict, dict]:
+    """Run every python block of ``page`` (a key of ``BLOCKS``) in ``work``, in one namespace:
+    (problems, (wall, CPU) seconds) by block id."""
     import os
     import time
     import warnings
@@ -250,7 +281,7 @@ def run_readme(work: Path) -> tuple[dict, dict]:
         clients.append(Client(cluster))
         return clients[-1]
 
-    namespace = {"__name__": "__readme__", "_readme_test_client": client}
+    namespace = {"__name__": "__page__", "_readme_test_client": client}
     results, seconds = {}, {}
     old = os.getcwd()
     os.chdir(work)
@@ -258,11 +289,11 @@ def run_readme(work: Path) -> tuple[dict, dict]:
         with warnings.catch_warnings():  # the suite's filters (warnings are errors), and:
             warnings.filterwarnings("ignore", r"(?s).*The inplace keyword in "
                                     r"DataFrame\.(re)?set_index")
-            for block in PYTHON:
-                if block.skip is not None:
+            for block in BLOCKS[page]:
+                if block.lang != "python" or block.skip is not None:
                     continue
                 source, short = _substitute(block, paths)
-                run = Block(block.lang, block.line, source, None)
+                run = Block(block.lang, block.line, source, None, block.page)
                 run.output = block.output
                 start = time.perf_counter(), time.process_time()
                 try:
@@ -282,22 +313,33 @@ def run_readme(work: Path) -> tuple[dict, dict]:
 
 
 @pytest.mark.parametrize("block", PYTHON, ids=[b.id for b in PYTHON])
-def test_readme_block_runs_and_prints_what_it_quotes(block, readme_run):
+def test_block_runs_and_prints_what_it_quotes(block, page_run):
     if block.skip is not None:
-        pytest.skip(f"marked in the README: {block.skip}")
-    problems = readme_run[block.id]
+        pytest.skip(f"marked in {block.page}: {block.skip}")
+    problems = page_run(block.page)[block.id]
     assert not problems, f"{block.id}:\n" + "\n".join(problems)
 
 
 def test_quoted_example_runs_are_the_runs_the_example_tests_make():
     """Example scripts take too long to run here; tests/test_examples.py runs each with the
-    arguments in its CASES and checks the numbers of a README output block quoting that run."""
+    arguments in its CASES and checks the numbers of a page's output block quoting that run."""
     from test_examples import CASES
 
     for (name, args), _ in example_outputs().items():
         assert name in CASES and tuple(CASES[name][0]) == args, (
-            f"the README quotes `python examples/{name} {' '.join(args)}`, a run "
+            f"the docs quote `python examples/{name} {' '.join(args)}`, a run "
             f"tests/test_examples.py does not make (it runs {CASES.get(name, ('none',))[0]})")
+
+
+def test_ci_runs_the_readme_test_command():
+    """The README's two commands: one installs and runs the main job, one installs the test
+    extras and runs the whole suite, and ``.ci/run`` ends with that second command verbatim."""
+    bash = [b.source.strip() for b in BLOCKS["README.md"] if b.lang == "bash"]
+    assert bash[:2] == ["pip install . && bayesnb compare titanic",
+                        'pip install ".[test]" && python -m pytest -q -n auto --maxprocesses 2 '
+                        "--dist loadfile"], bash
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.strip()]
+    assert ci[-1] == bash[1], ci[-1]
 
 
 def test_skipped_blocks_say_why():
@@ -320,7 +362,8 @@ def test_numbers_are_compared_at_the_quoted_digits():
 def test_parser_finds_prints_comments_output_blocks_and_skips():
     text = ("```python\nx = 1 + 1\nprint(x)  # prints 2\nx / 3  # prints 0.667\n```\n\n"
             "```text\n2\n```\n\n<!-- readme-test: skip (needs a GPU) -->\n```python\nboom\n```\n")
-    first, output, skipped = parse_readme(text)
+    first, output, skipped = parse_page(text, "docs/page.md")
+    assert first.id == "docs/page.md:2"
     assert (first.lang, output.lang, skipped.skip) == ("python", "text", "needs a GPU")
     assert first.output == "2\n" and skipped.output is None
     assert run_block(first, {}) == []

@@ -5,7 +5,8 @@ estimators fitted on the same data, in float64 (the ``x64`` fixture).
 * ``BernoulliNB(alpha=a, binarize=None)`` == ``Bernoulli(alpha=a, beta=a)``, ``method="mean"``;
 * ``CategoricalNB(alpha=a)`` == ``Categorical(alpha=a)`` with the same levels;
 * ``GaussianNB(var_smoothing=0)`` == ``Gaussian()`` under ``method="ml"`` (the 1/N variance);
-* ``GaussianNB()`` (``var_smoothing=1e-9``) == the README's recipe (a MAP prior and weights).
+* ``GaussianNB()`` (``var_smoothing=1e-9``) == the recipe of docs/coming_from_sklearn.md (a MAP
+  prior and weights).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def test_multinomial_views_match_multinomialnb(x64, digits, alpha):
     _close(clf.class_log_prior_, sk.class_log_prior_)
     _close(clf.class_count_, sk.class_count_)
     assert clf.n_features_in_ == sk.n_features_in_
-    # MAP under alpha + 1 is the same table (the README's identity)
+    # MAP under alpha + 1 is the same table (docs/user_guide/methods.md's identity)
     clf.set_params(method="map", features=bnb.Multinomial(alpha=alpha + 1)).fit(X, y)
     _close(clf.feature_log_prob_, sk.feature_log_prob_)
 
@@ -122,7 +123,7 @@ def test_gaussian_pooled_var_is_broadcast(x64):
 
 
 def _gaussiannb_recipe(X, y, var_smoothing=1e-9):
-    """The README's recipe: GaussianNB(var_smoothing) as a bayesnb MAP fit."""
+    """The recipe of docs/coming_from_sklearn.md: GaussianNB(var_smoothing) as a bayesnb MAP fit."""
     eps = var_smoothing * np.var(X, axis=0).max()
     classes, counts = np.unique(y, return_counts=True)
     weight = 1.0 / counts[np.searchsorted(classes, y)]  # every class weighs 1 in all

@@ -55,7 +55,7 @@ def test_a_pandas_y_is_aligned_on_the_index_of_a_shuffled_frame(seed, npartition
 
 
 def test_a_numpy_y_follows_the_rows_of_x_in_partition_order(x64):
-    """What the README says: a NumPy y is read in X.compute()'s row order."""
+    """What docs/user_guide/outofcore.md says: a NumPy y is read in X.compute()'s row order."""
     X, y, _ = shuffled(7)
     dX = dd.from_pandas(X, npartitions=3)
     in_order = y.loc[dX.index.compute()].to_numpy()
