@@ -405,7 +405,8 @@ def _posterior_frames(block, post, classes: pd.Index) -> dict:
     """One block's posterior hyperparameters (its (K, F) or (K, levels) leaves) as
     ``{key: DataFrame}``, keyed and labelled as ``NaiveBayes.posterior_tables`` says."""
     columns = list(block.schema.columns)
-    leaves = {name: np.asarray(leaf, dtype=np.float64) for name, leaf in zip(post._fields, post)
+    leaves = {name: np.asarray(leaf, dtype=np.float64)
+              for name, leaf in zip(post._fields, post, strict=True)
               if np.ndim(leaf) == 2 and np.shape(leaf)[0] == len(classes)}
 
     def wide(parts: dict, inner: list, level: str) -> pd.DataFrame:
