@@ -440,7 +440,7 @@ def _write_plots(X, y, methods, features, args, pooled: dict, evaluation: str):
     curves = learning_curves(X, y, methods=[m for m in methods if m != "mcmc"],
                              train_sizes=sizes, repeats=3, features=features, test_size=0.3,
                              random_state=args.seed, class_alpha=args.class_alpha,
-                             progress=not args.no_progress)
+                             progress=not args.no_progress, **_model_params(args))
     learning_curves_plot(curves).savefig(out / "learning_curves.png", bbox_inches="tight")
     written.append(out / "learning_curves.png")
     plt.close("all")
@@ -631,8 +631,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_family(p)
     p.add_argument("--csv", help="also write the full table (with spreads) to this CSV file, "
                    "and the calibration table beside it (NAME.calibration.csv)")
-    p.add_argument("--plots", metavar="DIR", help="also write a reliability diagram and "
-                   "learning curves (PNG, needs matplotlib) to this folder")
+    p.add_argument("--plots", metavar="DIR", help="also write a reliability diagram (of the "
+                   "cross-validation above: the calibration table's rows) and learning curves "
+                   "(a 30%% hold-out split of their own) as PNG files to this folder (needs "
+                   "matplotlib)")
     _add_columns(p, "an identifier column: not a feature (as --drop)")
     _add_inference(p)
     _add_no_progress(p)

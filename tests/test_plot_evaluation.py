@@ -12,6 +12,7 @@ from example_runner import EXAMPLES
 
 import bayesnb as bnb
 from bayesnb import cli, datasets
+from bayesnb import compare as bnb_compare
 from bayesnb import plots as bnb_plots
 from bayesnb.compare import compare, learning_curves, summarise_repeats
 from bayesnb.plots import (
@@ -72,9 +73,13 @@ def test_cli_reliability_diagram_draws_the_calibration_table_of_the_same_cv(
     categorical_csv(tmp_path / "d.csv")
     diagrams = capture(monkeypatch, "reliability_diagram")
     curves = capture(monkeypatch, "learning_curves_plot")
+    settings, real = [], bnb_compare.learning_curves
+    monkeypatch.setattr(bnb_compare, "learning_curves",
+                        lambda *a, **kw: settings.append(kw) or real(*a, **kw))
     assert cli.main(["compare", str(tmp_path / "d.csv"), "--target", "label", "--cv", "4",
                      "--seed", "2", "--methods", "ml,map,mean,bayes", "--no-progress",
-                     "--csv", str(tmp_path / "t.csv"), "--plots", str(tmp_path / "plots")]) == 0
+                     "--infer-counts", "--csv", str(tmp_path / "t.csv"),
+                     "--plots", str(tmp_path / "plots")]) == 0
     out = capsys.readouterr().out
     evaluation = ("4-fold stratified CV (random_state=2): the out-of-fold predictions of all "
                   "150 rows")
@@ -100,6 +105,9 @@ def test_cli_reliability_diagram_draws_the_calibration_table_of_the_same_cv(
     assert title.startswith("Learning curves: mean over repeats, band: mean +- 1 sd")
     assert "test rows: one stratified 30% hold-out split (45 rows, random_state=2)" in title
     assert "training rows: 3 random subsets of each size" in title
+    # of the table's models: the same settings
+    ((kw,),) = [settings]
+    assert kw["infer_counts"] is True and kw["class_alpha"] == 1.0
 
 
 def test_compare_says_which_rows_it_scored(x64):
