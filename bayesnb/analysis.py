@@ -45,13 +45,7 @@ def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
     log_prior, tables = _linear_tables(clf)
     weights, bias = [], log_prior
     for block, table in zip(clf.blocks_, tables, strict=True):
-        terms = block.family.linear_terms(table, block.schema)
-        if terms is None:
-            cols = [str(c) for c in block.schema.columns]
-            raise ValueError(f"columns {cols[:5]}: a {block.family!r} block is not linear in x "
-                             "(e.g. per-class variances need x^2 terms; use "
-                             "Gaussian(pooled=True)).")
-        w, labels, b = terms
+        w, labels, b = _linear_terms(block, table)
         weights.append(pd.DataFrame(w, columns=labels))
         bias += b
     W = pd.concat(weights, axis=1)
@@ -60,6 +54,17 @@ def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
         raise ValueError("some weights are infinite (ML zero probabilities); the linear view "
                          "needs smoothed estimates (method='mean' or 'map' with alpha > 1).")
     return W, pd.Series(bias, index=W.index, name="bias")
+
+
+def _linear_terms(block, table) -> tuple:
+    """The block's ``(weights, labels, bias)``; refuses a block that is not linear in x."""
+    terms = block.family.linear_terms(table, block.schema)
+    if terms is None:
+        cols = [str(c) for c in block.schema.columns]
+        raise ValueError(f"columns {cols[:5]}: a {block.family!r} block is not linear in x "
+                         "(e.g. per-class variances need x^2 terms; use "
+                         "Gaussian(pooled=True)).")
+    return terms
 
 
 def _linear_tables(clf) -> tuple[np.ndarray, list]:
@@ -88,18 +93,26 @@ def encode_linear(clf, X) -> pd.DataFrame:
     method gives an unseen value a probability, an indicator of a value unseen in training
     (``"col=<unseen>"``), and Bernoulli and pooled Gaussian columns as their value (0 where
     missing) beside its ``"{column}:observed"`` indicator (0 where missing), so a missing or
-    unseen value is scored as the model scores it."""
+    unseen value is scored as the model scores it.
+
+    Its columns are labelled as the columns of ``W`` (:func:`linear_weights`), its rows by the
+    index of ``X`` (0..n-1 for an array)."""
     from ._blocks import encode_blocks
+    from ._labels import row_index
 
     _, tables = _linear_tables(clf)
     xs, n = encode_blocks(clf.fitted_, X, clf._unseen_rule())
-    parts = [block.family.linear_features(np.asarray(x), block.schema, table)
-             for block, x, table in zip(clf.blocks_, xs, tables, strict=True)]
-    return pd.DataFrame(np.concatenate(parts, axis=1))
+    parts, labels = [], []
+    for block, x, table in zip(clf.blocks_, xs, tables, strict=True):
+        labels.extend(_linear_terms(block, table)[1])
+        parts.append(block.family.linear_features(np.asarray(x), block.schema, table))
+    return pd.DataFrame(np.concatenate(parts, axis=1), index=row_index(X, n), columns=labels)
 
 
 def decision_function(clf, X) -> np.ndarray:
-    """``encode_linear(X) @ W.T + b``: the linear scores whose argmax is the prediction."""
+    """``encode_linear(X) @ W.T + b``: the linear scores whose argmax is the prediction, an
+    (n, K) NumPy array whatever ``X`` is (as scikit-learn's ``decision_function``); label it
+    with ``pd.DataFrame(scores, index=X.index, columns=clf.classes_)``."""
     W, b = linear_weights(clf)
     return encode_linear(clf, X).to_numpy() @ W.to_numpy().T + b.to_numpy()
 

@@ -335,7 +335,7 @@ def _wrap(text: str, width: int = 100) -> str:
 
 
 def _cmd_compare(args) -> int:
-    from .compare import compare
+    from .compare import _compare
 
     X, y = _read_table(args.data, args.target)
     X = _drop_columns(X, args, args.data)
@@ -343,9 +343,13 @@ def _cmd_compare(args) -> int:
     methods = args.methods
     features = _features(args, X)
     params = {**_mcmc_params(args, "mcmc" in methods), **_model_params(args)}
-    table = compare(X, y, methods=methods, features=features, cv=args.cv,
-                    random_state=args.seed, class_alpha=args.class_alpha,
-                    progress=not args.no_progress, seed=args.seed, **params)
+    # the table, its calibration table and the reliability diagram are one evaluation: the
+    # out-of-fold predictions of these folds
+    table, pooled = _compare(X, y, methods, features=features, models=None, cv=args.cv,
+                             split=None, random_state=args.seed, progress=not args.no_progress,
+                             warm_up=True, n_bins=10, class_alpha=args.class_alpha,
+                             seed=args.seed, **params)
+    evaluation = table.attrs["evaluation"]
     # the report: metrics, timings with compile_s, the computed footnotes, a calibration table
     from .compare import identical_note, zero_probability_note
 
@@ -353,8 +357,8 @@ def _cmd_compare(args) -> int:
     timings = ["fit_s", "predict_s", "compile_s"]
     calibration = table.attrs["calibration"]
     with pd.option_context("display.width", 160, "display.max_columns", 20):
-        print(f"{args.data}: {len(y)} rows, {X.shape[1]} columns, {args.cv}-fold CV "
-              f"(mean over folds; *_sd columns in --csv output)")
+        print(f"{args.data}: {len(y)} rows, {X.shape[1]} columns; {evaluation}; metrics: "
+              f"mean over folds (*_sd columns in --csv output)")
         print(table[shown].round(4).to_string())
         errors = table["error"][table["error"] != ""]
         for name, msg in errors.items():
@@ -372,9 +376,10 @@ def _cmd_compare(args) -> int:
         if note:
             print(note)
         if len(calibration):
-            print("\ncalibration, test rows of all folds per bin of the top class probability: "
-                  "n rows, mean predicted (pred), observed accuracy (obs); a row with no "
-                  "defined posterior is in the first bin, wrong:")
+            print(_wrap(f"\ncalibration ({evaluation}{PLOTTED if args.plots else ''}), per "
+                        f"bin of the top class probability: n rows, mean predicted (pred), "
+                        f"observed accuracy (obs); a row with no defined posterior is in the "
+                        f"first bin, wrong:"))
             cells = calibration[calibration["count"] > 0].assign(
                 n=lambda t: t["count"].map("{:d}".format),
                 pred=lambda t: t["mean_predicted"].map("{:.3f}".format),
@@ -395,50 +400,51 @@ def _cmd_compare(args) -> int:
         path = Path(args.csv)
         calibration.to_csv(path.with_name(path.stem + ".calibration.csv"), index=False)
         print(f"wrote {path.with_name(path.stem + '.calibration.csv')}")
-    # --- end of the plots branch's edit
     if args.plots:
-        _write_plots(X, y, methods, features, args, params)
+        _write_plots(X, y, methods, features, args, pooled, evaluation)
     return 0
 
 
-def _write_plots(X, y, methods, features, args, params):
-    """Reliability diagram on a held-out 30% and learning curves, as PNG files."""
+#: the calibration table's header says that the reliability diagram draws its rows
+PLOTTED = "; reliability.png draws these rows"
+
+
+def _write_plots(X, y, methods, features, args, pooled: dict, evaluation: str):
+    """The reliability diagram of the comparison's own out-of-fold predictions (the rows of
+    the printed calibration table) and learning curves (their own hold-out split, said in
+    their title), as PNG files."""
     import matplotlib
+    import numpy as np
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from sklearn.model_selection import train_test_split
 
-    from . import NaiveBayes
-    from .compare import _posterior, learning_curves
+    from .compare import learning_curves
     from .plots import learning_curves_plot, reliability_diagram
 
     out = Path(args.plots)
     out.mkdir(parents=True, exist_ok=True)
-    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, stratify=y,
-                                              random_state=args.seed)
-    probas, classes = {}, None
-    for method in methods:
-        try:
-            model = NaiveBayes(features, method=method, class_alpha=args.class_alpha,
-                               seed=args.seed, **{**params, "progress_bar": False}
-                               ).fit(X_tr, y_tr)
-            # plots branch: rows with no defined posterior (all classes -inf) are all zeros
-            probas[method] = _posterior(model.predict_joint_log_proba(X_te))
-            classes = model.classes_
-        except ValueError as err:
-            print(f"{method}: left out of the reliability diagram: {err}")
-    fig = reliability_diagram(y_te, probas, classes)
-    fig.savefig(out / "reliability.png", bbox_inches="tight")
-    n = len(y_tr)
-    sizes = sorted({s for s in (10, 20, 40, 80, 160, 320, n) if s <= n})
+    for name in methods:
+        if name not in pooled:
+            print(f"{name}: left out of the reliability diagram (not scored on every fold)")
+    written = []
+    if pooled:
+        codes = next(iter(pooled.values()))[1]  # every model's folds are the same rows
+        classes = np.arange(next(iter(pooled.values()))[0].shape[1])
+        fig = reliability_diagram(codes, {name: proba for name, (proba, _) in pooled.items()},
+                                  classes, evaluation=evaluation)
+        fig.savefig(out / "reliability.png", bbox_inches="tight")
+        written.append(out / "reliability.png")
+    rows = len(y) - int(np.ceil(0.3 * len(y)))  # left for training by the 30% test split
+    sizes = sorted({s for s in (10, 20, 40, 80, 160, 320, rows) if s <= rows})
     curves = learning_curves(X, y, methods=[m for m in methods if m != "mcmc"],
-                             train_sizes=sizes, repeats=3, features=features,
+                             train_sizes=sizes, repeats=3, features=features, test_size=0.3,
                              random_state=args.seed, class_alpha=args.class_alpha,
-                             progress=not args.no_progress)
+                             progress=not args.no_progress, **_model_params(args))
     learning_curves_plot(curves).savefig(out / "learning_curves.png", bbox_inches="tight")
+    written.append(out / "learning_curves.png")
     plt.close("all")
-    print(f"wrote {out / 'reliability.png'} and {out / 'learning_curves.png'}")
+    print(f"wrote {' and '.join(map(str, written))}")
 
 
 def _cmd_fit(args) -> int:
@@ -625,8 +631,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_family(p)
     p.add_argument("--csv", help="also write the full table (with spreads) to this CSV file, "
                    "and the calibration table beside it (NAME.calibration.csv)")
-    p.add_argument("--plots", metavar="DIR", help="also write a reliability diagram and "
-                   "learning curves (PNG, needs matplotlib) to this folder")
+    p.add_argument("--plots", metavar="DIR", help="also write a reliability diagram (of the "
+                   "cross-validation above: the calibration table's rows) and learning curves "
+                   "(a 30%% hold-out split of their own) as PNG files to this folder (needs "
+                   "matplotlib)")
     _add_columns(p, "an identifier column: not a feature (as --drop)")
     _add_inference(p)
     _add_no_progress(p)

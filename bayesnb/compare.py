@@ -184,7 +184,20 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
         (columns ``model, bin, lower, upper, count, mean_predicted, observed``); the ``ece``
         column is the mean of the per-fold ECEs of the same bins.
         :func:`zero_probability_note` turns the table into its footnote.
+        ``table.attrs["evaluation"]`` says in words which rows were scored (e.g. "5-fold
+        stratified CV (random_state=0): the out-of-fold predictions of all 891 rows"), for
+        the header of a table or the title of a plot drawn from it.
     """
+    return _compare(X, y, methods, features=features, models=models, cv=cv, split=split,
+                    random_state=random_state, progress=progress, warm_up=warm_up,
+                    n_bins=n_bins, **params)[0]
+
+
+def _compare(X, y, methods, *, features, models, cv, split, random_state, progress, warm_up,
+             n_bins, **params) -> tuple[pd.DataFrame, dict]:
+    """:func:`compare`'s table, and per model that was scored on every fold the pooled
+    ``(proba, true_codes)`` of the test rows of all folds (the rows of its calibration
+    table), for a reliability diagram of the same evaluation."""
     methods = list(methods)
     unknown = [m for m in methods if m not in METHODS_ALL]
     if unknown:
@@ -196,9 +209,12 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
     frame = X if isinstance(X, pd.DataFrame) else None
     if split is not None:
         folds = [tuple(np.asarray(s) for s in split)]
+        evaluation = f"one given split: {len(folds[0][1])} test rows"
     else:
         folds = list(StratifiedKFold(cv, shuffle=True, random_state=random_state)
                      .split(np.zeros(len(y_arr)), y_arr))
+        evaluation = (f"{cv}-fold stratified CV (random_state={random_state}): the "
+                      f"out-of-fold predictions of all {len(y_arr)} rows")
 
     def take(idx):
         return frame.iloc[idx] if frame is not None else np.asarray(X)[idx]
@@ -248,10 +264,10 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
             row["compile_s"] = compile_s
             row["zero_prob_rows"] = int(folds_df["zero_prob_rows"].sum())
             row["error"] = ""
-            pooled_proba[name] = np.concatenate([p for p, _ in probas])
+            pooled_proba[name] = (np.concatenate([p for p, _ in probas]),
+                                  np.concatenate([c for _, c in probas]))
             fitted[name] = model
-            pooled = calibration_table(np.concatenate([p for p, _ in probas]),
-                                       np.concatenate([c for _, c in probas]), n_bins)
+            pooled = calibration_table(*pooled_proba[name], n_bins)
             calibration.append(pooled.reset_index().assign(model=name))
         rows.append(row)
     bar.close()
@@ -262,8 +278,10 @@ def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, fe
     columns = ["model", "bin", "lower", "upper", "count", "mean_predicted", "observed"]
     table.attrs["calibration"] = (pd.concat(calibration, ignore_index=True)[columns]
                                   if calibration else pd.DataFrame(columns=columns))
-    table.attrs["identical"] = _identical_pairs(pooled_proba, fitted)
-    return table
+    table.attrs["identical"] = _identical_pairs({k: p for k, (p, _) in pooled_proba.items()},
+                                                fitted)
+    table.attrs["evaluation"] = evaluation
+    return table, pooled_proba
 
 
 #: probabilities closer than this on every test row are reported as the same predictions
@@ -370,7 +388,8 @@ def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"
         Tidy, one row per ``n_train, method, metric``, with
 
         - ``mean``, ``sd``: over the repeats that were fitted and scored (``inf`` when one of
-          them is infinite, whose ``sd`` is then NaN);
+          them is infinite, whose ``sd`` is then NaN); ``median``, ``q25``, ``q75``: their
+          median and quartiles (:func:`summarise_repeats`);
         - ``repeats``: repeats drawn; ``failed``: those where the method could not be fitted
           or could not score the test rows (e.g. an ML variance from a single row, or a test
           value ML gives probability zero in every class), left out of ``mean``;
@@ -378,6 +397,9 @@ def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"
         - ``infinite``: repeats whose value is infinite (a true class of probability 0);
         - ``unscored_rows``: test rows, summed over repeats, whose class was absent from the
           training subset (no model can score them; left out of the metrics).
+
+        ``curves.attrs["evaluation"]`` says in words which rows were scored, for a plot's
+        caption.
 
     A test value absent from a small training subset is scored as ``Categorical(unseen=...)``
     says; its warnings are gathered into one :class:`UnseenCategoryWarning` at the end.
@@ -431,15 +453,54 @@ def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"
                       f"value absent from that training subset got the smoothed probability "
                       f"of a zero-count level (first: {unseen[0]})", UnseenCategoryWarning,
                       stacklevel=2)
-    raw = pd.DataFrame(records)
+    out = summarise_repeats(pd.DataFrame(records), metrics)
+    size = f"{test_size:.0%}" if isinstance(test_size, float) else f"{len(test)}-row"
+    out.attrs["evaluation"] = (f"test rows: one stratified {size} hold-out split ({len(test)} "
+                               f"rows, random_state={random_state}); training rows: {repeats} "
+                               f"random subsets of each size from the others")
+    return out
+
+
+def summarise_repeats(records: pd.DataFrame, metrics) -> pd.DataFrame:
+    """The tidy table of :func:`learning_curves` from one record per repeat and method.
+
+    Parameters
+    ----------
+    records : DataFrame
+        One row per (``n_train``, ``method``, ``repeat``) with ``failed`` (1 where the method
+        could not be fitted or scored; its metrics NaN), ``failure`` (its message or None),
+        ``unscored_rows`` and one column per metric.
+    metrics : sequence of str
+        The metric columns to summarise.
+
+    Returns
+    -------
+    DataFrame
+        One row per ``n_train, method, metric`` with, over the repeats that did not fail,
+        ``mean`` and ``sd``, ``median`` and the quartiles ``q25``, ``q75`` (empirical
+        quantiles: observed values, never interpolated, so an infinite value stays
+        infinite and never makes a NaN); ``repeats``, ``failed``, ``infinite`` (repeats with
+        an infinite value), ``unscored_rows`` and ``failure`` (the first message).
+    """
+    raw = records.copy()
     for k in metrics:  # every repeat failed: the metric columns were never made
         if k not in raw:
             raw[k] = np.nan
     long = raw.melt(id_vars=["n_train", "method", "repeat", "failed", "failure",
-                             "unscored_rows"], value_vars=metrics, var_name="metric")
+                             "unscored_rows"], value_vars=list(metrics), var_name="metric")
     with np.errstate(invalid="ignore"):
         out = long.groupby(["n_train", "method", "metric"], sort=True).agg(
-            mean=("value", "mean"), sd=("value", "std"), repeats=("repeat", "size"),
-            failed=("failed", "sum"), infinite=("value", lambda v: int(np.isinf(v).sum())),
+            mean=("value", "mean"), sd=("value", "std"), median=("value", "median"),
+            q25=("value", lambda v: _observed_quantile(v, 0.25)),
+            q75=("value", lambda v: _observed_quantile(v, 0.75)),
+            repeats=("repeat", "size"), failed=("failed", "sum"),
+            infinite=("value", lambda v: int(np.isinf(v).sum())),
             unscored_rows=("unscored_rows", "sum"), failure=("failure", "first"))
     return out.reset_index()
+
+
+def _observed_quantile(values: pd.Series, q: float) -> float:
+    """The ``q`` quantile of the non-missing values as one of them (NumPy's inverted CDF:
+    interpolating between a finite and an infinite value would give NaN)."""
+    values = values.dropna().to_numpy(dtype=float)
+    return float(np.quantile(values, q, method="inverted_cdf")) if values.size else np.nan

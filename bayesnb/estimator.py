@@ -117,6 +117,14 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
     is on (``JAX_ENABLE_X64=1`` or ``jax.config.update``), then float64. The library never turns
     x64 on by itself. Class probabilities leave the kernels as float64 NumPy arrays.
 
+    Labelled results: what scikit-learn returns as an array (``predict``, ``predict_proba``,
+    ``predict_log_proba``, ``predict_joint_log_proba``) is a NumPy array whatever ``X`` is.
+    Structured results keep their arrays and add ``to_frame()``: ``predict_uncertainty(X)``
+    and ``loo(X, y)`` give DataFrames indexed by the index of ``X`` (0..n-1 for an array), with
+    ``classes_`` as columns. Tables of the model (``explain``, ``class_prior_``,
+    ``conditional_tables()``, ``posterior_tables()``) are DataFrames labelled by class and by
+    column name (by position where the fit's ``X`` had no names).
+
     A fit, ``partial_fit``, ``fit_chunks`` or Dask fit builds a new ``fitted_`` aside and
     installs it in one assignment: on any error the estimator is as before the call, and a
     prediction in another thread sees the old or the new model, never a mixture.

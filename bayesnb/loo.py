@@ -34,6 +34,7 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 from scipy import sparse
 
 from ._blocks import levels_of, raw_blocks
@@ -67,6 +68,9 @@ class LooResult:
         Its standard error, ``sqrt(n * var(pointwise))`` as ``az.loo`` reports it (NaN when
         a row has probability zero, log -inf, which ``ml`` and ``map`` can give).
     method, quantity : str
+    index : pandas.Index or None
+        The labels of the rows: the index of ``X`` when it was a DataFrame, else None
+        (positions 0..n-1); :meth:`to_frame`'s index.
     """
 
     pointwise: np.ndarray
@@ -74,16 +78,17 @@ class LooResult:
     se: float
     method: str
     quantity: str
+    index: pd.Index | None = dataclasses.field(default=None, repr=False, compare=False)
 
     @property
     def n(self) -> int:
         return len(self.pointwise)
 
-    def to_frame(self):
-        """The pointwise values as a one-column DataFrame (``loo_log_p``), one row per row."""
-        import pandas as pd
-
-        return pd.DataFrame({"loo_log_p": self.pointwise})
+    def to_frame(self) -> pd.DataFrame:
+        """The pointwise values as a one-column DataFrame (``loo_log_p``), one row per
+        training row, indexed as the ``X`` given to ``loo`` (0..n-1 for an array)."""
+        index = self.index if self.index is not None else pd.RangeIndex(self.n)
+        return pd.DataFrame({"loo_log_p": self.pointwise}, index=index)
 
     def __repr__(self) -> str:
         what = ("log p(y_i | x_i, D_-i)" if self.quantity == "conditional"
@@ -129,7 +134,8 @@ def leave_one_out(model: FittedModel, method: str, class_alpha, class_prior, X, 
                                               weight[start:stop], quantity, start)
     total = float(np.sum(pointwise))
     se = float(np.sqrt(n * np.var(pointwise))) if np.all(np.isfinite(pointwise)) else np.nan
-    return LooResult(pointwise, total, se, method, quantity)
+    index = X.index if isinstance(X, pd.DataFrame) else None
+    return LooResult(pointwise, total, se, method, quantity, index)
 
 
 def _check_training_data(model, full, counts, unweighted: bool) -> None:

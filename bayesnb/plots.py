@@ -45,17 +45,59 @@ def _drawing_order(names) -> list:
     return sorted(names, key=lambda name: -method_style(name)["markersize"])
 
 
-def _axes(ax, ncols=1, figsize=(5, 4)):
+#: line styles of curves that coincide with one drawn before them (the first keeps "-")
+_SAME_AS_STYLES = ("--", ":", "-.")
+
+
+def _coinciding(curves: dict) -> dict:
+    """``{name: (earlier name, everywhere)}`` for each curve whose values equal (within float
+    rounding; infinities alike) those of a curve before it in ``curves`` wherever both have
+    a value (not NaN), at one point at least; ``everywhere`` when they also lack the same
+    values (an ML fit that failed where MAP did not has a NaN there)."""
+    same, names = {}, list(curves)
+    for i, name in enumerate(names):
+        for earlier in names[:i]:
+            a, b = (np.asarray(curves[k], dtype=float) for k in (earlier, name))
+            if earlier in same or a.shape != b.shape:
+                continue
+            both = ~np.isnan(a) & ~np.isnan(b)
+            if both.any() and np.allclose(a[both], b[both], rtol=1e-9, atol=1e-12):
+                same[name] = (earlier, bool(np.array_equal(np.isnan(a), np.isnan(b))))
+                break
+    return same
+
+
+def _same_as_styles(same: dict) -> dict:
+    """A line style per coinciding curve, different for each one that repeats the same
+    curve, so every method stays visible where the curves are drawn over each other."""
+    seen: dict = {}
+    out = {}
+    for name, (earlier, _) in same.items():
+        k = seen.setdefault(earlier, 0)
+        out[name] = _SAME_AS_STYLES[k % len(_SAME_AS_STYLES)]
+        seen[earlier] = k + 1
+    return out
+
+
+def _legend_outside(ax, **kw):
+    """The axes' legend to the right of it, clear of the data."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                     fontsize=8, **kw)
+
+
+def _axes(ax, ncols=1, figsize=(5, 4), layout="constrained"):
     import matplotlib.pyplot as plt
 
     if ax is not None:
         return ax.figure, [ax]
-    fig, axes = plt.subplots(1, ncols, figsize=(figsize[0] * ncols, figsize[1]), squeeze=False)
+    # constrained layout keeps a legend outside the axes inside the figure
+    fig, axes = plt.subplots(1, ncols, figsize=(figsize[0] * ncols, figsize[1]), squeeze=False,
+                             layout=layout)
     return fig, list(axes[0])
 
 
 def reliability_diagram(y_true, probas: Mapping[str, np.ndarray], classes, *, n_bins=10,
-                        ax=None):
+                        ax=None, evaluation: str | None = None):
     """Calibration of several models: per confidence bin, the accuracy of the predicted class
     against its mean predicted probability (the diagonal is perfect calibration).
 
@@ -63,17 +105,25 @@ def reliability_diagram(y_true, probas: Mapping[str, np.ndarray], classes, *, n_
     order. The bins are those of :func:`bayesnb.compare.calibration_table` (the table behind
     ``compare``'s ECE); empty bins are not drawn. Each model keeps its :func:`method_style`.
     Rows with no defined posterior (every probability 0) are left out and counted in the
-    legend. On a new figure (``ax=None``) a panel below gives the rows in each bin, so a point
-    made of a handful of rows is seen as such; ``fig.axes[0]`` is the diagram, ``fig.axes[1]`` the
-    counts.
+    legend. Models whose points coincide are drawn with their own line styles and said so in
+    the legend (``"map (= ml here: the same points)"``). On a new figure (``ax=None``) a panel
+    below gives the rows in each bin, so a point made of a handful of rows is seen as such;
+    ``fig.axes[0]`` is the diagram, ``fig.axes[1]`` the counts. The legend is right of the
+    diagram, clear of the points.
+
+    ``evaluation`` says in the title which rows were scored (e.g. a ``compare`` table's
+    ``attrs["evaluation"]``); a diagram without it does not know.
     """
+    import textwrap
+
     from .compare import calibration_table
 
     if ax is None:
         import matplotlib.pyplot as plt
 
-        fig, (ax, counts_ax) = plt.subplots(2, 1, figsize=(5, 5.2), sharex=True,
-                                            gridspec_kw={"height_ratios": (4, 1.2)})
+        fig, (ax, counts_ax) = plt.subplots(2, 1, figsize=(6.6, 5.4), sharex=True,
+                                            gridspec_kw={"height_ratios": (4, 1.2)},
+                                            layout="constrained")
     else:
         fig, counts_ax = ax.figure, None
     classes = np.asarray(classes)
@@ -85,23 +135,40 @@ def reliability_diagram(y_true, probas: Mapping[str, np.ndarray], classes, *, n_
                          f"{classes.tolist()}.")
     codes = np.array([position[v] for v in y_true.tolist()], dtype=int)
     ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="calibrated")
-    for name in _drawing_order(probas):
+    order = _drawing_order(probas)
+    tables, defined = {}, {}
+    for name in order:
         proba = np.asarray(probas[name], dtype=float)
         # a row with no posterior (every class probability 0, possible under ML) has no
         # confidence to draw: left out, and counted in the legend (not put at the origin)
-        defined = np.nan_to_num(proba, nan=0.0).sum(axis=1) > 0
-        table = calibration_table(proba[defined], codes[defined], n_bins=n_bins)
-        style = method_style(name)
+        defined[name] = np.nan_to_num(proba, nan=0.0).sum(axis=1) > 0
+        tables[name] = calibration_table(proba[defined[name]], codes[defined[name]],
+                                         n_bins=n_bins)
+    same = _coinciding({name: tables[name][["count", "mean_predicted", "observed"]]
+                        for name in order})
+    dashes = _same_as_styles(same)
+    for name in order:
+        table, style = tables[name], method_style(name)
         full = table[table["count"] > 0]
         label = str(name)
-        if not defined.all():
-            label += f" ({int((~defined).sum())} rows without a posterior not drawn)"
-        ax.plot(full["mean_predicted"], full["observed"], label=label, **style)
+        if name in same:
+            earlier, everywhere = same[name]
+            label += (f" (= {earlier} here: the same points"
+                      f"{'' if everywhere else ' where both have one'})")
+        if not defined[name].all():
+            label += f" ({int((~defined[name]).sum())} rows without a posterior not drawn)"
+        ax.plot(full["mean_predicted"], full["observed"], label=label,
+                linestyle=dashes.get(name, "-"), **style)
         if counts_ax is not None:
             counts_ax.stairs(table["count"], np.r_[table["lower"], table["upper"].iloc[-1]],
-                             color=style["color"], linewidth=style["linewidth"], label=name)
-    ax.set(ylabel="observed accuracy", xlim=(0, 1), ylim=(0, 1), title="Reliability diagram")
-    ax.legend()
+                             color=style["color"], linewidth=style["linewidth"],
+                             linestyle=dashes.get(name, "-"), label=name)
+    title = "Reliability diagram"
+    if evaluation:
+        title += "\n" + textwrap.fill(evaluation, 60)
+    ax.set(ylabel="observed accuracy", xlim=(0, 1), ylim=(0, 1))
+    ax.set_title(title, fontsize=10)
+    _legend_outside(ax)
     if counts_ax is None:
         ax.set_xlabel("mean predicted probability")
     else:
@@ -109,29 +176,60 @@ def reliability_diagram(y_true, probas: Mapping[str, np.ndarray], classes, *, n_
                       ylabel="rows", xlim=(0, 1))
         counts_ax.set_yscale("symlog", linthresh=1)  # a bin of 3 rows beside one of 300 shows
         counts_ax.set_ylim(bottom=0)
-        fig.tight_layout()
     return fig
 
 
-def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", "brier")):
-    """One panel per metric from :func:`bayesnb.compare.learning_curves`: mean +- sd against
-    training-set size, one line per method (styles of :func:`method_style`).
+#: what a learning-curve plot draws: its centre line and the band around it
+_STATISTICS = {"mean": "mean over repeats, band: mean +- 1 sd",
+               "median": "median over repeats, band: quartiles (q25 to q75)"}
+
+
+def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", "brier"), *,
+                         statistic: str = "mean", evaluation: str | None = None):
+    """One panel per metric from :func:`bayesnb.compare.learning_curves`: the ``statistic``
+    over repeats against training-set size, one line per method (styles of
+    :func:`method_style`).
+
+    ``statistic="mean"`` draws the mean with a +- 1 sd band; ``"median"`` the median with the
+    quartiles as band (columns ``median``, ``q25``, ``q75``; robust where one repeat's log
+    loss is infinite). The figure's title says which, and ``evaluation`` which rows were
+    scored (default: ``curves.attrs["evaluation"]``, which ``learning_curves`` sets).
 
     Nothing is drawn that the data do not say:
 
-    - an infinite mean (some repeat gave a true class probability 0) is a triangle at the top
+    - an infinite value (some repeat gave a true class probability 0) is a triangle at the top
       edge of the panel marked "inf", never a point on the axis; lines break around it;
-    - the +- sd band is clipped to the metric's range (:data:`METRIC_RANGES`) and left out
-      where the sd is undefined (one repeat, or an infinite value);
+    - the band is clipped to the metric's range (:data:`METRIC_RANGES`) and left out where it
+      is undefined (one repeat, or an infinite value);
     - repeats that could not be fitted or scored are counted beside the point ("2/5 failed"):
-      the mean is over the others; a size where all failed is an "x" at the bottom edge. The
-      legend (below the panels) gives each method's total of failed repeats and says what the
-    markers mean.
+      the statistic is over the others; a size where all failed is an "x" at the bottom edge.
+    - methods whose values coincide at every size in every panel (ML and MAP under flat
+      priors) are drawn with their own line styles and said so in the legend
+      (``"map (= ml here: the same values at every size)"``), not left as one line.
+
+    The legend (below the panels) gives each method's total of failed repeats and says what
+    the markers mean.
     """
+    import textwrap
+
     from matplotlib.lines import Line2D
     from matplotlib.ticker import NullFormatter
 
-    fig, axes = _axes(None, ncols=len(metrics), figsize=(5, 4.6))
+    if statistic not in _STATISTICS:
+        raise ValueError(f"statistic must be one of {sorted(_STATISTICS)}, got {statistic!r}.")
+    spread = ("sd",) if statistic == "mean" else ("q25", "q75")
+    missing = [c for c in (statistic, *spread) if c not in curves.columns]
+    if missing:
+        raise ValueError(f"curves has no column {missing[0]!r} (statistic={statistic!r}); "
+                         f"make them with bayesnb.compare.learning_curves.")
+    if evaluation is None:
+        evaluation = curves.attrs.get("evaluation")
+    fig, axes = _axes(None, ncols=len(metrics), figsize=(5, 4.6), layout=None)
+    shown = curves[curves["metric"].isin(metrics)]
+    order = _drawing_order(list(dict.fromkeys(shown["method"])))
+    values = shown.set_index(["metric", "n_train", "method"])[statistic].unstack("method")
+    same = _coinciding({method: values[method] for method in order})
+    dashes = _same_as_styles(same)
     handles, marks = {}, set()
     for ax, metric in zip(axes, metrics, strict=True):
         part = curves[curves["metric"] == metric]
@@ -143,24 +241,33 @@ def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", 
             style = method_style(method)
             rows = rows.sort_values("n_train")
             n = rows["n_train"].to_numpy(dtype=float)
-            mean = rows["mean"].to_numpy(dtype=float)
-            sd = rows["sd"].to_numpy(dtype=float)
+            centre = rows[statistic].to_numpy(dtype=float)
+            if statistic == "mean":
+                sd = rows["sd"].to_numpy(dtype=float)
+                lower, upper = centre - sd, centre + sd
+            else:
+                lower, upper = (rows[q].to_numpy(dtype=float) for q in spread)
             failed = rows["failed"].to_numpy(dtype=int)
             repeats = rows["repeats"].to_numpy(dtype=int)
-            finite = np.isfinite(mean)
-            infinite = np.isinf(mean)
+            finite = np.isfinite(centre)
+            infinite = np.isinf(centre)
             everything = failed == repeats
             label = str(method)
+            if method in same:
+                earlier, everywhere = same[method]
+                label += (f" (= {earlier} here: the same values "
+                          f"{'at every size' if everywhere else 'wherever both have one'})")
             if failed.sum():
                 label += f" ({failed.sum()} of {repeats.sum()} repeats failed)"
             if rows["unscored_rows"].sum():
                 label += f" ({rows['unscored_rows'].sum()} test rows of unseen classes unscored)"
-            line, = ax.plot(n, np.where(finite, mean, np.nan), label=label, **style)
+            line, = ax.plot(n, np.where(finite, centre, np.nan), label=label,
+                            linestyle=dashes.get(method, "-"), **style)
             handles.setdefault(label, line)
-            band = finite & np.isfinite(sd)
+            band = finite & np.isfinite(lower) & np.isfinite(upper)
             if band.any():
-                ax.fill_between(n[band], np.clip(mean[band] - sd[band], low, high),
-                                np.clip(mean[band] + sd[band], low, high),
+                ax.fill_between(n[band], np.clip(lower[band], low, high),
+                                np.clip(upper[band], low, high),
                                 color=style["color"], alpha=0.15, linewidth=0)
             if infinite.any():
                 marks.add("infinite")
@@ -172,26 +279,31 @@ def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", 
                 ax.plot(n[everything], np.zeros(everything.sum()), transform=edge,
                         clip_on=False, linestyle="none", marker="x", color=style["color"],
                         markersize=style["markersize"], gid="all_failed")
-            for x, y, k, r, shown in zip(n, mean, failed, repeats, finite, strict=True):
+            for x, y, k, r, shown in zip(n, centre, failed, repeats, finite, strict=True):
                 if k:
                     where = (x, y) if shown else (x, 1.0 if np.isinf(y) else 0.0)
                     ax.annotate(f"{k}/{r} failed", where, xycoords="data" if shown else edge,
                                 xytext=(6, -12 if np.isinf(y) else 4),
                                 textcoords="offset points", fontsize=7, color=style["color"],
                                 gid="failed")
-        for x in np.unique(part["n_train"][np.isinf(part["mean"])]):
+        for x in np.unique(part["n_train"][np.isinf(part[statistic])]):
             ax.annotate("inf", (x, 1.0), xycoords=edge, xytext=(0, 8), ha="center",
                         textcoords="offset points", fontsize=7, gid="inf_label")
-        ax.set(xscale="log", xlabel="training rows", ylabel=metric)
+        ax.set(xscale="log", xlabel="training rows", ylabel=f"{metric} ({statistic})")
         sizes = np.unique(part["n_train"].to_numpy())
         ax.set_xticks(sizes, [str(int(v)) for v in sizes])  # the sizes drawn, as numbers
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_title(metric, pad=18)
-    explained = {"infinite": ("^", "inf: mean is infinite (a true class got probability 0)"),
+    explained = {"infinite": ("^", f"inf: {statistic} is infinite (a true class got "
+                                   f"probability 0)"),
                  "all_failed": ("x", "every repeat failed (no value)")}
     for key in sorted(marks):
         marker, text = explained[key]
         handles[text] = Line2D([], [], color="black", marker=marker, linestyle="none")
+    title = f"Learning curves: {_STATISTICS[statistic]}"
+    if evaluation:
+        title += "\n" + textwrap.fill(evaluation, 150)
+    fig.suptitle(title, fontsize=10)
     ncol = min(len(handles), 3)
     rows = -(-len(handles) // ncol)
     bottom = 0.06 + 0.045 * rows  # room for the legend's rows
@@ -216,7 +328,7 @@ def credible_intervals_plot(clf, X, *, class_label=None, interval=0.9, draws=Non
     ax.plot(rows, p, ".", label="posterior predictive")
     ax.set(xlabel="row (sorted)", ylabel=f"p({clf.classes_[k]!s} | x)", ylim=(0, 1),
            title="Per-row uncertainty of the class probability")
-    ax.legend()
+    _legend_outside(ax)
     return fig
 
 
@@ -246,7 +358,7 @@ def posterior_density_plot(clf, site: str, index: tuple = (), *, draws=None, ax=
                        label=f"{method.upper()} {point:.3g}")
     ax.set(xlabel=_entry_label(clf, site, index), ylabel="density",
            title="Posterior and point estimates")
-    ax.legend()
+    _legend_outside(ax)
     return fig
 
 
@@ -381,7 +493,7 @@ def density_plot(clf, column, X=None, y=None, *, bins=30, grid=512, ax=None):
         ax.plot(x, density[:, k], color=colours[k], label=str(c))
     ax.set(xlabel=str(column), ylabel="density",
            title=f"{column}: {family.density_label} per class")
-    ax.legend(title="class")
+    _legend_outside(ax, title="class")
     return fig
 
 

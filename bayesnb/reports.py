@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ._classes import class_log_evidence
+from ._labels import PredictiveUncertainty, row_index
 from .averaging import log_evidence as averaged_log_evidence
 from .averaging import relevance
 from .families._base import host_f64
@@ -91,13 +92,16 @@ class BayesianReports:
         """Posterior predictive classification with its uncertainty, from draws.
 
         Uses ``draws`` if given, else the NUTS draws under ``method="mcmc"``, else
-        ``num_draws`` exact conjugate draws. Returns a dict of arrays: ``proba`` (n, K) the
-        predictive p(c | x, data); ``lower``/``upper`` (n, K) the central ``interval`` of
-        p(c | x, theta) over the posterior; and the decomposition of the uncertainty about the
-        label over the draws theta_d, all (n,) in nats: ``entropy`` H[mean_d p(c | x,
-        theta_d)] (the total), ``aleatoric`` mean_d H[p(c | x, theta_d)] (what the
-        parameters, known exactly, would leave) and ``mutual_info`` = ``entropy`` -
-        ``aleatoric`` >= 0, between the label and the parameters (the epistemic part).
+        ``num_draws`` exact conjugate draws. Returns a dict of NumPy arrays, whatever ``X``
+        is: ``proba`` (n, K) the predictive p(c | x, data); ``lower``/``upper`` (n, K) the
+        central ``interval`` of p(c | x, theta) over the posterior; and the decomposition of
+        the uncertainty about the label over the draws theta_d, all (n,) in nats:
+        ``entropy`` H[mean_d p(c | x, theta_d)] (the total), ``aleatoric`` mean_d
+        H[p(c | x, theta_d)] (what the parameters, known exactly, would leave) and
+        ``mutual_info`` = ``entropy`` - ``aleatoric`` >= 0, between the label and the
+        parameters (the epistemic part). Its ``to_frame()`` gives the same numbers labelled:
+        rows by the index of ``X`` (0..n-1 for an array), columns ``(quantity, class)``
+        with the labels of ``classes_``.
         The draws are streamed in chunks (one matmul per chunk for Multinomial, Bernoulli and
         Poisson blocks), so the predictive needs memory for the rows x classes sums and one
         chunk; the band needs every draw of a row and is computed in batches of rows.
@@ -116,7 +120,8 @@ class BayesianReports:
         result = predict_rows(self.fitted_, self._class_setup()[1], draws, X,
                               self._unseen_rule(), interval=interval, prepared=prepared)
         result.pop("log_joint")
-        return result
+        n = np.shape(result["entropy"])[0]
+        return PredictiveUncertainty(result, self.classes_, row_index(X, n))
 
     def simulate(self, n_rows: int, *, posterior: bool = True, num_draws: int = 1, seed: int = 0,
                  total_count: int | None = None) -> pd.DataFrame:
@@ -279,10 +284,30 @@ class BayesianReports:
 
     @property
     def posterior_(self) -> list:
-        """Conjugate posterior hyperparameters per block (whatever ``method`` is)."""
+        """Conjugate posterior hyperparameters per block (whatever ``method`` is), as the
+        families' NamedTuples of arrays; :meth:`posterior_tables` labels them."""
         model = self._fitted()
         check_conjugate(model, self.priors, "the conjugate posterior")
         return [type(b.family).posterior(b.prior, b.stats) for b in model.blocks]
+
+    def posterior_tables(self) -> dict:
+        """:attr:`posterior_` labelled: per column, the conjugate posterior's hyperparameters
+        as a DataFrame indexed by class (the same numbers, float64).
+
+        Keys are as in :meth:`conditional_tables`: a column's name (its position when the fit's
+        ``X`` had no names), a Multinomial block the tuple of its columns. A column's frame has
+        one column per hyperparameter (Beta's ``alpha``, ``beta``; the Normal-gamma's ``loc``,
+        ``kappa``, ``shape``, ``rate``; the Gamma's ``shape``, ``rate``); a Categorical column's
+        and a Multinomial block's have two column levels, ``(hyperparameter, level)`` and
+        ``(hyperparameter, column)``, so ``tables["Class"]["alpha"]`` is classes x levels.
+        Entries of ``posterior_`` that are not per class (a Categorical's level layout, the
+        Gaussian's ``pooled`` flag) are left out.
+        """
+        classes = pd.Index(self.classes_, name="class")
+        out = {}
+        for block, post in zip(self.blocks_, self.posterior_, strict=True):
+            out.update(_posterior_frames(block, post, classes))
+        return out
 
     @property
     def class_prior_(self) -> pd.Series:
@@ -374,6 +399,33 @@ def _fitted_log_likelihood_line(clf, X, y) -> str:
     joint = np.asarray(clf.predict_joint_log_proba(X), dtype=np.float64)
     value = float(joint[np.arange(len(codes)), codes].sum())
     return f"{label}: {value:.6f} (sum over rows of log p(x_i, y_i | theta_hat))"
+
+
+def _posterior_frames(block, post, classes: pd.Index) -> dict:
+    """One block's posterior hyperparameters (its (K, F) or (K, levels) leaves) as
+    ``{key: DataFrame}``, keyed and labelled as ``NaiveBayes.posterior_tables`` says."""
+    columns = list(block.schema.columns)
+    leaves = {name: np.asarray(leaf, dtype=np.float64)
+              for name, leaf in zip(post._fields, post, strict=True)
+              if np.ndim(leaf) == 2 and np.shape(leaf)[0] == len(classes)}
+
+    def wide(parts: dict, inner: list, level: str) -> pd.DataFrame:
+        labels = pd.MultiIndex.from_product([list(parts), inner],
+                                            names=["hyperparameter", level])
+        return pd.DataFrame(np.hstack(list(parts.values())), index=classes, columns=labels)
+
+    if block.family.joint_columns:  # one random vector: one entry, a column per word
+        return {tuple(columns): wide(leaves, columns, "column")}
+    if block.schema.levels:  # Categorical: each column's levels are a slice of the flat axis
+        out, start = {}, 0
+        for col, levels in zip(columns, block.schema.levels, strict=True):
+            stop = start + len(levels)
+            out[col] = wide({k: v[:, start:stop] for k, v in leaves.items()}, list(levels),
+                            "level")
+            start = stop
+        return out
+    return {col: pd.DataFrame({k: v[:, j] for k, v in leaves.items()}, index=classes)
+            .rename_axis(columns="hyperparameter") for j, col in enumerate(columns)}
 
 
 def _check_closed_form_means(model, priors) -> None:

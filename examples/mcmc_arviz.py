@@ -70,10 +70,26 @@ def main(argv=None):
     az.plot_forest([idata, exact_idata], model_names=["NUTS", "exact"],
                    var_names=["categorical.Class.probs"], combined=True)
     plt.savefig(out / "class_given_survival_forest.png", bbox_inches="tight")
-    az.plot_trace(idata, var_names=["categorical.Sex.probs"], legend=True)
+    trace_plot(idata, "categorical.Sex.probs")
     plt.savefig(out / "sex_trace.png", bbox_inches="tight")
     plt.close("all")
     print(f"wrote {', '.join(sorted(p.name for p in out.glob('*.png')))} to {out}/")
+
+
+def trace_plot(idata, site):
+    """ArviZ's trace plot of one site with its legends (the (class, level) lines, the chains)
+    below the panels, where they cover no trace."""
+    axes = az.plot_trace(idata, var_names=[site], legend=True)
+    for ax in np.ravel(axes):
+        legend = ax.get_legend()
+        if legend is None:
+            continue
+        handles, title = legend.legend_handles, legend.get_title().get_text()
+        labels = [t.get_text() for t in legend.get_texts()]
+        legend.remove()
+        ax.legend(handles, labels, title=title, loc="upper center", fontsize=8,
+                  bbox_to_anchor=(0.5, -0.15), ncol=min(len(labels), 4), frameon=False)
+    return axes
 
 
 # %%

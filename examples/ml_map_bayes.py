@@ -6,7 +6,8 @@ infinite log loss) to values a class never showed, the posterior mean smooths th
 exact posterior predictive also widens Gaussian and count predictions (Student-t, negative
 binomial) to account for the uncertainty in the parameters. This script draws small training
 sets from a known mixed-type model, scores each method on a large test set, and prints the
-average over repetitions, then one test row's class probabilities under each method.
+median over repetitions (the learning curves draw the same medians), then one test row's class
+probabilities under each method.
 
 Data: simulated, printed at the start: classes "no" and "yes", a 4-level categorical
 (``colour``), a Gaussian (``size``) and a Poisson count (``visits``); 5,000 test rows. The
@@ -39,36 +40,53 @@ def simulate(rng, n):
     return X, np.where(y == 0, "no", "yes")
 
 
+#: the methods compared, and the metrics of the table and of the learning curves
+METHODS = ("ml", "map", "mean", "bayes")
+METRICS = ("accuracy", "log_loss", "brier", "zero_prob_rows")
+TEST_ROWS = 5000
+
+
 def run(train_sizes, repeats, seed=0):
+    """Per training size, ``repeats`` new simulated training sets, every method fitted on
+    each and scored on the same simulated test rows; the medians over repeats (the table and
+    the learning curves both show them), and the first test row's probabilities."""
+    from bayesnb.compare import summarise_repeats
+
     rng = np.random.default_rng(seed)
-    X_test, y_test = simulate(rng, 5000)
+    X_test, y_test = simulate(rng, TEST_ROWS)
     spec = {"colour": bnb.Categorical(categories=[list("abcd")]), "visits": bnb.Poisson()}
-    rows, last = [], {}
+    records, last = [], {}
     for n in train_sizes:
-        for _ in range(repeats):
+        for r in range(repeats):
             X, y = simulate(rng, n)
-            if len(set(y)) < 2:
-                continue
-            for method in ("ml", "map", "mean", "bayes"):
+            for method in METHODS:
+                record = {"n_train": n, "method": method, "repeat": r, "unscored_rows": 0}
                 clf = bnb.NaiveBayes(spec, method=method)
-                try:
+                try:  # e.g. one class only, or the ML variance of a class seen once: undefined
+                    if len(set(y)) < 2:
+                        raise ValueError("the training set holds one class")
                     clf.fit(X, y)
-                except ValueError:  # e.g. ML variance of a class seen once: undefined
-                    rows.append({"n": n, "method": method, "undefined_fit": 1})
+                except ValueError as err:
+                    records.append({**record, "failed": 1, "failure": str(err)})
                     continue
                 codes = np.searchsorted(clf.classes_, y_test)
                 m = classification_metrics(clf.predict_joint_log_proba(X_test), codes)
-                rows.append({"n": n, "method": method, "undefined_fit": 0, **m})
+                records.append({**record, "failed": 0, "failure": None,
+                                **{k: m[k] for k in METRICS}})
                 last[method] = (n, clf)
-    table = pd.DataFrame(rows).groupby(["n", "method"]).agg(
-        accuracy=("accuracy", "mean"), log_loss=("log_loss", "median"),
-        brier=("brier", "mean"), zero_prob_rows=("zero_prob_rows", "mean"),
-        undefined_fits=("undefined_fit", "sum"))
+    curves = summarise_repeats(pd.DataFrame(records), METRICS)
+    curves.attrs["evaluation"] = (f"training rows: a new simulated set of each size per "
+                                  f"repeat ({repeats} repeats); test rows: the same "
+                                  f"{TEST_ROWS} simulated rows")
+    table = curves.pivot(index=["n_train", "method"], columns="metric", values="median")
+    table = table[list(METRICS)].join(
+        curves[curves["metric"] == "accuracy"].set_index(["n_train", "method"])[["failed"]]
+        .rename(columns={"failed": "failed_fits"}))
     row = X_test.head(1)
     probs = pd.DataFrame({f"{m} (trained on {n} rows)": clf.predict_proba(row)[0]
                           for m, (n, clf) in last.items()},
                          index=[f"P({c})" for c in next(iter(last.values()))[1].classes_]).T
-    return table, row, probs
+    return table, curves, row, probs
 
 
 def main(argv=None):
@@ -82,24 +100,27 @@ def main(argv=None):
     print(f"plots go to {out}/")
     print("data: simulated, classes no and yes; columns colour (4 levels), size (Gaussian), "
           f"visits (Poisson); training sizes {args.train_sizes}, {args.repeats} repeats each, "
-          "5000 test rows")
-    table, row, probs = run(args.train_sizes, args.repeats)
+          f"{TEST_ROWS} test rows")
+    table, curves, row, probs = run(args.train_sizes, args.repeats)
     with pd.option_context("display.width", 120):
-        print("median log loss is inf when ML gave a test row's class probability 0")
+        print("medians over the repeats that could be fitted (learning_curves.png draws the "
+              "same medians); log loss is inf when ML gave a test row's class probability 0; "
+              "failed_fits: repeats where the method could not be fitted (or the training set held "
+              "one class)")
         print(table.round(4))
         print(f"\nfirst test row {row.round(3).to_dict('records')[0]}, each method's last fit:")
         print(probs.round(4))
-    write_plots(out, args.train_sizes, args.repeats)
+    write_plots(out, args.train_sizes, curves)
 
 
-def write_plots(folder, train_sizes, repeats):
-    """Reliability of each method trained on the smallest size, and learning curves."""
+def write_plots(folder, train_sizes, curves):
+    """Reliability of the smoothing methods trained on the smallest size, and the learning
+    curves of the table (its medians, with the quartiles over repeats as band)."""
     from pathlib import Path
 
     import matplotlib
 
     matplotlib.use("Agg")
-    from bayesnb.compare import learning_curves
     from bayesnb.plots import learning_curves_plot, reliability_diagram
 
     out = Path(folder)
@@ -107,16 +128,18 @@ def write_plots(folder, train_sizes, repeats):
     rng = np.random.default_rng(1)
     X, y = simulate(rng, 3000)
     spec = {"colour": bnb.Categorical(categories=[list("abcd")]), "visits": bnb.Poisson()}
-    X_small, y_small = simulate(rng, max(train_sizes[0], 16))
+    n_small = max(train_sizes[0], 16)
+    X_small, y_small = simulate(rng, n_small)
     probas = {}
     for method in ("mean", "bayes"):
         clf = bnb.NaiveBayes(spec, method=method).fit(X_small, y_small)
         probas[method] = clf.predict_proba(X)
-    reliability_diagram(y, probas, clf.classes_).savefig(out / "reliability.png",
-                                                         bbox_inches="tight")
-    curves = learning_curves(X, y, train_sizes=train_sizes, repeats=repeats, features=spec,
-                             test_size=0.5)
-    learning_curves_plot(curves).savefig(out / "learning_curves.png", bbox_inches="tight")
+    reliability_diagram(y, probas, clf.classes_, evaluation=(
+        f"trained on {n_small} simulated rows, scored on {len(y)} new simulated rows")
+        ).savefig(out / "reliability.png", bbox_inches="tight")
+    learning_curves_plot(curves, metrics=("accuracy", "log_loss", "brier"),
+                         statistic="median").savefig(out / "learning_curves.png",
+                                                     bbox_inches="tight")
     print(f"wrote {out / 'reliability.png'} and {out / 'learning_curves.png'}")
 
 
