@@ -87,6 +87,21 @@ def test_no_import_cycle_among_library_modules():
     assert _cycle(graph) is None, f"import cycle: {' -> '.join(_cycle(graph))}"
 
 
+def _docstring_lines(tree: ast.Module) -> set[int]:
+    """The line numbers of the module's, classes' and functions' docstrings."""
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                lines |= set(range(first.lineno, first.end_lineno + 1))
+    return lines
+
+
 def test_estimator_is_thin():
-    lines = (PACKAGE / "estimator.py").read_text().splitlines()
-    assert len(lines) <= 360, f"estimator.py has {len(lines)} lines"
+    """The estimator's code stays thin; its documentation (docstrings with their examples)
+    is not code and does not count."""
+    source = (PACKAGE / "estimator.py").read_text()
+    code = len(source.splitlines()) - len(_docstring_lines(ast.parse(source)))
+    assert code <= 232, f"estimator.py has {code} lines outside its docstrings"

@@ -69,6 +69,20 @@ class Bernoulli(ConjugateFamily):
     alpha, beta : float or array-like of shape (n_columns,), default=1.0
         Beta prior on P(x = 1 | class); ``alpha`` counts virtual ones, ``beta`` virtual zeros.
         The default Beta(1, 1) is uniform and its posterior mean is Laplace's add-one rule.
+
+    Examples
+    --------
+    Two binary columns; under ``method="mean"`` P(x = 1 | class) is (ones + 1) / (rows + 2):
+
+    >>> import numpy as np, bayesnb as bnb
+    >>> X = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+    >>> y = ["spam", "spam", "ham", "ham"]
+    >>> clf = bnb.NaiveBayes(bnb.Bernoulli(), method="mean").fit(X, y)
+    >>> np.exp(clf.feature_log_prob_).round(4)  # rows ham, spam: (0 + 1) / 4, (1 + 1) / 4, ...
+    array([[0.25, 0.5 ],
+           [0.75, 0.5 ]])
+    >>> clf.predict_proba([[1, 0]]).round(4)  # 0.5 * 0.25 * 0.5 against 0.5 * 0.75 * 0.5
+    array([[0.25, 0.75]])
     """
 
     name = "bernoulli"

@@ -71,6 +71,24 @@ class Exponential(ConjugateFamily):
     shape, rate : float or array-like of shape (n_columns,), default=1.0 and 1.0
         Gamma(shape, rate) prior on the Exponential rate: worth ``shape`` pseudo-values
         summing to ``rate``, prior mean rate ``shape / rate`` (values near 1).
+
+    Examples
+    --------
+    The ML rate is 1 / (class mean), the posterior mean (shape + n) / (rate + sum):
+
+    >>> import pandas as pd, bayesnb as bnb
+    >>> X = pd.DataFrame({"wait": [0.5, 1.5, 4.0, 6.0]})
+    >>> clf = bnb.NaiveBayes(bnb.Exponential(), method="ml").fit(X, ["a", "a", "b", "b"])
+    >>> clf.conditional_tables()["wait"]
+           rate
+    class
+    a       1.0
+    b       0.2
+    >>> clf.set_params(method="mean").conditional_tables()["wait"].round(4)  # 3 / 3, 3 / 11
+             rate
+    class
+    a      1.0000
+    b      0.2727
     """
 
     name = "exponential"
