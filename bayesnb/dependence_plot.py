@@ -33,6 +33,22 @@ def dependence_heatmap(report: pd.DataFrame, *, ax=None, annotate: bool | None =
     absolute factor, at most 50, so one copied column does not wash out the rest; the
     colour bar says so). Values are written in the cells when ``annotate`` (default: up to 12
     columns). Returns the matplotlib ``Figure``.
+
+    Examples
+    --------
+    >>> import bayesnb as bnb
+    >>> from bayesnb.analysis import dependence
+    >>> from bayesnb.datasets import load_playtennis
+    >>> days, play = load_playtennis()
+    >>> doubled = days.assign(Windy=days["Wind"])
+    >>> report = dependence(bnb.NaiveBayes(), doubled, play)
+    >>> fig = bnb.dependence_heatmap(report)
+    >>> fig.axes[0].get_title()
+    'Pairwise dependence given the class'
+    >>> [label.get_text() for label in fig.axes[0].get_yticklabels()]
+    ['Outlook', 'Temperature', 'Humidity', 'Wind', 'Windy']
+    >>> max(float(cell.get_text()) for cell in fig.axes[0].texts)  # Wind and its copy
+    6.0
     """
     import matplotlib.pyplot as plt
     from matplotlib.colors import TwoSlopeNorm

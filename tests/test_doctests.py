@@ -55,9 +55,9 @@ def _modules() -> list:
 
 
 def _doctests() -> list[doctest.DocTest]:
-    finder = doctest.DocTestFinder(exclude_empty=True)
+    finder = doctest.DocTestFinder()
     found = [test for module in _modules()
-             for test in finder.find(module, module.__name__, globs={})]
+             for test in finder.find(module, module.__name__, globs={}) if test.examples]
     return sorted(found, key=lambda test: test.name)
 
 

@@ -458,7 +458,7 @@ class NonparametricFamily(Family):
     >>> clf.log_evidence()
     Traceback (most recent call last):
     ...
-    ValueError: columns ['t']: KernelDensity is nonparametric (...), so the evidence is undefined for it; ..."""
+    ValueError: columns ['t']: KernelDensity is nonparametric (...), so the evidence ..."""
 
     nonparametric = True
 
