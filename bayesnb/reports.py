@@ -237,7 +237,8 @@ class BayesianReports:
         class_probs[ham]
         class_probs[spam]
         >>> table.columns.tolist()
-        ['mean', 'sd', 'hdi_3%', 'hdi_97%', 'mcse_mean', 'mcse_sd', 'ess_bulk', 'ess_tail', 'r_hat']"""
+        ['mean', 'sd', 'hdi_3%', 'hdi_97%', 'mcse_mean', 'mcse_sd', 'ess_bulk', 'ess_tail', 'r_hat']
+        """
         from .inference import diagnostics
 
         nuts = self._nuts()
