@@ -66,6 +66,19 @@ def reliability_diagram(y_true, probas: Mapping[str, np.ndarray], classes, *, n_
     legend. On a new figure (``ax=None``) a panel below gives the rows in each bin, so a point
     made of a handful of rows is seen as such; ``fig.axes[0]`` is the diagram, ``fig.axes[1]`` the
     counts.
+
+    Examples
+    --------
+    >>> import bayesnb as bnb
+    >>> from bayesnb.plots import reliability_diagram
+    >>> from bayesnb.datasets import load_titanic
+    >>> X, y = load_titanic()
+    >>> probas = {m: bnb.NaiveBayes(method=m).fit(X, y).predict_proba(X) for m in ("ml", "bayes")}
+    >>> fig = reliability_diagram(y, probas, classes=["No", "Yes"])
+    >>> fig.axes[0].get_title()
+    'Reliability diagram'
+    >>> [line.get_label() for line in fig.axes[0].get_lines()]
+    ['calibrated', 'ml', 'bayes']
     """
     from .compare import calibration_table
 
@@ -127,6 +140,19 @@ def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", 
       the mean is over the others; a size where all failed is an "x" at the bottom edge. The
       legend (below the panels) gives each method's total of failed repeats and says what the
     markers mean.
+
+    Examples
+    --------
+    >>> import bayesnb as bnb
+    >>> from bayesnb.compare import learning_curves
+    >>> from bayesnb.plots import learning_curves_plot
+    >>> from bayesnb.datasets import load_titanic
+    >>> X, y = load_titanic()
+    >>> curves = learning_curves(X, y, methods=("ml", "bayes"), train_sizes=(10, 200), repeats=3,
+    ...                          features=bnb.Categorical(unseen="smooth"))
+    >>> fig = learning_curves_plot(curves)
+    >>> [ax.get_title() for ax in fig.axes]
+    ['accuracy', 'log_loss', 'brier']
     """
     from matplotlib.lines import Line2D
     from matplotlib.ticker import NullFormatter
@@ -204,7 +230,18 @@ def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", 
 def credible_intervals_plot(clf, X, *, class_label=None, interval=0.9, draws=None, ax=None,
                             num_draws=1000, seed=0):
     """Per row, p(class | x) with its central ``interval`` over the posterior of the
-    parameters (``NaiveBayes.predict_uncertainty``), rows sorted by the predictive."""
+    parameters (``NaiveBayes.predict_uncertainty``), rows sorted by the predictive.
+
+    Examples
+    --------
+    >>> import bayesnb as bnb
+    >>> from bayesnb.plots import credible_intervals_plot
+    >>> from bayesnb.datasets import load_playtennis
+    >>> days, play = load_playtennis()
+    >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+    >>> fig = credible_intervals_plot(clf, days, class_label="Yes")
+    >>> fig.axes[0].get_title(), fig.axes[0].get_ylabel()
+    ('Per-row uncertainty of the class probability', 'p(Yes | x)')"""
     fig, (ax,) = _axes(ax, figsize=(7, 4))
     u = clf.predict_uncertainty(X, interval=interval, draws=draws, num_draws=num_draws,
                                 seed=seed)
@@ -229,6 +266,22 @@ def posterior_density_plot(clf, site: str, index: tuple = (), *, draws=None, ax=
     ``"class_probs"``, ...; see ``bayesnb.model``) and ``index`` picks one entry, e.g.
     ``(class, column)`` or ``(class, level)``: each by its label (``("Yes", "1st")``) or, as
     an integer, by its position (integers are positions even where the labels are integers).
+
+    Examples
+    --------
+    p(Sunny | No) in PlayTennis: 3 of the 5 "No" days were sunny, so ML and MAP (flat prior)
+    give 3/5 and the posterior mean (3 + 1) / (5 + 3):
+
+    >>> import bayesnb as bnb
+    >>> from bayesnb.plots import posterior_density_plot
+    >>> from bayesnb.datasets import load_playtennis
+    >>> days, play = load_playtennis()
+    >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+    >>> fig = posterior_density_plot(clf, "categorical.Outlook.probs", ("No", "Sunny"))
+    >>> fig.axes[0].get_xlabel()
+    'categorical.Outlook.probs[No, Sunny]'
+    >>> fig.axes[0].get_legend_handles_labels()[1]
+    ['posterior draws', 'ML 0.6', 'MAP 0.6', 'MEAN 0.5']
     """
     fig, (ax,) = _axes(ax)
     if draws is None:
@@ -337,6 +390,19 @@ def density_plot(clf, column, X=None, y=None, *, bins=30, grid=512, ax=None):
     ``Exponential``) the density of ``conditional_tables()`` (the current method's estimate)
     over histograms of ``X[column]`` by ``y`` when they are given. ``grid`` points span the
     data and three spreads (``Family.density_scale``: sds, bandwidths) beyond.
+
+    Examples
+    --------
+    >>> import bayesnb as bnb
+    >>> from bayesnb.plots import density_plot
+    >>> from bayesnb.datasets import load_temperature
+    >>> X, y = load_temperature()
+    >>> clf = bnb.NaiveBayes(method="ml").fit(X, y)
+    >>> fig = density_plot(clf, "Temperature", X, y)
+    >>> fig.axes[0].get_title()
+    'Temperature: Gaussian per class'
+    >>> fig.axes[0].get_legend_handles_labels()[1]
+    ['No', 'Yes']
     """
     fig, (ax,) = _axes(ax, figsize=(6, 4))
     blocks = clf.blocks_
