@@ -199,7 +199,7 @@ def log_posterior(model, X, y, X_unlabeled, *, unlabeled_weight: float = 1.0,
     -28.574
     >>> clf = fit_em(bnb.NaiveBayes(bnb.Gaussian(), method="ml"), X, y, U)
     >>> round(log_posterior(clf, X, y, U), 3)  # where it stops
-    -27.381"""
+    -27.378"""
     method = model.method
     if method not in ("ml", "map", "mean", "bayes"):
         raise ValueError(f"the log posterior of EM is defined for the closed-form methods, "
