@@ -169,7 +169,30 @@ def model_and_data(clf, X, y=None):
     ``y=None`` leaves the labels unobserved: ``numpyro.infer.Predictive(model, ...)(key,
     **kwargs)`` then samples a label per row of ``X`` (site ``"y"``, codes into
     ``clf.classes_``) from the class proportions, as Predictive samples every unobserved
-    site; the rows' features stay observed."""
+    site; the rows' features stay observed.
+
+    Examples
+    --------
+    The program's sites, and its likelihood of each row at the posterior-mean parameters,
+    which is what ``predict_joint_log_proba`` scores (labels ``y`` and values ``bernoulli.x``):
+
+    >>> import numpy as np, numpyro, bayesnb as bnb
+    >>> from numpyro.infer.util import log_likelihood
+    >>> from bayesnb.model import model_and_data
+    >>> X, y = np.array([[1, 0], [1, 1], [0, 1], [0, 0]]), ["spam", "spam", "ham", "ham"]
+    >>> clf = bnb.NaiveBayes(bnb.Bernoulli(), method="mean").fit(X, y)
+    >>> model, kwargs = model_and_data(clf, X, y)
+    >>> trace = numpyro.handlers.trace(numpyro.handlers.seed(model, 0)).get_trace(**kwargs)
+    >>> [(name, site["is_observed"]) for name, site in trace.items() if site["type"] == "sample"]
+    [('class_probs', False), ('bernoulli.theta', False), ('y', True), ('bernoulli.x', True)]
+    >>> params = {"class_probs": np.exp(clf.class_log_prior_)[None],
+    ...           "bernoulli.theta": np.exp(clf.feature_log_prob_)[None]}
+    >>> ll = log_likelihood(model, params, **kwargs)
+    >>> per_row = np.asarray(ll["y"] + ll["bernoulli.x"].sum(-1), dtype=np.float64)[0]
+    >>> per_row.round(4)
+    array([-1.674, -1.674, -1.674, -1.674])
+    >>> clf.predict_joint_log_proba(X)[[0, 1, 2, 3], [1, 1, 0, 0]].round(4)  # true classes
+    array([-1.674, -1.674, -1.674, -1.674])"""
     from ._blocks import encode_blocks
     from ._data import labels_to_codes
 
@@ -202,6 +225,21 @@ def simulate(clf, n_rows: int, *, posterior: bool = True, num_draws: int = 1, se
     Posterior draws are the NUTS draws under ``method="mcmc"``, else exact conjugate draws.
     Multinomial rows are documents of ``total_count`` words (default: the mean training
     document length), since document lengths are not part of the model.
+
+    Examples
+    --------
+    ``NaiveBayes.simulate`` calls this:
+
+    >>> import bayesnb as bnb
+    >>> from bayesnb.model import simulate
+    >>> from bayesnb.datasets import load_playtennis
+    >>> days, play = load_playtennis()
+    >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+    >>> rows = simulate(clf, 4, seed=0)
+    >>> rows.columns.tolist()
+    ['Outlook', 'Temperature', 'Humidity', 'Wind', 'y', 'draw']
+    >>> rows.equals(clf.simulate(4, seed=0))
+    True
     """
     import pandas as pd
 
