@@ -66,6 +66,20 @@ def fit(model, X, y, sample_weight=None, *, split_every: int = 8):
         Fitted with the classes, levels and statistics of ``model.fit(X.compute(),
         y.compute())``. Rows with a missing label are an error (semi-supervised MCMC fitting
         needs the rows in memory).
+
+    Examples
+    --------
+    ``NaiveBayes.fit`` calls this for a Dask collection:
+
+    >>> import numpy as np, dask.dataframe as dd, bayesnb as bnb
+    >>> from bayesnb.datasets import load_titanic
+    >>> X, y = load_titanic()
+    >>> frame = dd.from_pandas(X.assign(Survived=y), npartitions=4)
+    >>> clf = bnb.NaiveBayes().fit(frame[["Class", "Sex", "Age"]], frame["Survived"])
+    >>> clf.class_count_
+    array([1490.,  711.])
+    >>> bool(np.allclose(clf.predict_proba(X), bnb.NaiveBayes().fit(X, y).predict_proba(X)))
+    True
     """
     import dask
 
@@ -337,6 +351,22 @@ def predict(model, X, method: str):
     computed until you call ``.compute()`` (or ``persist``); each partition's result equals
     the in-memory method's on those rows. The model travels to the workers once, with its
     statistics as NumPy arrays; workers predict in the driver's dtype mode.
+
+    Examples
+    --------
+    ``predict``, ``predict_proba`` and ``predict_log_proba`` call this for a Dask collection:
+
+    >>> import numpy as np, dask.dataframe as dd, bayesnb as bnb
+    >>> from bayesnb.datasets import load_titanic
+    >>> X, y = load_titanic()
+    >>> clf = bnb.NaiveBayes().fit(X, y)
+    >>> lazy = clf.predict_proba(dd.from_pandas(X, npartitions=4))
+    >>> lazy.npartitions, lazy.columns.tolist()
+    (4, ['No', 'Yes'])
+    >>> bool(np.allclose(lazy.compute().to_numpy(), clf.predict_proba(X)))
+    True
+    >>> clf.predict(dd.from_pandas(X, npartitions=4)).compute().value_counts().to_dict()
+    {'No': 1726, 'Yes': 475}
     """
     import dask
     import dask.array as da
