@@ -119,7 +119,7 @@ class SklearnViewsMixin:
         return np.asarray(leaf, dtype=np.float64)
 
     @property
-    def feature_log_prob_(self):
+    def feature_log_prob_(self) -> np.ndarray | list[np.ndarray]:
         """Multinomial: (n_classes, n_features) log P(word | c); Bernoulli: log P(x = 1 | c);
         Categorical: a list of (n_classes, n_levels_j) arrays of log P(level | c)."""
         block = self._sk_block("multinomial", "bernoulli", "categorical")
@@ -132,7 +132,7 @@ class SklearnViewsMixin:
         return _split_levels(params.log_prob, block)
 
     @property
-    def category_count_(self) -> list:
+    def category_count_(self) -> list[np.ndarray]:
         """Categorical: a list of (n_classes, n_levels_j) arrays of weighted level counts."""
         block = self._sk_block("categorical")
         if block.stats is None:

@@ -34,6 +34,8 @@ bayes [[0.7353 0.2647]]
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -43,6 +45,7 @@ from ._blocks import encode_blocks
 from ._data import as_table
 from ._sklearn_views import SklearnViewsMixin
 from ._spec import SpecMixin, check_mcmc_settings, freeze, owned, update_lock
+from ._typing import ArrayLike, Data, Features
 from .averaging import averaged_scorer, check_method
 from .dask import is_dask
 from .fitted import (
@@ -169,10 +172,14 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
                          'visits': Poisson(shape=1.0, rate=0.1)})
     """
 
-    def __init__(self, features=None, *, method="mean", class_alpha=1.0, class_prior=None,
-                 priors=None, infer_counts=False, use_kernel=False, num_warmup=1000,
-                 num_samples=1000, num_chains=4, seed=0, chain_method="auto",
-                 progress_bar=True, feature_prior=None):
+    def __init__(self, features: Features = None, *, method: str = "mean",
+                 class_alpha: float | ArrayLike = 1.0,
+                 class_prior: ArrayLike | Mapping[Any, float] | None = None,
+                 priors: Mapping[str, Any] | None = None, infer_counts: bool = False,
+                 use_kernel: bool = False, num_warmup: int = 1000, num_samples: int = 1000,
+                 num_chains: int = 4, seed: int = 0, chain_method: str = "auto",
+                 progress_bar: bool = True,
+                 feature_prior: float | Mapping[Any, float] | None = None) -> None:
         self.features = features
         self.infer_counts = infer_counts
         self.use_kernel = use_kernel
@@ -188,7 +195,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         self.progress_bar = progress_bar
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: Data, y: ArrayLike, sample_weight: ArrayLike | None = None) -> NaiveBayes:
         """Fit from scratch: one pass that accumulates per-class sufficient statistics.
 
         Under ``method="mcmc"`` a missing label (None/NaN in ``y``) makes the row unlabeled:
@@ -239,7 +246,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
             model = model.replace(unlabeled=tuple(encode_blocks(model, X_unlabeled, "smooth")[0]))
         return self._install(model)
 
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(self, X: Data, y: ArrayLike, classes: ArrayLike | None = None,
+                    sample_weight: ArrayLike | None = None) -> NaiveBayes:
         """Conjugate update with a new chunk: the statistics of all chunks are summed (Gaussian
         moments merged exactly), so any chunking gives the batch fit. Columns are matched by
         name for a DataFrame. ``classes`` declares every label up front (needed on the first
@@ -423,7 +431,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         scores, norm = self._scorer().scores(X, output)
         return answer(X, scores, norm, self.method)  # a jax.Array X: a jax.Array back
 
-    def predict_joint_log_proba(self, X) -> np.ndarray:
+    def predict_joint_log_proba(self, X: Data) -> np.ndarray:
         """log p(x, c = k) for every row and class, normalising constants included (the
         "proportional posterior" of the seeds, e.g. PlayTennis' 0.0053 and 0.0206).
 
@@ -440,7 +448,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         0.0053"""
         return self._scorer().scores(X, "joint")[0]
 
-    def predict_log_proba(self, X) -> np.ndarray:
+    def predict_log_proba(self, X: Data) -> np.ndarray:
         """log p(c = k | x): plug-in or, under ``method="bayes"``, exact posterior predictive.
 
         Computed in log space: a probability too small for a float keeps its log.
@@ -458,7 +466,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         array([[-114.29,    0.  ]])"""
         return self._predict(X, "log_proba", "predict_log_proba")
 
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: Data) -> np.ndarray:
         """p(c = k | x) for every row and class; rows sum to 1. A ``jax.Array`` X gives a
         ``jax.Array`` on its device in JAX's float dtype (``scoring.answer``).
 
@@ -479,7 +487,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         0.7353"""
         return self._predict(X, "proba", "predict_proba")
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: Data) -> np.ndarray:
         """The class with the highest posterior probability (ties: the first in ``classes_``).
 
         Examples

@@ -9,6 +9,9 @@ ArviZ export, and the fitted tables in the style of R's ``naiveBayes``.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Hashable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
 import numpy as np
@@ -21,11 +24,15 @@ from .families._base import host_f64
 from .fitted import check_conjugate, check_parametric
 from .scoring import DrawsScorer
 
+if TYPE_CHECKING:
+    from ._typing import ArrayLike, Data, Row
+    from .loo import LooResult
+
 
 class BayesianReports:
     """Evidence, draws, uncertainty, simulation, ArviZ and tables of a fitted model."""
 
-    def log_evidence(self, per_block: bool = False):
+    def log_evidence(self, per_block: bool = False) -> float | pd.Series:
         """Log marginal likelihood log p(y, X) of the training data under the priors.
 
         With ``per_block=True``, a pandas Series with the class term and each block's term
@@ -91,7 +98,8 @@ class BayesianReports:
                                  "over the feature subsets.")
         return relevance(self._fitted(), self.feature_prior, self.priors)
 
-    def sample_posterior(self, num_draws=1000, seed=0, num_chains=1, *, prior=False) -> dict:
+    def sample_posterior(self, num_draws: int = 1000, seed: int = 0, num_chains: int = 1, *,
+                         prior: bool = False) -> dict[str, np.ndarray]:
         """I.i.d. draws from the exact conjugate posterior (or the prior), in the same format as
         the NUTS draws ``draws_``: ``{site: array (chains, draws, ...)}``.
 
@@ -129,7 +137,9 @@ class BayesianReports:
             return self._scorer().draws
         return self.sample_posterior(num_draws, seed)
 
-    def predict_uncertainty(self, X, *, interval=0.9, draws=None, num_draws=1000, seed=0):
+    def predict_uncertainty(self, X: Data, *, interval: float = 0.9,
+                            draws: Mapping[str, ArrayLike] | None = None, num_draws: int = 1000,
+                            seed: int = 0) -> dict[str, np.ndarray]:
         """Posterior predictive classification with its uncertainty, from draws.
 
         Uses ``draws`` if given, else the NUTS draws under ``method="mcmc"``, else
@@ -206,7 +216,7 @@ class BayesianReports:
         return simulate(self, n_rows, posterior=posterior, num_draws=num_draws, seed=seed,
                         total_count=total_count)
 
-    def mcmc_summary(self):
+    def mcmc_summary(self) -> pd.DataFrame:
         """ArviZ summary of the NUTS draws: mean, sd, HDI, MCSE, ESS (bulk, tail), r-hat.
 
         One row per parameter entry, named by site and coordinates (see :meth:`to_arviz`),
@@ -244,9 +254,10 @@ class BayesianReports:
         nuts = self._nuts()
         return diagnostics(self.fitted_, nuts.draws, nuts.sample_stats)
 
-    def to_arviz(self, draws=None, *, prior_draws: int | None = 500, seed=0, backend=None,
-                 predictive_rows: int | None = None, X=None, y=None,
-                 log_likelihood: str = "conditional"):
+    def to_arviz(self, draws: Mapping[str, ArrayLike] | None = None, *,
+                 prior_draws: int | None = 500, seed: int = 0, backend: ModuleType | None = None,
+                 predictive_rows: int | None = None, X: Data | None = None,
+                 y: ArrayLike | None = None, log_likelihood: str = "conditional") -> Any:
         """Export draws to ArviZ (``InferenceData`` with arviz 0.x, ``DataTree`` with 1.x).
 
         Groups: posterior, sample_stats (NUTS), prior, observed_data (the class counts) and,
@@ -353,7 +364,7 @@ class BayesianReports:
                                  predictive=predictive, log_likelihood=log_lik)
 
     # ------------------------------------------------------------------ explanations, LOO
-    def explain(self, x, *, log: bool = False):
+    def explain(self, x: Row, *, log: bool = False) -> pd.DataFrame:
         """The factors of the prediction of one row ``x``: a DataFrame with the classes as
         columns and, as index, ``"prior"`` p(c), each column's p(x_j | c) (a density for a
         continuous column; a Multinomial block is one entry keyed by the tuple of its
@@ -390,7 +401,8 @@ class BayesianReports:
             refuse_draws()
         return explain_row(self._fitted(), self._scorer(), x, log=log)
 
-    def weight_of_evidence(self, x, a, b, *, unit: str = "nats"):
+    def weight_of_evidence(self, x: Row, a: Hashable, b: Hashable, *,
+                           unit: str = "nats") -> pd.Series:
         """Per column of one row ``x``, the weight of evidence for class ``a`` against ``b``,
         log p(x_j | a) - log p(x_j | b), between ``"prior"`` (the prior log odds) and
         ``"posterior"`` (the posterior log odds, the sum of everything above it); ``unit``
@@ -421,7 +433,8 @@ class BayesianReports:
             refuse_draws()
         return weight_of_evidence(self._fitted(), self._scorer(), x, a, b, unit=unit)
 
-    def loo(self, X, y, sample_weight=None, *, quantity: str = "conditional"):
+    def loo(self, X: Data, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
+            quantity: str = "conditional") -> LooResult:
         """Exact leave-one-out on the training rows, without refitting: per row
         log p(y_i | x_i, D without row i) (``quantity="joint"``: log p(x_i, y_i | D without
         row i)) under the current closed-form method, their sum ``elpd_loo`` and its standard
@@ -459,7 +472,7 @@ class BayesianReports:
                              X, y, sample_weight, quantity)
 
     @property
-    def posterior_(self) -> list:
+    def posterior_(self) -> list[NamedTuple]:
         """Conjugate posterior hyperparameters per block (whatever ``method`` is)."""
         model = self._fitted()
         check_conjugate(model, self.priors, "the conjugate posterior")
@@ -478,7 +491,7 @@ class BayesianReports:
         return pd.Series(np.exp(np.asarray(scorer.log_prior, dtype=np.float64)),
                          index=self.classes_, name="prior")
 
-    def conditional_tables(self) -> dict:
+    def conditional_tables(self) -> dict[Hashable, pd.DataFrame]:
         """Per column, the fitted conditional distribution as a tidy DataFrame (rows: classes),
         like R's ``naiveBayes`` print-out: level probabilities for Categorical and Bernoulli,
         mean and sd for Gaussian, rate for Poisson, word probabilities for a Multinomial block
@@ -514,7 +527,7 @@ class BayesianReports:
             out.update({k: v.astype(np.float64) for k, v in tables.items()})
         return out
 
-    def summary(self, X=None, y=None) -> str:
+    def summary(self, X: Data | None = None, y: ArrayLike | None = None) -> str:
         """A text print-out in the style of R's e1071 ``naiveBayes``.
 
         Parameters

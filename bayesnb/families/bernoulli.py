@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from jax.scipy.special import gammaln, xlog1py, xlogy
 
+from .._typing import Hyper
 from ..fast import _sparse
 from ._base import (
     Schema,
@@ -98,7 +99,7 @@ class Bernoulli(ConjugateFamily):
     params_type = BernoulliParams
     _hyper = ("alpha", "beta")
 
-    def __init__(self, alpha=1.0, beta=1.0):
+    def __init__(self, alpha: Hyper = 1.0, beta: Hyper = 1.0) -> None:
         self.alpha = alpha
         self.beta = beta
 

@@ -34,7 +34,7 @@ The fast layer counts and scores labelled dense data on the host in float64
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import NamedTuple
 
 import jax
@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import gammaln, xlogy
 
+from .._typing import ArrayLike, Hyper
 from ._base import (
     Schema,
     dirichlet_draws,
@@ -154,7 +155,9 @@ class Categorical(ConjugateFamily):
     params_type = CategoricalParams
     _hyper = ("alpha", "categories", "unseen")
 
-    def __init__(self, alpha=1.0, categories=None, unseen="warn"):
+    def __init__(self, alpha: Hyper | Sequence[ArrayLike] = 1.0,
+                 categories: Sequence[Hashable] | Sequence[Sequence[Hashable]] | None = None,
+                 unseen: str = "warn") -> None:
         self.alpha = alpha
         self.categories = categories
         self.unseen = unseen

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 
+from .._typing import Hyper
 from ._base import (
     GammaPrior,
     Schema,
@@ -101,7 +102,7 @@ class Exponential(ConjugateFamily):
     stated_cell = "the rate"
     density_label = "Exponential"
 
-    def __init__(self, shape=1.0, rate=1.0):
+    def __init__(self, shape: Hyper = 1.0, rate: Hyper = 1.0) -> None:
         self.shape = shape
         self.rate = rate
 

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 from jax.scipy.special import gammaln
 
+from .._typing import Hyper
 from ._base import (
     Schema,
     broadcast_hyper,
@@ -131,7 +132,8 @@ class Gaussian(ConjugateFamily):
     params_type = GaussianParams
     _hyper = ("loc", "kappa", "shape", "rate", "pooled")
 
-    def __init__(self, loc=0.0, kappa=1e-3, shape=1.0, rate=0.01, pooled=False):
+    def __init__(self, loc: Hyper = 0.0, kappa: Hyper = 1e-3, shape: Hyper = 1.0,
+                 rate: Hyper = 0.01, pooled: bool = False) -> None:
         self.loc = loc
         self.kappa = kappa
         self.shape = shape

@@ -36,6 +36,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 import pandas as pd
 
+from .._typing import ArrayLike
 from ._bandwidth import RULES, bandwidth_of
 from ._base import Schema, numeric_block
 from ._contract import NonparametricFamily
@@ -117,7 +118,7 @@ class KernelDensity(NonparametricFamily):
     params_type = KDETable
     _hyper: ClassVar[tuple[str, ...]] = ("bandwidth", "adjust")
 
-    def __init__(self, bandwidth="nrd0", adjust=1.0):
+    def __init__(self, bandwidth: str | ArrayLike = "nrd0", adjust: ArrayLike = 1.0) -> None:
         self.bandwidth = bandwidth
         self.adjust = adjust
 

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 
+from .._typing import Hyper
 from ..fast import _sparse
 from ._base import (
     Schema,
@@ -105,7 +106,7 @@ class Multinomial(ConjugateFamily):
     joint_columns = True
     _hyper = ("alpha",)
 
-    def __init__(self, alpha=1.0):
+    def __init__(self, alpha: Hyper = 1.0) -> None:
         self.alpha = alpha
 
     def encode(self, values, schema: Schema, *, unseen: str = "error",

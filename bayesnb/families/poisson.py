@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 
+from .._typing import Hyper
 from ..fast import _sparse
 from ._base import (
     GammaPrior,
@@ -96,7 +97,7 @@ class Poisson(ConjugateFamily):
     params_type = PoissonParams
     _hyper = ("shape", "rate")
 
-    def __init__(self, shape=1.0, rate=0.1):
+    def __init__(self, shape: Hyper = 1.0, rate: Hyper = 0.1) -> None:
         self.shape = shape
         self.rate = rate
 
