@@ -22,13 +22,20 @@ prior's strength is Beta(alpha, alpha): Bernoulli's ``alpha`` and ``beta`` are t
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize_scalar
 from sklearn.base import clone
 
+if TYPE_CHECKING:
+    from ._typing import ArrayLike, Data
+    from .estimator import NaiveBayes
 
-def linear_weights(clf) -> tuple[pd.DataFrame, pd.Series]:
+
+def linear_weights(clf: NaiveBayes) -> tuple[pd.DataFrame, pd.Series]:
     """``(W, b)`` with ``X_enc @ W.T + b`` equal to the plug-in log joint up to a per-row
     constant, so its argmax is ``clf.predict`` (rows with missing values included), where
     ``X_enc = encode_linear(clf, X)``.
@@ -103,7 +110,7 @@ def _linear_tables(clf) -> tuple[np.ndarray, list]:
     return np.asarray(scorer.log_prior, dtype=np.float64).copy(), tables
 
 
-def encode_linear(clf, X) -> pd.DataFrame:
+def encode_linear(clf: NaiveBayes, X: Data) -> pd.DataFrame:
     """The design matrix the linear weights apply to: Multinomial columns as they are,
     Categorical columns one-hot over their fitted levels (all 0 where missing) and, where the
     method gives an unseen value a probability, an indicator of a value unseen in training
@@ -132,7 +139,7 @@ def encode_linear(clf, X) -> pd.DataFrame:
     return pd.DataFrame(np.concatenate(parts, axis=1))
 
 
-def decision_function(clf, X) -> np.ndarray:
+def decision_function(clf: NaiveBayes, X: Data) -> np.ndarray:
     """``encode_linear(X) @ W.T + b``: the linear scores whose argmax is the prediction.
 
     Examples
@@ -153,7 +160,7 @@ def decision_function(clf, X) -> np.ndarray:
     return encode_linear(clf, X).to_numpy() @ W.to_numpy().T + b.to_numpy()
 
 
-def log_bayes_factor(model_a, model_b) -> float:
+def log_bayes_factor(model_a: NaiveBayes, model_b: NaiveBayes) -> float:
     """log p(data | A) - log p(data | B) for two specifications fitted on the same data (> 0
     favours A; by Jeffreys' scale, > 2.3 is strong and > 4.6 decisive evidence).
 
@@ -186,7 +193,8 @@ def log_bayes_factor(model_a, model_b) -> float:
     return model_a.log_evidence() - model_b.log_evidence()
 
 
-def empirical_bayes(clf, X, y, *, hyperparameter="alpha", bounds=(1e-3, 1e3)):
+def empirical_bayes(clf: NaiveBayes, X: Data, y: ArrayLike, *, hyperparameter: str = "alpha",
+                    bounds: tuple[float, float] = (1e-3, 1e3)) -> tuple[float, NaiveBayes]:
     """The value of ``hyperparameter`` (shared by every family that has it) that maximises the
     log evidence of ``clf``'s specification on (X, y); returns ``(value, fitted model)``.
 
@@ -266,7 +274,8 @@ def _declared(clf, X, y, hyperparameter: str):
                                            for block in probe.blocks_})
 
 
-def dependence(clf, X, y, *, columns=None) -> pd.DataFrame:
+def dependence(clf: NaiveBayes, X: Data, y: ArrayLike, *,
+               columns: Sequence[Hashable] | None = None) -> pd.DataFrame:
     """Is the naive assumption safe? One row per pair of columns with the log Bayes factor for
     "dependent given the class" against "independent given the class" (> 0 favours dependence;
     by Jeffreys' scale > 2.3 strong, > 4.6 decisive), strongest evidence first.

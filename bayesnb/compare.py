@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,9 @@ from ._progress import progress_bar
 from .estimator import METHODS as METHODS_ALL
 from .estimator import NaiveBayes
 from .families.categorical import UnseenCategoryWarning
+
+if TYPE_CHECKING:
+    from ._typing import ArrayLike, Data, Features
 
 METRICS = ("accuracy", "log_loss", "brier", "ece", "entropy", "fit_s", "predict_s")
 
@@ -188,10 +192,11 @@ def classification_metrics(log_joint: np.ndarray, true_codes: np.ndarray,
     }
 
 
-def compare(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *, features=None,
-            models: Mapping[str, NaiveBayes] | None = None, cv: int = 5, split=None,
+def compare(X: Data, y: ArrayLike, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *,
+            features: Features = None, models: Mapping[str, NaiveBayes] | None = None,
+            cv: int = 5, split: tuple[ArrayLike, ArrayLike] | None = None,
             random_state: int = 0, progress: bool = False, warm_up: bool = True,
-            n_bins: int = 10, **params) -> pd.DataFrame:
+            n_bins: int = 10, **params: Any) -> pd.DataFrame:
     """Fit and score every method (or named model) on the same folds.
 
     Parameters
@@ -420,10 +425,11 @@ def _pass_on(caught, unseen: list) -> None:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
-def learning_curves(X, y, methods: Iterable[str] = ("ml", "map", "mean", "bayes"), *,
-                    train_sizes=(10, 20, 40, 80, 160), repeats: int = 5, test_size=0.3,
-                    features=None, random_state: int = 0, progress: bool = False,
-                    **params) -> pd.DataFrame:
+def learning_curves(X: Data, y: ArrayLike, methods: Iterable[str] = ("ml", "map", "mean", "bayes"),
+                    *, train_sizes: Iterable[int] = (10, 20, 40, 80, 160), repeats: int = 5,
+                    test_size: float | int = 0.3, features: Features = None,
+                    random_state: int = 0, progress: bool = False,
+                    **params: Any) -> pd.DataFrame:
     """The comparison metrics against training-set size, where small-data differences between
     ML, MAP and Bayes show.
 

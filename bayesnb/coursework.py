@@ -16,7 +16,8 @@ array(['No'], dtype=object)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,8 @@ from .families import REGISTRY
 from .fitted import FittedBlock, FittedModel
 
 
-def from_tables(class_prior: Mapping, *, columns=None, **tables: Mapping) -> NaiveBayes:
+def from_tables(class_prior: Mapping[Hashable, float], *, columns: Sequence[Hashable] | None = None,
+                **tables: Mapping[Hashable, Mapping[Hashable, Any]]) -> NaiveBayes:
     """A fitted ``NaiveBayes`` whose parameters are the given tables.
 
     Parameters

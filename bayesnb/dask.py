@@ -22,13 +22,21 @@ imports it only when called, and the estimator looks for Dask input only when Da
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
 import pandas as pd
 
 from . import fitted, outofcore
+
+if TYPE_CHECKING:
+    import dask.array as da
+    import dask.dataframe as dd
+
+    import bayesnb
+
+    from ._typing import ArrayLike
 
 PREDICT_METHODS = ("predict", "predict_proba", "predict_log_proba")
 
@@ -43,7 +51,8 @@ def is_dask(X: Any) -> bool:
 
 
 # ---------------------------------------------------------------------- fitting
-def fit(model, X, y, sample_weight=None, *, split_every: int = 8):
+def fit(model: bayesnb.NaiveBayes, X: da.Array | dd.DataFrame, y: ArrayLike,
+        sample_weight: ArrayLike | None = None, *, split_every: int = 8) -> bayesnb.NaiveBayes:
     """Fit ``model`` (in place) on a Dask ``X`` by a Dask reduction of sufficient statistics.
 
     Parameters
@@ -342,7 +351,8 @@ def _stats_partition(template, X, y, w, i: int, x64: bool):
 
 
 # ---------------------------------------------------------------------- prediction
-def predict(model, X, method: str):
+def predict(model: bayesnb.NaiveBayes, X: da.Array | dd.DataFrame,
+            method: str) -> da.Array | dd.DataFrame | dd.Series:
     """``model.<method>(X)`` for a Dask ``X``, partition by partition, as a Dask collection.
 
     A Dask array gives a Dask array with the same row chunks: labels ``(n,)`` for ``predict``,

@@ -3,8 +3,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 def dependence_matrix(report: pd.DataFrame) -> pd.DataFrame:
@@ -24,8 +30,8 @@ def dependence_matrix(report: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(m, index=labels, columns=labels)
 
 
-def dependence_heatmap(report: pd.DataFrame, *, ax=None, annotate: bool | None = None,
-                       limit: float | None = None):
+def dependence_heatmap(report: pd.DataFrame, *, ax: Axes | None = None,
+                       annotate: bool | None = None, limit: float | None = None) -> Figure:
     """Heat map of pairwise log Bayes factors: red favours "dependent given the class", blue
     "independent", white is even; grey cells have no factor (the diagonal, skipped pairs).
 

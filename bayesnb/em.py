@@ -45,7 +45,7 @@ local maximum; it starts from the labelled fit, as Nigam et al. do.
 from __future__ import annotations
 
 import warnings
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -56,6 +56,10 @@ from sklearn.exceptions import ConvergenceWarning
 from ._classes import class_log_prior
 from ._data import as_table
 from .families._base import pseudo_log
+
+if TYPE_CHECKING:
+    from ._typing import ArrayLike, Data
+    from .estimator import NaiveBayes
 
 
 class EMHistory(NamedTuple):
@@ -68,8 +72,10 @@ class EMHistory(NamedTuple):
     converged: bool
 
 
-def fit_em(model, X, y, X_unlabeled, *, unlabeled_weight: float = 1.0, sample_weight=None,
-           tol: float = 1e-7, max_iter: int = 100, return_history: bool = False):
+def fit_em(model: NaiveBayes, X: Data, y: ArrayLike, X_unlabeled: Data, *,
+           unlabeled_weight: float = 1.0, sample_weight: ArrayLike | None = None,
+           tol: float = 1e-7, max_iter: int = 100,
+           return_history: bool = False) -> NaiveBayes | tuple[NaiveBayes, EMHistory]:
     """Fit ``model`` (a ``NaiveBayes``, in place) from labelled and unlabelled rows by EM.
 
     Parameters
@@ -183,8 +189,9 @@ def fit_em(model, X, y, X_unlabeled, *, unlabeled_weight: float = 1.0, sample_we
     return model
 
 
-def log_posterior(model, X, y, X_unlabeled, *, unlabeled_weight: float = 1.0,
-                  sample_weight=None) -> float:
+def log_posterior(model: NaiveBayes, X: Data, y: ArrayLike, X_unlabeled: Data, *,
+                  unlabeled_weight: float = 1.0,
+                  sample_weight: ArrayLike | None = None) -> float:
     """The observed-data log posterior :math:`\\mathcal J` (module docs) of a fitted model's
     plug-in parameters, the quantity EM never decreases.
 

@@ -36,9 +36,18 @@ every row would be a level of its own, never seen again) is an error naming it; 
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING, TypeAlias
+
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
+
+if TYPE_CHECKING:
+    from ._typing import ArrayLike
+
+#: groups of columns to join: tuples of column labels, or a dependence report
+Groups: TypeAlias = "Sequence[Sequence[Hashable]] | pd.DataFrame"
 
 
 def _text(v) -> str:
@@ -99,7 +108,7 @@ def _resolve(X, groups) -> list[tuple]:
     return resolved
 
 
-def join_columns(X, groups, *, sep: str = "&") -> pd.DataFrame:
+def join_columns(X: ArrayLike, groups: Groups, *, sep: str = "&") -> pd.DataFrame:
     """``X`` with each group of columns replaced by one column of their combined values.
 
     Parameters
@@ -221,22 +230,22 @@ class JoinColumns(TransformerMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, groups=(), sep: str = "&"):
+    def __init__(self, groups: Groups = (), sep: str = "&") -> None:
         self.groups = groups
         self.sep = sep
 
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: object = None) -> JoinColumns:
         X = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object))
         self.groups_ = _resolve(X, self.groups)
         self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         return self
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> pd.DataFrame:
         if not hasattr(self, "groups_"):
             raise ValueError("JoinColumns is not fitted; call fit first.")
         return join_columns(X, self.groups_, sep=self.sep)
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         names = self.feature_names_in_ if input_features is None else input_features
         X = pd.DataFrame(columns=list(names))
         return np.asarray(join_columns(X, self.groups_, sep=self.sep).columns, dtype=object)

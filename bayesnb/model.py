@@ -36,6 +36,8 @@ that name (:class:`ColumnSites`).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -43,6 +45,13 @@ import numpyro
 import numpyro.distributions as dist
 
 from ._classes import _concentration, _fixed
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    import bayesnb
+
+    from ._typing import ArrayLike, Data
 
 
 def block_sites(blocks) -> list[str]:
@@ -162,7 +171,8 @@ def naive_bayes_model(families, priors, sites, class_alpha, class_prior, xs, y, 
             family.observe(p, x, y, site, total_count=total_count)
 
 
-def model_and_data(clf, X, y=None):
+def model_and_data(clf: bayesnb.NaiveBayes, X: Data, y: ArrayLike | None = None
+                   ) -> tuple[Callable[..., None], dict[str, Any]]:
     """``(model, kwargs)`` for ``clf``'s specification and the data (X, y), ready for
     ``numpyro.infer`` (``MCMC(NUTS(model)).run(key, **kwargs)``, ``log_density`` ...).
 
@@ -215,8 +225,8 @@ def class_setup(n_classes: int, class_alpha, class_prior):
     return gamma, None
 
 
-def simulate(clf, n_rows: int, *, posterior: bool = True, num_draws: int = 1, seed: int = 0,
-             total_count: int | None = None):
+def simulate(clf: bayesnb.NaiveBayes, n_rows: int, *, posterior: bool = True, num_draws: int = 1,
+             seed: int = 0, total_count: int | None = None) -> pd.DataFrame:
     """Synthetic (X, y) from the prior or posterior predictive, through the same NumPyro
     program and ``numpyro.infer.Predictive``.
 

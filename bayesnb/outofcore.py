@@ -27,7 +27,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,11 @@ from ._data import (
 )
 from ._progress import progress_bar
 from .families._levels import bool_and_number, distinct_values
+
+if TYPE_CHECKING:
+    import bayesnb
+
+    from ._typing import ArrayLike
 
 
 class Chunk(NamedTuple):
@@ -288,7 +293,9 @@ def check_total(stats: tuple) -> None:
 
 
 # ---------------------------------------------------------------------- iterators of chunks
-def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int | None = None):
+def fit_chunks(model: bayesnb.NaiveBayes, chunks: Iterable[tuple] | Callable[[], Iterable[tuple]],
+               *, classes: ArrayLike | None = None, progress: bool = True,
+               total: int | None = None) -> bayesnb.NaiveBayes:
     """Fit ``model`` (a ``NaiveBayes``, in place) from chunks of data, holding one at a time.
 
     Parameters
@@ -663,7 +670,8 @@ def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split()) or type(err).__name__
 
 
-def read_csv_chunks(path, target: str, *, chunksize: int = 100_000, **read_csv_kwargs):
+def read_csv_chunks(path: str | os.PathLike[str], target: str, *, chunksize: int = 100_000,
+                    **read_csv_kwargs: Any) -> CSVChunks:
     """``CSVChunks(path, target, chunksize=..., **read_csv_kwargs)``: a CSV file as chunks for
     :func:`fit_chunks`, e.g. ``fit_chunks(NaiveBayes(), read_csv_chunks("big.csv", "y"))``.
 

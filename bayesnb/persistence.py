@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import zipfile
 import zlib
 from collections import Counter
@@ -120,7 +121,7 @@ class ModelFileError(ValueError):
 
 
 # ---------------------------------------------------------------------- save
-def save(model: NaiveBayes, path) -> Path:
+def save(model: NaiveBayes, path: str | os.PathLike[str]) -> Path:
     """Write a fitted ``NaiveBayes`` to ``path`` (conventionally ``*.bnb``).
 
     The file is a zip of a JSON manifest and ``.npy`` arrays (specification, priors,
@@ -289,7 +290,7 @@ def _feature_prior_from_json(value, version: int):
 
 
 # ---------------------------------------------------------------------- load
-def load(path) -> NaiveBayes:
+def load(path: str | os.PathLike[str]) -> NaiveBayes:
     """Read a model written by :func:`save` (any supported format version).
 
     Four stages: the manifest is read (size-capped) and its structure checked, which fixes

@@ -6,10 +6,18 @@ figure unless ``ax`` is given, so they compose and save headlessly (``fig.savefi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from ._typing import ArrayLike, Data
+    from .estimator import NaiveBayes
 
 #: one look per method in every figure: colour, marker, and a size that shrinks down the list, so
 #: methods whose curves coincide (MAP with alpha = 1 is ML) show as nested markers, not one line
@@ -54,8 +62,8 @@ def _axes(ax, ncols=1, figsize=(5, 4)):
     return fig, list(axes[0])
 
 
-def reliability_diagram(y_true, probas: Mapping[str, np.ndarray], classes, *, n_bins=10,
-                        ax=None):
+def reliability_diagram(y_true: ArrayLike, probas: Mapping[str, ArrayLike], classes: ArrayLike, *,
+                        n_bins: int = 10, ax: Axes | None = None) -> Figure:
     """Calibration of several models: per confidence bin, the accuracy of the predicted class
     against its mean predicted probability (the diagonal is perfect calibration).
 
@@ -126,7 +134,8 @@ def reliability_diagram(y_true, probas: Mapping[str, np.ndarray], classes, *, n_
     return fig
 
 
-def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", "brier")):
+def learning_curves_plot(curves: pd.DataFrame,
+                         metrics: Sequence[str] = ("accuracy", "log_loss", "brier")) -> Figure:
     """One panel per metric from :func:`bayesnb.compare.learning_curves`: mean +- sd against
     training-set size, one line per method (styles of :func:`method_style`).
 
@@ -227,8 +236,10 @@ def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", 
     return fig
 
 
-def credible_intervals_plot(clf, X, *, class_label=None, interval=0.9, draws=None, ax=None,
-                            num_draws=1000, seed=0):
+def credible_intervals_plot(clf: NaiveBayes, X: Data, *, class_label: Hashable | None = None,
+                            interval: float = 0.9, draws: Mapping[str, ArrayLike] | None = None,
+                            ax: Axes | None = None, num_draws: int = 1000,
+                            seed: int = 0) -> Figure:
     """Per row, p(class | x) with its central ``interval`` over the posterior of the
     parameters (``NaiveBayes.predict_uncertainty``), rows sorted by the predictive.
 
@@ -257,8 +268,9 @@ def credible_intervals_plot(clf, X, *, class_label=None, interval=0.9, draws=Non
     return fig
 
 
-def posterior_density_plot(clf, site: str, index: tuple = (), *, draws=None, ax=None,
-                           num_draws=4000, seed=0):
+def posterior_density_plot(clf: NaiveBayes, site: str, index: tuple = (), *,
+                           draws: Mapping[str, ArrayLike] | None = None, ax: Axes | None = None,
+                           num_draws: int = 4000, seed: int = 0) -> Figure:
     """Density of one parameter's posterior draws (NUTS draws under ``method="mcmc"``, else
     exact conjugate draws), with the ML, MAP and posterior-mean plug-in values marked.
 
@@ -380,7 +392,9 @@ def plug_in_value(clf, site: str, index: tuple, method: str):
                      f"{['class_probs', *parameter_sites(clf.blocks_)]}).")
 
 
-def density_plot(clf, column, X=None, y=None, *, bins=30, grid=512, ax=None):
+def density_plot(clf: NaiveBayes, column: Hashable, X: Data | None = None,
+                 y: ArrayLike | None = None, *, bins: int = 30, grid: int = 512,
+                 ax: Axes | None = None) -> Figure:
     """Per-class densities of one numeric column over histograms of its training values, as R's
     ``plot(naive_bayes)`` draws them.
 

@@ -141,3 +141,37 @@ def test_the_constants_have_an_example(name, module):
     examples = _examples(importlib.import_module(module).__doc__)
     assert any(name in example.source for example in examples), (
         f"{name}: the docstring of {module} has no example using it")
+
+
+def _missing_annotations(value) -> list[str]:
+    """The parameters (and ``return``) of a public callable that have no annotation; for a class,
+    those of its ``__init__`` when the class defines one."""
+    if inspect.isclass(value):
+        if "__init__" not in vars(value):
+            return []
+        value = value.__init__
+    signature = inspect.signature(value)
+    missing = [name for name, p in signature.parameters.items()
+               if name not in ("self", "cls") and p.annotation is inspect.Parameter.empty]
+    if signature.return_annotation is inspect.Signature.empty:
+        missing.append("return")
+    return missing
+
+
+@pytest.mark.parametrize("name, value", _public_names(), ids=[n for n, _ in _public_names()])
+def test_every_public_callable_is_annotated(name, value):
+    assert not _missing_annotations(value), f"{name}: no annotation on {_missing_annotations(value)}"
+
+
+def test_type_checkers_see_every_public_name():
+    """``bayesnb`` imports its public names on first use; its ``if TYPE_CHECKING:`` block
+    imports each from the module ``_PUBLIC`` names, as an explicit re-export."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(bayesnb.__file__).read_text())
+    block = next(node for node in tree.body if isinstance(node, ast.If)
+                 and getattr(node.test, "id", None) == "TYPE_CHECKING")
+    seen = {alias.name: node.module for node in block.body for alias in node.names
+            if isinstance(node, ast.ImportFrom) and alias.asname == alias.name}
+    assert seen == bayesnb._PUBLIC

@@ -18,9 +18,13 @@ an ink count 0-16) defaults to one Multinomial over the 64 pixels (see :func:`de
 from __future__ import annotations
 
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from ..families import Family
 
 _TARGETS = {"playtennis": "PlayTennis", "temperature": "PlayTennis", "titanic": "Survived"}
 _SKLEARN = ("iris", "wine", "breast_cancer", "digits")
@@ -193,7 +197,7 @@ def _topic_counts() -> tuple[pd.DataFrame, pd.Series]:
     return pd.DataFrame(counts, columns=vocabulary), topic
 
 
-def default_features(name: str):
+def default_features(name: str) -> Family | None:
     """The family specification a built-in dataset calls for (``None``: infer from dtypes).
 
     ``topics`` and ``digits`` are counts: one Multinomial over all columns. For ``digits`` the
