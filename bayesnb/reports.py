@@ -92,7 +92,32 @@ class BayesianReports:
     def feature_relevance_(self) -> pd.Series:
         """Posterior probability that each column depends on the class, averaged exactly over
         all subsets of the features (``feature_prior``; see :mod:`bayesnb.averaging`):
-        indexed by column name, a Multinomial block by the tuple of its columns."""
+        indexed by column name, a Multinomial block by the tuple of its columns.
+
+        Examples
+        --------
+        Each column's term is its own: with prior 1/2, Outlook's relevance is Z_class /
+        (Z_class + Z_shared), its Dirichlet evidence with one table per class against one table
+        for both (scipy checks it):
+
+        >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> from scipy.special import gammaln
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(feature_prior=0.5).fit(days, play)
+        >>> clf.feature_relevance_.round(4)
+        Outlook        0.6753
+        Temperature    0.3662
+        Humidity       0.6714
+        Wind           0.4719
+        Name: feature_relevance, dtype: float64
+        >>> def dirichlet(counts):  # log p(counts) under Dirichlet(1, ..., 1)
+        ...     return gammaln(len(counts)) - gammaln(len(counts) + counts.sum()) + np.sum(
+        ...         gammaln(1 + counts))
+        >>> table = pd.crosstab(play, days["Outlook"]).to_numpy()
+        >>> z_class, z_shared = sum(map(dirichlet, table)), dirichlet(table.sum(axis=0))
+        >>> round(float(1 / (1 + np.exp(z_shared - z_class))), 4)
+        0.6753"""
         if getattr(self, "feature_prior", None) is None:
             raise AttributeError("feature_relevance_: set feature_prior (e.g. 0.5) to average "
                                  "over the feature subsets.")
@@ -473,7 +498,20 @@ class BayesianReports:
 
     @property
     def posterior_(self) -> list[NamedTuple]:
-        """Conjugate posterior hyperparameters per block (whatever ``method`` is)."""
+        """Conjugate posterior hyperparameters per block (whatever ``method`` is).
+
+        Examples
+        --------
+        Beta(1 + ones, 1 + zeros) per class (rows ham, spam) and column:
+
+        >>> import numpy as np, bayesnb as bnb
+        >>> X = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+        >>> clf = bnb.NaiveBayes(bnb.Bernoulli()).fit(X, ["spam", "spam", "ham", "ham"])
+        >>> (posterior,) = clf.posterior_
+        >>> np.asarray(posterior.alpha), np.asarray(posterior.beta)
+        (array([[1., 2.],
+               [3., 2.]]), array([[3., 2.],
+               [1., 2.]]))"""
         model = self._fitted()
         check_conjugate(model, self.priors, "the conjugate posterior")
         return [type(b.family).posterior(b.prior, b.stats) for b in model.blocks]
@@ -481,7 +519,22 @@ class BayesianReports:
     @property
     def class_prior_(self) -> pd.Series:
         """p(c) used by the current method, indexed by class (under ``method="mcmc"``: the
-        fixed ``class_prior``, else the mean of the NUTS draws of ``class_probs``)."""
+        fixed ``class_prior``, else the mean of the NUTS draws of ``class_probs``).
+
+        Examples
+        --------
+        >>> import bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(method="mean").fit(days, play)
+        >>> clf.class_prior_  # (5 + 1) / (14 + 2), (9 + 1) / 16
+        No     0.375
+        Yes    0.625
+        Name: prior, dtype: float64
+        >>> clf.set_params(method="ml").class_prior_.round(4)  # 5 / 14, 9 / 14
+        No     0.3571
+        Yes    0.6429
+        Name: prior, dtype: float64"""
         scorer = self._scorer()
         if isinstance(scorer, DrawsScorer):
             prior = (scorer.class_prior if scorer.class_prior is not None
