@@ -60,6 +60,8 @@ from .fitted import (
 from .reports import BayesianReports
 from .scoring import DrawsScorer, TableScorer, answer, best_index, table_scorer
 
+#: The values of ``NaiveBayes(method=...)``: maximum likelihood, posterior mode and posterior
+#: mean plug-ins, the exact posterior predictive, and NUTS draws of the parameters.
 METHODS = ("ml", "map", "mean", "bayes", "mcmc")
 
 

@@ -24,7 +24,8 @@ from .kde import KernelDensity
 from .multinomial import Multinomial
 from .poisson import Poisson
 
-#: name -> family class; adding a family is one file and one line here
+#: Each family's ``name`` (as model files and ``from_tables`` keywords spell it) and its class;
+#: adding a family is one file and one line here.
 REGISTRY: dict[str, type[Family]] = {
     cls.name: cls for cls in (Bernoulli, Categorical, Multinomial, Gaussian, Poisson,
                               KernelDensity, Exponential)
