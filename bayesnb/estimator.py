@@ -453,7 +453,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
     def predict_log_proba(self, X: Data) -> np.ndarray:
         """log p(c = k | x): plug-in or, under ``method="bayes"``, exact posterior predictive.
 
-        Computed in log space: a probability too small for a float keeps its log.
+        Computed in log space: a probability too small for a float keeps its log (below,
+        -114.29, as ``scipy.stats.norm`` gives for the two classes' ML Gaussians).
 
         Examples
         --------

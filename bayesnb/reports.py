@@ -46,9 +46,9 @@ class BayesianReports:
         are Dirichlet-categorical, and so is each column within each class.
 
         >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> from scipy.special import gammaln
         >>> from bayesnb.datasets import load_playtennis
         >>> days, play = load_playtennis()
-        >>> from scipy.special import gammaln
         >>> clf = bnb.NaiveBayes().fit(days, play)
         >>> round(clf.log_evidence(), 4)
         -65.3575
@@ -130,7 +130,7 @@ class BayesianReports:
 
         Examples
         --------
-        >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> import bayesnb as bnb
         >>> from bayesnb.datasets import load_playtennis
         >>> days, play = load_playtennis()
         >>> clf = bnb.NaiveBayes().fit(days, play)
@@ -225,7 +225,7 @@ class BayesianReports:
 
         Examples
         --------
-        >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> import bayesnb as bnb
         >>> from bayesnb.datasets import load_playtennis
         >>> days, play = load_playtennis()
         >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
@@ -344,7 +344,7 @@ class BayesianReports:
         --------
         Exact conjugate draws (``method="bayes"``), with the levels as coordinates:
 
-        >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> import bayesnb as bnb
         >>> from bayesnb.datasets import load_playtennis
         >>> days, play = load_playtennis()
         >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
@@ -404,7 +404,7 @@ class BayesianReports:
         The course notes' day x' = (Sunny, Cool, High, Strong): p(x', Yes) = 9/14 x 2/9 x 3/9 x
         3/9 x 3/9.
 
-        >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> import pandas as pd, bayesnb as bnb
         >>> from bayesnb.datasets import load_playtennis
         >>> days, play = load_playtennis()
         >>> clf = bnb.NaiveBayes(method="ml").fit(days, play)
@@ -472,7 +472,7 @@ class BayesianReports:
         --------
         Checked against 14 refits, each without one day:
 
-        >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> import numpy as np, bayesnb as bnb
         >>> from bayesnb.datasets import load_playtennis
         >>> days, play = load_playtennis()
         >>> from sklearn.base import clone
@@ -555,7 +555,7 @@ class BayesianReports:
 
         Examples
         --------
-        >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> import bayesnb as bnb
         >>> from bayesnb.datasets import load_playtennis
         >>> days, play = load_playtennis()
         >>> clf = bnb.NaiveBayes(method="ml").fit(days, play)

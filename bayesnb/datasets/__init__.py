@@ -122,7 +122,7 @@ def load_titanic(*, shuffle: bool = False, random_state: int | None = None
 
     Examples
     --------
-    >>> from bayesnb.datasets import load_titanic, titanic_counts
+    >>> from bayesnb.datasets import load_titanic
     >>> X, y = load_titanic()
     >>> X.shape, y.value_counts().to_dict()
     ((2201, 3), {'No': 1490, 'Yes': 711})
