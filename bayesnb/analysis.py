@@ -170,8 +170,8 @@ def log_bayes_factor(model_a: NaiveBayes, model_b: NaiveBayes) -> float:
 
     Examples
     --------
-    PlayTennis favours a stronger prior (alpha = 10) over the uniform one: the columns say
-    little about the class.
+    PlayTennis favours a strong symmetric prior (alpha = 10) over the uniform one: within each
+    class its columns' levels are spread near evenly, as that prior expects.
 
     >>> import bayesnb as bnb
     >>> from bayesnb.analysis import log_bayes_factor
