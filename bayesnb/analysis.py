@@ -170,8 +170,9 @@ def log_bayes_factor(model_a: NaiveBayes, model_b: NaiveBayes) -> float:
 
     Examples
     --------
-    PlayTennis favours a strong symmetric prior (alpha = 10) over the uniform one: within each
-    class its columns' levels are spread near evenly, as that prior expects.
+    On PlayTennis the evidence favours a strong symmetric prior (alpha = 10, which pulls every
+    table towards even levels) over the uniform one (alpha = 1); the factor is the difference
+    of the two log evidences:
 
     >>> import bayesnb as bnb
     >>> from bayesnb.analysis import log_bayes_factor
