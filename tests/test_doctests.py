@@ -1,5 +1,5 @@
-"""The examples in the docstrings run and print what they say they print, and every public name
-has one.
+"""The examples in the docstrings run and print what they say they print; every public name
+has one, and type annotations.
 
 Every module of the package is searched for doctests (``doctest.DocTestFinder``), and each
 docstring's examples run as one test, in the default float32 mode, with matplotlib on its Agg
@@ -10,7 +10,9 @@ The coverage tests ask for a NumPy-style ``Examples`` section holding at least o
 every name of ``bayesnb.__all__`` (the constants ``METHODS`` and ``REGISTRY``, which cannot carry
 a docstring, in the docstring of the module that defines them), on every public method of
 ``NaiveBayes`` that bayesnb defines, and on the functions of the modules the user guide sends
-users to (:data:`USER_FUNCTIONS`): a new public name without an example fails here.
+users to (:data:`USER_FUNCTIONS`): a new public name without an example fails here. The same
+names must annotate every parameter and their return value, and the lazily imported public
+names of ``bayesnb`` are re-exported to type checkers (the package is ``py.typed``).
 """
 
 from __future__ import annotations
