@@ -162,7 +162,8 @@ def _missing_annotations(value) -> list[str]:
 
 @pytest.mark.parametrize("name, value", _public_names(), ids=[n for n, _ in _public_names()])
 def test_every_public_callable_is_annotated(name, value):
-    assert not _missing_annotations(value), f"{name}: no annotation on {_missing_annotations(value)}"
+    missing = _missing_annotations(value)
+    assert not missing, f"{name}: no annotation on {missing}"
 
 
 def test_type_checkers_see_every_public_name():
