@@ -12,8 +12,32 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from typing import TYPE_CHECKING
 
 from . import _kernel_cache
+
+if TYPE_CHECKING:  # what type checkers see of the names imported on first use (_PUBLIC)
+    from .coursework import from_tables as from_tables
+    from .dependence_plot import dependence_heatmap as dependence_heatmap
+    from .estimator import METHODS as METHODS
+    from .estimator import NaiveBayes as NaiveBayes
+    from .estimator import merge as merge
+    from .families import REGISTRY as REGISTRY
+    from .families import Bernoulli as Bernoulli
+    from .families import Categorical as Categorical
+    from .families import ConjugateFamily as ConjugateFamily
+    from .families import Exponential as Exponential
+    from .families import Family as Family
+    from .families import Gaussian as Gaussian
+    from .families import KernelDensity as KernelDensity
+    from .families import Multinomial as Multinomial
+    from .families import NonparametricFamily as NonparametricFamily
+    from .families import Poisson as Poisson
+    from .joining import JoinColumns as JoinColumns
+    from .joining import join_columns as join_columns
+    from .persistence import ModelFileError as ModelFileError
+    from .persistence import load as load
+    from .persistence import save as save
 
 __version__ = "0.1.0"
 

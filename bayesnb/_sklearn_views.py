@@ -92,7 +92,20 @@ class SklearnViewsMixin:
     # ------------------------------------------------------------------ class prior
     @property
     def class_log_prior_(self) -> np.ndarray:
-        """(n_classes,) log p(c) under the current method (``class_alpha``/``class_prior``)."""
+        """(n_classes,) log p(c) under the current method (``class_alpha``/``class_prior``).
+
+        Examples
+        --------
+        ``class_alpha=0``: the class frequencies, as scikit-learn's ``fit_prior=True``:
+
+        >>> import numpy as np, bayesnb as bnb
+        >>> from sklearn.naive_bayes import MultinomialNB
+        >>> X = np.array([[3, 0, 1], [2, 1, 0], [0, 2, 3], [1, 0, 4]])
+        >>> y = ["finance", "finance", "sport", "sport"]
+        >>> clf = bnb.NaiveBayes(bnb.Multinomial(), class_alpha=0).fit(X, y)
+        >>> sk = MultinomialNB().fit(X, y)
+        >>> clf.class_log_prior_, sk.class_log_prior_
+        (array([-0.69314718, -0.69314718]), array([-0.69314718, -0.69314718]))"""
         if "fitted_" not in self.__dict__:
             raise AttributeError(f"this {type(self).__name__} is not fitted yet.")
         method = self.method
@@ -110,7 +123,21 @@ class SklearnViewsMixin:
     @property
     def feature_count_(self) -> np.ndarray:
         """(n_classes, n_features) weighted word counts (Multinomial) or numbers of ones
-        (Bernoulli) per class, as ``MultinomialNB``/``BernoulliNB``."""
+        (Bernoulli) per class, as ``MultinomialNB``/``BernoulliNB``.
+
+        Examples
+        --------
+        >>> import numpy as np, bayesnb as bnb
+        >>> from sklearn.naive_bayes import MultinomialNB
+        >>> X = np.array([[3, 0, 1], [2, 1, 0], [0, 2, 3], [1, 0, 4]])
+        >>> y = ["finance", "finance", "sport", "sport"]
+        >>> clf = bnb.NaiveBayes(bnb.Multinomial(), class_alpha=0).fit(X, y)
+        >>> sk = MultinomialNB().fit(X, y)
+        >>> clf.feature_count_
+        array([[5., 1., 1.],
+               [1., 2., 7.]])
+        >>> bool(np.array_equal(clf.feature_count_, sk.feature_count_))
+        True"""
         block = self._sk_block("multinomial", "bernoulli")
         if block.stats is None:
             raise AttributeError("this model was built from stated tables and keeps no counts.")
@@ -119,9 +146,23 @@ class SklearnViewsMixin:
         return np.asarray(leaf, dtype=np.float64)
 
     @property
-    def feature_log_prob_(self):
+    def feature_log_prob_(self) -> np.ndarray | list[np.ndarray]:
         """Multinomial: (n_classes, n_features) log P(word | c); Bernoulli: log P(x = 1 | c);
-        Categorical: a list of (n_classes, n_levels_j) arrays of log P(level | c)."""
+        Categorical: a list of (n_classes, n_levels_j) arrays of log P(level | c).
+
+        Examples
+        --------
+        >>> import numpy as np, bayesnb as bnb
+        >>> from sklearn.naive_bayes import MultinomialNB
+        >>> X = np.array([[3, 0, 1], [2, 1, 0], [0, 2, 3], [1, 0, 4]])
+        >>> y = ["finance", "finance", "sport", "sport"]
+        >>> clf = bnb.NaiveBayes(bnb.Multinomial(), class_alpha=0).fit(X, y)
+        >>> sk = MultinomialNB().fit(X, y)
+        >>> np.exp(clf.feature_log_prob_).round(4)  # finance: (5 + 1) / (7 + 3), ...
+        array([[0.6   , 0.2   , 0.2   ],
+               [0.1538, 0.2308, 0.6154]])
+        >>> bool(np.allclose(clf.feature_log_prob_, sk.feature_log_prob_))
+        True"""
         block = self._sk_block("multinomial", "bernoulli", "categorical")
         params = self._sk_params(block)
         name = block.family.sklearn_view
@@ -132,8 +173,24 @@ class SklearnViewsMixin:
         return _split_levels(params.log_prob, block)
 
     @property
-    def category_count_(self) -> list:
-        """Categorical: a list of (n_classes, n_levels_j) arrays of weighted level counts."""
+    def category_count_(self) -> list[np.ndarray]:
+        """Categorical: a list of (n_classes, n_levels_j) arrays of weighted level counts.
+
+        Examples
+        --------
+        As ``CategoricalNB`` on integer codes (here every level 0..max appears):
+
+        >>> import numpy as np, bayesnb as bnb
+        >>> from sklearn.naive_bayes import CategoricalNB
+        >>> X, y = np.array([[0, 1], [0, 2], [1, 2], [2, 0]]), ["a", "a", "b", "b"]
+        >>> clf = bnb.NaiveBayes(bnb.Categorical(), class_alpha=0).fit(X, y)
+        >>> clf.category_count_
+        [array([[2., 0., 0.],
+               [0., 1., 1.]]), array([[0., 1., 1.],
+               [1., 0., 1.]])]
+        >>> sk = CategoricalNB().fit(X, y)
+        >>> all(np.allclose(a, b) for a, b in zip(clf.feature_log_prob_, sk.feature_log_prob_))
+        True"""
         block = self._sk_block("categorical")
         if block.stats is None:
             raise AttributeError("this model was built from stated tables and keeps no counts.")
@@ -142,13 +199,41 @@ class SklearnViewsMixin:
     # ------------------------------------------------------------------ Gaussian
     @property
     def theta_(self) -> np.ndarray:
-        """(n_classes, n_features) Gaussian plug-in means, as ``GaussianNB.theta_``."""
+        """(n_classes, n_features) Gaussian plug-in means, as ``GaussianNB.theta_``.
+
+        Examples
+        --------
+        >>> import numpy as np, bayesnb as bnb
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> X = np.array([[1.0, 3.0], [2.0, 2.0], [3.0, 4.0], [4.0, 5.0], [5.0, 4.0], [7.0, 6.0]])
+        >>> y = ["a", "a", "a", "b", "b", "b"]
+        >>> clf = bnb.NaiveBayes(bnb.Gaussian(), method="ml").fit(X, y)
+        >>> sk = GaussianNB(var_smoothing=0).fit(X, y)
+        >>> clf.theta_.round(4)
+        array([[2.    , 3.    ],
+               [5.3333, 5.    ]])
+        >>> bool(np.allclose(clf.theta_, sk.theta_))
+        True"""
         return self._sk_params(self._sk_block("gaussian")).mean
 
     @property
     def var_(self) -> np.ndarray:
         """(n_classes, n_features) Gaussian plug-in variances (1 / precision), as
-        ``GaussianNB.var_``; under ``method="ml"`` the 1/N variance."""
+        ``GaussianNB.var_``; under ``method="ml"`` the 1/N variance.
+
+        Examples
+        --------
+        >>> import numpy as np, bayesnb as bnb
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> X = np.array([[1.0, 3.0], [2.0, 2.0], [3.0, 4.0], [4.0, 5.0], [5.0, 4.0], [7.0, 6.0]])
+        >>> y = ["a", "a", "a", "b", "b", "b"]
+        >>> clf = bnb.NaiveBayes(bnb.Gaussian(), method="ml").fit(X, y)
+        >>> sk = GaussianNB(var_smoothing=0).fit(X, y)
+        >>> clf.var_.round(4)
+        array([[0.6667, 0.6667],
+               [1.5556, 0.6667]])
+        >>> bool(np.allclose(clf.var_, sk.var_))
+        True"""
         precision = self._sk_params(self._sk_block("gaussian")).precision
         with np.errstate(divide="ignore"):
             return 1.0 / precision

@@ -41,6 +41,26 @@ more. Scores are computed per unit, vectorised over the columns of a block (the 
 arrays keep one column per last axis; Categorical columns are stacked per number of levels),
 all blocks in one compiled function, rows in bounded chunks; sparse input is densified chunk
 by chunk.
+
+Examples
+--------
+PlayTennis' Outlook alone, each structure with prior 1/2: the predictive of a sunny day mixes
+the class-specific Laplace predictives (count + 1) / (n_c + 3) with the shared one, 6 / 17,
+by the relevance r:
+
+>>> import pandas as pd, bayesnb as bnb
+>>> from bayesnb.datasets import load_playtennis
+>>> days, play = load_playtennis()
+>>> clf = bnb.NaiveBayes(method="bayes", feature_prior=0.5).fit(days[["Outlook"]], play)
+>>> r = clf.feature_relevance_["Outlook"]
+>>> round(float(r), 4)
+0.6753
+>>> clf.predict_proba(pd.DataFrame({"Outlook": ["Sunny"]})).round(4)
+array([[0.4891, 0.5109]])
+>>> no = 6 / 16 * (r * 4 / 8 + (1 - r) * 6 / 17)  # 3 of the 5 "No" days were sunny
+>>> yes = 10 / 16 * (r * 3 / 12 + (1 - r) * 6 / 17)  # 2 of the 9 "Yes" days
+>>> round(float(no / (no + yes)), 4)
+0.4891
 """
 
 from __future__ import annotations

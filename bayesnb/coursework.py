@@ -16,7 +16,8 @@ array(['No'], dtype=object)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,8 @@ from .families import REGISTRY
 from .fitted import FittedBlock, FittedModel
 
 
-def from_tables(class_prior: Mapping, *, columns=None, **tables: Mapping) -> NaiveBayes:
+def from_tables(class_prior: Mapping[Hashable, float], *, columns: Sequence[Hashable] | None = None,
+                **tables: Mapping[Hashable, Mapping[Hashable, Any]]) -> NaiveBayes:
     """A fitted ``NaiveBayes`` whose parameters are the given tables.
 
     Parameters
@@ -49,6 +51,26 @@ def from_tables(class_prior: Mapping, *, columns=None, **tables: Mapping) -> Nai
     NaiveBayes
         Predicts with the stated numbers (``method="ml"``: they are used as given). It has no
         data, so it has no posterior and no evidence.
+
+    Examples
+    --------
+    PlayTennis' Outlook table and a Gaussian temperature per class, checked by hand:
+
+    >>> import pandas as pd, bayesnb as bnb
+    >>> from scipy.stats import norm
+    >>> clf = bnb.from_tables(
+    ...     {"Yes": 9 / 14, "No": 5 / 14},
+    ...     categorical={"Outlook": {"Yes": {"Sunny": 2 / 9, "Overcast": 4 / 9, "Rain": 3 / 9},
+    ...                              "No": {"Sunny": 3 / 5, "Overcast": 0.0, "Rain": 2 / 5}}},
+    ...     gaussian={"Temperature": {"Yes": (21.0, 3.0), "No": (24.0, 4.0)}})
+    >>> days = pd.DataFrame({"Outlook": ["Sunny", "Overcast"], "Temperature": [22.0, 30.0]})
+    >>> clf.predict_proba(days).round(4)  # No, Yes; p(Overcast | No) = 0 is used as stated
+    array([[0.5121, 0.4879],
+           [0.    , 1.    ]])
+    >>> yes = 9 / 14 * 2 / 9 * norm.pdf(22.0, 21.0, 3.0)  # (mean, sd) = (21, 3)
+    >>> no = 5 / 14 * 3 / 5 * norm.pdf(22.0, 24.0, 4.0)
+    >>> round(float(no / (no + yes)), 4)
+    0.5121
     """
     stated = [name for name, cls in REGISTRY.items() if cls.stated_tables]
     unknown = [kind for kind in tables if kind not in stated]

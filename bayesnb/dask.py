@@ -22,13 +22,21 @@ imports it only when called, and the estimator looks for Dask input only when Da
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
 import pandas as pd
 
 from . import fitted, outofcore
+
+if TYPE_CHECKING:
+    import dask.array as da
+    import dask.dataframe as dd
+
+    import bayesnb
+
+    from ._typing import ArrayLike
 
 PREDICT_METHODS = ("predict", "predict_proba", "predict_log_proba")
 
@@ -43,7 +51,8 @@ def is_dask(X: Any) -> bool:
 
 
 # ---------------------------------------------------------------------- fitting
-def fit(model, X, y, sample_weight=None, *, split_every: int = 8):
+def fit(model: bayesnb.NaiveBayes, X: da.Array | dd.DataFrame, y: ArrayLike,
+        sample_weight: ArrayLike | None = None, *, split_every: int = 8) -> bayesnb.NaiveBayes:
     """Fit ``model`` (in place) on a Dask ``X`` by a Dask reduction of sufficient statistics.
 
     Parameters
@@ -66,6 +75,20 @@ def fit(model, X, y, sample_weight=None, *, split_every: int = 8):
         Fitted with the classes, levels and statistics of ``model.fit(X.compute(),
         y.compute())``. Rows with a missing label are an error (semi-supervised MCMC fitting
         needs the rows in memory).
+
+    Examples
+    --------
+    ``NaiveBayes.fit`` calls this for a Dask collection:
+
+    >>> import numpy as np, dask.dataframe as dd, bayesnb as bnb
+    >>> from bayesnb.datasets import load_titanic
+    >>> X, y = load_titanic()
+    >>> frame = dd.from_pandas(X.assign(Survived=y), npartitions=4)
+    >>> clf = bnb.NaiveBayes().fit(frame[["Class", "Sex", "Age"]], frame["Survived"])
+    >>> clf.class_count_
+    array([1490.,  711.])
+    >>> bool(np.allclose(clf.predict_proba(X), bnb.NaiveBayes().fit(X, y).predict_proba(X)))
+    True
     """
     import dask
 
@@ -328,7 +351,8 @@ def _stats_partition(template, X, y, w, i: int, x64: bool):
 
 
 # ---------------------------------------------------------------------- prediction
-def predict(model, X, method: str):
+def predict(model: bayesnb.NaiveBayes, X: da.Array | dd.DataFrame,
+            method: str) -> da.Array | dd.DataFrame | dd.Series:
     """``model.<method>(X)`` for a Dask ``X``, partition by partition, as a Dask collection.
 
     A Dask array gives a Dask array with the same row chunks: labels ``(n,)`` for ``predict``,
@@ -337,6 +361,22 @@ def predict(model, X, method: str):
     computed until you call ``.compute()`` (or ``persist``); each partition's result equals
     the in-memory method's on those rows. The model travels to the workers once, with its
     statistics as NumPy arrays; workers predict in the driver's dtype mode.
+
+    Examples
+    --------
+    ``predict``, ``predict_proba`` and ``predict_log_proba`` call this for a Dask collection:
+
+    >>> import numpy as np, dask.dataframe as dd, bayesnb as bnb
+    >>> from bayesnb.datasets import load_titanic
+    >>> X, y = load_titanic()
+    >>> clf = bnb.NaiveBayes().fit(X, y)
+    >>> lazy = clf.predict_proba(dd.from_pandas(X, npartitions=4))
+    >>> lazy.npartitions, lazy.columns.tolist()
+    (4, ['No', 'Yes'])
+    >>> bool(np.allclose(lazy.compute().to_numpy(), clf.predict_proba(X)))
+    True
+    >>> clf.predict(dd.from_pandas(X, npartitions=4)).compute().value_counts().to_dict()
+    {'No': 1726, 'Yes': 475}
     """
     import dask
     import dask.array as da

@@ -3,8 +3,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 def dependence_matrix(report: pd.DataFrame) -> pd.DataFrame:
@@ -24,8 +30,8 @@ def dependence_matrix(report: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(m, index=labels, columns=labels)
 
 
-def dependence_heatmap(report: pd.DataFrame, *, ax=None, annotate: bool | None = None,
-                       limit: float | None = None):
+def dependence_heatmap(report: pd.DataFrame, *, ax: Axes | None = None,
+                       annotate: bool | None = None, limit: float | None = None) -> Figure:
     """Heat map of pairwise log Bayes factors: red favours "dependent given the class", blue
     "independent", white is even; grey cells have no factor (the diagonal, skipped pairs).
 
@@ -33,6 +39,22 @@ def dependence_heatmap(report: pd.DataFrame, *, ax=None, annotate: bool | None =
     absolute factor, at most 50, so one copied column does not wash out the rest; the
     colour bar says so). Values are written in the cells when ``annotate`` (default: up to 12
     columns). Returns the matplotlib ``Figure``.
+
+    Examples
+    --------
+    >>> import bayesnb as bnb
+    >>> from bayesnb.analysis import dependence
+    >>> from bayesnb.datasets import load_playtennis
+    >>> days, play = load_playtennis()
+    >>> doubled = days.assign(Windy=days["Wind"])
+    >>> report = dependence(bnb.NaiveBayes(), doubled, play)
+    >>> fig = bnb.dependence_heatmap(report)
+    >>> fig.axes[0].get_title()
+    'Pairwise dependence given the class'
+    >>> [label.get_text() for label in fig.axes[0].get_yticklabels()]
+    ['Outlook', 'Temperature', 'Humidity', 'Wind', 'Windy']
+    >>> max(float(cell.get_text()) for cell in fig.axes[0].texts)  # Wind and its copy
+    6.0
     """
     import matplotlib.pyplot as plt
     from matplotlib.colors import TwoSlopeNorm

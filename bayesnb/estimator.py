@@ -7,11 +7,35 @@ The data path: input handling (:mod:`bayesnb._data`) -> per-class sufficient sta
 holds the scikit-learn surface, the validation of the estimator's own parameters and that
 cache; the NumPyro program (:mod:`bayesnb.model`) and draws (:mod:`bayesnb.inference`) are
 reached through it for ``method="mcmc"`` and the Bayesian reports.
+
+``METHODS`` lists the values of ``method``. One fit serves the four closed-form methods
+(``set_params(method=...)`` refits nothing); ``"mcmc"`` runs NUTS.
+
+Examples
+--------
+PlayTennis and the course notes' day (Sunny, Cool, High, Strong): MAP under the default
+``alpha=1`` is ML, and for Categorical columns the exact predictive is the posterior mean.
+
+>>> import pandas as pd, bayesnb as bnb
+>>> from bayesnb.datasets import load_playtennis
+>>> bnb.METHODS
+('ml', 'map', 'mean', 'bayes', 'mcmc')
+>>> days, play = load_playtennis()
+>>> x = pd.DataFrame([["Sunny", "Cool", "High", "Strong"]], columns=days.columns)
+>>> clf = bnb.NaiveBayes().fit(days, play)
+>>> for method in bnb.METHODS[:4]:
+...     print(method, clf.set_params(method=method).predict_proba(x).round(4))
+ml [[0.7954 0.2046]]
+map [[0.7954 0.2046]]
+mean [[0.7353 0.2647]]
+bayes [[0.7353 0.2647]]
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -21,6 +45,7 @@ from ._blocks import encode_blocks
 from ._data import as_table
 from ._sklearn_views import SklearnViewsMixin
 from ._spec import SpecMixin, check_mcmc_settings, freeze, owned, update_lock
+from ._typing import ArrayLike, Data, Features
 from .averaging import averaged_scorer, check_method
 from .dask import is_dask
 from .fitted import (
@@ -35,6 +60,8 @@ from .fitted import (
 from .reports import BayesianReports
 from .scoring import DrawsScorer, TableScorer, answer, best_index, table_scorer
 
+#: The values of ``NaiveBayes(method=...)``: maximum likelihood, posterior mode and posterior
+#: mean plug-ins, the exact posterior predictive, and NUTS draws of the parameters.
 METHODS = ("ml", "map", "mean", "bayes", "mcmc")
 
 
@@ -128,12 +155,41 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
     A fit, ``partial_fit``, ``fit_chunks`` or Dask fit builds a new ``fitted_`` aside and
     installs it in one assignment: on any error the estimator is as before the call, and a
     prediction in another thread sees the old or the new model, never a mixture.
+
+    Examples
+    --------
+    Mitchell's PlayTennis days (the families are inferred: four Categorical columns) and the
+    course notes' day x' = (Sunny, Cool, High, Strong):
+
+    >>> import pandas as pd, bayesnb as bnb
+    >>> from bayesnb.datasets import load_playtennis
+    >>> days, play = load_playtennis()
+    >>> clf = bnb.NaiveBayes(method="ml").fit(days, play)
+    >>> clf.classes_
+    array(['No', 'Yes'], dtype=object)
+    >>> x = pd.DataFrame([["Sunny", "Cool", "High", "Strong"]], columns=days.columns)
+    >>> clf.predict(x)
+    array(['No'], dtype=object)
+    >>> clf.predict_proba(x).round(4)  # 0.0206 / (0.0206 + 0.0053)
+    array([[0.7954, 0.2046]])
+
+    The same fit under another method, and a mixed specification:
+
+    >>> clf.set_params(method="bayes").predict_proba(x).round(4)
+    array([[0.7353, 0.2647]])
+    >>> bnb.NaiveBayes({"age": bnb.Gaussian(pooled=True), "visits": bnb.Poisson()})
+    NaiveBayes(features={'age': Gaussian(loc=0.0, kappa=0.001, shape=1.0, rate=0.01, pooled=True),
+                         'visits': Poisson(shape=1.0, rate=0.1)})
     """
 
-    def __init__(self, features=None, *, method="mean", class_alpha=1.0, class_prior=None,
-                 priors=None, infer_counts=False, use_kernel=False, num_warmup=1000,
-                 num_samples=1000, num_chains=4, seed=0, chain_method="auto",
-                 progress_bar=True, feature_prior=None):
+    def __init__(self, features: Features = None, *, method: str = "mean",
+                 class_alpha: float | ArrayLike = 1.0,
+                 class_prior: ArrayLike | Mapping[Any, float] | None = None,
+                 priors: Mapping[str, Any] | None = None, infer_counts: bool = False,
+                 use_kernel: bool = False, num_warmup: int = 1000, num_samples: int = 1000,
+                 num_chains: int = 4, seed: int = 0, chain_method: str = "auto",
+                 progress_bar: bool = True,
+                 feature_prior: float | Mapping[Any, float] | None = None) -> None:
         self.features = features
         self.infer_counts = infer_counts
         self.use_kernel = use_kernel
@@ -149,14 +205,43 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         self.progress_bar = progress_bar
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: Data, y: ArrayLike, sample_weight: ArrayLike | None = None) -> NaiveBayes:
         """Fit from scratch: one pass that accumulates per-class sufficient statistics.
 
         Under ``method="mcmc"`` a missing label (None/NaN in ``y``) makes the row unlabeled:
         it enters the posterior through the marginal over classes (semi-supervised). The other
         methods need every label. A Dask array or DataFrame is fitted by a Dask reduction of
         sufficient statistics (:func:`bayesnb.dask.fit`), equal to the in-memory fit.
-        Undefined estimates (ML, MAP) are reported now, and NUTS runs now."""
+        Undefined estimates (ML, MAP) are reported now, and NUTS runs now.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame, sparse matrix or Dask collection of shape (n_samples, n_features)
+            The rows; a DataFrame's columns are matched by name (``features`` may name them).
+        y : array-like of shape (n_samples,)
+            Labels: any sortable hashable values.
+        sample_weight : array-like of shape (n_samples,), optional
+            Frequency weights: an integer weight equals that many copies of the row.
+
+        Returns
+        -------
+        NaiveBayes
+            This estimator, fitted.
+
+        Examples
+        --------
+        Integer weights equal duplicated rows:
+
+        >>> import numpy as np, bayesnb as bnb
+        >>> X = np.array([[1.0, 3.0], [2.0, 2.0], [3.0, 4.0], [4.0, 5.0], [5.0, 4.0], [7.0, 6.0]])
+        >>> y = np.array(["a", "a", "a", "b", "b", "b"])
+        >>> w = [2, 1, 1, 1, 1, 3]
+        >>> weighted = bnb.NaiveBayes().fit(X, y, sample_weight=w)
+        >>> weighted.class_count_
+        array([4., 5.])
+        >>> copies = bnb.NaiveBayes().fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+        >>> bool(np.allclose(weighted.predict_proba(X), copies.predict_proba(X)))
+        True"""
         if is_dask(X):
             from .dask import fit as dask_fit
 
@@ -171,14 +256,45 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
             model = model.replace(unlabeled=tuple(encode_blocks(model, X_unlabeled, "smooth")[0]))
         return self._install(model)
 
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(self, X: Data, y: ArrayLike, classes: ArrayLike | None = None,
+                    sample_weight: ArrayLike | None = None) -> NaiveBayes:
         """Conjugate update with a new chunk: the statistics of all chunks are summed (Gaussian
         moments merged exactly), so any chunking gives the batch fit. Columns are matched by
         name for a DataFrame. ``classes`` declares every label up front (needed on the first
         call if a chunk may miss a class; later it must equal ``classes_``). Estimates that
         the data so far leave undefined (ML for a class not seen yet) are reported when the
         model is used to predict, not while it is still learning; NUTS (``method="mcmc"``)
-        likewise runs at the first prediction after an update."""
+        likewise runs at the first prediction after an update.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like, optional
+            Every label, declared up front.
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        NaiveBayes
+            This estimator, updated.
+
+        Examples
+        --------
+        Three chunks, one of which holds a single class, give the batch fit:
+
+        >>> import numpy as np, bayesnb as bnb
+        >>> X = np.array([[3, 0, 1], [2, 1, 0], [0, 2, 3], [1, 0, 4]])
+        >>> y = np.array(["finance", "finance", "sport", "sport"])
+        >>> online = bnb.NaiveBayes(bnb.Multinomial())
+        >>> for rows in ([0, 2], [1], [3]):
+        ...     online = online.partial_fit(X[rows], y[rows], classes=["finance", "sport"])
+        >>> online.feature_count_
+        array([[5., 1., 1.],
+               [1., 2., 7.]])
+        >>> batch = bnb.NaiveBayes(bnb.Multinomial()).fit(X, y)
+        >>> bool(np.allclose(online.predict_proba(X), batch.predict_proba(X)))
+        True"""
         self._check_method()
         with update_lock(self):  # read, update, install as one: else concurrent rows are lost
             model = add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,
@@ -325,22 +441,76 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         scores, norm = self._scorer().scores(X, output)
         return answer(X, scores, norm, self.method)  # a jax.Array X: a jax.Array back
 
-    def predict_joint_log_proba(self, X) -> np.ndarray:
+    def predict_joint_log_proba(self, X: Data) -> np.ndarray:
         """log p(x, c = k) for every row and class, normalising constants included (the
-        "proportional posterior" of the seeds, e.g. PlayTennis' 0.0053 and 0.0206)."""
+        "proportional posterior" of the seeds, e.g. PlayTennis' 0.0053 and 0.0206).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(method="ml").fit(days, play)
+        >>> x = pd.DataFrame([["Sunny", "Cool", "High", "Strong"]], columns=days.columns)
+        >>> np.exp(clf.predict_joint_log_proba(x)).round(4)  # No, Yes
+        array([[0.0206, 0.0053]])
+        >>> round(9 / 14 * 2 / 9 * 3 / 9 * 3 / 9 * 3 / 9, 4)  # p(x, Yes) by hand
+        0.0053"""
         return self._scorer().scores(X, "joint")[0]
 
-    def predict_log_proba(self, X) -> np.ndarray:
-        """log p(c = k | x): plug-in or, under ``method="bayes"``, exact posterior predictive."""
+    def predict_log_proba(self, X: Data) -> np.ndarray:
+        """log p(c = k | x): plug-in or, under ``method="bayes"``, exact posterior predictive.
+
+        Computed in log space: a probability too small for a float keeps its log (below,
+        -114.29, as ``scipy.stats.norm`` gives for the two classes' ML Gaussians).
+
+        Examples
+        --------
+        >>> import numpy as np, bayesnb as bnb
+        >>> X = np.array([[1.0, 3.0], [2.0, 2.0], [3.0, 4.0], [4.0, 5.0], [5.0, 4.0], [7.0, 6.0]])
+        >>> clf = bnb.NaiveBayes(method="ml").fit(X, ["a", "a", "a", "b", "b", "b"])
+        >>> clf.predict_log_proba([[3.5, 4.0]]).round(4)
+        array([[-0.7891, -0.6056]])
+        >>> clf.predict_proba([[15.0, 10.0]])  # p(a | x) underflows to 0 ...
+        array([[0., 1.]])
+        >>> clf.predict_log_proba([[15.0, 10.0]]).round(2)  # ... its log does not
+        array([[-114.29,    0.  ]])"""
         return self._predict(X, "log_proba", "predict_log_proba")
 
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: Data) -> np.ndarray:
         """p(c = k | x) for every row and class; rows sum to 1. A ``jax.Array`` X gives a
-        ``jax.Array`` on its device in JAX's float dtype (``scoring.answer``)."""
+        ``jax.Array`` on its device in JAX's float dtype (``scoring.answer``).
+
+        Examples
+        --------
+        Laplace smoothing (``method="mean"``, ``alpha=1``) on PlayTennis, checked by hand:
+
+        >>> import pandas as pd, bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(method="mean").fit(days, play)
+        >>> x = pd.DataFrame([["Sunny", "Cool", "High", "Strong"]], columns=days.columns)
+        >>> clf.predict_proba(x).round(4)  # No, Yes
+        array([[0.7353, 0.2647]])
+        >>> yes = 10 / 16 * 3 / 12 * 4 / 12 * 4 / 11 * 4 / 11  # (count + 1) / (n + levels)
+        >>> no = 6 / 16 * 4 / 8 * 2 / 8 * 5 / 7 * 4 / 7
+        >>> round(no / (no + yes), 4)
+        0.7353"""
         return self._predict(X, "proba", "predict_proba")
 
-    def predict(self, X) -> np.ndarray:
-        """The class with the highest posterior probability (ties: the first in ``classes_``)."""
+    def predict(self, X: Data) -> np.ndarray:
+        """The class with the highest posterior probability (ties: the first in ``classes_``).
+
+        Examples
+        --------
+        >>> import bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(method="ml").fit(days, play)
+        >>> clf.predict(days.head(3))
+        array(['No', 'No', 'Yes'], dtype=object)
+        >>> round(clf.score(days, play), 4)  # 13 of the 14 training days
+        0.9286"""
         if is_dask(X):
             return self._predict(X, "scores", "predict")
         return self.classes_[best_index(self._predict(X, "scores", "predict"))]
@@ -361,6 +531,22 @@ def merge(*models: NaiveBayes) -> NaiveBayes:
     The models must share classes, columns, families with equal hyperparameters and category
     levels (declare ``categories=`` and ``partial_fit(..., classes=)`` when parts may miss some).
     The result takes the first model's settings (method, class prior, MCMC options).
+
+    Examples
+    --------
+    Fits of two parts of the rows merge into the fit of all of them:
+
+    >>> import numpy as np, bayesnb as bnb
+    >>> X = np.array([[1.0, 3.0], [2.0, 2.0], [3.0, 4.0], [4.0, 5.0], [5.0, 4.0], [7.0, 6.0]])
+    >>> y = np.array(["a", "a", "a", "b", "b", "b"])
+    >>> first = bnb.NaiveBayes(method="bayes").fit(X[[0, 1, 3]], y[[0, 1, 3]])
+    >>> second = bnb.NaiveBayes(method="bayes").fit(X[[2, 4, 5]], y[[2, 4, 5]])
+    >>> merged = bnb.merge(first, second)
+    >>> merged.class_count_
+    array([3., 3.])
+    >>> whole = bnb.NaiveBayes(method="bayes").fit(X, y)
+    >>> bool(np.allclose(merged.predict_proba(X), whole.predict_proba(X)))
+    True
     """
     if not models:
         raise ValueError("merge needs at least one model.")

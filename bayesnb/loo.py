@@ -71,6 +71,20 @@ class LooResult:
     index : pandas.Index or None
         The labels of the rows: the index of ``X`` when it was a DataFrame, else None
         (positions 0..n-1); :meth:`to_frame`'s index.
+
+    Examples
+    --------
+    >>> import bayesnb as bnb
+    >>> from bayesnb.datasets import load_playtennis
+    >>> days, play = load_playtennis()
+    >>> result = bnb.NaiveBayes(method="bayes").fit(days, play).loo(days, play)
+    >>> result.n, round(result.elpd_loo, 4), round(float(result.pointwise.sum()), 4)
+    (14, -10.2993, -10.2993)
+    >>> result.to_frame().head(3).round(4)
+       loo_log_p
+    0    -0.7242
+    1    -0.3400
+    2    -0.5899
     """
 
     pointwise: np.ndarray

@@ -36,6 +36,8 @@ that name (:class:`ColumnSites`).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -43,6 +45,13 @@ import numpyro
 import numpyro.distributions as dist
 
 from ._classes import _concentration, _fixed
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    import bayesnb
+
+    from ._typing import ArrayLike, Data
 
 
 def block_sites(blocks) -> list[str]:
@@ -162,14 +171,38 @@ def naive_bayes_model(families, priors, sites, class_alpha, class_prior, xs, y, 
             family.observe(p, x, y, site, total_count=total_count)
 
 
-def model_and_data(clf, X, y=None):
+def model_and_data(clf: bayesnb.NaiveBayes, X: Data, y: ArrayLike | None = None
+                   ) -> tuple[Callable[..., None], dict[str, Any]]:
     """``(model, kwargs)`` for ``clf``'s specification and the data (X, y), ready for
     ``numpyro.infer`` (``MCMC(NUTS(model)).run(key, **kwargs)``, ``log_density`` ...).
 
     ``y=None`` leaves the labels unobserved: ``numpyro.infer.Predictive(model, ...)(key,
     **kwargs)`` then samples a label per row of ``X`` (site ``"y"``, codes into
     ``clf.classes_``) from the class proportions, as Predictive samples every unobserved
-    site; the rows' features stay observed."""
+    site; the rows' features stay observed.
+
+    Examples
+    --------
+    The program's sites, and its likelihood of each row at the posterior-mean parameters,
+    which is what ``predict_joint_log_proba`` scores (labels ``y`` and values ``bernoulli.x``):
+
+    >>> import numpy as np, numpyro, bayesnb as bnb
+    >>> from numpyro.infer.util import log_likelihood
+    >>> from bayesnb.model import model_and_data
+    >>> X, y = np.array([[1, 0], [1, 1], [0, 1], [0, 0]]), ["spam", "spam", "ham", "ham"]
+    >>> clf = bnb.NaiveBayes(bnb.Bernoulli(), method="mean").fit(X, y)
+    >>> model, kwargs = model_and_data(clf, X, y)
+    >>> trace = numpyro.handlers.trace(numpyro.handlers.seed(model, 0)).get_trace(**kwargs)
+    >>> [(name, site["is_observed"]) for name, site in trace.items() if site["type"] == "sample"]
+    [('class_probs', False), ('bernoulli.theta', False), ('y', True), ('bernoulli.x', True)]
+    >>> params = {"class_probs": np.exp(clf.class_log_prior_)[None],
+    ...           "bernoulli.theta": np.exp(clf.feature_log_prob_)[None]}
+    >>> ll = log_likelihood(model, params, **kwargs)
+    >>> per_row = np.asarray(ll["y"] + ll["bernoulli.x"].sum(-1), dtype=np.float64)[0]
+    >>> per_row.round(4)
+    array([-1.674, -1.674, -1.674, -1.674])
+    >>> clf.predict_joint_log_proba(X)[[0, 1, 2, 3], [1, 1, 0, 0]].round(4)  # true classes
+    array([-1.674, -1.674, -1.674, -1.674])"""
     from ._blocks import encode_blocks
     from ._data import labels_to_codes
 
@@ -192,8 +225,8 @@ def class_setup(n_classes: int, class_alpha, class_prior):
     return gamma, None
 
 
-def simulate(clf, n_rows: int, *, posterior: bool = True, num_draws: int = 1, seed: int = 0,
-             total_count: int | None = None):
+def simulate(clf: bayesnb.NaiveBayes, n_rows: int, *, posterior: bool = True, num_draws: int = 1,
+             seed: int = 0, total_count: int | None = None) -> pd.DataFrame:
     """Synthetic (X, y) from the prior or posterior predictive, through the same NumPyro
     program and ``numpyro.infer.Predictive``.
 
@@ -202,6 +235,21 @@ def simulate(clf, n_rows: int, *, posterior: bool = True, num_draws: int = 1, se
     Posterior draws are the NUTS draws under ``method="mcmc"``, else exact conjugate draws.
     Multinomial rows are documents of ``total_count`` words (default: the mean training
     document length), since document lengths are not part of the model.
+
+    Examples
+    --------
+    ``NaiveBayes.simulate`` calls this:
+
+    >>> import bayesnb as bnb
+    >>> from bayesnb.model import simulate
+    >>> from bayesnb.datasets import load_playtennis
+    >>> days, play = load_playtennis()
+    >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+    >>> rows = simulate(clf, 4, seed=0)
+    >>> rows.columns.tolist()
+    ['Outlook', 'Temperature', 'Humidity', 'Wind', 'y', 'draw']
+    >>> rows.equals(clf.simulate(4, seed=0))
+    True
     """
     import pandas as pd
 

@@ -27,7 +27,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,11 @@ from ._data import (
 )
 from ._progress import progress_bar
 from .families._levels import bool_and_number, distinct_values
+
+if TYPE_CHECKING:
+    import bayesnb
+
+    from ._typing import ArrayLike
 
 
 class Chunk(NamedTuple):
@@ -288,7 +293,9 @@ def check_total(stats: tuple) -> None:
 
 
 # ---------------------------------------------------------------------- iterators of chunks
-def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int | None = None):
+def fit_chunks(model: bayesnb.NaiveBayes, chunks: Iterable[tuple] | Callable[[], Iterable[tuple]],
+               *, classes: ArrayLike | None = None, progress: bool = True,
+               total: int | None = None) -> bayesnb.NaiveBayes:
     """Fit ``model`` (a ``NaiveBayes``, in place) from chunks of data, holding one at a time.
 
     Parameters
@@ -319,6 +326,23 @@ def fit_chunks(model, chunks, *, classes=None, progress: bool = True, total: int
         Fitted: its classes, levels and sufficient statistics are those of one ``fit`` on the
         concatenated chunks (counts exactly; Gaussian moments up to rounding, ~1e-15 relative).
         As ``fit`` does, undefined estimates (ML, MAP) are reported now and NUTS runs now.
+
+    Examples
+    --------
+    Titanic in chunks of 500 rows (the first chunks hold only passengers who died; a list is
+    scanned for every class first):
+
+    >>> import numpy as np, bayesnb as bnb
+    >>> from bayesnb.outofcore import fit_chunks
+    >>> from bayesnb.datasets import load_titanic
+    >>> X, y = load_titanic()
+    >>> chunks = [(X[i:i + 500], y[i:i + 500]) for i in range(0, len(y), 500)]
+    >>> clf = fit_chunks(bnb.NaiveBayes(), chunks, progress=False)
+    >>> clf.class_count_
+    array([1490.,  711.])
+    >>> whole = bnb.NaiveBayes().fit(X, y)
+    >>> bool(np.allclose(clf.predict_proba(X), whole.predict_proba(X)))
+    True
     """
     if total is None and hasattr(chunks, "__len__"):
         total = len(chunks)
@@ -646,7 +670,24 @@ def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split()) or type(err).__name__
 
 
-def read_csv_chunks(path, target: str, *, chunksize: int = 100_000, **read_csv_kwargs):
+def read_csv_chunks(path: str | os.PathLike[str], target: str, *, chunksize: int = 100_000,
+                    **read_csv_kwargs: Any) -> CSVChunks:
     """``CSVChunks(path, target, chunksize=..., **read_csv_kwargs)``: a CSV file as chunks for
-    :func:`fit_chunks`, e.g. ``fit_chunks(NaiveBayes(), read_csv_chunks("big.csv", "y"))``."""
+    :func:`fit_chunks`, e.g. ``fit_chunks(NaiveBayes(), read_csv_chunks("big.csv", "y"))``.
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np, bayesnb as bnb
+    >>> from bayesnb.outofcore import fit_chunks, read_csv_chunks
+    >>> from bayesnb.datasets import load_titanic
+    >>> X, y = load_titanic()
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "titanic.csv")
+    ...     X.assign(Survived=y).to_csv(path, index=False)
+    ...     chunks = read_csv_chunks(path, "Survived", chunksize=500)
+    ...     clf = fit_chunks(bnb.NaiveBayes(), chunks, progress=False)
+    >>> clf.class_count_
+    array([1490.,  711.])
+    >>> bool(np.allclose(clf.predict_proba(X), bnb.NaiveBayes().fit(X, y).predict_proba(X)))
+    True"""
     return CSVChunks(path, target, chunksize=chunksize, **read_csv_kwargs)

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import zipfile
 import zlib
 from collections import Counter
@@ -100,12 +101,57 @@ MAX_EXPANSION = 1100
 
 
 class ModelFileError(ValueError):
-    """A model file that is corrupt, truncated, of an unknown version or inconsistent."""
+    """A model file that is corrupt, truncated, of an unknown version or inconsistent.
+
+    A ``ValueError``; its message is one line naming the file and what is wrong.
+
+    Examples
+    --------
+    >>> import os, tempfile, bayesnb as bnb
+    >>> issubclass(bnb.ModelFileError, ValueError)
+    True
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "notes.bnb")
+    ...     with open(path, "w") as f:
+    ...         _ = f.write("not a model")
+    ...     bnb.load(path)
+    Traceback (most recent call last):
+    ...
+    bayesnb.persistence.ModelFileError: /.../notes.bnb: corrupt or truncated model file (...)."""
 
 
 # ---------------------------------------------------------------------- save
-def save(model: NaiveBayes, path) -> Path:
-    """Write a fitted ``NaiveBayes`` to ``path`` (conventionally ``*.bnb``)."""
+def save(model: NaiveBayes, path: str | os.PathLike[str]) -> Path:
+    """Write a fitted ``NaiveBayes`` to ``path`` (conventionally ``*.bnb``).
+
+    The file is a zip of a JSON manifest and ``.npy`` arrays (specification, priors,
+    sufficient statistics, labels, levels): data, never code. :func:`load` reads it back.
+
+    Parameters
+    ----------
+    model : NaiveBayes
+        A fitted model.
+    path : str or path-like
+        Where to write; an existing file is replaced.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Examples
+    --------
+    >>> import os, tempfile, bayesnb as bnb
+    >>> from bayesnb.datasets import load_playtennis
+    >>> days, play = load_playtennis()
+    >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = bnb.save(clf, os.path.join(folder, "playtennis.bnb"))
+    ...     loaded = bnb.load(path)
+    >>> path.name
+    'playtennis.bnb'
+    >>> bool((loaded.predict_proba(days) == clf.predict_proba(days)).all())  # exactly
+    True"""
     if "fitted_" not in model.__dict__:
         raise ValueError("only a fitted model can be saved; call fit first.")
     check_mcmc_settings(model._mcmc_settings(), MAX_MCMC)
@@ -244,14 +290,38 @@ def _feature_prior_from_json(value, version: int):
 
 
 # ---------------------------------------------------------------------- load
-def load(path) -> NaiveBayes:
+def load(path: str | os.PathLike[str]) -> NaiveBayes:
     """Read a model written by :func:`save` (any supported format version).
 
     Four stages: the manifest is read (size-capped) and its structure checked, which fixes
     the shape and dtype of every array it names (:func:`_layout`); only those members are read,
     each header checked before its data (:func:`_read_arrays`); their values are checked
     (:func:`_validated`); the estimator is assembled from the checked data (:func:`_build`).
-    Any problem is a one-line :class:`ModelFileError` naming the member and what is wrong."""
+    Any problem is a one-line :class:`ModelFileError` naming the member and what is wrong.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file written by :func:`save`.
+
+    Returns
+    -------
+    NaiveBayes
+        The fitted model, with the settings it was saved with.
+
+    Examples
+    --------
+    >>> import os, tempfile, bayesnb as bnb
+    >>> from bayesnb.datasets import load_playtennis
+    >>> days, play = load_playtennis()
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = bnb.save(bnb.NaiveBayes(method="ml").fit(days, play),
+    ...                     os.path.join(folder, "playtennis.bnb"))
+    ...     clf = bnb.load(path)
+    >>> clf.method, clf.classes_.tolist()
+    ('ml', ['No', 'Yes'])
+    >>> clf.predict_proba(days.head(1)).round(4)
+    array([[0.7954, 0.2046]])"""
     path = Path(path)
     try:
         with zipfile.ZipFile(path) as zf:

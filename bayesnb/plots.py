@@ -6,10 +6,18 @@ figure unless ``ax`` is given, so they compose and save headlessly (``fig.savefi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from ._typing import ArrayLike, Data
+    from .estimator import NaiveBayes
 
 #: one look per method in every figure: colour, marker, and a size that shrinks down the list, so
 #: methods whose curves coincide (MAP with alpha = 1 is ML) show as nested markers, not one line
@@ -96,8 +104,9 @@ def _axes(ax, ncols=1, figsize=(5, 4), layout="constrained"):
     return fig, list(axes[0])
 
 
-def reliability_diagram(y_true, probas: Mapping[str, np.ndarray], classes, *, n_bins=10,
-                        ax=None, evaluation: str | None = None):
+def reliability_diagram(y_true: ArrayLike, probas: Mapping[str, ArrayLike], classes: ArrayLike, *,
+                        n_bins: int = 10, ax: Axes | None = None,
+                        evaluation: str | None = None) -> Figure:
     """Calibration of several models: per confidence bin, the accuracy of the predicted class
     against its mean predicted probability (the diagonal is perfect calibration).
 
@@ -113,6 +122,19 @@ def reliability_diagram(y_true, probas: Mapping[str, np.ndarray], classes, *, n_
 
     ``evaluation`` says in the title which rows were scored (e.g. a ``compare`` table's
     ``attrs["evaluation"]``); a diagram without it does not know.
+
+    Examples
+    --------
+    >>> import bayesnb as bnb
+    >>> from bayesnb.plots import reliability_diagram
+    >>> from bayesnb.datasets import load_titanic
+    >>> X, y = load_titanic()
+    >>> probas = {m: bnb.NaiveBayes(method=m).fit(X, y).predict_proba(X) for m in ("ml", "bayes")}
+    >>> fig = reliability_diagram(y, probas, classes=["No", "Yes"])
+    >>> fig.axes[0].get_title()
+    'Reliability diagram'
+    >>> [line.get_label() for line in fig.axes[0].get_lines()]
+    ['calibrated', 'ml', 'bayes']
     """
     import textwrap
 
@@ -184,8 +206,9 @@ _STATISTICS = {"mean": "mean over repeats, band: mean +- 1 sd",
                "median": "median over repeats, band: quartiles (q25 to q75)"}
 
 
-def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", "brier"), *,
-                         statistic: str = "mean", evaluation: str | None = None):
+def learning_curves_plot(curves: pd.DataFrame,
+                         metrics: Sequence[str] = ("accuracy", "log_loss", "brier"), *,
+                         statistic: str = "mean", evaluation: str | None = None) -> Figure:
     """One panel per metric from :func:`bayesnb.compare.learning_curves`: the ``statistic``
     over repeats against training-set size, one line per method (styles of
     :func:`method_style`).
@@ -209,6 +232,19 @@ def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", 
 
     The legend (below the panels) gives each method's total of failed repeats and says what
     the markers mean.
+
+    Examples
+    --------
+    >>> import bayesnb as bnb
+    >>> from bayesnb.compare import learning_curves
+    >>> from bayesnb.plots import learning_curves_plot
+    >>> from bayesnb.datasets import load_titanic
+    >>> X, y = load_titanic()
+    >>> curves = learning_curves(X, y, methods=("ml", "bayes"), train_sizes=(10, 200), repeats=3,
+    ...                          features=bnb.Categorical(unseen="smooth"))
+    >>> fig = learning_curves_plot(curves)
+    >>> [ax.get_title() for ax in fig.axes]
+    ['accuracy', 'log_loss', 'brier']
     """
     import textwrap
 
@@ -313,10 +349,23 @@ def learning_curves_plot(curves: pd.DataFrame, metrics=("accuracy", "log_loss", 
     return fig
 
 
-def credible_intervals_plot(clf, X, *, class_label=None, interval=0.9, draws=None, ax=None,
-                            num_draws=1000, seed=0):
+def credible_intervals_plot(clf: NaiveBayes, X: Data, *, class_label: Hashable | None = None,
+                            interval: float = 0.9, draws: Mapping[str, ArrayLike] | None = None,
+                            ax: Axes | None = None, num_draws: int = 1000,
+                            seed: int = 0) -> Figure:
     """Per row, p(class | x) with its central ``interval`` over the posterior of the
-    parameters (``NaiveBayes.predict_uncertainty``), rows sorted by the predictive."""
+    parameters (``NaiveBayes.predict_uncertainty``), rows sorted by the predictive.
+
+    Examples
+    --------
+    >>> import bayesnb as bnb
+    >>> from bayesnb.plots import credible_intervals_plot
+    >>> from bayesnb.datasets import load_playtennis
+    >>> days, play = load_playtennis()
+    >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+    >>> fig = credible_intervals_plot(clf, days, class_label="Yes")
+    >>> fig.axes[0].get_title(), fig.axes[0].get_ylabel()
+    ('Per-row uncertainty of the class probability', 'p(Yes | x)')"""
     fig, (ax,) = _axes(ax, figsize=(7, 4))
     u = clf.predict_uncertainty(X, interval=interval, draws=draws, num_draws=num_draws,
                                 seed=seed)
@@ -332,8 +381,9 @@ def credible_intervals_plot(clf, X, *, class_label=None, interval=0.9, draws=Non
     return fig
 
 
-def posterior_density_plot(clf, site: str, index: tuple = (), *, draws=None, ax=None,
-                           num_draws=4000, seed=0):
+def posterior_density_plot(clf: NaiveBayes, site: str, index: tuple = (), *,
+                           draws: Mapping[str, ArrayLike] | None = None, ax: Axes | None = None,
+                           num_draws: int = 4000, seed: int = 0) -> Figure:
     """Density of one parameter's posterior draws (NUTS draws under ``method="mcmc"``, else
     exact conjugate draws), with the ML, MAP and posterior-mean plug-in values marked.
 
@@ -341,6 +391,22 @@ def posterior_density_plot(clf, site: str, index: tuple = (), *, draws=None, ax=
     ``"class_probs"``, ...; see ``bayesnb.model``) and ``index`` picks one entry, e.g.
     ``(class, column)`` or ``(class, level)``: each by its label (``("Yes", "1st")``) or, as
     an integer, by its position (integers are positions even where the labels are integers).
+
+    Examples
+    --------
+    p(Sunny | No) in PlayTennis: 3 of the 5 "No" days were sunny, so ML and MAP (flat prior)
+    give 3/5 and the posterior mean (3 + 1) / (5 + 3):
+
+    >>> import bayesnb as bnb
+    >>> from bayesnb.plots import posterior_density_plot
+    >>> from bayesnb.datasets import load_playtennis
+    >>> days, play = load_playtennis()
+    >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+    >>> fig = posterior_density_plot(clf, "categorical.Outlook.probs", ("No", "Sunny"))
+    >>> fig.axes[0].get_xlabel()
+    'categorical.Outlook.probs[No, Sunny]'
+    >>> fig.axes[0].get_legend_handles_labels()[1]
+    ['posterior draws', 'ML 0.6', 'MAP 0.6', 'MEAN 0.5']
     """
     fig, (ax,) = _axes(ax)
     if draws is None:
@@ -439,7 +505,9 @@ def plug_in_value(clf, site: str, index: tuple, method: str):
                      f"{['class_probs', *parameter_sites(clf.blocks_)]}).")
 
 
-def density_plot(clf, column, X=None, y=None, *, bins=30, grid=512, ax=None):
+def density_plot(clf: NaiveBayes, column: Hashable, X: Data | None = None,
+                 y: ArrayLike | None = None, *, bins: int = 30, grid: int = 512,
+                 ax: Axes | None = None) -> Figure:
     """Per-class densities of one numeric column over histograms of its training values, as R's
     ``plot(naive_bayes)`` draws them.
 
@@ -449,6 +517,19 @@ def density_plot(clf, column, X=None, y=None, *, bins=30, grid=512, ax=None):
     ``Exponential``) the density of ``conditional_tables()`` (the current method's estimate)
     over histograms of ``X[column]`` by ``y`` when they are given. ``grid`` points span the
     data and three spreads (``Family.density_scale``: sds, bandwidths) beyond.
+
+    Examples
+    --------
+    >>> import bayesnb as bnb
+    >>> from bayesnb.plots import density_plot
+    >>> from bayesnb.datasets import load_temperature
+    >>> X, y = load_temperature()
+    >>> clf = bnb.NaiveBayes(method="ml").fit(X, y)
+    >>> fig = density_plot(clf, "Temperature", X, y)
+    >>> fig.axes[0].get_title()
+    'Temperature: Gaussian per class'
+    >>> fig.axes[0].get_legend_handles_labels()[1]
+    ['No', 'Yes']
     """
     fig, (ax,) = _axes(ax, figsize=(6, 4))
     blocks = clf.blocks_

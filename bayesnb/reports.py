@@ -9,6 +9,9 @@ ArviZ export, and the fitted tables in the style of R's ``naiveBayes``.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Hashable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
 import numpy as np
@@ -22,17 +25,46 @@ from .families._base import host_f64
 from .fitted import check_conjugate, check_parametric
 from .scoring import DrawsScorer
 
+if TYPE_CHECKING:
+    from ._typing import ArrayLike, Data, Row
+    from .loo import LooResult
+
 
 class BayesianReports:
     """Evidence, draws, uncertainty, simulation, ArviZ and tables of a fitted model."""
 
-    def log_evidence(self, per_block: bool = False):
+    def log_evidence(self, per_block: bool = False) -> float | pd.Series:
         """Log marginal likelihood log p(y, X) of the training data under the priors.
 
         With ``per_block=True``, a pandas Series with the class term and each block's term
         log p(X_block | y), which add up to the total. With ``feature_prior``, the evidence
         averaged over all subsets of the features, log sum_S p(S) p(y, X | S) (each block's
         term then sums its columns' log[p Z_class + (1 - p) Z_shared]).
+
+        Examples
+        --------
+        PlayTennis under the default uniform priors, each term checked with scipy: the labels
+        are Dirichlet-categorical, and so is each column within each class.
+
+        >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> from scipy.special import gammaln
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes().fit(days, play)
+        >>> round(clf.log_evidence(), 4)
+        -65.3575
+        >>> clf.log_evidence(per_block=True).round(4)
+        class                                                       -10.3100
+        categorical['Outlook', 'Temperature', 'Humidity', 'Wind']   -55.0476
+        Name: log_evidence, dtype: float64
+        >>> def dirichlet(counts):  # log p(counts) under Dirichlet(1, ..., 1)
+        ...     v, n = len(counts), counts.sum()
+        ...     return gammaln(v) - gammaln(v + n) + np.sum(gammaln(1 + counts))
+        >>> round(float(dirichlet(play.value_counts().to_numpy())), 4)
+        -10.31
+        >>> tables = [pd.crosstab(play, days[column]).to_numpy() for column in days]
+        >>> round(float(sum(dirichlet(row) for table in tables for row in table)), 4)
+        -55.0476
         """
         model = self._fitted()
         if model.stated is not None:
@@ -61,15 +93,58 @@ class BayesianReports:
     def feature_relevance_(self) -> pd.Series:
         """Posterior probability that each column depends on the class, averaged exactly over
         all subsets of the features (``feature_prior``; see :mod:`bayesnb.averaging`):
-        indexed by column name, a Multinomial block by the tuple of its columns."""
+        indexed by column name, a Multinomial block by the tuple of its columns.
+
+        Examples
+        --------
+        Each column's term is its own: with prior 1/2, Outlook's relevance is Z_class /
+        (Z_class + Z_shared), its Dirichlet evidence with one table per class against one table
+        for both (scipy checks it):
+
+        >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> from scipy.special import gammaln
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(feature_prior=0.5).fit(days, play)
+        >>> clf.feature_relevance_.round(4)
+        Outlook        0.6753
+        Temperature    0.3662
+        Humidity       0.6714
+        Wind           0.4719
+        Name: feature_relevance, dtype: float64
+        >>> def dirichlet(counts):  # log p(counts) under Dirichlet(1, ..., 1)
+        ...     return gammaln(len(counts)) - gammaln(len(counts) + counts.sum()) + np.sum(
+        ...         gammaln(1 + counts))
+        >>> table = pd.crosstab(play, days["Outlook"]).to_numpy()
+        >>> z_class, z_shared = sum(map(dirichlet, table)), dirichlet(table.sum(axis=0))
+        >>> round(float(1 / (1 + np.exp(z_shared - z_class))), 4)
+        0.6753"""
         if getattr(self, "feature_prior", None) is None:
             raise AttributeError("feature_relevance_: set feature_prior (e.g. 0.5) to average "
                                  "over the feature subsets.")
         return relevance(self._fitted(), self.feature_prior, self.priors)
 
-    def sample_posterior(self, num_draws=1000, seed=0, num_chains=1, *, prior=False) -> dict:
+    def sample_posterior(self, num_draws: int = 1000, seed: int = 0, num_chains: int = 1, *,
+                         prior: bool = False) -> dict[str, np.ndarray]:
         """I.i.d. draws from the exact conjugate posterior (or the prior), in the same format as
-        the NUTS draws ``draws_``: ``{site: array (chains, draws, ...)}``."""
+        the NUTS draws ``draws_``: ``{site: array (chains, draws, ...)}``.
+
+        Examples
+        --------
+        >>> import bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes().fit(days, play)
+        >>> draws = clf.sample_posterior(4000, seed=0)
+        >>> for site, values in draws.items():  # (chains, draws, classes, ...)
+        ...     print(site, values.shape)
+        class_probs (1, 4000, 2)
+        categorical.Outlook.probs (1, 4000, 2, 3)
+        categorical.Temperature.probs (1, 4000, 2, 3)
+        categorical.Humidity.probs (1, 4000, 2, 2)
+        categorical.Wind.probs (1, 4000, 2, 2)
+        >>> draws["class_probs"].mean(axis=(0, 1)).round(2)  # estimates 6 / 16, 10 / 16
+        array([0.37, 0.63])"""
         from .inference import exact_draws
 
         model = self._fitted()
@@ -88,7 +163,9 @@ class BayesianReports:
             return self._scorer().draws
         return self.sample_posterior(num_draws, seed)
 
-    def predict_uncertainty(self, X, *, interval=0.9, draws=None, num_draws=1000, seed=0):
+    def predict_uncertainty(self, X: Data, *, interval: float = 0.9,
+                            draws: Mapping[str, ArrayLike] | None = None, num_draws: int = 1000,
+                            seed: int = 0) -> dict[str, np.ndarray]:
         """Posterior predictive classification with its uncertainty, from draws.
 
         Uses ``draws`` if given, else the NUTS draws under ``method="mcmc"``, else
@@ -105,6 +182,27 @@ class BayesianReports:
         The draws are streamed in chunks (one matmul per chunk for Multinomial, Bernoulli and
         Poisson blocks), so the predictive needs memory for the rows x classes sums and one
         chunk; the band needs every draw of a row and is computed in batches of rows.
+
+        Examples
+        --------
+        The course notes' day: a 90% band of p(c | x, theta) around the predictive:
+
+        >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+        >>> x = pd.DataFrame([["Sunny", "Cool", "High", "Strong"]], columns=days.columns)
+        >>> u = clf.predict_uncertainty(x, interval=0.9, seed=0)
+        >>> sorted(u)
+        ['aleatoric', 'entropy', 'lower', 'mutual_info', 'proba', 'upper']
+        >>> u["proba"].round(2)  # 1000 draws estimate the exact predictive ...
+        array([[0.72, 0.28]])
+        >>> clf.predict_proba(x).round(2)  # ... which is
+        array([[0.74, 0.26]])
+        >>> u["lower"].round(2), u["upper"].round(2)
+        (array([[0.2 , 0.04]]), array([[0.96, 0.8 ]]))
+        >>> bool(np.allclose(u["entropy"], u["aleatoric"] + u["mutual_info"]))
+        True
         """
         from .inference import predict_rows
 
@@ -128,27 +226,68 @@ class BayesianReports:
         """Synthetic (X, y) from the posterior (or, with ``posterior=False``, the prior)
         predictive of the NumPyro model: a DataFrame with this model's columns, category
         values and labels (column ``"y"``), and a ``"draw"`` column; see
-        :func:`bayesnb.model.simulate`."""
+        :func:`bayesnb.model.simulate`.
+
+        Examples
+        --------
+        >>> import bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+        >>> clf.simulate(4, seed=0)
+            Outlook Temperature Humidity    Wind    y  draw
+        0      Rain        Cool     High  Strong   No     0
+        1      Rain        Mild     High    Weak   No     0
+        2  Overcast        Mild   Normal    Weak  Yes     0
+        3     Sunny        Mild   Normal  Strong  Yes     0"""
         from .model import simulate
 
         self._fitted()
         return simulate(self, n_rows, posterior=posterior, num_draws=num_draws, seed=seed,
                         total_count=total_count)
 
-    def mcmc_summary(self):
+    def mcmc_summary(self) -> pd.DataFrame:
         """ArviZ summary of the NUTS draws: mean, sd, HDI, MCSE, ESS (bulk, tail), r-hat.
 
         One row per parameter entry, named by site and coordinates (see :meth:`to_arviz`),
         e.g. ``class_probs[No]``, ``categorical.Class.probs[No, 1st]``,
-        ``gaussian.mean[setosa, sepal_length]``."""
+        ``gaussian.mean[setosa, sepal_length]``.
+
+        Examples
+        --------
+        One short chain, enough to show the table (far too short to judge convergence, so
+        its ``ConvergenceWarning`` is silenced here; the defaults run 4 chains of 1000):
+
+        >>> import warnings
+        >>> import numpy as np, bayesnb as bnb
+        >>> from bayesnb.inference import ConvergenceWarning
+        >>> X = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+        >>> clf = bnb.NaiveBayes(bnb.Bernoulli(), method="mcmc", num_warmup=50, num_samples=50,
+        ...                      num_chains=1, progress_bar=False)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", ConvergenceWarning)
+        ...     clf = clf.fit(X, ["spam", "spam", "ham", "ham"])
+        >>> table = clf.mcmc_summary()
+        >>> for parameter in table.index:
+        ...     print(parameter)
+        bernoulli.theta[ham, 0]
+        bernoulli.theta[ham, 1]
+        bernoulli.theta[spam, 0]
+        bernoulli.theta[spam, 1]
+        class_probs[ham]
+        class_probs[spam]
+        >>> table.columns.tolist()
+        ['mean', 'sd', 'hdi_3%', 'hdi_97%', 'mcse_mean', 'mcse_sd', 'ess_bulk', 'ess_tail', 'r_hat']
+        """
         from .inference import diagnostics
 
         nuts = self._nuts()
         return diagnostics(self.fitted_, nuts.draws, nuts.sample_stats)
 
-    def to_arviz(self, draws=None, *, prior_draws: int | None = 500, seed=0, backend=None,
-                 predictive_rows: int | None = None, X=None, y=None,
-                 log_likelihood: str = "conditional"):
+    def to_arviz(self, draws: Mapping[str, ArrayLike] | None = None, *,
+                 prior_draws: int | None = 500, seed: int = 0, backend: ModuleType | None = None,
+                 predictive_rows: int | None = None, X: Data | None = None,
+                 y: ArrayLike | None = None, log_likelihood: str = "conditional") -> Any:
         """Export draws to ArviZ (``InferenceData`` with arviz 0.x, ``DataTree`` with 1.x).
 
         Groups: posterior, sample_stats (NUTS), prior, observed_data (the class counts) and,
@@ -205,6 +344,24 @@ class BayesianReports:
             p(x_i | theta) of each model's own columns, so models with different columns would
             be scored on different data (a model with fewer columns has a larger density of
             less data and would look better).
+
+        Examples
+        --------
+        Exact conjugate draws (``method="bayes"``), with the levels as coordinates:
+
+        >>> import bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+        >>> idata = clf.to_arviz(seed=0)
+        >>> outlook = idata.posterior["categorical.Outlook.probs"]
+        >>> outlook.dims
+        ('chain', 'draw', 'class', 'Outlook_level')
+        >>> outlook.mean(("chain", "draw")).round(2).to_pandas()  # closed form: 1/8, 3/8, 1/2
+        Outlook_level  Overcast  Rain  Sunny
+        class
+        No                 0.12  0.39   0.49
+        Yes                0.43  0.33   0.25
         """
         from .inference import to_inference_data
         from .model import simulate_sites
@@ -237,7 +394,7 @@ class BayesianReports:
                                  predictive=predictive, log_likelihood=log_lik)
 
     # ------------------------------------------------------------------ explanations, LOO
-    def explain(self, x, *, log: bool = False):
+    def explain(self, x: Row, *, log: bool = False) -> pd.DataFrame:
         """The factors of the prediction of one row ``x``: a DataFrame with the classes as
         columns and, as index, ``"prior"`` p(c), each column's p(x_j | c) (a density for a
         continuous column; a Multinomial block is one entry keyed by the tuple of its
@@ -245,32 +402,94 @@ class BayesianReports:
         ``method="bayes"`` the factors are the exact predictives. ``log=True`` gives natural
         logs. A missing value's factor is 1 (log 0); ``attrs["missing"]`` lists those columns.
         ``method="mcmc"`` is refused (its draw average does not factor by column). See
-        :mod:`bayesnb.explain`."""
+        :mod:`bayesnb.explain`.
+
+        Examples
+        --------
+        The course notes' day x' = (Sunny, Cool, High, Strong): p(x', Yes) = 9/14 x 2/9 x 3/9 x
+        3/9 x 3/9.
+
+        >>> import pandas as pd, bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(method="ml").fit(days, play)
+        >>> x = pd.Series({"Outlook": "Sunny", "Temperature": "Cool", "Humidity": "High",
+        ...                "Wind": "Strong"})
+        >>> clf.explain(x).round(4)
+        class            No     Yes
+        factor
+        prior        0.3571  0.6429
+        Outlook      0.6000  0.2222
+        Temperature  0.2000  0.3333
+        Humidity     0.8000  0.3333
+        Wind         0.6000  0.3333
+        joint        0.0206  0.0053
+        posterior    0.7954  0.2046"""
         from .explain import explain_row, refuse_draws
 
         if self.method == "mcmc":
             refuse_draws()
         return explain_row(self._fitted(), self._scorer(), x, log=log)
 
-    def weight_of_evidence(self, x, a, b, *, unit: str = "nats"):
+    def weight_of_evidence(self, x: Row, a: Hashable, b: Hashable, *,
+                           unit: str = "nats") -> pd.Series:
         """Per column of one row ``x``, the weight of evidence for class ``a`` against ``b``,
         log p(x_j | a) - log p(x_j | b), between ``"prior"`` (the prior log odds) and
         ``"posterior"`` (the posterior log odds, the sum of everything above it); ``unit``
-        "nats", "bits" or "decibans"."""
+        "nats", "bits" or "decibans".
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(method="ml").fit(days, play)
+        >>> x = pd.Series({"Outlook": "Sunny", "Temperature": "Cool", "Humidity": "High",
+        ...                "Wind": "Strong"})
+        >>> clf.weight_of_evidence(x, "No", "Yes").round(4)
+        factor
+        prior         -0.5878
+        Outlook        0.9933
+        Temperature   -0.5108
+        Humidity       0.8755
+        Wind           0.5878
+        posterior      1.3579
+        Name: weight of evidence for 'No' against 'Yes' (nats), dtype: float64
+        >>> round(float(np.log(3 / 5) - np.log(2 / 9)), 4)  # Outlook: p(Sunny | No) = 3/5
+        0.9933"""
         from .explain import refuse_draws, weight_of_evidence
 
         if self.method == "mcmc":
             refuse_draws()
         return weight_of_evidence(self._fitted(), self._scorer(), x, a, b, unit=unit)
 
-    def loo(self, X, y, sample_weight=None, *, quantity: str = "conditional"):
+    def loo(self, X: Data, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
+            quantity: str = "conditional") -> LooResult:
         """Exact leave-one-out on the training rows, without refitting: per row
         log p(y_i | x_i, D without row i) (``quantity="joint"``: log p(x_i, y_i | D without
         row i)) under the current closed-form method, their sum ``elpd_loo`` and its standard
         error ``se`` (as ``az.loo`` reports them). ``X, y`` and ``sample_weight`` must be
         those of the fit (checked against the model's statistics). Costs about one
         prediction. ``method="mcmc"``: use ``az.loo(clf.to_arviz(X=X, y=y))``. See
-        :mod:`bayesnb.loo`."""
+        :mod:`bayesnb.loo`.
+
+        Examples
+        --------
+        Checked against 14 refits, each without one day:
+
+        >>> import numpy as np, bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> from sklearn.base import clone
+        >>> clf = bnb.NaiveBayes(method="mean").fit(days, play)
+        >>> result = clf.loo(days, play)
+        >>> round(result.elpd_loo, 4), round(result.se, 4)
+        (-10.2993, 2.3986)
+        >>> codes = np.searchsorted(clf.classes_, play)
+        >>> refits = [clone(clf).fit(days.drop(index=i), play.drop(index=i)) for i in days.index]
+        >>> round(float(sum(np.log(m.predict_proba(days.loc[[i]])[0, codes[i]])
+        ...                 for i, m in zip(days.index, refits))), 4)
+        -10.2993"""
         from .loo import leave_one_out
 
         model = self._fitted()
@@ -283,9 +502,22 @@ class BayesianReports:
                              X, y, sample_weight, quantity)
 
     @property
-    def posterior_(self) -> list:
+    def posterior_(self) -> list[NamedTuple]:
         """Conjugate posterior hyperparameters per block (whatever ``method`` is), as the
-        families' NamedTuples of arrays; :meth:`posterior_tables` labels them."""
+        families' NamedTuples of arrays; :meth:`posterior_tables` labels them.
+
+        Examples
+        --------
+        Beta(1 + ones, 1 + zeros) per class (rows ham, spam) and column:
+
+        >>> import numpy as np, bayesnb as bnb
+        >>> X = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+        >>> clf = bnb.NaiveBayes(bnb.Bernoulli()).fit(X, ["spam", "spam", "ham", "ham"])
+        >>> (posterior,) = clf.posterior_
+        >>> np.asarray(posterior.alpha), np.asarray(posterior.beta)
+        (array([[1., 2.],
+               [3., 2.]]), array([[3., 2.],
+               [1., 2.]]))"""
         model = self._fitted()
         check_conjugate(model, self.priors, "the conjugate posterior")
         return [type(b.family).posterior(b.prior, b.stats) for b in model.blocks]
@@ -312,7 +544,22 @@ class BayesianReports:
     @property
     def class_prior_(self) -> pd.Series:
         """p(c) used by the current method, indexed by class (under ``method="mcmc"``: the
-        fixed ``class_prior``, else the mean of the NUTS draws of ``class_probs``)."""
+        fixed ``class_prior``, else the mean of the NUTS draws of ``class_probs``).
+
+        Examples
+        --------
+        >>> import bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(method="mean").fit(days, play)
+        >>> clf.class_prior_  # (5 + 1) / (14 + 2), (9 + 1) / 16
+        No     0.375
+        Yes    0.625
+        Name: prior, dtype: float64
+        >>> clf.set_params(method="ml").class_prior_.round(4)  # 5 / 14, 9 / 14
+        No     0.3571
+        Yes    0.6429
+        Name: prior, dtype: float64"""
         scorer = self._scorer()
         if isinstance(scorer, DrawsScorer):
             prior = (scorer.class_prior if scorer.class_prior is not None
@@ -322,14 +569,29 @@ class BayesianReports:
         return pd.Series(np.exp(np.asarray(scorer.log_prior, dtype=np.float64)),
                          index=self.classes_, name="prior")
 
-    def conditional_tables(self) -> dict:
+    def conditional_tables(self) -> dict[Hashable, pd.DataFrame]:
         """Per column, the fitted conditional distribution as a tidy DataFrame (rows: classes),
         like R's ``naiveBayes`` print-out: level probabilities for Categorical and Bernoulli,
         mean and sd for Gaussian, rate for Poisson, word probabilities for a Multinomial block
         (keyed by the tuple of its columns). Under ``method="bayes"`` the posterior means are
         shown (for Bernoulli and Categorical they are the exact predictive); under
         ``method="mcmc"`` the posterior means in closed form, which the NUTS draws estimate
-        (``mcmc_summary()`` summarises the draws themselves)."""
+        (``mcmc_summary()`` summarises the draws themselves).
+
+        Examples
+        --------
+        >>> import bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(method="ml").fit(days, play)
+        >>> tables = clf.conditional_tables()
+        >>> list(tables)
+        ['Outlook', 'Temperature', 'Humidity', 'Wind']
+        >>> tables["Outlook"].round(4)  # e.g. p(Sunny | Yes) = 2/9
+        Outlook  Overcast    Rain   Sunny
+        class
+        No         0.0000  0.4000  0.6000
+        Yes        0.4444  0.3333  0.2222"""
         scorer = self._scorer()
         if isinstance(scorer, DrawsScorer):
             _check_closed_form_means(self.fitted_, self.priors)
@@ -343,7 +605,7 @@ class BayesianReports:
             out.update({k: v.astype(np.float64) for k, v in tables.items()})
         return out
 
-    def summary(self, X=None, y=None) -> str:
+    def summary(self, X: Data | None = None, y: ArrayLike | None = None) -> str:
         """A text print-out in the style of R's e1071 ``naiveBayes``.
 
         Parameters
@@ -361,6 +623,31 @@ class BayesianReports:
             is: the log evidence is the log marginal likelihood :math:`\\log p(X, y)` under
             the priors, the parameters integrated out (whatever ``method`` is), not the
             log-likelihood at the fitted parameters.
+
+        Examples
+        --------
+        >>> import bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> outlook = days[["Outlook"]]
+        >>> print(bnb.NaiveBayes(method="ml").fit(outlook, play).summary(outlook, play))
+        Naive Bayes classifier (method='ml')
+        <BLANKLINE>
+        A-priori probabilities:
+              No      Yes
+        0.357143 0.642857
+        <BLANKLINE>
+        Conditional probabilities:
+          Outlook
+        Outlook  Overcast      Rain     Sunny
+        class
+        No       0.000000  0.400000  0.600000
+        Yes      0.444444  0.333333  0.222222
+        <BLANKLINE>
+        log evidence: -26.803260 (log marginal likelihood log p(X, y) under the priors, ...)
+        log-likelihood at the fitted parameters (method='ml'): -22.037363 (sum over rows of ...)
+        <BLANKLINE>
+        Per-row working: clf.explain(x) lists the factors ...
         """
         lines = [f"Naive Bayes classifier (method={self.method!r})", "", "A-priori probabilities:",
                  self.class_prior_.to_frame().T.to_string(index=False), "",

@@ -128,9 +128,34 @@ def _skip_metadata_routing(app, what, name, obj, skip, options):
     return None
 
 
+def _constant_doc(app, what, name, obj, options, lines):
+    """``bayesnb.METHODS`` and ``bayesnb.REGISTRY`` are a tuple and a dict, which carry no
+    docstring of their own (autodoc would show the builtin type's). Their page gets the ``#:``
+    comment on their definition and the Examples section of the defining module's docstring
+    (which tests/test_doctests.py runs)."""
+    import importlib
+
+    from sphinx.pycode import ModuleAnalyzer
+
+    short = name.removeprefix("bayesnb.")
+    if what != "data" or short not in getattr(bayesnb, "_PUBLIC", {}):
+        return
+    module = f"bayesnb.{bayesnb._PUBLIC[short]}"
+    analyzer = ModuleAnalyzer.for_module(module)
+    analyzer.analyze()
+    comment = list(analyzer.attr_docs.get(("", short), []))
+    doc = importlib.import_module(module).__doc__ or ""
+    heading = "Examples\n--------"
+    examples = doc[doc.index(heading):].splitlines() if heading in doc else []
+    if comment:
+        lines[:] = [*comment, "", *examples]
+
+
 def setup(app):
     import logging
 
     app.connect("autodoc-skip-member", _skip_metadata_routing)
+    # before numpydoc's handler (priority 500), which then formats the Examples section
+    app.connect("autodoc-process-docstring", _constant_doc, priority=400)
     # intersphinx's logger: sphinx.util.logging.getLogger("sphinx.ext.intersphinx")
     logging.getLogger("sphinx.sphinx.ext.intersphinx").addFilter(_NoUnreachableInventory())

@@ -18,9 +18,13 @@ an ink count 0-16) defaults to one Multinomial over the 64 pixels (see :func:`de
 from __future__ import annotations
 
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from ..families import Family
 
 _TARGETS = {"playtennis": "PlayTennis", "temperature": "PlayTennis", "titanic": "Survived"}
 _SKLEARN = ("iris", "wine", "breast_cancer", "digits")
@@ -32,19 +36,63 @@ def _read(name: str) -> pd.DataFrame:
 
 
 def load_playtennis() -> tuple[pd.DataFrame, pd.Series]:
-    """The 14 PlayTennis days: Outlook, Temperature, Humidity, Wind -> PlayTennis."""
+    """The 14 PlayTennis days: Outlook, Temperature, Humidity, Wind -> PlayTennis.
+
+    Returns
+    -------
+    X : DataFrame of shape (14, 4)
+        Four text columns.
+    y : Series of shape (14,)
+        ``PlayTennis``, "No" or "Yes".
+
+    Examples
+    --------
+    >>> from bayesnb.datasets import load_playtennis
+    >>> days, play = load_playtennis()
+    >>> days.head(2)
+      Outlook Temperature Humidity    Wind
+    0   Sunny         Hot     High    Weak
+    1   Sunny         Hot     High  Strong
+    >>> play.value_counts().to_dict()
+    {'Yes': 9, 'No': 5}"""
     frame = _read("playtennis").drop(columns="Day")
     return frame.drop(columns="PlayTennis"), frame["PlayTennis"]
 
 
 def load_temperature() -> tuple[pd.DataFrame, pd.Series]:
-    """Temperatures (degrees C) of the 9 'Yes' and 5 'No' days of seed 003."""
+    """Temperatures (degrees C) of the 9 'Yes' and 5 'No' days of seed 003.
+
+    Returns
+    -------
+    X : DataFrame of shape (14, 1)
+        ``Temperature``.
+    y : Series of shape (14,)
+        ``PlayTennis``, "No" or "Yes".
+
+    Examples
+    --------
+    >>> from bayesnb.datasets import load_temperature
+    >>> X, y = load_temperature()
+    >>> X.groupby(y)["Temperature"].mean().round(2).to_dict()
+    {'No': 23.88, 'Yes': 21.64}"""
     frame = _read("temperature")
     return frame[["Temperature"]], frame["PlayTennis"]
 
 
 def titanic_counts() -> pd.DataFrame:
-    """R's ``Titanic`` as a frequency table: Class, Sex, Age, Survived, Freq (32 rows)."""
+    """R's ``Titanic`` as a frequency table: Class, Sex, Age, Survived, Freq (32 rows).
+
+    Examples
+    --------
+    >>> from bayesnb.datasets import titanic_counts
+    >>> counts = titanic_counts()
+    >>> counts.head(3)
+      Class   Sex    Age Survived  Freq
+    0   1st  Male  Child       No     0
+    1   2nd  Male  Child       No     0
+    2   3rd  Male  Child       No    35
+    >>> int(counts["Freq"].sum())
+    2201"""
     return _read("titanic")
 
 
@@ -72,6 +120,16 @@ def load_titanic(*, shuffle: bool = False, random_state: int | None = None
         Columns ``Class``, ``Sex``, ``Age`` (text).
     y : Series of shape (2201,)
         ``Survived``, "No" or "Yes".
+
+    Examples
+    --------
+    >>> from bayesnb.datasets import load_titanic
+    >>> X, y = load_titanic()
+    >>> X.shape, y.value_counts().to_dict()
+    ((2201, 3), {'No': 1490, 'Yes': 711})
+    >>> X, y = load_titanic(shuffle=True, random_state=0)
+    >>> y.head(5).tolist()
+    ['No', 'Yes', 'No', 'No', 'No']
     """
     counts = titanic_counts()
     people = counts.loc[np.repeat(counts.index.to_numpy(), counts["Freq"])].reset_index(drop=True)
@@ -85,13 +143,35 @@ def load_titanic(*, shuffle: bool = False, random_state: int | None = None
 def load_topics() -> tuple[pd.Series, pd.Series]:
     """600 short documents (``text``) and their topic. Each document mixes its topic's words
     (55%), common words (35%) and other topics' words (10%), so the classes overlap. Turn
-    the texts into counts with scikit-learn's ``CountVectorizer``."""
+    the texts into counts with scikit-learn's ``CountVectorizer``.
+
+    Examples
+    --------
+    >>> from sklearn.feature_extraction.text import CountVectorizer
+    >>> from bayesnb.datasets import load_topics
+    >>> text, topic = load_topics()
+    >>> text.iloc[0]
+    'energy protein to physics new energy climate data protein and'
+    >>> topic.value_counts().to_dict()
+    {'science': 200, 'sport': 200, 'finance': 200}
+    >>> CountVectorizer().fit_transform(text).shape  # documents x words, "a" left out
+    (600, 65)"""
     frame = _read("topics")
     return frame["text"], frame["topic"]
 
 
 def load(name: str) -> tuple[pd.DataFrame, pd.Series]:
-    """``(X, y)`` of a built-in or scikit-learn dataset by name (see :func:`names`)."""
+    """``(X, y)`` of a built-in or scikit-learn dataset by name (see :func:`names`).
+
+    Examples
+    --------
+    >>> from bayesnb import datasets
+    >>> X, y = datasets.load("topics")  # the documents as word counts
+    >>> X.shape, X.columns[:3].tolist()
+    ((600, 66), ['a', 'after', 'and'])
+    >>> X, y = datasets.load("iris")  # from scikit-learn
+    >>> X.shape
+    (150, 4)"""
     loaders = {"playtennis": load_playtennis, "temperature": load_temperature,
                "titanic": load_titanic, "topics": _topic_counts}
     if name in loaders:
@@ -118,7 +198,7 @@ def _topic_counts() -> tuple[pd.DataFrame, pd.Series]:
     return pd.DataFrame(counts, columns=vocabulary), topic
 
 
-def default_features(name: str):
+def default_features(name: str) -> Family | None:
     """The family specification a built-in dataset calls for (``None``: infer from dtypes).
 
     ``topics`` and ``digits`` are counts: one Multinomial over all columns. For ``digits`` the
@@ -127,6 +207,19 @@ def default_features(name: str):
     fit border pixels of near-zero variance within a class: 5-fold CV log loss 103 under the
     posterior mean (5.3 exact Bayes), against 2.77 (2.71) for Multinomial and 2.79 (2.74) for
     Poisson; accuracy 0.89-0.90 for all.
+
+    Examples
+    --------
+    >>> import bayesnb as bnb
+    >>> from bayesnb import datasets
+    >>> datasets.default_features("digits")
+    Multinomial(alpha=1.0)
+    >>> print(datasets.default_features("titanic"))
+    None
+    >>> X, y = datasets.load("topics")
+    >>> clf = bnb.NaiveBayes(datasets.default_features("topics")).fit(X, y)
+    >>> [block.family.name for block in clf.blocks_]  # one block over the 66 words
+    ['multinomial']
     """
     if name in ("topics", "digits"):
         from ..families import Multinomial
@@ -157,14 +250,27 @@ _DESCRIPTIONS = {
 
 
 def describe(name: str) -> str:
-    """One line about a dataset of :func:`names`: rows, columns, target, source."""
+    """One line about a dataset of :func:`names`: rows, columns, target, source.
+
+    Examples
+    --------
+    >>> from bayesnb import datasets
+    >>> print(datasets.describe("playtennis"))
+    14 rows, 4 columns: Mitchell's PlayTennis days (Outlook, Temperature, Humidity, Wind; ...
+    """
     if name not in _DESCRIPTIONS:
         raise ValueError(f"unknown dataset {name!r}; choose one of {names()}.")
     return _DESCRIPTIONS[name]
 
 
 def names() -> list[str]:
-    """Names :func:`load` accepts (``topics`` loads as word counts)."""
+    """Names :func:`load` accepts (``topics`` loads as word counts).
+
+    Examples
+    --------
+    >>> from bayesnb import datasets
+    >>> datasets.names()
+    ['playtennis', 'temperature', 'titanic', 'topics', 'iris', 'wine', 'breast_cancer', 'digits']"""
     return ["playtennis", "temperature", "titanic", "topics", *_SKLEARN]
 
 

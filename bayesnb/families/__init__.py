@@ -1,4 +1,18 @@
-"""Likelihood families: one conjugate pair per file, listed once in ``REGISTRY``."""
+"""Likelihood families: one conjugate pair per file, listed once in ``REGISTRY``.
+
+``REGISTRY`` maps each family's ``name`` (as model files and ``from_tables`` keywords spell
+it) to its class.
+
+Examples
+--------
+>>> import bayesnb as bnb
+>>> sorted(bnb.REGISTRY)
+['bernoulli', 'categorical', 'exponential', 'gaussian', 'kde', 'multinomial', 'poisson']
+>>> bnb.REGISTRY["gaussian"] is bnb.Gaussian
+True
+>>> bnb.REGISTRY["kde"]()
+KernelDensity(bandwidth='nrd0', adjust=1.0)
+"""
 
 from ._base import Schema
 from ._contract import ConjugateFamily, Family, NonparametricFamily
@@ -10,7 +24,8 @@ from .kde import KernelDensity
 from .multinomial import Multinomial
 from .poisson import Poisson
 
-#: name -> family class; adding a family is one file and one line here
+#: Each family's ``name`` (as model files and ``from_tables`` keywords spell it) and its class;
+#: adding a family is one file and one line here.
 REGISTRY: dict[str, type[Family]] = {
     cls.name: cls for cls in (Bernoulli, Categorical, Multinomial, Gaussian, Poisson,
                               KernelDensity, Exponential)

@@ -235,6 +235,19 @@ class Family(Capabilities, abc.ABC):
     :class:`NonparametricFamily` (a family whose statistic is the sample). Hyperparameters are
     stored as given (scikit-learn style: ``__init__`` only stores); ``prior(schema)``
     broadcasts them.
+
+    Examples
+    --------
+    Every family is a ``Family``; its hyperparameters are scikit-learn parameters:
+
+    >>> import bayesnb as bnb
+    >>> family = bnb.Gaussian(rate=0.5)
+    >>> isinstance(family, bnb.Family), family.name
+    (True, 'gaussian')
+    >>> family.get_params()
+    {'loc': 0.0, 'kappa': 0.001, 'shape': 1.0, 'rate': 0.5, 'pooled': False}
+    >>> family.set_params(pooled=True)
+    Gaussian(loc=0.0, kappa=0.001, shape=1.0, rate=0.5, pooled=True)
     """
 
     name: ClassVar[str]
@@ -322,7 +335,24 @@ class Family(Capabilities, abc.ABC):
 
 class ConjugateFamily(Family):
     """A conjugate pair ``p(x | theta, c) p(theta)``: closed-form statistics, estimates,
-    posterior, predictive and evidence, and the NumPyro statements of the same model."""
+    posterior, predictive and evidence, and the NumPyro statements of the same model.
+
+    Examples
+    --------
+    The numeric side is static and pure: here the Beta posterior of a fitted Bernoulli block,
+    Beta(alpha + ones, beta + zeros) per class and column:
+
+    >>> import numpy as np, bayesnb as bnb
+    >>> sorted(c.__name__ for c in bnb.REGISTRY.values() if issubclass(c, bnb.ConjugateFamily))
+    ['Bernoulli', 'Categorical', 'Exponential', 'Gaussian', 'Multinomial', 'Poisson']
+    >>> X = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+    >>> clf = bnb.NaiveBayes(bnb.Bernoulli()).fit(X, ["spam", "spam", "ham", "ham"])
+    >>> block = clf.blocks_[0]
+    >>> posterior = bnb.Bernoulli.posterior(block.prior, block.stats)
+    >>> np.asarray(posterior.alpha), np.asarray(posterior.beta)  # rows ham, spam
+    (array([[1., 2.],
+           [3., 2.]]), array([[3., 2.],
+           [1., 2.]]))"""
 
     # --------------------------------- statistics, posterior, predictive, evidence (pure, jittable)
     @staticmethod
@@ -414,7 +444,21 @@ class NonparametricFamily(Family):
     """A family without parameters whose statistic is the training sample itself (variable
     length: KernelDensity). Its statistics, scoring table and scores are computed on the host,
     never by the fixed-shape kernels; the same table serves every closed-form method, and the
-    evidence, posterior draws and MCMC are refused (``fitted.check_parametric``)."""
+    evidence, posterior draws and MCMC are refused (``fitted.check_parametric``).
+
+    Examples
+    --------
+    >>> import pandas as pd, bayesnb as bnb
+    >>> issubclass(bnb.KernelDensity, bnb.NonparametricFamily)
+    True
+    >>> X = pd.DataFrame({"t": [0.0, 2.0, 5.0, 7.0]})
+    >>> clf = bnb.NaiveBayes(bnb.KernelDensity(bandwidth=1.0)).fit(X, ["a", "a", "b", "b"])
+    >>> clf.predict([[1.5], [6.5]]).tolist()
+    ['a', 'b']
+    >>> clf.log_evidence()
+    Traceback (most recent call last):
+    ...
+    ValueError: columns ['t']: KernelDensity is nonparametric (...), so the evidence ..."""
 
     nonparametric = True
 

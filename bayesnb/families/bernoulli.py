@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from jax.scipy.special import gammaln, xlog1py, xlogy
 
+from .._typing import Hyper
 from ..fast import _sparse
 from ._base import (
     Schema,
@@ -69,6 +70,20 @@ class Bernoulli(ConjugateFamily):
     alpha, beta : float or array-like of shape (n_columns,), default=1.0
         Beta prior on P(x = 1 | class); ``alpha`` counts virtual ones, ``beta`` virtual zeros.
         The default Beta(1, 1) is uniform and its posterior mean is Laplace's add-one rule.
+
+    Examples
+    --------
+    Two binary columns; under ``method="mean"`` P(x = 1 | class) is (ones + 1) / (rows + 2):
+
+    >>> import numpy as np, bayesnb as bnb
+    >>> X = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+    >>> y = ["spam", "spam", "ham", "ham"]
+    >>> clf = bnb.NaiveBayes(bnb.Bernoulli(), method="mean").fit(X, y)
+    >>> np.exp(clf.feature_log_prob_).round(4)  # rows ham, spam: (0 + 1) / 4, (1 + 1) / 4, ...
+    array([[0.25, 0.5 ],
+           [0.75, 0.5 ]])
+    >>> clf.predict_proba([[1, 0]]).round(4)  # 0.5 * 0.25 * 0.5 against 0.5 * 0.75 * 0.5
+    array([[0.25, 0.75]])
     """
 
     name = "bernoulli"
@@ -84,7 +99,7 @@ class Bernoulli(ConjugateFamily):
     params_type = BernoulliParams
     _hyper = ("alpha", "beta")
 
-    def __init__(self, alpha=1.0, beta=1.0):
+    def __init__(self, alpha: Hyper = 1.0, beta: Hyper = 1.0) -> None:
         self.alpha = alpha
         self.beta = beta
 

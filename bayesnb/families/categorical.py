@@ -34,7 +34,7 @@ The fast layer counts and scores labelled dense data on the host in float64
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import NamedTuple
 
 import jax
@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import gammaln, xlogy
 
+from .._typing import ArrayLike, Hyper
 from ._base import (
     Schema,
     dirichlet_draws,
@@ -118,6 +119,29 @@ class Categorical(ConjugateFamily):
         misspelling (``"Crw"`` for ``"Crew"``) would otherwise pass unnoticed; ``"error"``
         refuses it with a ``ValueError``. Under ``ml`` (and in a model built from tables) an
         unseen value is always an error: no estimate gives it a probability.
+
+    Examples
+    --------
+    Under ``method="mean"`` a level's probability is (count + alpha) / (rows + levels * alpha):
+
+    >>> import pandas as pd, bayesnb as bnb
+    >>> X = pd.DataFrame({"colour": ["red", "red", "blue", "green"]})
+    >>> clf = bnb.NaiveBayes(bnb.Categorical(alpha=1.0), method="mean").fit(X, ["a", "a", "b", "b"])
+    >>> clf.conditional_tables()["colour"]  # class a: red (2 + 1) / (2 + 3), blue (0 + 1) / 5
+    colour  blue  green  red
+    class
+    a        0.2    0.2  0.6
+    b        0.4    0.4  0.2
+
+    Declared levels are kept even where the data never show them (class a: red (2 + 1) / 6):
+
+    >>> colour = bnb.Categorical(categories=["red", "green", "blue", "white"])
+    >>> clf = bnb.NaiveBayes(colour, method="mean").fit(X, ["a", "a", "b", "b"])
+    >>> clf.conditional_tables()["colour"].round(4)
+    colour     red   green    blue   white
+    class
+    a       0.5000  0.1667  0.1667  0.1667
+    b       0.1667  0.3333  0.3333  0.1667
     """
 
     name = "categorical"
@@ -131,7 +155,9 @@ class Categorical(ConjugateFamily):
     params_type = CategoricalParams
     _hyper = ("alpha", "categories", "unseen")
 
-    def __init__(self, alpha=1.0, categories=None, unseen="warn"):
+    def __init__(self, alpha: Hyper | Sequence[ArrayLike] = 1.0,
+                 categories: Sequence[Hashable] | Sequence[Sequence[Hashable]] | None = None,
+                 unseen: str = "warn") -> None:
         self.alpha = alpha
         self.categories = categories
         self.unseen = unseen

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 
+from .._typing import Hyper
 from ._base import (
     GammaPrior,
     Schema,
@@ -71,6 +72,24 @@ class Exponential(ConjugateFamily):
     shape, rate : float or array-like of shape (n_columns,), default=1.0 and 1.0
         Gamma(shape, rate) prior on the Exponential rate: worth ``shape`` pseudo-values
         summing to ``rate``, prior mean rate ``shape / rate`` (values near 1).
+
+    Examples
+    --------
+    The ML rate is 1 / (class mean), the posterior mean (shape + n) / (rate + sum):
+
+    >>> import pandas as pd, bayesnb as bnb
+    >>> X = pd.DataFrame({"wait": [0.5, 1.5, 4.0, 6.0]})
+    >>> clf = bnb.NaiveBayes(bnb.Exponential(), method="ml").fit(X, ["a", "a", "b", "b"])
+    >>> clf.conditional_tables()["wait"]
+           rate
+    class
+    a       1.0
+    b       0.2
+    >>> clf.set_params(method="mean").conditional_tables()["wait"].round(4)  # 3 / 3, 3 / 11
+             rate
+    class
+    a      1.0000
+    b      0.2727
     """
 
     name = "exponential"
@@ -83,7 +102,7 @@ class Exponential(ConjugateFamily):
     stated_cell = "the rate"
     density_label = "Exponential"
 
-    def __init__(self, shape=1.0, rate=1.0):
+    def __init__(self, shape: Hyper = 1.0, rate: Hyper = 1.0) -> None:
         self.shape = shape
         self.rate = rate
 

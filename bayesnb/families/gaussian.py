@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 from jax.scipy.special import gammaln
 
+from .._typing import Hyper
 from ._base import (
     Schema,
     broadcast_hyper,
@@ -99,6 +100,24 @@ class Gaussian(ConjugateFamily):
         Normal(loc, 1 / (kappa * precision)). Defaults 0, 1e-3, 1, 0.01 (see module docs).
     pooled : bool, default=False
         Share one variance per column across the classes instead of one per class and column.
+
+    Examples
+    --------
+    Under ``method="ml"`` with ``class_alpha=0`` this is ``GaussianNB(var_smoothing=0)``:
+
+    >>> import numpy as np, bayesnb as bnb
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> X = np.array([[1.0, 3.0], [2.0, 2.0], [3.0, 4.0], [4.0, 5.0], [5.0, 4.0], [7.0, 6.0]])
+    >>> y = ["a", "a", "a", "b", "b", "b"]
+    >>> clf = bnb.NaiveBayes(bnb.Gaussian(), method="ml", class_alpha=0).fit(X, y)
+    >>> clf.theta_.round(4), clf.var_.round(4)  # per class: mean, 1/N variance
+    (array([[2.    , 3.    ],
+           [5.3333, 5.    ]]), array([[0.6667, 0.6667],
+           [1.5556, 0.6667]]))
+    >>> clf.predict_proba([[3.5, 4.0]]).round(4)
+    array([[0.4543, 0.5457]])
+    >>> GaussianNB(var_smoothing=0).fit(X, y).predict_proba([[3.5, 4.0]]).round(4)
+    array([[0.4543, 0.5457]])
     """
 
     name = "gaussian"
@@ -113,7 +132,8 @@ class Gaussian(ConjugateFamily):
     params_type = GaussianParams
     _hyper = ("loc", "kappa", "shape", "rate", "pooled")
 
-    def __init__(self, loc=0.0, kappa=1e-3, shape=1.0, rate=0.01, pooled=False):
+    def __init__(self, loc: Hyper = 0.0, kappa: Hyper = 1e-3, shape: Hyper = 1.0,
+                 rate: Hyper = 0.01, pooled: bool = False) -> None:
         self.loc = loc
         self.kappa = kappa
         self.shape = shape

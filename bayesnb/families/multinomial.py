@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 
+from .._typing import Hyper
 from ..fast import _sparse
 from ._base import (
     Schema,
@@ -77,6 +78,22 @@ class Multinomial(ConjugateFamily):
     alpha : float or array-like of shape (n_columns,), default=1.0
         Dirichlet concentration over the columns; ``alpha`` is scikit-learn's ``alpha`` under
         ``method="mean"`` (Lidstone smoothing; 1 is Laplace).
+
+    Examples
+    --------
+    Word counts of four documents. With ``class_alpha=0`` (the class frequencies) this is
+    scikit-learn's ``MultinomialNB(alpha=1.0)``:
+
+    >>> import numpy as np, bayesnb as bnb
+    >>> from sklearn.naive_bayes import MultinomialNB
+    >>> X = np.array([[3, 0, 1], [2, 1, 0], [0, 2, 3], [1, 0, 4]])
+    >>> y = ["finance", "finance", "sport", "sport"]
+    >>> clf = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="mean", class_alpha=0).fit(X, y)
+    >>> np.exp(clf.feature_log_prob_).round(4)  # finance: (5 + 1) / (7 + 3), (1 + 1) / 10, ...
+    array([[0.6   , 0.2   , 0.2   ],
+           [0.1538, 0.2308, 0.6154]])
+    >>> bool(np.allclose(clf.predict_proba(X), MultinomialNB(alpha=1.0).fit(X, y).predict_proba(X)))
+    True
     """
 
     name = "multinomial"
@@ -89,7 +106,7 @@ class Multinomial(ConjugateFamily):
     joint_columns = True
     _hyper = ("alpha",)
 
-    def __init__(self, alpha=1.0):
+    def __init__(self, alpha: Hyper = 1.0) -> None:
         self.alpha = alpha
 
     def encode(self, values, schema: Schema, *, unseen: str = "error",

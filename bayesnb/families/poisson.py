@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from jax.scipy.special import gammaln, xlogy
 
+from .._typing import Hyper
 from ..fast import _sparse
 from ._base import (
     GammaPrior,
@@ -66,6 +67,24 @@ class Poisson(ConjugateFamily):
         Gamma(shape, rate) prior on the Poisson rate: prior mean ``shape / rate`` (10 counts),
         prior sd ``sqrt(shape) / rate``; worth ``rate`` pseudo-rows holding ``shape`` counts in
         all, so it is weak next to any class with more than a handful of rows.
+
+    Examples
+    --------
+    The posterior mean rate is (shape + total) / (rate + rows), the ML rate the class mean:
+
+    >>> import pandas as pd, bayesnb as bnb
+    >>> X = pd.DataFrame({"visits": [2, 4, 0, 1]})
+    >>> clf = bnb.NaiveBayes(bnb.Poisson(), method="mean").fit(X, ["loyal", "loyal", "new", "new"])
+    >>> clf.conditional_tables()["visits"].round(4)  # (1 + 6) / (0.1 + 2), (1 + 1) / 2.1
+             rate
+    class
+    loyal  3.3333
+    new    0.9524
+    >>> clf.set_params(method="ml").conditional_tables()["visits"]
+           rate
+    class
+    loyal   3.0
+    new     0.5
     """
 
     name = "poisson"
@@ -78,7 +97,7 @@ class Poisson(ConjugateFamily):
     params_type = PoissonParams
     _hyper = ("shape", "rate")
 
-    def __init__(self, shape=1.0, rate=0.1):
+    def __init__(self, shape: Hyper = 1.0, rate: Hyper = 0.1) -> None:
         self.shape = shape
         self.rate = rate
 
