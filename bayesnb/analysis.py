@@ -135,9 +135,9 @@ def encode_linear(clf: NaiveBayes, X: Data) -> pd.DataFrame:
     >>> X = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
     >>> clf = bnb.NaiveBayes(bnb.Bernoulli(), method="mean").fit(X, ["spam", "spam", "ham", "ham"])
     >>> encode_linear(clf, [[1, 0], [0, np.nan]])
-         0    1    2    3
-    0  1.0  1.0  0.0  1.0
-    1  0.0  1.0  0.0  0.0"""
+         0  0:observed    1  1:observed
+    0  1.0         1.0  0.0         1.0
+    1  0.0         1.0  0.0         0.0"""
     from ._blocks import encode_blocks
     from ._labels import row_index
 

@@ -534,6 +534,19 @@ class BayesianReports:
         ``(hyperparameter, column)``, so ``tables["Class"]["alpha"]`` is classes x levels.
         Entries of ``posterior_`` that are not per class (a Categorical's level layout, the
         Gaussian's ``pooled`` flag) are left out.
+
+        Examples
+        --------
+        Beta(1 + ones, 1 + zeros) per class, the column ``free`` by name:
+
+        >>> import pandas as pd, bayesnb as bnb
+        >>> X = pd.DataFrame({"free": [1, 1, 0, 0], "win": [0, 1, 1, 0]})
+        >>> clf = bnb.NaiveBayes(bnb.Bernoulli()).fit(X, ["spam", "spam", "ham", "ham"])
+        >>> clf.posterior_tables()["free"]
+        hyperparameter  alpha  beta
+        class
+        ham               1.0   3.0
+        spam              3.0   1.0
         """
         classes = pd.Index(self.classes_, name="class")
         out = {}
