@@ -22,7 +22,11 @@ chains, pmapped (``"parallel"``); ``"auto"`` picks ``"parallel"`` where it can a
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
+import pickle
+import tempfile
 import warnings
 from functools import partial
 from typing import NamedTuple
@@ -30,7 +34,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from .fast._compiled import compiled
+from .fast._compiled import compiled, held
 
 #: XLA:CPU options of both programs: compiling dominates these short runs, and LLVM at level 0
 #: compiles faster; the draws stay the same whether compiled here or read from the cache
@@ -94,7 +98,9 @@ def sample(model, static: dict, data: dict, *, num_warmup: int, num_samples: int
         advance = jax.pmap(partial(_advance_chains, settings), in_axes=(0, None))
         keys = keys[:, None]  # one chain per device, vectorized there
     else:
-        start, advance = partial(_start, settings), partial(_advance, settings)
+        key_ = _structure_key(settings, keys, data)
+        start = _saved(_start_chains, _start, settings, "start", key_)
+        advance = _saved(_advance_chains, _advance, settings, "advance", key_)
     bar = _bar(num_chains, total, num_warmup) if progress_bar else None
     try:
         state = start(keys, data)
@@ -283,6 +289,142 @@ def _advance_chains(settings, state, data):
 # counted against the package's bound on executables held (``fast._compiled``)
 _start = compiled(_start_chains, static_argnums=(0,), compiler_options=_COMPILER_OPTIONS)
 _advance = compiled(_advance_chains, static_argnums=(0,), compiler_options=_COMPILER_OPTIONS)
+
+
+# ---------------------------------------------------------------- programs kept on disk
+#: serialized programs kept in the compiled-kernel cache's folder (the oldest go first); one
+#: model structure holds two, of a few hundred kilobytes each
+MAX_SAVED_PROGRAMS = 64
+
+
+class _Loaded(dict):
+    """The programs loaded in this process, by key, held within the package's bound."""
+
+    def _cache_size(self) -> int:
+        return sum(program._cache_size() for program in self.values())
+
+    def clear_cache(self) -> None:
+        self.clear()
+
+
+_LOADED = held(_Loaded())
+
+
+def _saved(fun, jitted, settings, name: str, key: str | None):
+    """``jitted`` specialised on ``settings``, kept on disk as a serialized ``jax.export``
+    module: a new process with the compiled-kernel cache warm neither traces the program
+    (seconds for NUTS) nor compiles it. Without a cache folder or a ``key``: ``jitted``."""
+    from ._kernel_cache import folder
+
+    where = folder()
+    if where is None or key is None or not _exportable():
+        return partial(jitted, settings)
+
+    def call(*args):
+        program = _LOADED.get((name, key))
+        if program is None:
+            program = _LOADED[name, key] = _load(fun, settings, where / f"nuts-{name}-{key}.jax",
+                                                 args)
+        return program(*args)
+
+    return call
+
+
+def _load(fun, settings, path, args):
+    """The program at ``path`` (exported and written there first if it is not), jitted with
+    the sampler's compiler options."""
+    from jax import export
+
+    _register_states()
+    try:
+        exported = export.deserialize(bytearray(path.read_bytes()))
+    except Exception:  # noqa: BLE001 - none yet, or unreadable (damaged, another jax): again
+        exported = export.export(jax.jit(partial(fun, settings)))(*args)
+        _write(path, exported.serialize())
+    return jax.jit(exported.call, compiler_options=_COMPILER_OPTIONS)
+
+
+def _exportable() -> bool:
+    """Whether this jax serializes exported programs (flatbuffers installed, a jax that
+    registers named tuples)."""
+    try:
+        import flatbuffers  # noqa: F401
+        from jax.export import register_namedtuple_serialization  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _write(path, blob: bytes) -> None:
+    """Write ``blob`` atomically (concurrent processes may write the same program), then keep
+    the folder's programs within :data:`MAX_SAVED_PROGRAMS`."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".nuts-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+        os.replace(tmp, path)
+        saved = sorted(path.parent.glob("nuts-*.jax"), key=lambda p: p.stat().st_mtime)
+        for old in saved[:-MAX_SAVED_PROGRAMS]:
+            old.unlink(missing_ok=True)
+    except OSError:  # a read-only or full disk: the program runs, unsaved
+        pass
+
+
+def _structure_key(settings, keys, data) -> str | None:
+    """A digest of everything a program depends on: ``settings`` (the model, its static
+    arguments and data layout, the sampler's settings), the shapes and dtypes of the
+    arguments, and the code (bayesnb's sources, jax's and numpyro's versions). ``None`` when
+    some part cannot be serialized (a user's prior holding a lambda): the program is then
+    traced in the process as usual."""
+    shapes = [None if x is None else (np.shape(x), str(getattr(x, "dtype", type(x).__name__)))
+              for x in [keys, *data]]
+    try:
+        blob = pickle.dumps((settings, shapes, _code_version()), protocol=5)
+    except Exception:  # noqa: BLE001 - anything unpicklable: no saved program
+        return None
+    return hashlib.sha256(blob).hexdigest()[:40]
+
+
+_CODE_VERSION: list = []
+
+
+def _code_version() -> tuple:
+    """bayesnb's sources (hashed) and the versions of jax, jaxlib and numpyro: a saved
+    program is never reused by other code."""
+    if not _CODE_VERSION:
+        import jaxlib
+        import numpyro
+
+        root = os.path.dirname(os.path.abspath(__file__))
+        digest = hashlib.sha256()
+        for path in sorted(_python_files(root)):
+            with open(path, "rb") as f:
+                digest.update(path[len(root):].encode() + f.read())
+        _CODE_VERSION.append((digest.hexdigest(), jax.__version__, jaxlib.__version__,
+                              numpyro.__version__))
+    return _CODE_VERSION[0]
+
+
+def _python_files(root):
+    for folder, _, names in os.walk(root):
+        yield from (os.path.join(folder, n) for n in names if n.endswith(".py"))
+
+
+def _register_states():
+    """NumPyro's NUTS state as a serializable tree (once per process)."""
+    if _REGISTERED:
+        return
+    from jax import export
+    from numpyro.infer.hmc import HMCState
+    from numpyro.infer.hmc_util import HMCAdaptState
+
+    for cls in (HMCState, HMCAdaptState):
+        export.register_namedtuple_serialization(cls, serialized_name=f"numpyro.{cls.__name__}")
+    _REGISTERED.append(True)
+
+
+_REGISTERED: list = []
 
 
 class _bar:

@@ -47,10 +47,14 @@ def test_chain_methods_draw_the_same_chains():
 
 
 def test_a_model_of_the_same_structure_compiles_nothing_again():
+    def held():  # programs traced here, and programs loaded from the kernel cache's folder
+        return (_nuts._start._cache_size(), _nuts._advance._cache_size(), len(_nuts._LOADED),
+                _nuts._LOADED._cache_size())
+
     fit(*data(1))
-    before = _nuts._start._cache_size(), _nuts._advance._cache_size()
+    before = held()
     clf = fit(*data(2, n=90))  # other rows, other statistics, the same structure
-    assert (_nuts._start._cache_size(), _nuts._advance._cache_size()) == before
+    assert held() == before
     assert np.isfinite(clf.draws_["bernoulli.theta"]).all()
 
 
@@ -76,8 +80,9 @@ def test_a_saved_chain_method_loads_and_runs(tmp_path):
 
 
 def test_the_same_seed_draws_the_same_chains_compiled_or_read_from_the_cache(tmp_path):
-    """NUTS draws are bit for bit the same whether the sampler's programs were compiled in the
-    process (cache off, or cold) or read from the compiled-kernel cache (warm)."""
+    """NUTS draws are bit for bit the same whether the sampler's programs were traced and
+    compiled in the process (cache off, or cold) or read from the compiled-kernel cache's
+    folder (warm: the exported programs and their executables)."""
     import os
     import subprocess
     import sys
@@ -102,5 +107,29 @@ def test_the_same_seed_draws_the_same_chains_compiled_or_read_from_the_cache(tmp
         return out.stdout.strip().splitlines()[-1]
 
     off = draws("0")
-    assert draws(str(tmp_path / "cache")) == off  # compiled here, written to the cache
-    assert draws(str(tmp_path / "cache")) == off  # read from the cache
+    assert not list(tmp_path.glob("**/nuts-*.jax"))
+    assert draws(str(tmp_path / "cache")) == off  # traced and compiled here, both written
+    saved = sorted(p.name for p in (tmp_path / "cache").glob("nuts-*.jax"))
+    assert [name.split("-")[1] for name in saved] == ["advance", "start"], saved
+    assert draws(str(tmp_path / "cache")) == off  # neither traced nor compiled: both read
+
+
+def test_a_damaged_saved_program_is_exported_again(tmp_path, monkeypatch):
+    """A program file that cannot be read (truncated, written by another jax) is a cache miss:
+    the program is traced, run and written again, and the draws are those of a fit without
+    the cache."""
+    X, y = data(5)
+    monkeypatch.setenv("BAYESNB_COMPILATION_CACHE", "0")
+    expected = fit(X, y).draws_
+    monkeypatch.setenv("BAYESNB_COMPILATION_CACHE", str(tmp_path))
+    _nuts._LOADED.clear_cache()
+    fit(X, y)
+    saved = sorted(tmp_path.glob("nuts-*.jax"))
+    assert len(saved) == 2
+    for path in saved:
+        path.write_bytes(path.read_bytes()[:100])
+    _nuts._LOADED.clear_cache()
+    again = fit(X, y).draws_
+    for site, draws in expected.items():
+        np.testing.assert_array_equal(again[site], draws, err_msg=site)
+    assert all(path.stat().st_size > 100 for path in saved)

@@ -31,6 +31,13 @@ def compiled(fun=None, **jit_options):
     return kernel
 
 
+def held(programs):
+    """Count ``programs`` (anything with ``_cache_size()`` and ``clear_cache()``, such as a
+    table of loaded executables) against :data:`MAX_EXECUTABLES` too."""
+    _KERNELS.append(programs)
+    return programs
+
+
 def executables() -> int:
     """How many executables the package's kernels hold now."""
     return sum(kernel._cache_size() for kernel in _KERNELS)
