@@ -9,6 +9,8 @@ which also executes the gallery, is the documented command::
 
     pip install ".[docs]" && sphinx-build -W -b html docs docs/_build/html
 
+and ``.ci/run`` runs it (gallery executed) before the test suite.
+
 The test is skipped when the ``docs`` extra is not installed (the README's test command installs
 ``.[test]`` only)."""
 
