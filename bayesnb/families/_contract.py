@@ -131,6 +131,10 @@ class Capabilities:
     #: file holding a negative one is refused (``bayesnb.persistence``)
     nonnegative_stats: ClassVar[tuple[str, ...]] = ()
 
+    #: fields an earlier release kept in ``params_type`` (and so in the stated tables of model
+    #: files) that this one derives when scoring: a file holding one still loads
+    retired_params: ClassVar[tuple[str, ...]] = ()
+
     @staticmethod
     def simulation_total(stats: NamedTuple) -> float | None:
         """The weighted total of the training values when a simulated row needs a stated
