@@ -842,10 +842,7 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
                  if isinstance(v, dict) else _from_json(v) for k, v in b.hyper.items()}
         family = b.family_cls(**hyper)
         try:
-            # a setting read only when scoring (Categorical's ``unseen``) is checked here, so
-            # a bad one is refused at load, not at the first prediction
-            if hasattr(family, "_unseen_policy"):
-                family._unseen_policy()
+            family.check_settings()
             expected = family.prior(b.schema)
         except ValueError as err:
             raise ModelFileError(f"{where}: {' '.join(str(err).split())}") from None

@@ -80,6 +80,7 @@ class Multinomial(ConjugateFamily):
     """
 
     name = "multinomial"
+    concentrations = ("alpha",)
     value_checks = {"nonnegative": True}
     param_names = ("probs",)
     nonnegative_stats = ("counts",)
