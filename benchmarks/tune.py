@@ -38,8 +38,6 @@ sys.path.insert(0, str(HERE))
 #: name -> (attribute paths patched together, cells, default values). "shipped" is the value
 #: in the package, not patched. A name imported into other modules is patched in each.
 CONSTANTS = {
-    "WHOLE_SCAN_SHARE": (["bayesnb.fast._exact.WHOLE_SCAN_SHARE"], ["poisson-bayes"],
-                         ["shipped", "-1.0", "2.0"]),
     "ACCELERATOR_TAIL_ROWS": (["bayesnb.fast._exact.ACCELERATOR_TAIL_ROWS"], ["poisson-bayes"],
                               ["shipped", "0.0", "0.25", "1.0"]),
     "CHUNK_BYTES": (["bayesnb.fast._kernels.CHUNK_BYTES"],

@@ -46,10 +46,9 @@ def steps(request, monkeypatch):
 
 @pytest.fixture(params=["flagged rows", "whole chunks"])
 def scan(request, monkeypatch):
-    """Force how the host finds the tail: in the rows the kernel flags, or by scanning every
-    chunk whole (``_exact.scans_whole``, chosen from a sample of the rows otherwise)."""
-    monkeypatch.setattr(_exact, "WHOLE_SCAN_SHARE", 2.0 if request.param == "flagged rows"
-                        else -1.0)
+    """Force how the host finds the tail: in the rows the kernel flags (an accelerator's way),
+    or by scanning every chunk whole (a CPU's, ``_exact.scans_whole``)."""
+    monkeypatch.setattr(_exact, "scans_whole", lambda: request.param == "whole chunks")
     return request.param
 
 

@@ -8,10 +8,11 @@ columns is the plug-in's product for the first term plus products of the indicat
 counts, one product in all. On a CPU ``S = 1``; on an accelerator ``S`` is chosen per call
 from a sample of the rows (:func:`choose_steps`, a power of two so a kernel compiles once per
 choice; ``S = 1`` for a small batch, :data:`SMALL_BATCH_CELLS`). The counts above ``S`` (and
-non-integer counts) are added on the host in float64 (each family's
-``host_tail``, from a cumulative table per fitted table), only for the rows the kernel flags;
-where most rows have such counts, the kernel gives each count's position in that table
-(``tail_positions``) and the host lists them and sums the table's rows.
+non-integer counts) are added on the host in float64 (each family's ``host_tail``, from a
+cumulative table per fitted table): on a CPU the kernel gives each count's position in that
+table (``tail_positions``) and the host lists them and sums the table's rows; on an
+accelerator, whose ``S`` leaves few rows past it, the host reads only the rows the kernel
+flags (``needs_tail``), :func:`scans_whole`.
 A model without a count family never comes here: its exact predictive has no host part and
 streams through ``_kernels.stream_scores`` like the plug-in (``scoring.TableScorer``); a
 Student-t block beside a count family is scored in the same kernel (``Gaussian.log_predictive``).
@@ -55,38 +56,21 @@ def choose_steps(sample) -> int:
     x = np.asarray(sample)
     if _kernels.budget_scale() == 1 or x.shape[0] == 0:
         return 1
-    top = _row_tops(x, missing_past=True)
+    with np.errstate(invalid="ignore"):  # a row holding a fraction or NaN is past every S
+        top = np.where(np.any(x != np.floor(x), axis=1), np.inf,
+                       np.max(np.where(np.isnan(x), 0, x), axis=1, initial=0))
     for s in STEP_CHOICES:
         if np.count_nonzero(top > s) <= ACCELERATOR_TAIL_ROWS * x.shape[0]:
             return s
     return STEP_CHOICES[-1]
 
 
-def _row_tops(x: np.ndarray, missing_past: bool) -> np.ndarray:
-    """Per row of a ``(n, F)`` sample its largest count, +inf for a row holding a fraction
-    (or, with ``missing_past``, a missing value): a row is past ``S`` when its top is."""
-    with np.errstate(invalid="ignore"):
-        missing = np.isnan(x)
-        odd = (x != np.floor(x)) & (True if missing_past else ~missing)  # NaN != NaN
-        top = np.max(np.where(missing, 0, x), axis=1, initial=0)
-    return np.where(odd.any(axis=1), np.inf, top)
-
-
-#: a block whose sampled rows hold a count past ``S`` (or a fraction) in more than this share
-#: is scanned whole by the host, and its kernel flags no rows (:func:`scans_whole`)
-WHOLE_SCAN_SHARE = 0.5
-
-
-def scans_whole(sample, steps: int) -> bool:
-    """Whether the host should scan every chunk of a block for its tail, rather than only
-    the rows the kernel flags (``needs_tail``): when most rows would be flagged, the host
-    scans the whole chunk anyway, and the kernel's flags would be a row reduction for nothing.
-    Decided from the rows :func:`choose_steps` reads."""
-    x = np.asarray(sample)
-    if x.ndim != 2 or x.shape[0] == 0:
-        return False
-    past = _row_tops(x, missing_past=False) > steps
-    return bool(np.count_nonzero(past) > WHOLE_SCAN_SHARE * x.shape[0])
+def scans_whole() -> bool:
+    """Whether the host scans every chunk of a counted block for its tail, from the kernel's
+    table positions (``tail_positions``), rather than the rows the kernel flags
+    (``needs_tail``): on a CPU, where ``S = 1`` leaves most rows of counts past it (the flags
+    were 1.2-1.4 times slower on Poisson counts, the whole scan 1.15 times on 0/1 counts)."""
+    return _kernels.budget_scale() == 1
 
 
 def counted(family) -> bool:
@@ -157,8 +141,7 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
                for f, s, m in zip(families, sources, sample, strict=True)]
     steps = [(1 if small else choose_steps(x)) if counted(f) else None
              for f, x in zip(families, samples, strict=True)]
-    whole = tuple(st is not None and scans_whole(x, st)
-                  for x, st in zip(samples, steps, strict=True))
+    whole = tuple(st is not None and scans_whole() for st in steps)
     ktables, shifts = kernel_tables(families, tables, joint, steps, sources)
     tops = tuple(np.int32(_sparse.cumulative_top(n_classes, s.width)) for s in sources)
     # per row: the input, the stacked indicators, the int32 table positions of a block
