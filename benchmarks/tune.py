@@ -60,6 +60,8 @@ CONSTANTS = {
                ["shipped", "1 << 14", "1 << 18"]),
     "_BLOCK_ELEMENTS": (["bayesnb.fast._sparse._BLOCK_ELEMENTS"],
                         ["csr-bayes", "poisson-bayes"], ["shipped", "1 << 14", "1 << 22"]),
+    "_TERMWISE_MAX": (["bayesnb.fast._sparse._TERMWISE_MAX"],
+                      ["csr-bayes", "poisson-bayes"], ["shipped", "0", "16", "256"]),
     "CUMULATIVE_COUNTS": (["bayesnb.fast._sparse.CUMULATIVE_COUNTS"],
                           ["poisson-bayes", "csr-bayes"], ["shipped", "16", "128"]),
     "CUMULATIVE_ENTRIES": (["bayesnb.fast._sparse.CUMULATIVE_ENTRIES"],

@@ -387,7 +387,7 @@ def test_host_log_rising_against_exact_sums():
 @pytest.mark.parametrize("positioned", [False, True], ids=["from x", "kernel positions"])
 def test_dense_tail_against_math_fsum(steps, integral, positioned, monkeypatch):
     """The dense tail (counts read from the cumulative table up to its largest count, the
-    rest by series) against :math:`\\sum_{t=steps}^{x-1}\\log(1 + t/a)` in
+    rest term by term or by series) against :math:`\\sum_{t=steps}^{x-1}\\log(1 + t/a)` in
     ``math.fsum``, and :math:`h(a, x)` whole for a non-integer value; a small
     ``CUMULATIVE_ENTRIES`` makes the table stop at a count the data pass. ``positioned``: the
     host reads the score kernel's table positions (``_steps.tail_positions``), and the chunk
@@ -447,8 +447,8 @@ def _h_reference(a, v, start=1):
 @pytest.mark.parametrize("case", ["counts", "mostly ones", "impossible column"])
 def test_sparse_tail_against_math_fsum(case, path, monkeypatch):
     """CSR input: :math:`\\sum_j x_j s_{kj} + h(a_{kj}, x_j)` per row and class, every
-    stored value's h from the count table (counts up to 19 here), by the series past it
-    and by log-Gamma for non-integer values, in blocks of two entries (so
+    stored value's h from the count table (counts up to 19 here), term by term past it, by
+    the series for 250 and by log-Gamma for non-integer values, in blocks of two entries (so
     rows span blocks); explicit zeros and ones add no h. The table is read with rows for the
     counts 20 .. 64 of two columns, of every column, or of none, or not built at all for a
     call with fewer values than it would have rows. A slope of -inf (a column with no

@@ -274,19 +274,32 @@ def log_rising_by_row(a: np.ndarray, n: np.ndarray) -> np.ndarray:
     return log_rising(a, totals[:, None])[inverse.ravel()]
 
 
+#: integer counts up to this many steps past the start are summed term by term (one log1p a
+#: step), larger ones take ``log_rising``'s series (benchmarks/tune.py _TERMWISE_MAX)
+_TERMWISE_MAX = 64
+
+
 def _rising_values(a: np.ndarray, x: np.ndarray, start: int = 1) -> np.ndarray:
     r"""``(K, E)``: for ``a`` of shape (K, E) and counts ``x`` of shape (E,), the part of
-    ``log_rising(a, x)`` past ``start`` steps: :math:`\sum_{t=start}^{x-1}\log(1 + t/a) =
-    h(a, x) - h(a, start)` for an integer count (0 at or below ``start``; the kernel's
-    indicator products hold the rest), the whole :math:`h(a, x)` for any other value."""
+    ``log_rising(a, x)`` past ``start`` steps: :math:`\sum_{t=start}^{x-1}\log(1 + t/a)` for
+    an integer count (0 at or below ``start``; the kernel's indicator products hold the rest),
+    the whole :math:`h(a, x)` for any other value. Integer counts are expanded into one
+    (entry, step) pair per term and summed in one pass."""
     out = np.zeros(a.shape)
     integer = x == np.floor(x)
-    whole = np.flatnonzero(~integer | (x > start))
+    whole = np.flatnonzero(~integer | (x - start > _TERMWISE_MAX))
     if whole.size:
         out[:, whole] = log_rising(a[:, whole], x[whole])
-        past = whole[integer[whole]]  # a count past ``start``: its first steps are the kernel's
+        past = whole[integer[whole]]  # a large count: its first steps are the kernel's
         if past.size and start > 1:  # h(a, 1) = 0
             out[:, past] -= log_rising(a[:, past], float(start))
+    terms = np.flatnonzero(integer & (x > start) & (x - start <= _TERMWISE_MAX))
+    if terms.size:
+        counts = (x[terms] - start).astype(np.int64)
+        first = np.cumsum(counts) - counts
+        entry = np.repeat(terms, counts)
+        step = start + np.arange(entry.size) - np.repeat(first, counts)
+        out[:, terms] = np.add.reduceat(np.log1p(step / a[:, entry]), first, axis=1)
     return out
 
 
@@ -358,8 +371,7 @@ _BLOCK_ELEMENTS = 1 << 16
 
 
 #: counts up to this are read from a per-table cumulative sum (:func:`cumulative_rising`);
-#: larger ones are rare enough to take ``log_rising``'s series (benchmarks/tune.py
-#: CUMULATIVE_COUNTS)
+#: larger ones are rare enough to sum term by term (benchmarks/tune.py CUMULATIVE_COUNTS)
 CUMULATIVE_COUNTS = 64
 #: float64 entries a cumulative table may hold (32 MiB): ``(counts + 1) x columns x classes``,
 #: a memory bound (benchmarks/tune.py CUMULATIVE_ENTRIES)
