@@ -38,8 +38,8 @@ STEP_CHOICES = (1, 2, 4, 8, 16, 32)
 #: on an accelerator a product is nearly free next to the host's work on a row past ``S``, so
 #: ``S`` is the smallest choice that leaves at most this share of the sampled rows to the host
 ACCELERATOR_TAIL_ROWS = 1.0 / 64
-#: rows of the input read to choose ``S`` and the host's scan, at most :data:`SAMPLE_CELLS`
-#: values in all: cheap next to the predictive itself
+#: rows of the input read to choose ``S``, at most :data:`SAMPLE_CELLS` values in all: cheap
+#: next to the predictive itself
 SAMPLE_ROWS = 512
 SAMPLE_CELLS = 1 << 16
 #: a batch of at most this many cells scores with ``S = 1``: compiling a kernel for another
@@ -50,9 +50,9 @@ SMALL_BATCH_CELLS = 1 << 14
 def choose_steps(sample) -> int:
     """``S`` for a block from a sample of its rows: 1 on a CPU, where the host's table reads
     of the counts past ``S`` cost no more than the indicator products that would take them;
-    on an accelerator the smallest
-    :data:`STEP_CHOICES` entry past which at most :data:`ACCELERATOR_TAIL_ROWS` of the sampled
-    rows hold a count (or a fraction, or a missing value), else the largest."""
+    on an accelerator the smallest :data:`STEP_CHOICES` entry past which at most
+    :data:`ACCELERATOR_TAIL_ROWS` of the sampled rows hold a count (or a fraction, or a
+    missing value), else the largest."""
     x = np.asarray(sample)
     if _kernels.budget_scale() == 1 or x.shape[0] == 0:
         return 1
