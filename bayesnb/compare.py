@@ -379,9 +379,8 @@ def _identical_pairs(probas: dict, fitted: dict) -> list[dict]:
 
 def _flat_prior(family) -> bool:
     """Dirichlet/Beta concentrations of exactly 1 (a flat prior: its mode adds no counts)."""
-    keys = {"categorical": ("alpha",), "multinomial": ("alpha",),
-            "bernoulli": ("alpha", "beta")}.get(family.name)
-    if keys is None:
+    keys = family.concentrations
+    if not keys:
         return False
     try:
         return all(np.all(np.asarray(getattr(family, k), dtype=float) == 1.0) for k in keys)
@@ -403,10 +402,10 @@ def _why_identical(a, b) -> str | None:
     if methods == {"ml", "map"} and class_flat and all(map(_flat_prior, families)):
         return ("MAP under flat priors (Dirichlet/Beta concentration 1 on every column, "
                 "class_alpha 1) is ML: the prior's mode adds alpha - 1 = 0 pseudo-counts")
-    if methods == {"mean", "bayes"} and all(f.name in ("categorical", "bernoulli")
-                                            for f in families):
-        return ("for Categorical and Bernoulli columns the exact posterior predictive of a "
-                "row is the plug-in of the posterior means, so 'bayes' predicts as 'mean'")
+    if methods == {"mean", "bayes"} and all(f.predictive_is_plug_in for f in families):
+        kinds = " and ".join(sorted({type(f).__name__ for f in families}))
+        return (f"for {kinds} columns the exact posterior predictive of a row is the "
+                "plug-in of the posterior means, so 'bayes' predicts as 'mean'")
     return None
 
 

@@ -82,7 +82,7 @@ def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_
         if unlabeled is not None:
             tables.append(family.params_from_sample(params, family.posterior(prior, st)))
     if unlabeled is not None:
-        scores = jnp.log(pi) + sum(f.log_likelihood(t, x) for f, t, x in
+        scores = jnp.log(pi) + sum(form_of(f).log_likelihood(t, x) for f, t, x in
                                    zip(families, tables, unlabeled, strict=True))
         numpyro.factor("unlabeled", jnp.sum(jax.nn.logsumexp(scores, axis=-1)))
 
@@ -201,7 +201,7 @@ def _chunk_scores(families, linear, lp, tables, xs):
 
     A block in ``linear`` form holds ``(weights (F, S * K), bias (S, K))``: one matmul scores
     every draw of the chunk (``FastForm.linear_scores``). Any other block holds its tables with
-    a leading draw axis and is scored draw by draw (vmap of ``log_likelihood``)."""
+    a leading draw axis and is scored draw by draw (vmap of ``FastForm.log_likelihood``)."""
     n = xs[0].shape[0]
     s = lp[None]
     for family, lin, table, x in zip(families, linear, tables, xs, strict=True):
@@ -209,7 +209,8 @@ def _chunk_scores(families, linear, lp, tables, xs):
             weights, bias = table
             s = s + (x.astype(weights.dtype) @ weights).reshape(n, *bias.shape) + bias
         else:
-            per_draw = jax.vmap(lambda t, f=family, x=x: f.log_likelihood(t, x))(table)
+            score = form_of(family).log_likelihood
+            per_draw = jax.vmap(lambda t, score=score, x=x: score(t, x))(table)
             s = s + jnp.moveaxis(per_draw, 0, 1)
     return s
 

@@ -40,7 +40,7 @@ from scipy import sparse
 from ._blocks import levels_of, raw_blocks
 from ._classes import class_log_prior
 from ._data import labels_to_codes
-from .fast import _kernels
+from .fast import _kernels, form_of
 from .fast._compiled import compiled
 from .fast._kernels import bucket, full_float32, pad_rows
 from .fitted import FittedModel, check_parametric, check_weight, chunk_statistics
@@ -334,7 +334,7 @@ def _draw_scores(families, levels, joint, class_lp, tables, xs, codes):
     """``(S, m)``: log p(x_i, y_i | theta_s) (``joint``) or log p(y_i | x_i, theta_s)."""
 
     def one_draw(lp, tabs):
-        s = lp[None, :] + sum(f.log_likelihood(t, x, v) for f, t, x, v in
+        s = lp[None, :] + sum(form_of(f).log_likelihood(t, x, v) for f, t, x, v in
                               zip(families, tabs, xs, levels, strict=True))
         own = jnp.take_along_axis(s, codes[:, None], axis=1)[:, 0]
         if joint:

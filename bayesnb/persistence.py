@@ -587,7 +587,7 @@ def _block_layout(i, entry, n_classes, kind, expect):
     if kind == "tables":
         params = jax.eval_shape(lambda s: family_cls.estimate(prior, s, "ml"), stats)
         arrays["tables"] = _fields(entry["tables"], params, f"{where} tables", expect,
-                                   exact=True)
+                                   exact=True, retired=family_cls.retired_params)
     else:
         arrays["prior"] = _fields(entry["prior"], prior, f"{where} prior", expect, exact=False)
         arrays["stats"] = _fields(entry["stats"], stats, f"{where} statistics", expect,
@@ -621,12 +621,17 @@ def _finished_shapes(family_cls, x, n_levels, n_classes: int, where: str):
     return jax.tree_util.tree_map(scaled, finished(1), finished(2))
 
 
-def _fields(names, template, where, expect, *, exact, kinds=None):
+def _fields(names, template, where, expect, *, exact, kinds=None, retired=()):
     """``{field: array name}`` of a NamedTuple of arrays, each expected with the template's
     shape and dtype kind; ``exact``: every field present (else a later release's field may be
-    missing and is recomputed)."""
+    missing and is recomputed). A ``retired`` field (an earlier release's) is read, no larger
+    than the others, and left out."""
     names = _dict(names, where)
     fields = template._fields
+    for f in set(names) & set(retired):
+        expect(names[f], _Expect(f"{where} {f}", "f", None,
+                                 max(int(np.prod(leaf.shape)) for leaf in template)))
+    names = {f: a for f, a in names.items() if f not in retired}
     extra = sorted(set(names) - set(fields))
     missing = [f for f in fields if f not in names]
     if extra or (exact and missing):
@@ -907,10 +912,7 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
                  if isinstance(v, dict) else _from_json(v) for k, v in b.hyper.items()}
         family = b.family_cls(**hyper)
         try:
-            # a setting read only when scoring (Categorical's ``unseen``) is checked here, so
-            # a bad one is refused at load, not at the first prediction
-            if hasattr(family, "_unseen_policy"):
-                family._unseen_policy()
+            family.check_settings()
             expected = family.prior(b.schema)
         except ValueError as err:
             raise ModelFileError(f"{where}: {' '.join(str(err).split())}") from None

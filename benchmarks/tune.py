@@ -1,7 +1,7 @@
 """Re-measure a tuned constant of the package: its shipped value against alternatives.
 
     python benchmarks/tune.py --list                      # the constants, their cells, values
-    python benchmarks/tune.py TAIL_COST                   # default alternatives, full shapes
+    python benchmarks/tune.py NORMALISE_ROWS              # default alternatives, full shapes
     python benchmarks/tune.py LINEAR_DEEP_ENTRIES --values shipped 0 --runs 5
     python benchmarks/tune.py CHUNK_BYTES --cell bernoulli-predict --x64 --quick
     python benchmarks/tune.py bayesnb.fast._kernels.SHIFT_SEARCH_ROWS --cell gaussian-predict \\
@@ -38,10 +38,6 @@ sys.path.insert(0, str(HERE))
 #: name -> (attribute paths patched together, cells, default values). "shipped" is the value
 #: in the package, not patched. A name imported into other modules is patched in each.
 CONSTANTS = {
-    "TAIL_COST": (["bayesnb.fast._exact.TAIL_COST"], ["poisson-bayes", "multinomial-bayes"],
-                  ["shipped", "0", "4", "36", "1e9"]),
-    "WHOLE_SCAN_SHARE": (["bayesnb.fast._exact.WHOLE_SCAN_SHARE"], ["poisson-bayes"],
-                         ["shipped", "-1.0", "2.0"]),
     "ACCELERATOR_TAIL_ROWS": (["bayesnb.fast._exact.ACCELERATOR_TAIL_ROWS"], ["poisson-bayes"],
                               ["shipped", "0.0", "0.25", "1.0"]),
     "CHUNK_BYTES": (["bayesnb.fast._kernels.CHUNK_BYTES"],

@@ -1,8 +1,9 @@
 """The exact predictive's fast paths (issue 12 section 1) against scipy.stats and hand sums.
 
 The count families score :math:`\\log\\Gamma(a + x) - \\log\\Gamma(a)` as indicator products
-for counts up to ``S`` steps and add the rest on the host (``bayesnb.fast._exact``); the Gaussian's
-Student-t is one fused pass. Every path is checked against an independent reference: forced
+for counts up to ``S`` steps and add the rest on the host (``bayesnb.fast._exact``; ``S = 1``
+on a CPU, larger on an accelerator); the Gaussian's Student-t is one fused pass. Every path is
+checked against an independent reference: forced
 step counts (so counts fall on both sides of ``S``), large and non-integer counts, missing
 values, chunk boundaries (tails in some chunks only), SciPy-sparse input, float32 against x64.
 """
@@ -29,21 +30,25 @@ def _fit(family, X, y=Y):
     return bnb.NaiveBayes(family, method="bayes", class_prior=PRIOR).fit(X, y)
 
 
+def force_steps(monkeypatch, s):
+    """Score with ``S = s`` indicator steps (an accelerator's choice; a CPU takes 1), small
+    batches too."""
+    monkeypatch.setattr(_exact, "choose_steps", lambda sample: s)
+    monkeypatch.setattr(_exact, "SMALL_BATCH_CELLS", 0)
+
+
 @pytest.fixture(params=[1, 2, 4, 16, 32], ids=lambda s: f"S={s}")
 def steps(request, monkeypatch):
-    """Force the number of indicator steps, so counts fall on both sides of it (small batches
-    too, which otherwise take ``S = 1``)."""
-    monkeypatch.setattr(_exact, "STEP_CHOICES", (request.param,))
-    monkeypatch.setattr(_exact, "SMALL_BATCH_CELLS", 0)
+    """Force the number of indicator steps, so counts fall on both sides of it."""
+    force_steps(monkeypatch, request.param)
     return request.param
 
 
 @pytest.fixture(params=["flagged rows", "whole chunks"])
 def scan(request, monkeypatch):
-    """Force how the host finds the tail: in the rows the kernel flags, or by scanning every
-    chunk whole (``_exact.scans_whole``, chosen from a sample of the rows otherwise)."""
-    monkeypatch.setattr(_exact, "WHOLE_SCAN_SHARE", 2.0 if request.param == "flagged rows"
-                        else -1.0)
+    """Force how the host finds the tail: in the rows the kernel flags (an accelerator's way),
+    or by scanning every chunk whole (a CPU's, ``_exact.scans_whole``)."""
+    monkeypatch.setattr(_exact, "scans_whole", lambda: request.param == "whole chunks")
     return request.param
 
 
@@ -149,8 +154,7 @@ def test_poisson_steps_large_counts_and_missing_values(x64, steps, scan):
 @pytest.mark.parametrize("name", ["multinomial", "poisson"])
 def test_chunk_boundaries_with_tails_in_some_chunks(x64, small_chunks, scan, monkeypatch, name):
     """200 rows in 64-row chunks: counts above S only in the second and last chunks."""
-    monkeypatch.setattr(_exact, "STEP_CHOICES", (4,))
-    monkeypatch.setattr(_exact, "SMALL_BATCH_CELLS", 0)
+    force_steps(monkeypatch, 4)
     X = count_data(6)
     Xn = count_data(7, n=200, big=((70, 1, 30.0), (199, 3, 12.0)))
     if name == "multinomial":
@@ -272,8 +276,7 @@ def test_grouped_log1p_sum_against_numpy(dtype):
 @pytest.mark.parametrize("name", ["multinomial", "poisson", "gaussian"])
 def test_float32_agrees_with_x64(name, scan, monkeypatch):
     """Default float32 against x64 on the same data, with counts above S (host tails)."""
-    monkeypatch.setattr(_exact, "STEP_CHOICES", (2,))
-    monkeypatch.setattr(_exact, "SMALL_BATCH_CELLS", 0)
+    force_steps(monkeypatch, 2)
     rng = np.random.default_rng(11)
     if name == "gaussian":
         X, Xn, family = (rng.normal(Y[:, None] % K, 1.0, (60, 6)), rng.normal(1, 1.5, (30, 6)),
@@ -291,9 +294,10 @@ def test_float32_agrees_with_x64(name, scan, monkeypatch):
 # ---------------------------------------------------------------------------- pieces
 @pytest.mark.parametrize("name", ["multinomial", "poisson"])
 def test_small_batches_take_one_step_and_stay_exact(x64, monkeypatch, name):
-    """A batch of few cells scores with S = 1 (the counts above one on the host), whatever
-    its counts would choose: one compiled kernel for every small call. The answers are the
-    closed form's, as with S chosen from the counts."""
+    """On an accelerator, a batch of few cells scores with S = 1 (the counts above one on the
+    host), whatever its counts would choose: one compiled kernel for every small call. The
+    answers are the closed form's, as with S chosen from the counts."""
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
     chosen = []
     real = _exact.scores
 
@@ -317,12 +321,11 @@ def test_small_batches_take_one_step_and_stay_exact(x64, monkeypatch, name):
     assert chosen[-1] > 1
 
 
-def test_choose_steps_from_the_count_quantiles():
+def test_a_cpu_takes_one_step_whatever_the_counts():
     rng = np.random.default_rng(14)
-    assert _exact.choose_steps(rng.integers(0, 2, (500, 50))) == 1  # 0/1: one product
-    assert _exact.choose_steps(rng.poisson(4.0, (500, 50))) >= 8
-    assert _exact.choose_steps(rng.random((100, 10))) == 1  # non-integer: all on the host
-    assert _exact.choose_steps(np.full((3, 3), np.nan)) == 1
+    for sample in (rng.integers(0, 2, (500, 50)), rng.poisson(4.0, (500, 50)),
+                   rng.random((100, 10)), np.full((3, 3), np.nan)):
+        assert _exact.choose_steps(sample) == 1
 
 
 def test_accelerator_steps_leave_few_rows_to_the_host(monkeypatch):

@@ -70,6 +70,28 @@ def test_round_trip_from_tables_and_label_types(tmp_path):
         loaded.log_evidence()
 
 
+def test_stated_gaussian_tables_of_an_earlier_release_load(tmp_path):
+    """Earlier releases kept the Gaussian's float32 shift (``center``) in its table, so their
+    stated-table files hold one more array: such a file still loads and scores as stated."""
+    from scipy import stats
+
+    clf = bnb.from_tables({1: 0.25, 2: 0.75}, gaussian={"t": {1: (0.0, 1.0), 2: (1.0, 2.0)}})
+    path = bnb.save(clf, tmp_path / "t.bnb")
+    buf = io.BytesIO()
+    np.save(buf, np.array([0.5]))
+
+    def with_center(m):
+        m["blocks"][0]["tables"]["center"] = "block0/tables/center"
+        return m
+
+    rewrite(path, manifest=with_center, replace={"arrays/block0/tables/center.npy":
+                                                 buf.getvalue()})
+    x = np.array([0.3, 1.5, -2.0])
+    joint = np.stack([0.25 * stats.norm.pdf(x, 0.0, 1.0), 0.75 * stats.norm.pdf(x, 1.0, 2.0)], 1)
+    np.testing.assert_allclose(bnb.load(path).predict_proba(pd.DataFrame({"t": x})),
+                               joint / joint.sum(axis=1, keepdims=True), rtol=1e-6)
+
+
 def test_unsaveable_labels_are_refused(tmp_path):
     X = np.array([[0.0], [1.0], [2.0], [3.0]])
     y = [(1, 2), (1, 2), (3, 4), (3, 4)]

@@ -61,6 +61,11 @@ class Capabilities:
         """Schema learned from the training block (categorical levels); default: columns only."""
         return Schema(columns=tuple(columns))
 
+    def check_settings(self) -> None:
+        """Refuse (``ValueError``) a setting read only when scoring (Categorical's ``unseen``):
+        a model file holding a bad one is then refused when read, not at its first
+        prediction. Default: none."""
+
     def declared_levels(self, columns: tuple) -> list[tuple] | None:
         """The levels the user declared for each of ``columns`` (one tuple per column), or
         None: a CSV column's cells are then read as their type (``bayesnb.outofcore``)."""
@@ -86,6 +91,10 @@ class Capabilities:
     #: hyperparameters that are one smoothing strength together (a Beta(a, a)):
     #: ``analysis.empirical_bayes`` sets them all to the value it searches
     one_strength: ClassVar[tuple[str, ...]] = ()
+
+    #: hyperparameters that are Dirichlet or Beta concentrations (``alpha - 1`` pseudo-counts
+    #: under MAP): all 1, the prior is flat and MAP is ML (``compare``'s note on equal models)
+    concentrations: ClassVar[tuple[str, ...]] = ()
 
     def hyperpriors(self) -> dict:
         """Hyperparameters given as NumPyro distributions (sampled by the model: MCMC only)."""
@@ -130,6 +139,10 @@ class Capabilities:
     #: fields of ``stats_type`` that are sums of non-negative weights (or of squares): a model
     #: file holding a negative one is refused (``bayesnb.persistence``)
     nonnegative_stats: ClassVar[tuple[str, ...]] = ()
+
+    #: fields an earlier release kept in ``params_type`` (and so in the stated tables of model
+    #: files) that this one derives when scoring: a file holding one still loads
+    retired_params: ClassVar[tuple[str, ...]] = ()
 
     @staticmethod
     def simulation_total(stats: NamedTuple) -> float | None:

@@ -92,6 +92,7 @@ class Bernoulli(ConjugateFamily):
     stated_tables = True
     stated_cell = "P(x = 1)"
     one_strength = ("alpha", "beta")
+    concentrations = ("alpha", "beta")
     sklearn_view = "bernoulli"
     predictive_is_plug_in = True
     value_checks = {"binary": True}

@@ -145,6 +145,7 @@ class Categorical(ConjugateFamily):
     """
 
     name = "categorical"
+    concentrations = ("alpha",)
     nonnegative_stats = ("counts",)
     stated_tables = True
     column_sites = True
@@ -162,7 +163,7 @@ class Categorical(ConjugateFamily):
         self.categories = categories
         self.unseen = unseen
 
-    def _unseen_policy(self) -> str:
+    def check_settings(self) -> str:
         if not isinstance(self.unseen, str) or self.unseen not in UNSEEN_POLICIES:
             raise ValueError(f"Categorical: unseen must be one of {UNSEEN_POLICIES}, got "
                              f"{self.unseen!r}.")
@@ -170,7 +171,7 @@ class Categorical(ConjugateFamily):
 
     # ------------------------------------------------------------------ host side
     def learn_schema(self, values: np.ndarray, columns: tuple) -> Schema:
-        self._unseen_policy()
+        self.check_settings()
         declared = declared_levels(self.categories, columns)
         return Schema(columns=tuple(columns), levels=learn_levels(values, columns, declared))
 
@@ -187,7 +188,7 @@ class Categorical(ConjugateFamily):
     def encode(self, values, schema: Schema, *, unseen: str = "error",
                dtype=None) -> np.ndarray:
         return encode_levels(values, schema.columns, schema.levels, unseen,
-                             self._unseen_policy())
+                             self.check_settings())
 
     def prior(self, schema: Schema) -> DirichletPrior:
         sizes = np.array([len(lv) for lv in schema.levels], dtype=np.int64)

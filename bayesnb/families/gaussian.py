@@ -50,7 +50,6 @@ from ._base import (
     broadcast_hyper,
     column_units,
     dist,
-    has_missing,
     numeric_block,
     numpyro,
     observed_pairs,
@@ -87,7 +86,6 @@ class GaussianStats(NamedTuple):
 class GaussianParams(NamedTuple):
     mean: jax.Array  # (K, F)
     precision: jax.Array  # (K, F)
-    center: jax.Array  # (F,) shift applied before the matmul, for float32 accuracy
 
 
 class Gaussian(ConjugateFamily):
@@ -123,6 +121,7 @@ class Gaussian(ConjugateFamily):
     name = "gaussian"
     param_names = ("mean", "precision")
     nonnegative_stats = ("count", "m2")
+    retired_params = ("center",)  # the float32 shift, now the fast layer's (``fast.gaussian``)
     stated_tables = True
     positive_params = ("precision",)
     density_label = "Gaussian"
@@ -202,28 +201,17 @@ class Gaussian(ConjugateFamily):
                 n_classes = stats.count.shape[0]
                 extra = jnp.where(prior.pooled, n_classes / 2.0 - 1.0, -0.5)
                 precision = (post.shape + extra) / post.rate
-        total = stats.count.sum(axis=0)
-        weights = stats.count / jnp.where(total > 0, total, 1.0)  # 1e-300 underflows in f32
-        center = jnp.sum(weights * jnp.where(jnp.isfinite(mean), mean, 0.0), axis=0)
-        return GaussianParams(mean, precision, center)
+        return GaussianParams(mean, precision)
 
     @staticmethod
     def log_likelihood(params, x, n_levels=None) -> jax.Array:
-        mc = params.mean - params.center
+        r""":math:`\sum_j [\log\lambda_{kj}/2 - \lambda_{kj}(x_j - \mu_{kj})^2/2]` over the
+        observed columns (the class-free :math:`-\log(2\pi)/2` is ``log_normalizer``'s)."""
+        observed = ~jnp.isnan(x)
+        d = jnp.where(observed, x, 0.0).astype(params.mean.dtype)[:, None, :] - params.mean
         lam = params.precision
-        per_column = 0.5 * jnp.log(lam) - 0.5 * lam * mc * mc  # (K, F)
-
-        # sum_j o_ij [log(lam)/2 - lam (x - mu)^2 / 2] expanded into matmuls; the observed
-        # indicator's matmul only where a value is missing
-        def scores(x, missing):
-            observed = ~jnp.isnan(x)
-            xc = jnp.where(observed, x - params.center, 0.0).astype(params.mean.dtype)
-            per_row = (observed.astype(xc.dtype) @ per_column.T if missing
-                       else jnp.sum(per_column, axis=1))
-            return -0.5 * (xc * xc) @ lam.T + xc @ (lam * mc).T + per_row
-
-        return jax.lax.cond(has_missing(x), lambda x: scores(x, True),
-                            lambda x: scores(x, False), x)
+        log_lik = 0.5 * jnp.log(lam) - 0.5 * lam * d * d
+        return jnp.sum(jnp.where(observed[:, None, :], log_lik, 0.0), axis=-1)
 
     @staticmethod
     def log_predictive(posterior, x, n_levels=None) -> jax.Array:
@@ -274,8 +262,7 @@ class Gaussian(ConjugateFamily):
         if np.any(pairs[..., 1] <= 0):
             raise ValueError("Gaussian tables: every sd must be positive.")
         mean, precision = pairs[..., 0], pairs[..., 1] ** -2.0
-        return GaussianParams(jnp.asarray(mean), jnp.asarray(precision),
-                              jnp.asarray(mean.mean(axis=0)))
+        return GaussianParams(jnp.asarray(mean), jnp.asarray(precision))
 
     # ------------------------------------------------------------------ NumPyro
     @staticmethod
@@ -331,8 +318,7 @@ class Gaussian(ConjugateFamily):
     @staticmethod
     def params_from_sample(sample, posterior) -> GaussianParams:
         mean = sample["mean"]
-        precision = jnp.broadcast_to(sample["precision"], mean.shape)
-        return GaussianParams(mean, precision, jnp.mean(mean, axis=0))
+        return GaussianParams(mean, jnp.broadcast_to(sample["precision"], mean.shape))
 
     @staticmethod
     def posterior_log_density(posterior: NormalGammaPrior, params: dict) -> jax.Array:

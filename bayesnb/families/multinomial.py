@@ -97,6 +97,7 @@ class Multinomial(ConjugateFamily):
     """
 
     name = "multinomial"
+    concentrations = ("alpha",)
     value_checks = {"nonnegative": True}
     param_names = ("probs",)
     nonnegative_stats = ("counts",)

@@ -103,6 +103,13 @@ class FastForm:
             return cls.family.log_predictive(table, x, n_levels)
         return cls.family.log_likelihood(table, x, n_levels)
 
+    @classmethod
+    def log_likelihood(cls, params, x, n_levels=None):
+        """``(n, K)`` the family's ``log_likelihood`` of a plug-in table that no
+        :meth:`kernel_table` prepared (scored draw by draw: the predictive over draws, per-draw
+        log likelihoods, the semi-supervised NUTS term)."""
+        return cls.family.log_likelihood(params, x, n_levels)
+
     @staticmethod
     def score_rounding(table, x, scores):
         """``(n,)`` or ``(n, K)`` bounds on the float32 rounding of :meth:`scores`; the kernels

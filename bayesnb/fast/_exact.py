@@ -5,14 +5,14 @@ The count families' predictives (Dirichlet-multinomial, negative binomial) hold
 :math:`\sum_{t<x}\log(a + t) = x\log a + \sum_{t=1}^{x-1}\log(1 + t/a)`, so a row's sum over
 columns is the plug-in's product for the first term plus products of the indicator matrices
 :math:`[X > t]`, ``t = 1 .. S - 1``, with float64 tables (``fast._steps``): with 0/1
-counts, one product in all. ``S`` is chosen per call from a sample of the rows
-(:func:`choose_steps`: the products each ``S`` costs against the share of counts it leaves
-to the host, ``S`` a power of two so a kernel compiles once per choice; ``S = 1`` for a small
-batch, :data:`SMALL_BATCH_CELLS`), and the few counts
-above it (and non-integer counts) are added on the host in float64 (each family's
-``host_tail``, from a cumulative table per fitted table), only for the rows the kernel flags;
-where most rows have such counts, the kernel gives each count's position in that table
-(``tail_positions``) and the host lists them and sums the table's rows.
+counts, one product in all. On a CPU ``S = 1``; on an accelerator ``S`` is chosen per call
+from a sample of the rows (:func:`choose_steps`, a power of two so a kernel compiles once per
+choice; ``S = 1`` for a small batch, :data:`SMALL_BATCH_CELLS`). The counts above ``S`` (and
+non-integer counts) are added on the host in float64 (each family's ``host_tail``, from a
+cumulative table per fitted table): on a CPU the kernel gives each count's position in that
+table (``tail_positions``) and the host lists them and sums the table's rows; on an
+accelerator, whose ``S`` leaves few rows past it, the host reads only the rows the kernel
+flags (``needs_tail``), :func:`scans_whole`.
 A model without a count family never comes here: its exact predictive has no host part and
 streams through ``_kernels.stream_scores`` like the plug-in (``scoring.TableScorer``); a
 Student-t block beside a count family is scored in the same kernel (``Gaussian.log_predictive``).
@@ -28,25 +28,18 @@ from functools import partial
 import jax.numpy as jnp
 import numpy as np
 
-from ..families._base import float64_mode
 from . import _kernels, _sparse, form_of
 from ._compiled import compiled, keep_bounded
 from ._kernels import full_float32
 from ._steps import needs_tail, tail_positions
 
-#: the indicator steps ``S`` a kernel may be compiled for
+#: the indicator steps ``S`` a kernel may be compiled for (on an accelerator)
 STEP_CHOICES = (1, 2, 4, 8, 16, 32)
-#: a count left to the host (a cumulative-table read per class) against one indicator product;
-#: S minimises ``(S - 1) * PRODUCT_COST + TAIL_COST * share left`` (benchmarks/tune.py TAIL_COST)
-TAIL_COST = 12.0
-#: a float64 product reads and writes twice float32's bytes; the host's terms are float64
-#: either way
-PRODUCT_COST = {False: 1.0, True: 2.0}
 #: on an accelerator a product is nearly free next to the host's work on a row past ``S``, so
 #: ``S`` is the smallest choice that leaves at most this share of the sampled rows to the host
 ACCELERATOR_TAIL_ROWS = 1.0 / 64
-#: rows of the input read to choose ``S``, at most :data:`SAMPLE_CELLS` values in all: enough
-#: for the count histogram, and cheap next to the predictive itself
+#: rows of the input read to choose ``S``, at most :data:`SAMPLE_CELLS` values in all: cheap
+#: next to the predictive itself
 SAMPLE_ROWS = 512
 SAMPLE_CELLS = 1 << 16
 #: a batch of at most this many cells scores with ``S = 1``: compiling a kernel for another
@@ -55,67 +48,29 @@ SMALL_BATCH_CELLS = 1 << 14
 
 
 def choose_steps(sample) -> int:
-    """``S`` for a block from a sample of its rows (see :data:`TAIL_COST`), from one
-    histogram of its integer counts (read in the sample's own dtype: floor and comparisons are
-    exact in float32); on an accelerator, by :func:`_accelerator_steps`."""
-    if _kernels.budget_scale() > 1:  # an accelerator: the products are nearly free
-        return _accelerator_steps(sample)
-    x = np.asarray(sample).ravel()
-    with np.errstate(invalid="ignore"):
-        integer = x == np.floor(x)  # NaN is neither an integer nor counted
-        observed = x.size - int(np.count_nonzero(np.isnan(x))) if x.dtype.kind == "f" else x.size
-    if observed == 0:
-        return 1
-    counts = x[integer]
-    top = STEP_CHOICES[-1] + 1
-    hist = np.bincount(np.minimum(counts, top).astype(np.int64), minlength=top + 1)
-    unlisted = (observed - counts.size) + int(np.count_nonzero(counts > _sparse.CUMULATIVE_COUNTS))
-    above = hist[::-1].cumsum()[::-1]  # above[s + 1]: the counts past s
-    product = PRODUCT_COST[float64_mode()]
-    # a value the cumulative table lacks (a fraction, a count above it) is one more host term
-    return min(STEP_CHOICES, key=lambda s: (s - 1) * product + TAIL_COST * (
-        above[s + 1] + unlisted) / observed)
-
-
-def _row_tops(x: np.ndarray, missing_past: bool) -> np.ndarray:
-    """Per row of a ``(n, F)`` sample its largest count, +inf for a row holding a fraction
-    (or, with ``missing_past``, a missing value): a row is past ``S`` when its top is."""
-    with np.errstate(invalid="ignore"):
-        missing = np.isnan(x)
-        odd = (x != np.floor(x)) & (True if missing_past else ~missing)  # NaN != NaN
-        top = np.max(np.where(missing, 0, x), axis=1, initial=0)
-    return np.where(odd.any(axis=1), np.inf, top)
-
-
-def _accelerator_steps(sample) -> int:
-    """``S`` on an accelerator: the smallest :data:`STEP_CHOICES` entry past which at most
+    """``S`` for a block from a sample of its rows: 1 on a CPU, where the host's table reads
+    of the counts past ``S`` cost no more than the indicator products that would take them;
+    on an accelerator the smallest :data:`STEP_CHOICES` entry past which at most
     :data:`ACCELERATOR_TAIL_ROWS` of the sampled rows hold a count (or a fraction, or a
     missing value), else the largest."""
     x = np.asarray(sample)
-    if x.shape[0] == 0:
+    if _kernels.budget_scale() == 1 or x.shape[0] == 0:
         return 1
-    top = _row_tops(x, missing_past=True)
+    with np.errstate(invalid="ignore"):  # a row holding a fraction or NaN is past every S
+        top = np.where(np.any(x != np.floor(x), axis=1), np.inf,
+                       np.max(np.where(np.isnan(x), 0, x), axis=1, initial=0))
     for s in STEP_CHOICES:
         if np.count_nonzero(top > s) <= ACCELERATOR_TAIL_ROWS * x.shape[0]:
             return s
     return STEP_CHOICES[-1]
 
 
-#: a block whose sampled rows hold a count past ``S`` (or a fraction) in more than this share
-#: is scanned whole by the host, and its kernel flags no rows (:func:`scans_whole`)
-WHOLE_SCAN_SHARE = 0.5
-
-
-def scans_whole(sample, steps: int) -> bool:
-    """Whether the host should scan every chunk of a block for its tail, rather than only
-    the rows the kernel flags (``needs_tail``): when most rows would be flagged, the host
-    scans the whole chunk anyway, and the kernel's flags would be a row reduction for nothing.
-    Decided from the rows :func:`choose_steps` reads."""
-    x = np.asarray(sample)
-    if x.ndim != 2 or x.shape[0] == 0:
-        return False
-    past = _row_tops(x, missing_past=False) > steps
-    return bool(np.count_nonzero(past) > WHOLE_SCAN_SHARE * x.shape[0])
+def scans_whole() -> bool:
+    """Whether the host scans every chunk of a counted block for its tail, from the kernel's
+    table positions (``tail_positions``), rather than the rows the kernel flags
+    (``needs_tail``): on a CPU, where ``S = 1`` leaves most rows of counts past it (the flags
+    were 1.2-1.4 times slower on Poisson counts, the whole scan 1.15 times on 0/1 counts)."""
+    return _kernels.budget_scale() == 1
 
 
 def counted(family) -> bool:
@@ -186,8 +141,7 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
                for f, s, m in zip(families, sources, sample, strict=True)]
     steps = [(1 if small else choose_steps(x)) if counted(f) else None
              for f, x in zip(families, samples, strict=True)]
-    whole = tuple(st is not None and scans_whole(x, st)
-                  for x, st in zip(samples, steps, strict=True))
+    whole = tuple(st is not None and scans_whole() for st in steps)
     ktables, shifts = kernel_tables(families, tables, joint, steps, sources)
     tops = tuple(np.int32(_sparse.cumulative_top(n_classes, s.width)) for s in sources)
     # per row: the input, the stacked indicators, the int32 table positions of a block

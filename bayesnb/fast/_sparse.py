@@ -275,7 +275,8 @@ def log_rising_by_row(a: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 
 #: integer counts up to this many steps past the start are summed term by term (one log1p a
-#: step), larger ones take ``log_rising``'s series (benchmarks/tune.py _TERMWISE_MAX)
+#: step: small counts cost a few, the series always its full length), larger ones take
+#: ``log_rising``'s series (benchmarks/tune.py _TERMWISE_MAX --quick --cell csr-bayes)
 _TERMWISE_MAX = 64
 
 
