@@ -34,7 +34,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from .fast._compiled import compiled, held
+from .fast._compiled import compiled, exported_program, held
 
 #: XLA:CPU options of both programs: compiling dominates these short runs, and LLVM at level 0
 #: compiles faster; the draws stay the same whether compiled here or read from the cache
@@ -99,8 +99,8 @@ def sample(model, static: dict, data: dict, *, num_warmup: int, num_samples: int
         keys = keys[:, None]  # one chain per device, vectorized there
     else:
         key_ = _structure_key(settings, keys, data)
-        start = _saved(_start_chains, _start, settings, "start", key_)
-        advance = _saved(_advance_chains, _advance, settings, "advance", key_)
+        start = _saved(_start, settings, "start", key_)
+        advance = _saved(_advance, settings, "advance", key_)
     bar = _bar(num_chains, total, num_warmup) if progress_bar else None
     try:
         state = start(keys, data)
@@ -310,7 +310,7 @@ class _Loaded(dict):
 _LOADED = held(_Loaded())
 
 
-def _saved(fun, jitted, settings, name: str, key: str | None):
+def _saved(jitted, settings, name: str, key: str | None):
     """``jitted`` specialised on ``settings``, kept on disk as a serialized ``jax.export``
     module: a new process with the compiled-kernel cache warm neither traces the program
     (seconds for NUTS) nor compiles it. Without a cache folder or a ``key``: ``jitted``."""
@@ -323,25 +323,25 @@ def _saved(fun, jitted, settings, name: str, key: str | None):
     def call(*args):
         program = _LOADED.get((name, key))
         if program is None:
-            program = _LOADED[name, key] = _load(fun, settings, where / f"nuts-{name}-{key}.jax",
-                                                 args)
+            program = _LOADED[name, key] = _load(jitted, settings,
+                                                 where / f"nuts-{name}-{key}.jax", args)
         return program(*args)
 
     return call
 
 
-def _load(fun, settings, path, args):
-    """The program at ``path`` (exported and written there first if it is not), jitted with
-    the sampler's compiler options."""
+def _load(jitted, settings, path, args):
+    """The program at ``path`` (``jitted`` exported and written there first if it is not),
+    jitted with the sampler's compiler options."""
     from jax import export
 
     _register_states()
     try:
         exported = export.deserialize(bytearray(path.read_bytes()))
     except Exception:  # noqa: BLE001 - none yet, or unreadable (damaged, another jax): again
-        exported = export.export(jax.jit(partial(fun, settings)))(*args)
+        exported = export.export(jitted)(settings, *args)
         _write(path, exported.serialize())
-    return jax.jit(exported.call, compiler_options=_COMPILER_OPTIONS)
+    return exported_program(exported, compiler_options=_COMPILER_OPTIONS)
 
 
 def _exportable() -> bool:

@@ -4,9 +4,10 @@ JAX compiles a kernel once per static signature (families, classes, columns, chu
 dtype) and keeps each executable for the life of the process, so a service fitting many
 models of different shapes would grow without bound (each new class count: a few kernels,
 megabytes of executables). Every jit-compiled function of the package is made by
-:func:`compiled`, and :func:`keep_bounded`, called where a fit or a prediction starts, drops
-their executables once they hold more than :data:`MAX_EXECUTABLES`: what is dropped compiles
-again when it is next used. ``benchmarks/compile_bound.py`` measures the bound.
+:func:`compiled` (a program read from disk by :func:`exported_program`, counted by its holder
+through :func:`held`), and :func:`keep_bounded`, called where a fit or a prediction starts,
+drops their executables once they hold more than :data:`MAX_EXECUTABLES`: what is dropped
+compiles again when it is next used. ``benchmarks/compile_bound.py`` measures the bound.
 """
 
 from __future__ import annotations
@@ -29,6 +30,13 @@ def compiled(fun=None, **jit_options):
     kernel = jax.jit(fun, **jit_options)
     _KERNELS.append(kernel)
     return kernel
+
+
+def exported_program(exported, **jit_options):
+    """``jax.jit(exported.call, **jit_options)`` for a ``jax.export.Exported`` read from disk,
+    not counted here: whoever holds it counts it (:func:`held`) and drops it, executable and
+    all, when the bound is reached."""
+    return jax.jit(exported.call, **jit_options)
 
 
 def held(programs):
