@@ -5,7 +5,7 @@
     python benchmarks/mcmc.py --quick --samples 20 # a smoke run
 
 Each run of each sampler is a new Python process (first run: compilation included), the
-samplers interleaved run by run. Three samplers of the same posterior (R's Titanic table:
+samplers interleaved run by run. Four runs of the same posterior (R's Titanic table:
 Class, Sex, Age -> Survived; Dirichlet(1) priors on the class and every column's levels):
 
 * ``bayesnb``: ``NaiveBayes(method="mcmc", progress_bar=False).fit(X, y)``, the defaults
@@ -17,8 +17,7 @@ Class, Sex, Age -> Survived; Dirichlet(1) priors on the class and every column's
   ``chain_method`` and with ``"vectorized"``; the time is ``mcmc.run``.
 
 Imports (bayesnb's estimator, NumPyro) happen before each timer. Printed per sampler, medians
-over the runs: fit seconds, its ratio to ``numpyro
-sequential``, ArviZ's minimum bulk ESS over all parameters and that per second of fit, the
+over the runs: fit seconds, its ratio to ``numpyro sequential``, ArviZ's minimum bulk ESS over all parameters and that per second of fit, the
 divergences, the largest r-hat, and the child's peak resident memory (``ru_maxrss``, MB).
 """
 
