@@ -79,10 +79,11 @@ def test_sparse_quick_agrees_with_scikit_learn():
 
 
 def test_mcmc_quick_reports_every_sampler():
-    # bayesnb and the hand-written NumPyro model (both chain methods), each in its own process
+    # bayesnb (first run, then a second process on its cache folder) and the hand-written
+    # NumPyro model (both chain methods), each in its own process
     text = run_script("mcmc.py", "--quick", "--samples", "20", "--chains", "2")
     rows = {}
-    for sampler in ("bayesnb", "numpyro sequential", "numpyro vectorized"):
+    for sampler in ("bayesnb", "bayesnb warm", "numpyro sequential", "numpyro vectorized"):
         row = next((line for line in text.splitlines() if line.startswith(sampler + " ")),
                    None)
         assert row is not None, (sampler, text)

@@ -43,37 +43,10 @@ import numpy as np
 from jax.scipy.special import gammaln, xlogy
 
 from .._typing import ArrayLike, Hyper
-from ._base import (
-    Schema,
-    dirichlet_draws,
-    dist,
-    log_matmul,
-    numpyro,
-    pseudo_log,
-)
+from . import _levels as levels
+from ._base import Schema, dirichlet_draws, dist, log_matmul, numpyro, pseudo_log
 from ._contract import ConjugateFamily
-from ._levels import (
-    UNSEEN,
-    UNSEEN_POLICIES,
-    UnseenCategoryWarning,
-    _one_hot,
-    _to_flat,
-    _to_grouped,
-    column_totals,
-    declared_levels,
-    decode_levels,
-    encode_levels,
-    flat_layout,
-    host_log,
-    join_levels,
-    learn_levels,
-    level_tables,
-    level_values,
-    one_hot_features,
-    one_hot_terms,
-    split_levels,
-    tables_to_levels,
-)
+from ._levels import UNSEEN_POLICIES, UnseenCategoryWarning
 
 
 class DirichletPrior(NamedTuple):
@@ -172,31 +145,31 @@ class Categorical(ConjugateFamily):
     # ------------------------------------------------------------------ host side
     def learn_schema(self, values: np.ndarray, columns: tuple) -> Schema:
         self.check_settings()
-        declared = declared_levels(self.categories, columns)
-        return Schema(columns=tuple(columns), levels=learn_levels(values, columns, declared))
+        declared = levels.declared_levels(self.categories, columns)
+        return Schema(columns=tuple(columns), levels=levels.learn_levels(values, columns, declared))
 
     @staticmethod
     def column_of(prior: DirichletPrior, j: int) -> int:
         return int(np.asarray(prior.segment)[j])
 
     def declared_levels(self, columns: tuple) -> list[tuple] | None:
-        return declared_levels(self.categories, columns)
+        return levels.declared_levels(self.categories, columns)
 
     def learns_levels(self) -> bool:
         return self.categories is None
 
     def encode(self, values, schema: Schema, *, unseen: str = "error",
                dtype=None) -> np.ndarray:
-        return encode_levels(values, schema.columns, schema.levels, unseen,
-                             self.check_settings())
+        return levels.encode_levels(values, schema.columns, schema.levels, unseen,
+                                    self.check_settings())
 
     def prior(self, schema: Schema) -> DirichletPrior:
         sizes = np.array([len(lv) for lv in schema.levels], dtype=np.int64)
         if np.any(sizes == 0):
             j = int(np.argmin(sizes))
             raise ValueError(f"column {schema.columns[j]!r}: no observed categories.")
-        offset, segment = flat_layout(sizes)
-        alpha = level_values(self.alpha, schema, "alpha", "Categorical")
+        offset, segment = levels.flat_layout(sizes)
+        alpha = levels.level_values(self.alpha, schema, "alpha", "Categorical")
         unseen = np.bincount(segment, weights=alpha) / sizes
         return DirichletPrior(alpha, segment, offset, unseen)
 
@@ -216,16 +189,16 @@ class Categorical(ConjugateFamily):
     # ------------------------------------------------------------------ numeric side
     @staticmethod
     def suff_stats(codes, resp, n_levels=None) -> CategoricalStats:
-        return CategoricalStats(_to_flat(resp.T @ _one_hot(codes, n_levels, resp.dtype),
-                                         n_levels))
+        one_hot = levels._one_hot(codes, n_levels, resp.dtype)
+        return CategoricalStats(levels._to_flat(resp.T @ one_hot, n_levels))
 
     @staticmethod
     def estimate(prior: DirichletPrior, stats: CategoricalStats, method: str):
         shift = {"ml": 0.0, "map": -1.0, "mean": 0.0}[method]
         pseudo = 0.0 if method == "ml" else prior.alpha + shift
         num = stats.counts + pseudo
-        totals = column_totals(num, prior.segment, prior.offset.shape[0])
-        log = host_log if isinstance(num, np.ndarray) else jnp.log
+        totals = levels.column_totals(num, prior.segment, prior.offset.shape[0])
+        log = levels.host_log if isinstance(num, np.ndarray) else jnp.log
         log_prob = log(num) - log(totals)
         # an unseen value gets what a zero-count level with the column's mean pseudo-count gets
         unseen = 0.0 if method == "ml" else prior.unseen + shift
@@ -242,13 +215,13 @@ class Categorical(ConjugateFamily):
         if n_levels is not None:
             # one comparison one-hot (n, L) and one matmul: on CPU 5-10x faster than a gather
             dtype = params.log_prob.dtype
-            return (log_matmul(_one_hot(codes, n_levels, dtype),
-                               _to_grouped(params.log_prob, n_levels))
-                    + log_matmul((codes == UNSEEN).astype(dtype), params.log_unseen))
+            return (log_matmul(levels._one_hot(codes, n_levels, dtype),
+                               levels._to_grouped(params.log_prob, n_levels))
+                    + log_matmul((codes == levels.UNSEEN).astype(dtype), params.log_unseen))
         observed = codes >= 0
         flat = jnp.where(observed, codes + params.offset, 0)
         picked = params.log_prob[:, flat]  # (K, n, F)
-        picked = jnp.where(codes == UNSEEN, params.log_unseen[:, None, :], picked)
+        picked = jnp.where(codes == levels.UNSEEN, params.log_unseen[:, None, :], picked)
         return jnp.sum(jnp.where(codes != -1, picked, 0.0), axis=-1).T
 
     @staticmethod
@@ -267,13 +240,13 @@ class Categorical(ConjugateFamily):
 
     @staticmethod
     def describe(params: CategoricalParams, schema: Schema, classes) -> dict:
-        return level_tables(np.exp(np.asarray(params.log_prob)), schema, classes)
+        return levels.level_tables(np.exp(np.asarray(params.log_prob)), schema, classes)
 
     @staticmethod
     def from_tables(tables: dict, schema: Schema, classes) -> CategoricalParams:
         """``tables[column][class][level]`` is P(x = level | class); rows must sum to 1."""
-        log_prob = jnp.asarray(host_log(tables_to_levels(tables, schema, classes)))
-        offset, _ = flat_layout([len(lv) for lv in schema.levels])
+        log_prob = jnp.asarray(levels.host_log(levels.tables_to_levels(tables, schema, classes)))
+        offset, _ = levels.flat_layout([len(lv) for lv in schema.levels])
         return CategoricalParams(log_prob, jnp.asarray(offset),
                                  jnp.full((len(classes), len(offset)), -jnp.inf))
 
@@ -282,7 +255,7 @@ class Categorical(ConjugateFamily):
     def sample_params(prior: DirichletPrior, n_classes: int, site: str):
         params = {}
         with numpyro.plate("class", n_classes, dim=-1):
-            for j, a in enumerate(split_levels(prior.alpha, prior.offset)):
+            for j, a in enumerate(levels.split_levels(prior.alpha, prior.offset)):
                 params[f"{j}.probs"] = numpyro.sample(f"{site}.{j}.probs", dist.Dirichlet(a))
         return params
 
@@ -303,19 +276,19 @@ class Categorical(ConjugateFamily):
     @staticmethod
     def stats_log_likelihood(sample, stats: CategoricalStats) -> jax.Array:
         n_columns = sum(1 for k in sample if k.endswith(".probs"))
-        probs = join_levels([sample[f"{j}.probs"] for j in range(n_columns)])
+        probs = levels.join_levels([sample[f"{j}.probs"] for j in range(n_columns)])
         return jnp.sum(xlogy(stats.counts, probs))
 
     @staticmethod
     def sample_posterior(rng, posterior: DirichletPrior, n: int) -> dict:
         alpha = np.asarray(posterior.alpha, dtype=np.float64)
         return {f"{j}.probs": dirichlet_draws(rng, a, n)
-                for j, a in enumerate(split_levels(alpha, posterior.offset))}
+                for j, a in enumerate(levels.split_levels(alpha, posterior.offset))}
 
     @staticmethod
     def params_from_sample(sample, posterior: DirichletPrior) -> CategoricalParams:
-        log_prob = jnp.log(join_levels([sample[f"{j}.probs"]
-                                        for j in range(posterior.offset.shape[0])]))
+        log_prob = jnp.log(levels.join_levels([sample[f"{j}.probs"]
+                                               for j in range(posterior.offset.shape[0])]))
         # a value unseen in training has no parameter in a draw: it gets the exact predictive
         exact = Categorical.estimate(posterior, _NO_DATA, "mean")
         return CategoricalParams(log_prob, posterior.offset, exact.log_unseen)
@@ -323,7 +296,7 @@ class Categorical(ConjugateFamily):
     @staticmethod
     def posterior_distributions(posterior: DirichletPrior) -> dict:
         return {f"{j}.probs": dist.Dirichlet(a)
-                for j, a in enumerate(split_levels(posterior.alpha, posterior.offset))}
+                for j, a in enumerate(levels.split_levels(posterior.alpha, posterior.offset))}
 
     def param_dims(self, prior: DirichletPrior, schema: Schema) -> dict:
         return {f"{j}.probs": ("class", "level") for j in range(len(schema.columns))}
@@ -331,11 +304,11 @@ class Categorical(ConjugateFamily):
     def linear_terms(self, params: CategoricalParams, schema: Schema) -> tuple:
         """One weight per (column, level) over one-hot codes, and per column whose unseen value
         has a probability in every class, one for ``"col=<unseen>"``."""
-        return one_hot_terms(params.log_prob, params.log_unseen, schema)
+        return levels.one_hot_terms(params.log_prob, params.log_unseen, schema)
 
     def linear_features(self, x: np.ndarray, schema: Schema,
                         params: CategoricalParams) -> np.ndarray:
-        return one_hot_features(x, schema, params.log_unseen)
+        return levels.one_hot_features(x, schema, params.log_unseen)
 
     def dependence_units(self, x, prior: dict, schema: Schema) -> list:
         units = []
@@ -351,7 +324,7 @@ class Categorical(ConjugateFamily):
                      n_levels: int) -> tuple:
         """Column ``j`` in the flat level layout of a one-column block."""
         cut = slice(int(np.asarray(prior.offset)[j]), int(np.asarray(prior.offset)[j]) + n_levels)
-        return (DirichletPrior(np.asarray(prior.alpha)[cut], *flat_layout([n_levels])[::-1],
+        return (DirichletPrior(np.asarray(prior.alpha)[cut], *levels.flat_layout([n_levels])[::-1],
                                np.asarray(prior.unseen)[j:j + 1]),
                 stats._replace(counts=np.asarray(stats.counts)[:, cut]))
 
@@ -366,7 +339,7 @@ class Categorical(ConjugateFamily):
             tuple(dict.fromkeys(v for c in classes for v in tables[col][c])) for col in tables))
 
     def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
-        return decode_levels(values, schema.levels)
+        return levels.decode_levels(values, schema.levels)
 
     @staticmethod
     def log_prior_at(prior: DirichletPrior, params: CategoricalParams, method: str,

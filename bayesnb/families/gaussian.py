@@ -108,10 +108,9 @@ class Gaussian(ConjugateFamily):
     >>> X = np.array([[1.0, 3.0], [2.0, 2.0], [3.0, 4.0], [4.0, 5.0], [5.0, 4.0], [7.0, 6.0]])
     >>> y = ["a", "a", "a", "b", "b", "b"]
     >>> clf = bnb.NaiveBayes(bnb.Gaussian(), method="ml", class_alpha=0).fit(X, y)
-    >>> clf.theta_.round(4), clf.var_.round(4)  # per class: mean, 1/N variance
-    (array([[2.    , 3.    ],
-           [5.3333, 5.    ]]), array([[0.6667, 0.6667],
-           [1.5556, 0.6667]]))
+    >>> clf.var_.round(4)  # per class and column: the 1/N variance
+    array([[0.6667, 0.6667],
+           [1.5556, 0.6667]])
     >>> clf.predict_proba([[3.5, 4.0]]).round(4)
     array([[0.4543, 0.5457]])
     >>> GaussianNB(var_smoothing=0).fit(X, y).predict_proba([[3.5, 4.0]]).round(4)
@@ -133,11 +132,7 @@ class Gaussian(ConjugateFamily):
 
     def __init__(self, loc: Hyper = 0.0, kappa: Hyper = 1e-3, shape: Hyper = 1.0,
                  rate: Hyper = 0.01, pooled: bool = False) -> None:
-        self.loc = loc
-        self.kappa = kappa
-        self.shape = shape
-        self.rate = rate
-        self.pooled = pooled
+        self.loc, self.kappa, self.shape, self.rate, self.pooled = loc, kappa, shape, rate, pooled
 
     def encode(self, values, schema: Schema, *, unseen: str = "error",
                dtype=None) -> np.ndarray:
@@ -223,8 +218,7 @@ class Gaussian(ConjugateFamily):
         z2 = (x0 - loc) ** 2 / scale2  # (n, K, F)
         log_t = (gammaln((dof + 1) / 2) - gammaln(dof / 2) - 0.5 * jnp.log(dof * scale2)
                  - 0.5 * (dof + 1) * jnp.log1p(z2 / dof) + 0.5 * LOG_2PI - 0.5 * jnp.log(jnp.pi))
-        # the Student-t normaliser has -log(pi)/2; the class-free -log(2 pi)/2 is added back
-        # in log_normalizer, so the two Gaussian functions share one normaliser
+        # the t's -log(pi)/2 here, less the class-free -log(2 pi)/2 that log_normalizer adds
         return jnp.sum(jnp.where(observed[:, None, :], log_t, 0.0), axis=-1)
 
     @staticmethod
