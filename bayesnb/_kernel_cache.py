@@ -61,3 +61,14 @@ def enable() -> Path | None:
     jax.config.update("jax_compilation_cache_max_size", MAX_BYTES)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECS)
     return path
+
+
+def active_folder() -> Path | None:
+    """The folder of the persistent compilation cache this process uses: bayesnb's (turned on
+    by :func:`enable`) or one the user configured; ``None`` when JAX's cache is off. What else
+    bayesnb keeps of its compiled programs (the NUTS programs, ``bayesnb._nuts``) goes there
+    too, so it lives and goes with them."""
+    where = jax.config.jax_compilation_cache_dir
+    if not where or not jax.config.jax_enable_compilation_cache:
+        return None
+    return Path(where).expanduser()

@@ -312,11 +312,11 @@ _LOADED = held(_Loaded())
 
 def _saved(jitted, settings, name: str, key: str | None):
     """``jitted`` specialised on ``settings``, kept on disk as a serialized ``jax.export``
-    module: a new process with the compiled-kernel cache warm neither traces the program
-    (seconds for NUTS) nor compiles it. Without a cache folder or a ``key``: ``jitted``."""
-    from ._kernel_cache import folder
+    module in the compilation cache's folder: a new process with the cache warm neither traces
+    the program (seconds for NUTS) nor compiles it. Without a cache or a ``key``: ``jitted``."""
+    from . import _kernel_cache
 
-    where = folder()
+    where = _kernel_cache.active_folder()
     if where is None or key is None or not _exportable():
         return partial(jitted, settings)
 
