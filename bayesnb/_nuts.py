@@ -374,13 +374,15 @@ def _write(path, blob: bytes) -> None:
 def _structure_key(settings, keys, data) -> str | None:
     """A digest of everything a program depends on: ``settings`` (the model, its static
     arguments and data layout, the sampler's settings), the shapes and dtypes of the
-    arguments, and the code (bayesnb's sources, jax's and numpyro's versions). ``None`` when
-    some part cannot be serialized (a user's prior holding a lambda): the program is then
-    traced in the process as usual."""
+    arguments, the platform (a program exported for the CPU does not run on a GPU), and the
+    code (bayesnb's sources, jax's and numpyro's versions). ``None`` when some part cannot be
+    serialized (a user's prior holding a lambda): the program is then traced in the process as
+    usual."""
     shapes = [None if x is None else (np.shape(x), str(getattr(x, "dtype", type(x).__name__)))
               for x in [keys, *data]]
     try:
-        blob = pickle.dumps((settings, shapes, _code_version()), protocol=5)
+        blob = pickle.dumps((settings, shapes, jax.default_backend(), _code_version()),
+                            protocol=5)
     except Exception:  # noqa: BLE001 - anything unpicklable: no saved program
         return None
     return hashlib.sha256(blob).hexdigest()[:40]
