@@ -17,8 +17,9 @@ Class, Sex, Age -> Survived; Dirichlet(1) priors on the class and every column's
   ``chain_method`` and with ``"vectorized"``; the time is ``mcmc.run``.
 
 Imports (bayesnb's estimator, NumPyro) happen before each timer. Printed per sampler, medians
-over the runs: fit seconds, its ratio to ``numpyro sequential``, ArviZ's minimum bulk ESS over all parameters and that per second of fit, the
-divergences, the largest r-hat, and the child's peak resident memory (``ru_maxrss``, MB).
+over the runs: fit seconds, its ratio to ``numpyro sequential``, ArviZ's minimum bulk ESS over
+all parameters and that per second of fit, the divergences, the largest r-hat, and the child's
+peak resident memory (``ru_maxrss``, MB).
 """
 
 import argparse

@@ -109,8 +109,8 @@ def load_titanic(*, shuffle: bool = False, random_state: int | None = None
         ``cross_val_score(clf, X, y, cv=3)`` then hold different mixes of passengers and
         score far apart (0.44 / 0.78 / 0.85 with ``NaiveBayes()``). Pass ``shuffle=True``,
         or give ``cv=StratifiedKFold(5, shuffle=True, random_state=0)``. The default keeps
-        R's order, which the out-of-core user guide (``docs/user_guide/outofcore.md``) and stored model
-        files rely on.
+        R's order, which the out-of-core user guide (``docs/user_guide/outofcore.md``) and
+        stored model files rely on.
     random_state : int, optional
         Seed of the shuffle (``numpy.random.default_rng``); used only with ``shuffle=True``.
 
