@@ -316,6 +316,19 @@ def column_units(kind: str, x: np.ndarray, prior: dict, schema: Schema) -> list[
             for j, col in enumerate(schema.columns)]
 
 
+def observe_columns(fn, x, y, site: str, fill: float = 0.0) -> None:
+    """NumPyro's ``"{site}.x"``: each row's values of a block under ``fn`` (a distribution of
+    shape (rows, columns), the row's class picked), observed where ``x`` holds a value (a
+    missing one masked out, its ``fill`` any value in the support), simulated when ``x`` is
+    None."""
+    if x is not None:
+        observed = ~jax.numpy.isnan(x)
+        fn, x = fn.mask(observed), jax.numpy.where(observed, x, fill)
+    with numpyro.plate("row", y.shape[0], dim=-2), \
+            numpyro.plate(f"{site}_feature", fn.batch_shape[-1], dim=-1):
+        numpyro.sample(f"{site}.x", fn, obs=x)
+
+
 def observed_pairs(per_value, per_observed, columns) -> tuple:
     """``linear_terms`` of a family whose column term is ``x * per_value + per_observed``
     (both ``(K, F)``): each column's two weights side by side, labelled ``"{column}"`` and

@@ -38,6 +38,7 @@ from ._base import (
     log_matmul,
     numeric_block,
     numpyro,
+    observe_columns,
     observed_pairs,
     pseudo_log,
     xp_of,
@@ -202,16 +203,7 @@ class Bernoulli(ConjugateFamily):
 
     @staticmethod
     def observe(params, x, y, site: str, **kw) -> None:
-        if x is None:
-            with numpyro.plate("row", y.shape[0], dim=-2), \
-                    numpyro.plate(f"{site}_feature", params["theta"].shape[-1], dim=-1):
-                numpyro.sample(f"{site}.x", dist.Bernoulli(params["theta"][y]))
-            return
-        observed = ~jnp.isnan(x)
-        with numpyro.plate("row", x.shape[0], dim=-2):
-            with numpyro.plate(f"{site}_feature", x.shape[1], dim=-1):
-                numpyro.sample(f"{site}.x", dist.Bernoulli(params["theta"][y]).mask(observed),
-                               obs=jnp.where(observed, x, 0))
+        observe_columns(dist.Bernoulli(params["theta"][y]), x, y, site)
 
     @staticmethod
     def stats_log_likelihood(sample, stats: BernoulliStats) -> jax.Array:

@@ -45,7 +45,7 @@ from ._base import (
     gamma_log_prior_at,
     gamma_prior,
     numeric_block,
-    numpyro,
+    observe_columns,
     observed_pairs,
     sample_gamma_rates,
     xp_of,
@@ -202,17 +202,7 @@ class Exponential(ConjugateFamily):
 
     @staticmethod
     def observe(params, x, y, site: str, **kw) -> None:
-        rate = params["rate"][y]
-        if x is None:
-            with numpyro.plate("row", y.shape[0], dim=-2), \
-                    numpyro.plate(f"{site}_feature", params["rate"].shape[-1], dim=-1):
-                numpyro.sample(f"{site}.x", dist.Exponential(rate))
-            return
-        observed = ~jnp.isnan(x)
-        with numpyro.plate("row", x.shape[0], dim=-2), \
-                numpyro.plate(f"{site}_feature", x.shape[1], dim=-1):
-            numpyro.sample(f"{site}.x", dist.Exponential(rate).mask(observed),
-                           obs=jnp.where(observed, x, 1.0))
+        observe_columns(dist.Exponential(params["rate"][y]), x, y, site, fill=1.0)
 
     @staticmethod
     def stats_log_likelihood(sample, stats: ExponentialStats) -> jax.Array:

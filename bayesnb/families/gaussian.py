@@ -52,6 +52,7 @@ from ._base import (
     dist,
     numeric_block,
     numpyro,
+    observe_columns,
     observed_pairs,
     pseudo_log,
     xp_of,
@@ -279,17 +280,7 @@ class Gaussian(ConjugateFamily):
     @staticmethod
     def observe(params, x, y, site: str, **kw) -> None:
         scale = 1.0 / jnp.sqrt(params["precision"][y])
-        if x is None:
-            with numpyro.plate("row", y.shape[0], dim=-2), \
-                    numpyro.plate(f"{site}_feature", params["mean"].shape[-1], dim=-1):
-                numpyro.sample(f"{site}.x", dist.Normal(params["mean"][y], scale))
-            return
-        observed = ~jnp.isnan(x)
-        with numpyro.plate("row", x.shape[0], dim=-2):
-            with numpyro.plate(f"{site}_feature", x.shape[1], dim=-1):
-                numpyro.sample(f"{site}.x",
-                               dist.Normal(params["mean"][y], scale).mask(observed),
-                               obs=jnp.where(observed, x, 0.0))
+        observe_columns(dist.Normal(params["mean"][y], scale), x, y, site)
 
     @staticmethod
     def stats_log_likelihood(sample, stats: GaussianStats) -> jax.Array:

@@ -39,7 +39,7 @@ from ._base import (
     gamma_prior,
     log_matmul,
     numeric_block,
-    numpyro,
+    observe_columns,
     observed_pairs,
     sample_gamma_rates,
     xp_of,
@@ -183,16 +183,7 @@ class Poisson(ConjugateFamily):
 
     @staticmethod
     def observe(params, x, y, site: str, **kw) -> None:
-        if x is None:
-            with numpyro.plate("row", y.shape[0], dim=-2), \
-                    numpyro.plate(f"{site}_feature", params["rate"].shape[-1], dim=-1):
-                numpyro.sample(f"{site}.x", dist.Poisson(params["rate"][y]))
-            return
-        observed = ~jnp.isnan(x)
-        with numpyro.plate("row", x.shape[0], dim=-2):
-            with numpyro.plate(f"{site}_feature", x.shape[1], dim=-1):
-                numpyro.sample(f"{site}.x", dist.Poisson(params["rate"][y]).mask(observed),
-                               obs=jnp.where(observed, x, 0))
+        observe_columns(dist.Poisson(params["rate"][y]), x, y, site)
 
     @staticmethod
     def stats_log_likelihood(sample, stats: PoissonStats) -> jax.Array:
