@@ -3,6 +3,7 @@ itself never switches x64 on (see the dtype policy in docs/user_guide/numerics.m
 
 import os
 import shutil
+import sys
 import tempfile
 
 import jax
@@ -91,3 +92,13 @@ def _bounded_jit_caches():
 
 
 _TESTS_SEEN = [0]
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close every matplotlib figure a test left open (only where pyplot is loaded: most tests
+    draw nothing and need not import matplotlib)."""
+    yield
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close("all")

@@ -26,14 +26,6 @@ from bayesnb.plots import (
 matplotlib.use("Agg")
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    import matplotlib.pyplot as plt
-
-    yield
-    plt.close("all")
-
-
 def one_line(text: str) -> str:
     return " ".join(text.split())
 

@@ -27,14 +27,6 @@ from bayesnb.plots import METRIC_RANGES, learning_curves_plot, method_style, rel
 matplotlib.use("Agg")
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    import matplotlib.pyplot as plt
-
-    yield
-    plt.close("all")
-
-
 def small_categorical(n=120, seed=0):
     """Two classes; level 'z' of column c is rare in both, so small training sets often lack
     it in one class (MAP with alpha = 1 gives it 0 there) or in both (ML cannot score it)."""
