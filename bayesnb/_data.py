@@ -100,7 +100,7 @@ class FrameBlock:
         return self.shape[0]
 
     def __array__(self, dtype=None, copy=None):
-        block = self.frame.astype(object).to_numpy()
+        block = _as_objects(self.frame)
         return block if dtype is None else block.astype(dtype)
 
     def __getitem__(self, key):
@@ -110,7 +110,7 @@ class FrameBlock:
             part = self.frame.iloc[rows]
             if rest:
                 part = part.iloc[:, [rest[0]] if isinstance(rest[0], int) else rest[0]]
-            block = part.astype(object).to_numpy()
+            block = _as_objects(part)
             return block[:, 0] if rest and isinstance(rest[0], int) else block
         return np.asarray(self)[key]
 
@@ -119,7 +119,7 @@ class FrameBlock:
         as the whole block, each column padded by repeating its first value: what a
         Categorical learns its levels from, without converting every row."""
         try:
-            uniques = [self.frame.iloc[:, j].drop_duplicates().astype(object).to_numpy()
+            uniques = [_as_objects(pd.Series(self.frame.iloc[:, j].unique()).to_frame())[:, 0]
                        for j in range(self.shape[1])]
         except TypeError:  # unhashable cells (pyarrow lists): the whole block names them
             return np.asarray(self)
@@ -128,6 +128,25 @@ class FrameBlock:
         for j, u in enumerate(uniques):
             out[:, j] = np.concatenate([u, np.repeat(u[:1], rows - len(u))])
         return out
+
+
+def _as_objects(frame: pd.DataFrame) -> np.ndarray:
+    """``frame.astype(object).to_numpy()``, with text and category columns built from their
+    distinct values (``pd.factorize``): each cell then points at one of a few Python objects
+    instead of a new one per cell (seconds and gigabytes on millions of string cells)."""
+    out = np.empty(frame.shape, dtype=object)
+    for j in range(frame.shape[1]):
+        column = frame.iloc[:, j]
+        if isinstance(column.dtype, pd.CategoricalDtype | pd.StringDtype):
+            codes, distinct = pd.factorize(column, use_na_sentinel=True)
+            # the missing value as astype(object) spells it (pd.NA for text, NaN for category)
+            missing = column.iloc[:0].reindex([0]).astype(object).iloc[0]
+            values = np.append(pd.Series(distinct, dtype=column.dtype).astype(object)
+                               .to_numpy(), np.array([missing], dtype=object))
+            out[:, j] = values[codes]  # code -1: the appended missing value
+        else:
+            out[:, j] = column.astype(object).to_numpy()
+    return out
 
 
 def _any_extension(frame: pd.DataFrame) -> bool:
@@ -366,8 +385,7 @@ def infer_family(table: Table, position: int, infer_counts=False, *,
         if pd.api.types.is_numeric_dtype(dtype):
             return numeric()
         if warn and not isinstance(dtype, pd.CategoricalDtype):  # a pandas category is meant
-            _warn_if_mostly_numbers(table.frame.iloc[:, position].to_numpy(dtype=object),
-                                    table.columns[position])
+            _warn_if_mostly_numbers(table.frame.iloc[:, position], table.columns[position])
         return Categorical()
     if table.sparse is not None:
         # Gaussian is refused for sparse input by resolve_features; counts are not
@@ -433,15 +451,16 @@ def _all_counts(values: np.ndarray) -> bool:
 _NUMBER_PROBE = 2000
 
 
-def _warn_if_mostly_numbers(values: np.ndarray, column) -> None:
+def _warn_if_mostly_numbers(values: np.ndarray | pd.Series, column) -> None:
     """Warn when most distinct values of a column inferred Categorical read as numbers and
-    some do not: most likely a numeric column with a stray text cell."""
-    values = np.asarray(values, dtype=object)
-    head = pd.Series(values[:_NUMBER_PROBE], dtype=object)
+    some do not: most likely a numeric column with a stray text cell. A Series is read in its
+    own dtype (a text column is not converted to Python objects whole)."""
+    values = values if isinstance(values, pd.Series) else pd.Series(values, dtype=object)
+    head = values.iloc[:_NUMBER_PROBE].astype(object)
     if not _numbers(head).any():  # ordinary text: no number in the first values
         return
     try:
-        distinct = pd.unique(pd.Series(values, dtype=object).dropna().to_numpy())
+        distinct = np.asarray(values.dropna().unique(), dtype=object)
     except TypeError:  # unhashable cells: Categorical reports them with the row
         return
     numeric = _numbers(pd.Series(distinct, dtype=object))
