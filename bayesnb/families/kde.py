@@ -119,6 +119,18 @@ class KernelDensity(NonparametricFamily):
     >>> round(float(norm.pdf(1.0, [0.0, 2.0], 1.0).mean()), 6)
     0.241971
 
+    R's Epanechnikov kernel with sd h is 3/4 (1 - t^2) / a on ``|t| < 1``, t = (x - x_i)/a,
+    a = sqrt(5) h: 0 beyond it, so class ``b`` is impossible at 1:
+
+    >>> epa = bnb.KernelDensity(1.0, kernel="epanechnikov")
+    >>> bnb.NaiveBayes(epa).fit(X, ["a", "a", "b", "b"]).explain(pd.Series({"t": 1.0})).loc["t"]
+    class
+    a    0.268328
+    b    0.000000
+    Name: t, dtype: float64
+    >>> round(0.75 * (1 - 1 / 5) / 5 ** 0.5, 6)
+    0.268328
+
     Notes
     -----
     Unlike R's naivebayes (``density()`` on a grid, densities below 0.001 replaced by 0.001),
