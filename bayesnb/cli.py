@@ -131,7 +131,7 @@ def family_spec(text: str) -> tuple[list[str], str, dict]:
 
 def _hyperparameters(text: str | None, family, spec: str) -> dict:
     """``"shape=2,rate=0.1"`` as ``{"shape": 2.0, "rate": 0.1}``, each key one the family
-    declares (``family._hyper``); numbers, true/false, or text (a KDE bandwidth rule)."""
+    declares (``family._hyper``); numbers, true/false, or text (a KDE bandwidth rule or kernel)."""
     if text is None:
         return {}
     accepted = ", ".join(family._hyper) or "none"

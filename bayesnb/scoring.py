@@ -228,12 +228,14 @@ def check_defined(params, block: FittedBlock, classes, method: str) -> None:
 
 def _check_some_density(block, table, x: np.ndarray, scores: np.ndarray) -> None:
     """Refuse rows whose value has density 0 in every class of a nonparametric block (a
-    value farther from every training value than its bandwidth can reach), naming the column:
+    value farther from every training value than its kernel reaches: beyond a compact
+    kernel's support, or where a tiny bandwidth underflows), naming the column and the rows:
     no method's smoothing changes a kernel density."""
     zero = ~np.isfinite(scores).any(axis=1)
     if not zero.any():
         return
-    i = int(np.argmax(zero))
+    rows = np.flatnonzero(zero)
+    i = int(rows[0])
 
     def impossible(j) -> bool:  # the row's value in column j alone, the others missing
         alone = np.full((1, x.shape[1]), np.nan)
@@ -244,11 +246,13 @@ def _check_some_density(block, table, x: np.ndarray, scores: np.ndarray) -> None
     j = next((j for j in range(x.shape[1]) if impossible(j)), 0)
     column = block.schema.columns[j]
     widest = float(np.nanmax(table.bandwidth[:, j]))
+    shown = ", ".join(map(str, rows[:10])) + (", ..." if rows.size > 10 else "")
     raise ValueError(
-        f"column {column!r}: the value {x[i, j]:.6g} (row {i}; {int(zero.sum())} such rows) "
-        f"has density 0 in every class: {type(block.family).__name__}'s bandwidth (at most "
-        f"{widest:.3g}) is too small to reach it from the training values, so p(class | x) "
-        f"is undefined under every method. Use a larger bandwidth (e.g. bandwidth='nrd0').")
+        f"column {column!r}: the value {x[i, j]:.6g} (row {i}; {rows.size} such rows: "
+        f"{shown}) has density 0 in every class: {block.family!r} (bandwidth at most "
+        f"{widest:.3g}) does not reach it from the training values, so p(class | x) is "
+        f"undefined under every method. Use a larger bandwidth (e.g. bandwidth='nrd0') or a "
+        f"kernel of unbounded support (kernel='gaussian').")
 
 
 def check_rows_defined(norm: np.ndarray, method: str) -> None:

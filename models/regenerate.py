@@ -25,12 +25,21 @@ SPECS = {
     "playtennis_mean_v1": ("playtennis", dict(method="mean")),
     "temperature_bayes_v1": ("temperature", dict(method="bayes")),
     "iris_pooled_map_v1": ("iris", dict(features=bnb.Gaussian(pooled=True), method="map")),
+    # written at commit 0a93ba5, before KernelDensity had ``kernel``: its file has no kernel
+    # hyperparameter nor prior array (keep it; regenerating would write today's format)
+    "iris_kde_scott_v1": ("iris", dict(features=bnb.KernelDensity("scott"))),
+    "iris_kde_sj_biweight_v1": ("iris", dict(features=bnb.KernelDensity("SJ",
+                                                                        kernel="biweight"))),
 }
+#: files main() leaves alone: an earlier release wrote them, and that is what they test
+KEPT = ("iris_kde_scott_v1",)
 
 
 def main():
     with jax.enable_x64(True):
         for name, (data, params) in SPECS.items():
+            if name in KEPT:
+                continue
             X, y = datasets.load(data)
             model = bnb.NaiveBayes(**params).fit(X, y)
             bnb.save(model, HERE / f"{name}.bnb")

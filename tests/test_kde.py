@@ -357,7 +357,9 @@ def test_undefined_densities_name_column_and_class():
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"bandwidth": "silverman"}, "must be 'nrd0', 'scott' or a positive number"),
+    ({"bandwidth": "silverman"}, r"must be one of R's rules 'nrd0', 'nrd' \('scott'\), 'ucv', "
+                                 r"'bcv', 'SJ' \('SJ-ste'\), 'SJ-dpi' or a positive number, got "
+                                 r"'silverman'"),
     ({"bandwidth": -1.0}, "column 0: KernelDensity: bandwidth must be finite and positive"),
     ({"adjust": 0.0}, "adjust must be finite and positive"),
     ({"bandwidth": [1.0, 2.0, 3.0]}, r"shape \(2,\)"),

@@ -11,7 +11,7 @@ Examples
 >>> bnb.REGISTRY["gaussian"] is bnb.Gaussian
 True
 >>> bnb.REGISTRY["kde"]()
-KernelDensity(bandwidth='nrd0', adjust=1.0)
+KernelDensity(bandwidth='nrd0', adjust=1.0, kernel='gaussian')
 """
 
 from ._base import Schema

@@ -1,25 +1,31 @@
-r"""Gaussian kernel density per class and column (R naivebayes' ``usekernel=TRUE``, klaR).
+r"""Kernel density per class and column (R naivebayes' ``usekernel=TRUE``, klaR).
 
 For class :math:`k` and column :math:`j`, with training values :math:`x_i` of weight
-:math:`w_i` (missing values dropped) and bandwidth :math:`h_{kj}`:
+:math:`w_i` (missing values dropped), bandwidth :math:`h_{kj}` and one of R's kernels
+:math:`K` scaled to standard deviation 1 (``families._kernels_r``; Gaussian by default):
 
 .. math::
 
     \log \hat f_{kj}(x) = \operatorname{logsumexp}_i\Big(\log w_i
-        - \tfrac12 \big(\tfrac{x - x_i}{h_{kj}}\big)^2\Big)
-        - \log h_{kj} - \tfrac12 \log 2\pi - \log \textstyle\sum_i w_i .
+        + \log K\big(\tfrac{x - x_i}{h_{kj}}\big)\Big)
+        - \log h_{kj} - \log \textstyle\sum_i w_i ,
+
+so :math:`h_{kj}` is the standard deviation of each kernel, as in R's ``density(bw=)``.
 
 Evaluated exactly in log space over every training value (no grid, no binning), in row chunks
 of at most :data:`BUDGET` elements per class, on the host in float64 whatever JAX's dtype mode.
-So no density underflows to zero far from the data: the log density there is the (finite)
-log of the nearest kernels. R's naivebayes instead evaluates ``density()`` (a binned FFT
-estimate on a 512-point grid) with ``approx`` and replaces densities below ``threshold = 0.001``
-(including everything outside the grid) by 0.001, so the two differ by that binning inside the
-data's range and arbitrarily far from it.
+So no Gaussian density underflows to zero far from the data: the log density there is the
+(finite) log of the nearest kernels. A compact kernel's density is exactly 0 (log -inf) beyond
+its support: a class is then impossible there, and a row whose value is beyond every class's
+support is refused naming the column and rows (``p(class | x)`` is 0/0). R's naivebayes
+instead evaluates ``density()`` (a binned FFT estimate on a 512-point grid) with ``approx`` and
+replaces densities below ``threshold = 0.001`` (including everything outside the grid) by
+0.001, so the two differ by that binning inside the data's range and arbitrarily far from it.
 
 Bandwidth (``bandwidth=``, times ``adjust``, as in R's ``density(bw=, adjust=)``): R's
-``"nrd0"`` (the default), ``"scott"`` (R's ``bw.nrd``) or a positive number (or one per
-column), computed from frequency-weighted samples as ``families._bandwidth`` states.
+``"nrd0"`` (the default), ``"nrd"`` (``"scott"``), ``"ucv"``, ``"bcv"``, ``"SJ"``
+(``"SJ-ste"``), ``"SJ-dpi"`` or a positive number (or one per column), computed from
+frequency-weighted samples as ``families._bandwidth`` states.
 
 There is no parameter, so no prior: ``ml``, ``map``, ``mean`` and ``bayes`` all use this same
 estimate (there is nothing to integrate), while the evidence, posterior draws, ``"mcmc"`` and
@@ -37,11 +43,12 @@ import numpy as np
 import pandas as pd
 
 from .._typing import ArrayLike
-from ._bandwidth import RULES, bandwidth_of
+from ._bandwidth import RULES, UndefinedBandwidth, bandwidth_of, rule_code
 from ._base import Schema, numeric_block
 from ._contract import NonparametricFamily
+from ._kde_checks import check_stats, check_table, positive
+from ._kernels_r import KERNELS, kernel_code, log_norm, log_shape
 
-LOG_2PI = float(np.log(2 * np.pi))
 #: rows x training values held at once when scoring one class and column (float64: 32 MiB)
 BUDGET = 1 << 22
 
@@ -52,6 +59,7 @@ class KDESettings(NamedTuple):
     rule: np.ndarray  # (F,) int: RULES
     bandwidth: np.ndarray  # (F,) the given bandwidth (NaN under a rule)
     adjust: np.ndarray  # (F,) multiplier
+    kernel: np.ndarray  # (F,) int: _kernels_r.KERNELS (absent from earlier files: Gaussian)
 
 
 class KDEStats(NamedTuple):
@@ -73,18 +81,26 @@ class KDETable(NamedTuple):
     bandwidth: np.ndarray  # (K, F), NaN where undefined
     count: np.ndarray  # (K, F) total weight n
     log_total: np.ndarray  # (K, F) log n
+    kernel: np.ndarray  # (F,) int: _kernels_r.KERNELS
 
 
 class KernelDensity(NonparametricFamily):
-    """Numeric columns, each a Gaussian kernel density estimate per class (no prior).
+    """Numeric columns, each a kernel density estimate per class (no prior).
 
     Parameters
     ----------
-    bandwidth : {"nrd0", "scott"}, float or array-like of shape (n_columns,), default="nrd0"
-        R's ``bw.nrd0`` (Silverman), R's ``bw.nrd`` (Scott), or positive bandwidths in the
-        column's units (see the module docs for the formulas and how weights enter).
+    bandwidth : str, float or array-like of shape (n_columns,), default="nrd0"
+        R's selectors ``"nrd0"`` (``bw.nrd0``, Silverman), ``"nrd"`` (``bw.nrd``, Scott; also
+        ``"scott"``), ``"ucv"``, ``"bcv"``, ``"SJ"`` (``"SJ-ste"``) or ``"SJ-dpi"`` (``bw.ucv``,
+        ``bw.bcv``, ``bw.SJ``; any case, as R's ``density``), or positive bandwidths in the
+        column's units: the kernel's standard deviation (see ``families._bandwidth`` for the
+        formulas and how weights enter).
     adjust : float or array-like of shape (n_columns,), default=1.0
         Multiplies the bandwidth, as R's ``density(adjust=)``.
+    kernel : str, default="gaussian"
+        R's ``density(kernel=)``: ``"gaussian"``, ``"epanechnikov"``, ``"rectangular"``,
+        ``"triangular"``, ``"biweight"``, ``"cosine"`` or ``"optcosine"``, scaled as R scales
+        them (standard deviation = bandwidth; see ``families._kernels_r``).
 
     Examples
     --------
@@ -103,12 +119,26 @@ class KernelDensity(NonparametricFamily):
     >>> round(float(norm.pdf(1.0, [0.0, 2.0], 1.0).mean()), 6)
     0.241971
 
+    R's Epanechnikov kernel with sd h is 3/4 (1 - t^2) / a on ``|t| < 1``, t = (x - x_i)/a,
+    a = sqrt(5) h: 0 beyond it, so class ``b`` is impossible at 1:
+
+    >>> epa = bnb.KernelDensity(1.0, kernel="epanechnikov")
+    >>> bnb.NaiveBayes(epa).fit(X, ["a", "a", "b", "b"]).explain(pd.Series({"t": 1.0})).loc["t"]
+    class
+    a    0.268328
+    b    0.000000
+    Name: t, dtype: float64
+    >>> round(0.75 * (1 - 1 / 5) / 5 ** 0.5, 6)
+    0.268328
+
     Notes
     -----
     Unlike R's naivebayes (``density()`` on a grid, densities below 0.001 replaced by 0.001),
-    the density is the exact kernel sum, in log space, everywhere: far from the data it is
-    small but never 0 nor a floor. The same estimate serves ``ml``, ``map``, ``mean`` and
-    ``bayes``; ``log_evidence``, posterior draws and ``method="mcmc"`` are refused.
+    the density is the exact kernel sum, in log space, everywhere: far from the data the
+    Gaussian's is small but never 0 nor a floor; a compact kernel's is 0 beyond its support,
+    and a row beyond every class's support is refused (its class is undefined). The same
+    estimate serves ``ml``, ``map``, ``mean`` and ``bayes``; ``log_evidence``, posterior draws
+    and ``method="mcmc"`` are refused.
     """
 
     name = "kde"
@@ -116,11 +146,13 @@ class KernelDensity(NonparametricFamily):
     nonparametric = True
     stats_type = KDEStats
     params_type = KDETable
-    _hyper: ClassVar[tuple[str, ...]] = ("bandwidth", "adjust")
+    _hyper: ClassVar[tuple[str, ...]] = ("bandwidth", "adjust", "kernel")
 
-    def __init__(self, bandwidth: str | ArrayLike = "nrd0", adjust: ArrayLike = 1.0) -> None:
+    def __init__(self, bandwidth: str | ArrayLike = "nrd0", adjust: ArrayLike = 1.0,
+                 kernel: str = "gaussian") -> None:
         self.bandwidth = bandwidth
         self.adjust = adjust
+        self.kernel = kernel
 
     def encode(self, values, schema: Schema, *, unseen: str = "error",
                dtype=None) -> np.ndarray:
@@ -130,16 +162,21 @@ class KernelDensity(NonparametricFamily):
     def prior(self, schema: Schema) -> KDESettings:
         f = len(schema.columns)
         bw = self.bandwidth
+        if kernel_code(self.kernel) is None:
+            raise ValueError(f"KernelDensity: kernel must be one of R's {list(KERNELS)}, got "
+                             f"{self.kernel!r}.")
         if isinstance(bw, str):
-            if bw not in ("nrd0", "scott"):
-                raise ValueError(f"KernelDensity: bandwidth must be 'nrd0', 'scott' or a "
-                                 f"positive number, got {bw!r}.")
-            rule, value = np.full(f, RULES[bw]), np.full(f, np.nan)
+            if rule_code(bw) is None:
+                raise ValueError(f"KernelDensity: bandwidth must be one of R's rules 'nrd0', "
+                                 f"'nrd' ('scott'), 'ucv', 'bcv', 'SJ' ('SJ-ste'), 'SJ-dpi' "
+                                 f"or a positive number, got {bw!r}.")
+            rule, value = np.full(f, rule_code(bw)), np.full(f, np.nan)
         else:
-            value = _positive(bw, f, "bandwidth", schema.columns)
+            value = positive(bw, f, "bandwidth", schema.columns)
             rule = np.full(f, RULES["fixed"])
         return KDESettings(rule.astype(np.int32), value,
-                           _positive(self.adjust, f, "adjust", schema.columns))
+                           positive(self.adjust, f, "adjust", schema.columns),
+                           np.full(f, kernel_code(self.kernel), np.int32))
 
     # ------------------------------------------------------------------ statistics
     @staticmethod
@@ -180,20 +217,7 @@ class KernelDensity(NonparametricFamily):
         check_stats(stats, len(schema.columns), len(classes))
         value, column, klass, weight = (np.asarray(a) for a in stats)
         table = _table(prior, value, column, klass, weight, len(schema.columns), len(classes))
-        bad = ~(table.bandwidth > 0)
-        if bad.any():
-            k, j = map(int, np.argwhere(bad)[0])
-            n = table.count[k, j]
-            rule = {v: key for key, v in RULES.items()}[int(np.asarray(prior.rule)[j])]
-            label = classes[k].item() if isinstance(classes[k], np.generic) else classes[k]
-            reason = ("no observed value in this class" if n == 0 else
-                      f"bandwidth {rule!r} needs a total weight above 1 (R: at least 2 "
-                      f"values), got {n:g}" if n <= 1 else
-                      f"bandwidth {rule!r} is 0 (every value of the class equal); use "
-                      f"'nrd0' (which falls back as R's does) or a number")
-            raise ValueError(f"column {schema.columns[j]!r}, class {label!r}: {reason}, so the "
-                             f"kernel density is undefined. KernelDensity has no prior to "
-                             f"fill the gap; give more data or a numeric bandwidth.")
+        check_table(self.bandwidth, prior, table, schema, classes, _group)
         return table
 
     @staticmethod
@@ -258,39 +282,6 @@ class KernelDensity(NonparametricFamily):
 
 
 # ---------------------------------------------------------------------- numerics
-def _positive(value, n: int, name: str, columns) -> np.ndarray:
-    try:
-        a = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"KernelDensity: {name} must be a positive number, got "
-                         f"{value!r}.") from None
-    a = np.full(n, float(a)) if a.ndim == 0 else a
-    if a.shape != (n,):
-        raise ValueError(f"KernelDensity: {name} must be a scalar or have shape ({n},) (one "
-                         f"value per column), got shape {a.shape}.")
-    bad = ~(np.isfinite(a) & (a > 0))
-    if bad.any():
-        j = int(np.argmax(bad))
-        raise ValueError(f"column {columns[j]!r}: KernelDensity: {name} must be finite and "
-                         f"positive, got {a[j]!r}.")
-    return a
-
-
-def check_stats(stats: KDEStats, n_columns: int, n_classes: int) -> None:
-    """Refuse an inconsistent sample (e.g. from a damaged model file)."""
-    value, column, klass, weight = (np.asarray(a) for a in stats)
-    m = value.shape
-    if any(np.shape(a) != m or np.ndim(a) != 1 for a in (column, klass, weight)):
-        raise ValueError("KernelDensity statistics: value, column, klass and weight must be "
-                         "1-D arrays of one length.")
-    if column.size and (column.min() < 0 or column.max() >= n_columns or klass.min() < 0
-                        or klass.max() >= n_classes):
-        raise ValueError("KernelDensity statistics: a column or class index is out of range.")
-    if not (np.all(np.isfinite(value)) and np.all(np.isfinite(weight)) and np.all(weight > 0)):
-        raise ValueError("KernelDensity statistics: values and weights must be finite, "
-                         "weights positive.")
-
-
 def _table(prior: KDESettings, value, column, klass, weight, n_columns, n_classes) -> KDETable:
     order = np.lexsort((klass, column))  # stable: batch order kept within a group
     value, weight = value[order].astype(np.float64), weight[order].astype(np.float64)
@@ -298,16 +289,20 @@ def _table(prior: KDESettings, value, column, klass, weight, n_columns, n_classe
     offsets = np.searchsorted(group, np.arange(n_columns * n_classes + 1))
     bandwidth = np.full((n_classes, n_columns), np.nan)
     count = np.zeros((n_classes, n_columns))
-    rule, given, adjust = (np.asarray(a) for a in prior)
+    rule, given, adjust = (np.asarray(a) for a in prior[:3])
     for j in range(n_columns):
         for k in range(n_classes):
             s, e = offsets[j * n_classes + k], offsets[j * n_classes + k + 1]
             count[k, j] = weight[s:e].sum()
             if e > s:
-                bandwidth[k, j] = (bandwidth_of(value[s:e], weight[s:e], int(rule[j]),
-                                                float(given[j])) * adjust[j])
+                try:
+                    bandwidth[k, j] = (bandwidth_of(value[s:e], weight[s:e], int(rule[j]),
+                                                    float(given[j])) * adjust[j])
+                except UndefinedBandwidth:  # host_table names the reason
+                    pass
     with np.errstate(divide="ignore"):
-        return KDETable(value, np.log(weight), offsets, bandwidth, count, np.log(count))
+        return KDETable(value, np.log(weight), offsets, bandwidth, count, np.log(count),
+                        np.asarray(prior.kernel, dtype=np.int32))
 
 
 def _group(table: KDETable, j: int, k: int, n_classes: int):
@@ -328,17 +323,17 @@ def column_log_density(table: KDETable, j: int, x: np.ndarray) -> np.ndarray:
         g = j * n_classes + k
         s, e = int(table.offsets[g]), int(table.offsets[g + 1])
         v, lw, h = table.value[s:e], table.log_weight[s:e], table.bandwidth[k, j]
+        kernel = int(table.kernel[j])
         step = max(1, BUDGET // max(e - s, 1))
         for r in range(0, x.shape[0], step):
             z = x[r:r + step, None] - v  # one (rows, m) buffer, updated in place
             z /= h
-            z *= z
-            z *= -0.5
+            log_shape(kernel, z)  # log K((x - x_i) / h), in place
             z += lw
             top = z.max(axis=1, keepdims=True) if e > s else np.full((z.shape[0], 1), -np.inf)
             z -= np.where(np.isfinite(top), top, 0.0)
             np.exp(z, out=z)
             with np.errstate(divide="ignore"):
                 out[r:r + step, k] = np.log(z.sum(axis=1)) + top[:, 0]
-        out[:, k] -= np.log(h) + 0.5 * LOG_2PI + table.log_total[k, j]
+        out[:, k] -= np.log(h) + log_norm(kernel) + table.log_total[k, j]
     return out
