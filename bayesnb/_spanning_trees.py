@@ -32,7 +32,10 @@ resistance between :math:`i` and :math:`r`, and the posterior probability of an 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
+from scipy.linalg import solve_triangular
 from scipy.sparse.csgraph import minimum_spanning_tree
 from scipy.special import logsumexp
 
@@ -80,6 +83,101 @@ def log_tree_sum(log_weights) -> np.ndarray:
     return log_d.sum(axis=1).reshape(shape)
 
 
+class Plan(NamedTuple):
+    """The elimination of one graph (:func:`elimination_plan`), as the float64 fractions that
+    :func:`log_tree_ratio` mixes: per step ``k``, the share of each remaining vertex (and of
+    the ground, last) in the pivot, ``share[k]`` (m + 1,), and the share of the weight each
+    remaining edge had before the step, ``keep[k]`` (m, m), and each ground weight,
+    ``keep_ground[k]`` (m,), and the shares the step added, ``add[k]``, ``add_ground[k]``
+    (computed in log space, not as ``1 - keep``: a share below the float64 epsilon counts
+    when the ratio it multiplies is large)."""
+
+    log_weights: np.ndarray
+    share: tuple
+    keep: tuple
+    keep_ground: tuple
+    add: tuple
+    add_ground: tuple
+
+
+def elimination_plan(log_weights) -> Plan:
+    """Eliminate the graph ``log_weights`` (F, F) once, recording the fractions
+    :func:`log_tree_ratio` needs (vertex ``F - 1`` grounded, as in :func:`log_tree_sum`)."""
+    log_weights = np.asarray(log_weights, dtype=np.float64)
+    f = log_weights.shape[0]
+    w, g = (np.array(a) for a in _grounded(log_weights, f - 1))
+    share, keep, keep_ground, add, add_ground = [], [], [], [], []
+    with np.errstate(invalid="ignore"):
+        for k in range(f - 1):
+            row = np.concatenate([w[k, k + 1:], g[k:k + 1]])
+            log_d = logsumexp(row)
+            share.append(np.exp(row - log_d))
+            a = w[k + 1:, k] - log_d
+            step_w, step_g = a[:, None] + w[None, k, k + 1:], a + g[k]
+            new_w = np.logaddexp(w[k + 1:, k + 1:], step_w)
+            new_g = np.logaddexp(g[k + 1:], step_g)
+            added = np.nan_to_num(np.exp(step_w - new_w), nan=0.0)
+            np.fill_diagonal(added, 0.0)
+            add.append(added)
+            add_ground.append(np.nan_to_num(np.exp(step_g - new_g), nan=0.0))
+            # an edge absent before and after (-inf - -inf): keep it as it is
+            kept = np.nan_to_num(np.exp(w[k + 1:, k + 1:] - new_w), nan=1.0)
+            np.fill_diagonal(kept, 1.0)  # a vertex has no edge to itself: its ratio stays 1
+            keep.append(kept)
+            keep_ground.append(np.nan_to_num(np.exp(g[k + 1:] - new_g), nan=1.0))
+            w[k + 1:, k + 1:], g[k + 1:] = new_w, new_g
+    return Plan(log_weights, tuple(share), tuple(keep), tuple(keep_ground), tuple(add),
+                tuple(add_ground))
+
+
+#: the range the ratios of :func:`log_tree_ratio` stay in, else the row goes the log-space way
+_RATIO_RANGE = 1e60
+
+
+def log_tree_ratio(plan: Plan, log_ratios) -> np.ndarray:
+    r""":math:`\log Z(W \circ R) - \log Z(W)` for the graph of ``plan`` and a batch of edge
+    factors ``log_ratios`` (B, F, F) (symmetric, diagonal ignored).
+
+    The elimination of :math:`W \circ R` is that of :math:`W` with every weight multiplied by a
+    ratio :math:`\rho` that the steps mix: the pivot's ratio is the :math:`W`-weighted mean
+    :math:`\delta_k = \sum_j s_{kj} \rho_{kj}` of its edges' ratios, and a new weight's ratio
+    is the mix :math:`\rho'_{ij} = \kappa_{ij} \rho_{ij} + (1 - \kappa_{ij})
+    \rho_{ik}\rho_{jk}/\delta_k` with :math:`W`'s own shares :math:`s, \kappa` (computed once
+    in log space, :func:`elimination_plan`). So the result is :math:`\sum_k \log\delta_k`,
+    in float64 with convex combinations of moderate numbers only: as exact as the log-space
+    elimination at the cost of a linear one. A row whose ratios leave
+    ``[1/_RATIO_RANGE, _RATIO_RANGE]`` is computed by :func:`log_tree_sum` instead."""
+    log_ratios = np.asarray(log_ratios, dtype=np.float64)
+    b, f = log_ratios.shape[0], log_ratios.shape[-1]
+    if f <= 1:
+        return np.zeros(b)
+    keep_idx = list(range(f - 1))
+    with np.errstate(over="ignore", under="ignore"):
+        rho = np.exp(log_ratios[:, :f - 1, :f - 1])
+        ground = np.exp(log_ratios[:, keep_idx, f - 1])
+    out = np.zeros(b)
+    off = ~np.eye(f, dtype=bool)
+    bad = ~np.all(np.abs(np.where(off, log_ratios, 0.0)) < np.log(_RATIO_RANGE), axis=(1, 2))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        for k in range(f - 1):
+            edge = rho[:, k, k + 1:]
+            delta = edge @ plan.share[k][:-1] + ground[:, k] * plan.share[k][-1]
+            out += np.log(delta)
+            a = rho[:, k + 1:, k] / delta[:, None]  # rho_ik / delta_k
+            # every ratio is read once as a pivot's edge (or ground) below: checked there
+            seen = np.concatenate([edge, ground[:, k:k + 1], delta[:, None]], axis=1)
+            bad |= ~np.all((seen > 1 / _RATIO_RANGE) & (seen < _RATIO_RANGE), axis=1)
+            block = rho[:, k + 1:, k + 1:]
+            block *= plan.keep[k]
+            block += plan.add[k] * (a[:, :, None] * edge[:, None, :])
+            ground[:, k + 1:] = (plan.keep_ground[k] * ground[:, k + 1:]
+                                 + plan.add_ground[k] * a * ground[:, k:k + 1])
+    if bad.any():
+        out[bad] = (log_tree_sum(plan.log_weights + log_ratios[bad])
+                    - log_tree_sum(plan.log_weights))
+    return out
+
+
 def log_edge_marginals(log_weights) -> np.ndarray:
     r"""Log posterior probability of each edge under :math:`p(T) \propto \prod_{e \in T} W_e`:
     ``log P[i, j]`` (F, F), symmetric, ``-inf`` on the diagonal. Each row of the result is
@@ -95,14 +193,15 @@ def log_edge_marginals(log_weights) -> np.ndarray:
     g = np.stack([p[1] for p in parts])
     log_d, log_n = _eliminate(w, g)
     n = f - 1
-    # X = L^{-1} >= 0, row by row: X_k = e_k + sum_{m<k} N_km X_m
-    log_x = np.full((f, n, n), -np.inf)
-    for k in range(n):
-        terms = log_n[:, k, :k, None] + log_x[:, :k, :]
-        log_x[:, k, :] = logsumexp(terms, axis=1) if k else -np.inf
-        log_x[:, k, k] = 0.0  # X_kk = 1; the terms above it are 0 (lower triangular)
-    # diag(M^{-1})_i = sum_k X_ki^2 / d_k: the effective resistance between i and the ground
-    log_resistance = logsumexp(2.0 * log_x - log_d[:, :, None], axis=1)
+    # X = L^{-1} >= 0 with L = I - N: N holds each pivot's shares (in [0, 1], so linear float64
+    # keeps them), and forward substitution only adds positive terms
+    eye = np.eye(n)
+    log_resistance = np.empty((f, n))
+    with np.errstate(divide="ignore"):
+        for r in range(f):
+            x = solve_triangular(eye - np.exp(log_n[r]), eye, lower=True, unit_diagonal=True)
+            # diag(M^{-1})_i = sum_k X_ki^2 / d_k: the effective resistance between i and r
+            log_resistance[r] = logsumexp(2.0 * np.log(x) - log_d[r][:, None], axis=0)
     for r in range(f):
         keep = [v for v in range(f) if v != r]
         out[r, keep] = log_weights[keep, r] + log_resistance[r]

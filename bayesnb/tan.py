@@ -75,7 +75,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._classes import class_log_evidence, class_log_prior
-from ._spanning_trees import log_edge_marginals, log_tree_sum, max_spanning_tree
+from ._spanning_trees import (
+    Plan,
+    elimination_plan,
+    log_edge_marginals,
+    log_tree_ratio,
+    log_tree_sum,
+    max_spanning_tree,
+)
 from ._typing import ArrayLike, Data
 from .dependence import dirichlet_log_evidence
 
@@ -156,12 +163,11 @@ def encode_rows(X, columns: tuple, named: bool, levels: tuple) -> np.ndarray:
     codes = np.empty(frame.shape, dtype=np.int64)
     for j, name in enumerate(columns):
         values = _values(frame, j, name)
-        cat = pd.Categorical(values, categories=list(levels[j]))
-        unknown = cat.codes < 0
+        codes[:, j] = pd.Index(list(levels[j]), dtype=object).get_indexer(values)
+        unknown = codes[:, j] < 0
         if unknown.any():
             raise ValueError(f"column {name!r}: level {values[np.argmax(unknown)]!r} was not "
                              f"seen in training (levels: {list(levels[j])[:10]}).")
-        codes[:, j] = cat.codes
     return codes
 
 
@@ -202,8 +208,8 @@ class Posterior(NamedTuple):
     log_z: float  # log sum over trees of prod W
     log_z_prior: float  # log sum over trees of prod beta
     log_single: float  # sum_c sum_i log DM(n_i^c)
-    log_edge_probability: np.ndarray  # (F, F)
     map_tree: tuple  # the most probable tree's edges
+    plan: Plan  # the elimination of log_weights, for the predictive ratios
 
 
 def log_tables(stats: Statistics, alpha_ess: float):
@@ -235,7 +241,8 @@ def posterior(stats: Statistics, alpha_ess: float, log_edge_prior: np.ndarray) -
     return Posterior(
         log_q, log_r, log_bf, log_weights, float(log_tree_sum(log_weights)),
         float(log_tree_sum(log_edge_prior)), float(sum(np.sum(d) for d in dm_single)),
-        log_edge_marginals(log_weights), tuple(max_spanning_tree(log_weights)))
+        tuple(max_spanning_tree(log_weights)),
+        elimination_plan(log_weights))
 
 
 def edge_ratios(post: Posterior, codes: np.ndarray) -> np.ndarray:
@@ -262,9 +269,9 @@ def log_likelihood(post: Posterior, codes: np.ndarray, tree) -> np.ndarray:
     k = post.log_q[0].shape[0]
     step = max(1, _CHUNK_VALUES // (k * f * f))
     ratio = np.concatenate([
-        log_tree_sum(post.log_weights + edge_ratios(post, codes[s:s + step]))
-        for s in range(0, len(codes), step)]) if len(codes) else np.zeros((0, k))
-    return base + ratio - post.log_z
+        log_tree_ratio(post.plan, edge_ratios(post, codes[s:s + step]).reshape(-1, f, f))
+        .reshape(-1, k) for s in range(0, len(codes), step)]) if len(codes) else np.zeros((0, k))
+    return base + ratio
 
 
 # ---------------------------------------------------------------------- the estimator
@@ -426,7 +433,12 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
     @property
     def edge_probability_(self) -> pd.DataFrame:
         check_is_fitted(self)
-        return self._square(np.exp(self.posterior_.log_edge_probability))
+        post = self.posterior_
+        cached = self.__dict__.get("_edge_cache")
+        if cached is None or cached[0] is not post:  # O(F^4): computed when first asked
+            cached = (post, np.exp(log_edge_marginals(post.log_weights)))
+            self._edge_cache = cached
+        return self._square(cached[1])
 
     @property
     def edge_log_bayes_factor_(self) -> pd.DataFrame:
@@ -510,7 +522,8 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
         >>> clf = bnb.TreeAugmentedNB().fit([[0, 0], [1, 1], [1, 1], [0, 1]], ["a", "a", "b", "b"])
         >>> clf.predict([[0, 1]])
         array(['b'], dtype='<U1')"""
-        return self.classes_[np.argmax(self.predict_joint_log_proba(X), axis=1)]
+        best = np.argmax(self.predict_joint_log_proba(X), axis=1)
+        return self.classes_[best]
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | os.PathLike[str]) -> Path:
