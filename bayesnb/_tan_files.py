@@ -19,7 +19,9 @@ import io
 import json
 import os
 import zipfile
+from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,14 +45,14 @@ from .persistence import (
     _read_manifest,
     _scalars,
 )
-from .tan import TREE_MODES, Statistics, TreeAugmentedNB, pairs
 
 FORMAT = "bayesnb-tan-model"
 FORMAT_VERSION = 1
 
 
-def save(model: TreeAugmentedNB, path: str | os.PathLike[str]) -> Path:
-    """Write a fitted :class:`~bayesnb.TreeAugmentedNB` to ``path`` (module docs)."""
+def save(model: Any, path: str | os.PathLike[str]) -> Path:
+    """Write a fitted :class:`~bayesnb.TreeAugmentedNB` to ``path`` (module docs); this
+    module does not import :mod:`bayesnb.tan`, which calls it."""
     if "posterior_" not in model.__dict__:
         raise ValueError("only a fitted model can be saved; call fit first.")
     stats = model.statistics_
@@ -92,8 +94,10 @@ def save(model: TreeAugmentedNB, path: str | os.PathLike[str]) -> Path:
     return path
 
 
-def load(path: str | os.PathLike[str]) -> TreeAugmentedNB:
-    """Read a file written by :func:`save`; any problem is a one-line ``ModelFileError``."""
+def load(path: str | os.PathLike[str], build) -> Any:
+    """Read a file written by :func:`save` and hand its checked parts (a dict: settings,
+    classes, columns, levels, count tables) to ``build``, which makes the estimator; any
+    problem, ``build``'s included, is a one-line ``ModelFileError``."""
     path = Path(path)
     try:
         with zipfile.ZipFile(path) as zf:
@@ -103,7 +107,7 @@ def load(path: str | os.PathLike[str]) -> TreeAugmentedNB:
             arrays = _read_arrays(zf, layout["expected"], path)
     except zipfile.BadZipFile as err:
         raise ModelFileError(f"{path}: corrupt or truncated model file ({err}).") from None
-    return _checked(_build, path, layout, arrays)
+    return _checked(build, path, _checked(_parts, path, layout, arrays))
 
 
 def _layout(m, path, budget: int) -> dict:
@@ -123,11 +127,11 @@ def _layout(m, path, budget: int) -> dict:
         raise ValueError("a column has no levels.")
     settings = m["settings"]
     tree = settings["tree"]
-    if not (tree in TREE_MODES or isinstance(tree, list)):
+    if not (tree in ("average", "map") or isinstance(tree, list)):
         raise ValueError(f"tree {tree!r} is not one bayesnb writes.")
     k, sizes = len(classes), [len(lv) for lv in levels]
     shapes = {"class_count": (k,), "single": (k, sum(sizes)),
-              "pair": (k, sum(sizes[i] * sizes[j] for i, j in pairs(len(sizes)))),
+              "pair": (k, sum(sizes[i] * sizes[j] for i, j in combinations(range(len(sizes)), 2))),
               "edge_prior": (len(sizes), len(sizes))}
     names = _list(m["arrays"], "arrays")
     if not {"class_count", "single", "pair"} <= set(names) <= set(shapes):
@@ -139,21 +143,21 @@ def _layout(m, path, budget: int) -> dict:
             "expected": {n: _Expect(n, "f", shapes[n]) for n in names}}
 
 
-def _build(layout: dict, arrays: dict) -> TreeAugmentedNB:
+def _parts(layout: dict, arrays: dict) -> dict:
     sizes, k = layout["sizes"], len(layout["classes"])
     for name, a in arrays.items():
         if not np.all(np.isfinite(a)) or (name != "edge_prior" and np.any(a < 0)):
             raise ValueError(f"array {name} holds negative, NaN or infinite counts.")
     single = tuple(np.split(arrays["single"], np.cumsum(sizes)[:-1], axis=1))
-    cuts = np.cumsum([sizes[i] * sizes[j] for i, j in pairs(len(sizes))])[:-1]
+    cuts = np.cumsum([sizes[i] * sizes[j] for i, j in combinations(range(len(sizes)), 2)])[:-1]
     pair = tuple(p.reshape(k, sizes[i], sizes[j]) for (i, j), p in zip(
-        pairs(len(sizes)), np.split(arrays["pair"], cuts, axis=1), strict=True))
+        combinations(range(len(sizes)), 2), np.split(arrays["pair"], cuts, axis=1), strict=True))
     total = arrays["class_count"]
     for i, n in enumerate(single):
         if not np.allclose(n.sum(axis=1), total):
             raise ValueError(f"the counts of column {layout['columns'][i]!r} do not sum to the "
                              "class counts.")
-    for (i, j), n in zip(pairs(len(sizes)), pair, strict=True):
+    for (i, j), n in zip(combinations(range(len(sizes)), 2), pair, strict=True):
         if not (np.allclose(n.sum(axis=2), single[i]) and np.allclose(n.sum(axis=1), single[j])):
             raise ValueError(f"the joint counts of columns {layout['columns'][i]!r} and "
                              f"{layout['columns'][j]!r} disagree with their own counts.")
@@ -161,8 +165,8 @@ def _build(layout: dict, arrays: dict) -> TreeAugmentedNB:
     tree = s["tree"]
     if isinstance(tree, list):
         tree = [tuple(e) for e in tree]
-    model = TreeAugmentedNB(alpha_ess=s["alpha_ess"], tree=tree,
-                            class_alpha=_from_json(s["class_alpha"]),
-                            edge_prior=arrays.get("edge_prior"))
-    return model._install(Statistics(total, single, pair), layout["classes"],
-                          layout["columns"], layout["named"], layout["levels"])
+    return {"alpha_ess": s["alpha_ess"], "tree": tree,
+            "class_alpha": _from_json(s["class_alpha"]), "edge_prior": arrays.get("edge_prior"),
+            "class_count": total, "single": single, "pair": pair,
+            "classes": layout["classes"], "columns": layout["columns"],
+            "named": layout["named"], "levels": layout["levels"]}

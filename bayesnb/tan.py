@@ -56,10 +56,10 @@ between the copies, and nothing else.
 >>> X = np.column_stack([a, a, rng.integers(0, 2, 300)])
 >>> clf = bnb.TreeAugmentedNB().fit(X, y)
 >>> clf.edge_probability_.round(3)
-       0      1      2
-0  0.000  1.000  0.500
-1  1.000  0.000  0.500
-2  0.500  0.500  0.000
+     0    1    2
+0  0.0  1.0  0.5
+1  1.0  0.0  0.5
+2  0.5  0.5  0.0
 """
 
 from __future__ import annotations
@@ -334,7 +334,7 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
     >>> clf.set_params(tree="map").fit(X, y).tree_
     [(0, 1), (1, 2)]
     >>> clf.predict_proba([[1, 1, 0]]).round(3)
-    array([[0.292, 0.708]])
+    array([[0.223, 0.777]])
     """
 
     def __init__(self, *, alpha_ess: float = 1.0, tree: str | list = "average",
@@ -370,7 +370,7 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
         >>> days, play = load_playtennis()
         >>> clf = bnb.TreeAugmentedNB(tree="map").fit(days, play)
         >>> clf.tree_
-        [('Outlook', 'Humidity'), ('Temperature', 'Humidity'), ('Humidity', 'Wind')]"""
+        [('Outlook', 'Humidity'), ('Outlook', 'Wind'), ('Temperature', 'Humidity')]"""
         data = encode_fit(X)
         labels = np.asarray(y)
         if labels.ndim != 1 or len(labels) != len(data.codes):
@@ -462,7 +462,7 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
         >>> from scipy.special import betaln
         >>> clf = bnb.TreeAugmentedNB(alpha_ess=2.0).fit([[0], [1], [1], [1]], [0, 0, 1, 1])
         >>> labels = betaln(1 + 2, 1 + 2) - betaln(1, 1)
-        >>> columns = 2 * (betaln(1 + 1, 1 + 1) - betaln(1, 1)) + betaln(1, 1 + 2) - betaln(1, 1)
+        >>> columns = betaln(1 + 1, 1 + 1) + betaln(1, 1 + 2)  # class 0: one of each; 1: two 1s
         >>> bool(np.isclose(clf.log_evidence(), labels + columns))
         True"""
         check_is_fitted(self)
@@ -510,7 +510,7 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
         >>> import bayesnb as bnb
         >>> clf = bnb.TreeAugmentedNB().fit([[0, 0], [1, 1], [1, 1], [0, 1]], ["a", "a", "b", "b"])
         >>> clf.predict_proba([[0, 1]]).round(3)
-        array([[0.435, 0.565]])"""
+        array([[0.167, 0.833]])"""
         return np.exp(self.predict_log_proba(X))
 
     def predict(self, X: Data) -> np.ndarray:
@@ -557,7 +557,16 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
         FileNotFoundError: ..."""
         from ._tan_files import load
 
-        return load(path)
+        return load(path, cls._from_parts)
+
+    @classmethod
+    def _from_parts(cls, parts: dict) -> TreeAugmentedNB:
+        """The estimator a model file describes (``_tan_files.load``'s checked parts)."""
+        model = cls(alpha_ess=parts["alpha_ess"], tree=parts["tree"],
+                    class_alpha=parts["class_alpha"], edge_prior=parts["edge_prior"])
+        stats = Statistics(parts["class_count"], parts["single"], parts["pair"])
+        return model._install(stats, parts["classes"], parts["columns"], parts["named"],
+                              parts["levels"])
 
     def __sklearn_is_fitted__(self) -> bool:
         return "posterior_" in self.__dict__

@@ -323,6 +323,10 @@ def test_save_and_load_round_trip(tmp_path):
             assert all(n == "manifest.json" or n.endswith(".npy") for n in zf.namelist())
     with pytest.raises(bnb.ModelFileError, match="not a TreeAugmentedNB model"):
         bnb.TreeAugmentedNB.load(bnb.save(bnb.NaiveBayes().fit(X, y), tmp_path / "nb.bnb"))
+    with pytest.raises(bnb.ModelFileError, match="read it with bnb.TreeAugmentedNB.load"):
+        bnb.load(path)
+    with pytest.raises(TypeError, match="model.save"):
+        bnb.save(clf, tmp_path / "other.bnb")
 
 
 def test_a_tampered_file_is_refused(tmp_path):
