@@ -83,21 +83,24 @@ def log_tree_sum(log_weights) -> np.ndarray:
     return log_d.sum(axis=1).reshape(shape)
 
 
+#: the range the ratios of :func:`log_tree_ratio` stay in, else the row goes the log-space way
+_RATIO_RANGE = 1e60
+#: shares of :class:`Plan` below this are 0
+_TINY = 1e-280
+
+
 class Plan(NamedTuple):
     """The elimination of one graph (:func:`elimination_plan`), as the float64 fractions that
     :func:`log_tree_ratio` mixes: per step ``k``, the share of each remaining vertex (and of
-    the ground, last) in the pivot, ``share[k]`` (m + 1,), and the share of the weight each
-    remaining edge had before the step, ``keep[k]`` (m, m), and each ground weight,
-    ``keep_ground[k]`` (m,), and the shares the step added, ``add[k]``, ``add_ground[k]``
-    (computed in log space, not as ``1 - keep``: a share below the float64 epsilon counts
-    when the ratio it multiplies is large)."""
+    the ground, last) in the pivot, ``share[k]`` (m + 1,); the share of each remaining weight
+    (m edges, then the ground) that it had before the step, ``keep[k]`` (m, m + 1), and that
+    the step added, ``add[k]`` (computed in log space, not as ``1 - keep``: a share below the
+    float64 epsilon counts when the ratio it multiplies is large)."""
 
     log_weights: np.ndarray
     share: tuple
     keep: tuple
-    keep_ground: tuple
     add: tuple
-    add_ground: tuple
 
 
 def elimination_plan(log_weights) -> Plan:
@@ -106,7 +109,7 @@ def elimination_plan(log_weights) -> Plan:
     log_weights = np.asarray(log_weights, dtype=np.float64)
     f = log_weights.shape[0]
     w, g = (np.array(a) for a in _grounded(log_weights, f - 1))
-    share, keep, keep_ground, add, add_ground = [], [], [], [], []
+    share, keep, add = [], [], []
     with np.errstate(invalid="ignore"):
         for k in range(f - 1):
             row = np.concatenate([w[k, k + 1:], g[k:k + 1]])
@@ -118,20 +121,21 @@ def elimination_plan(log_weights) -> Plan:
             new_g = np.logaddexp(g[k + 1:], step_g)
             added = np.nan_to_num(np.exp(step_w - new_w), nan=0.0)
             np.fill_diagonal(added, 0.0)
-            add.append(added)
-            add_ground.append(np.nan_to_num(np.exp(step_g - new_g), nan=0.0))
+            add.append(np.column_stack([added, np.nan_to_num(np.exp(step_g - new_g), nan=0.0)]))
             # an edge absent before and after (-inf - -inf): keep it as it is
             kept = np.nan_to_num(np.exp(w[k + 1:, k + 1:] - new_w), nan=1.0)
             np.fill_diagonal(kept, 1.0)  # a vertex has no edge to itself: its ratio stays 1
-            keep.append(kept)
-            keep_ground.append(np.nan_to_num(np.exp(g[k + 1:] - new_g), nan=1.0))
+            keep.append(np.column_stack([kept, np.nan_to_num(np.exp(g[k + 1:] - new_g),
+                                                             nan=1.0)]))
             w[k + 1:, k + 1:], g[k + 1:] = new_w, new_g
-    return Plan(log_weights, tuple(share), tuple(keep), tuple(keep_ground), tuple(add),
-                tuple(add_ground))
+    # shares this small cannot count against ratios within _RATIO_RANGE (below 1e-280 * 1e180
+    # relative to the other share, near 1); as subnormal numbers they would slow every product
+    # a hundredfold
+    share, keep, add = ([np.where(x < _TINY, 0.0, x) for x in part]
+                        for part in (share, keep, add))
+    return Plan(log_weights, tuple(share), tuple(keep), tuple(add))
 
 
-#: the range the ratios of :func:`log_tree_ratio` stay in, else the row goes the log-space way
-_RATIO_RANGE = 1e60
 
 
 def log_tree_ratio(plan: Plan, log_ratios) -> np.ndarray:
@@ -151,27 +155,29 @@ def log_tree_ratio(plan: Plan, log_ratios) -> np.ndarray:
     b, f = log_ratios.shape[0], log_ratios.shape[-1]
     if f <= 1:
         return np.zeros(b)
-    keep_idx = list(range(f - 1))
-    with np.errstate(over="ignore", under="ignore"):
-        rho = np.exp(log_ratios[:, :f - 1, :f - 1])
-        ground = np.exp(log_ratios[:, keep_idx, f - 1])
-    out = np.zeros(b)
     off = ~np.eye(f, dtype=bool)
     bad = ~np.all(np.abs(np.where(off, log_ratios, 0.0)) < np.log(_RATIO_RANGE), axis=(1, 2))
+    # the batch last: every (i, j) entry of a step is one contiguous run of B numbers
+    with np.errstate(over="ignore", under="ignore"):
+        rho = np.ascontiguousarray(np.exp(np.moveaxis(log_ratios, 0, -1)))  # (F, F, B)
+    out = np.zeros(b)
+    scratch = np.empty_like(rho)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         for k in range(f - 1):
-            edge = rho[:, k, k + 1:]
-            delta = edge @ plan.share[k][:-1] + ground[:, k] * plan.share[k][-1]
+            edge = rho[k, k + 1:]  # (m + 1, B): the remaining vertices, then the ground
+            delta = plan.share[k] @ edge
             out += np.log(delta)
-            a = rho[:, k + 1:, k] / delta[:, None]  # rho_ik / delta_k
-            # every ratio is read once as a pivot's edge (or ground) below: checked there
-            seen = np.concatenate([edge, ground[:, k:k + 1], delta[:, None]], axis=1)
-            bad |= ~np.all((seen > 1 / _RATIO_RANGE) & (seen < _RATIO_RANGE), axis=1)
-            block = rho[:, k + 1:, k + 1:]
-            block *= plan.keep[k]
-            block += plan.add[k] * (a[:, :, None] * edge[:, None, :])
-            ground[:, k + 1:] = (plan.keep_ground[k] * ground[:, k + 1:]
-                                 + plan.add_ground[k] * a * ground[:, k:k + 1])
+            # every ratio is read once as a pivot's edge (or ground) here: checked here
+            bad |= ~(np.all((edge > 1 / _RATIO_RANGE) & (edge < _RATIO_RANGE), axis=0)
+                     & (delta > 1 / _RATIO_RANGE) & (delta < _RATIO_RANGE))
+            a = rho[k + 1:f - 1, k] / delta  # (m, B): rho_ik / delta_k
+            m = f - 2 - k
+            block = rho[k + 1:f - 1, k + 1:]  # (m, m + 1, B): edges, then the ground
+            tmp = scratch[:m, :m + 1]
+            np.multiply(a[:, None, :], edge[None, :, :], out=tmp)
+            tmp *= plan.add[k][:, :, None]
+            block *= plan.keep[k][:, :, None]
+            block += tmp
     if bad.any():
         out[bad] = (log_tree_sum(plan.log_weights + log_ratios[bad])
                     - log_tree_sum(plan.log_weights))
