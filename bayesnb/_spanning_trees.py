@@ -140,7 +140,7 @@ def elimination_plan(log_weights) -> Plan:
 
 def log_tree_ratio(plan: Plan, log_ratios) -> np.ndarray:
     r""":math:`\log Z(W \circ R) - \log Z(W)` for the graph of ``plan`` and a batch of edge
-    factors ``log_ratios`` (B, F, F) (symmetric, diagonal ignored).
+    factors ``log_ratios`` (F, F, B), the batch last (symmetric, the diagonal 0).
 
     The elimination of :math:`W \circ R` is that of :math:`W` with every weight multiplied by a
     ratio :math:`\rho` that the steps mix: the pivot's ratio is the :math:`W`-weighted mean
@@ -152,16 +152,16 @@ def log_tree_ratio(plan: Plan, log_ratios) -> np.ndarray:
     elimination at the cost of a linear one. A row whose ratios leave
     ``[1/_RATIO_RANGE, _RATIO_RANGE]`` is computed by :func:`log_tree_sum` instead."""
     log_ratios = np.asarray(log_ratios, dtype=np.float64)
-    b, f = log_ratios.shape[0], log_ratios.shape[-1]
+    f, b = log_ratios.shape[0], log_ratios.shape[-1]
     if f <= 1:
         return np.zeros(b)
-    off = ~np.eye(f, dtype=bool)
-    bad = ~np.all(np.abs(np.where(off, log_ratios, 0.0)) < np.log(_RATIO_RANGE), axis=(1, 2))
-    # the batch last: every (i, j) entry of a step is one contiguous run of B numbers
+    bad = ~np.all(np.abs(log_ratios) < np.log(_RATIO_RANGE), axis=(0, 1))
+    # the batch last: every (i, j) entry is one contiguous run of B numbers; by symmetry only
+    # the upper triangle (j > i, the ground last) is kept up to date, a row at a time
     with np.errstate(over="ignore", under="ignore"):
-        rho = np.ascontiguousarray(np.exp(np.moveaxis(log_ratios, 0, -1)))  # (F, F, B)
+        rho = np.exp(log_ratios)
     out = np.zeros(b)
-    scratch = np.empty_like(rho)
+    scratch = np.empty((f, b))
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         for k in range(f - 1):
             edge = rho[k, k + 1:]  # (m + 1, B): the remaining vertices, then the ground
@@ -170,16 +170,16 @@ def log_tree_ratio(plan: Plan, log_ratios) -> np.ndarray:
             # every ratio is read once as a pivot's edge (or ground) here: checked here
             bad |= ~(np.all((edge > 1 / _RATIO_RANGE) & (edge < _RATIO_RANGE), axis=0)
                      & (delta > 1 / _RATIO_RANGE) & (delta < _RATIO_RANGE))
-            a = rho[k + 1:f - 1, k] / delta  # (m, B): rho_ik / delta_k
-            m = f - 2 - k
-            block = rho[k + 1:f - 1, k + 1:]  # (m, m + 1, B): edges, then the ground
-            tmp = scratch[:m, :m + 1]
-            np.multiply(a[:, None, :], edge[None, :, :], out=tmp)
-            tmp *= plan.add[k][:, :, None]
-            block *= plan.keep[k][:, :, None]
-            block += tmp
+            a = edge[:-1] / delta  # rho_ik / delta_k
+            keep, add = plan.keep[k], plan.add[k]
+            for i in range(f - 2 - k):  # row k + 1 + i, from its diagonal to the ground
+                row, tmp = rho[k + 1 + i, k + 1 + i:], scratch[:f - 1 - k - i]
+                np.multiply(edge[i:], a[i], out=tmp)
+                tmp *= add[i, i:, None]
+                row *= keep[i, i:, None]
+                row += tmp
     if bad.any():
-        out[bad] = (log_tree_sum(plan.log_weights + log_ratios[bad])
+        out[bad] = (log_tree_sum(plan.log_weights + np.moveaxis(log_ratios[..., bad], -1, 0))
                     - log_tree_sum(plan.log_weights))
     return out
 

@@ -246,12 +246,12 @@ def posterior(stats: Statistics, alpha_ess: float, log_edge_prior: np.ndarray) -
 
 
 def edge_ratios(post: Posterior, codes: np.ndarray) -> np.ndarray:
-    """``log R[row, c, i, j] = log q_ij(x_i, x_j | c) / (q_i q_j)``, (n, K, F, F), 0 on the
-    diagonal."""
+    """``log R[i, j, c, row] = log q_ij(x_i, x_j | c) / (q_i q_j)``, (F, F, K, n), 0 on the
+    diagonal: the batch last, as :func:`bayesnb._spanning_trees.log_tree_ratio` reads it."""
     n, f = codes.shape
-    out = np.zeros((n, post.log_q[0].shape[0], f, f))
+    out = np.zeros((f, f, post.log_q[0].shape[0], n))
     for (i, j), table in zip(pairs(f), post.log_r, strict=True):
-        out[:, :, i, j] = out[:, :, j, i] = table[:, codes[:, i], codes[:, j]].T
+        out[i, j] = out[j, i] = table[:, codes[:, i], codes[:, j]]
     return out
 
 
@@ -269,8 +269,8 @@ def log_likelihood(post: Posterior, codes: np.ndarray, tree) -> np.ndarray:
     k = post.log_q[0].shape[0]
     step = max(1, _CHUNK_VALUES // (k * f * f))
     ratio = np.concatenate([
-        log_tree_ratio(post.plan, edge_ratios(post, codes[s:s + step]).reshape(-1, f, f))
-        .reshape(-1, k) for s in range(0, len(codes), step)]) if len(codes) else np.zeros((0, k))
+        log_tree_ratio(post.plan, edge_ratios(post, codes[s:s + step]).reshape(f, f, -1))
+        .reshape(k, -1).T for s in range(0, len(codes), step)]) if len(codes) else np.zeros((0, k))
     return base + ratio
 
 

@@ -88,7 +88,8 @@ def main(argv=None) -> None:
     post, k = tan.posterior_, len(tan.classes_)
     codes = encode_rows(X_new[:args.check], tan.columns_, tan.named_, tan.levels_)
     base = sum(post.log_q[i][:, codes[:, i]].T for i in range(args.cols))
-    joint = (base + log_tree_sum(post.log_weights + edge_ratios(post, codes)) - post.log_z
+    ratios = np.moveaxis(edge_ratios(post, codes), (0, 1), (2, 3))  # (K, n, F, F)
+    joint = (base + log_tree_sum(post.log_weights + ratios).T - post.log_z
              + np.log((tan.class_count_ + 1.0) / (tan.class_count_.sum() + k)))
     reference = np.exp(joint - np.logaddexp.reduce(joint, axis=1, keepdims=True))
     gap = float(np.abs(reference - proba[:args.check]).max())

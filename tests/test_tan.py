@@ -255,7 +255,8 @@ def test_stable_with_many_columns_and_bayes_factors_in_the_thousands():
 
     post = clf.posterior_
     codes = X[:5]
-    direct = (log_tree_sum(post.log_weights + edge_ratios(post, codes)) - post.log_z)
+    ratios = np.moveaxis(edge_ratios(post, codes), (0, 1), (2, 3))  # (K, n, F, F)
+    direct = log_tree_sum(post.log_weights + ratios).T - post.log_z
     base = sum(post.log_q[i][:, codes[:, i]].T for i in range(104))
     log_prior = np.log((clf.class_count_ + 1) / (clf.class_count_.sum() + 2))
     np.testing.assert_allclose(clf.predict_joint_log_proba(X[:5]), base + direct + log_prior,
@@ -368,3 +369,36 @@ def test_clear_errors_name_the_column():
         bnb.TreeAugmentedNB(tree=[(0, 1)]).fit(X, y)
     with pytest.raises(ValueError, match="not whole"):
         bnb.TreeAugmentedNB().fit(np.array([[0.5, 1.0], [1.0, 0.0]]), [0, 1])
+
+
+@pytest.mark.parametrize("scale", [1.0, 100.0, 5000.0])
+def test_log_space_matrix_tree_sums_against_the_1296_trees_of_six_vertices(scale):
+    """Random log weights up to thousands (exp overflows past 709): the tree sum, the edge
+    marginals, and the sum with per-row edge factors, moderate (the mixing path) and huge
+    (the log-space fallback), each against the enumerated trees."""
+    from bayesnb._spanning_trees import elimination_plan, log_edge_marginals, log_tree_ratio
+
+    rng = np.random.default_rng(int(scale))
+    f = 6
+    a = rng.normal(size=(f, f)) * scale
+    lw = (a + a.T) / 2
+    np.fill_diagonal(lw, -np.inf)
+    trees = list(pruefer_trees(f))
+    assert len(trees) == 6 ** 4
+    values = np.array([sum(lw[e] for e in t) for t in trees])
+    assert log_tree_sum(lw) == pytest.approx(logsumexp(values), rel=1e-12)
+    post = np.exp(values - logsumexp(values))
+    p = np.zeros((f, f))
+    for t, q in zip(trees, post, strict=True):
+        for i, j in t:
+            p[i, j] += q
+            p[j, i] += q
+    np.testing.assert_allclose(np.exp(log_edge_marginals(lw)), p, rtol=0, atol=1e-12)
+    for size in (2.0, 400.0):
+        r = rng.normal(size=(5, f, f)) * size
+        r = (r + r.transpose(0, 2, 1)) / 2
+        r[:, np.arange(f), np.arange(f)] = 0.0
+        want = [logsumexp([sum(lw[e] + r[b][e] for e in t) for t in trees]) - logsumexp(values)
+                for b in range(5)]
+        got = log_tree_ratio(elimination_plan(lw), np.moveaxis(r, 0, -1))
+        np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-9)
