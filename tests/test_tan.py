@@ -13,6 +13,8 @@ import jax
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.special import gammaln, logsumexp
 from sklearn.base import clone
 from sklearn.metrics import log_loss
@@ -402,3 +404,18 @@ def test_log_space_matrix_tree_sums_against_the_1296_trees_of_six_vertices(scale
                 for b in range(5)]
         got = log_tree_ratio(elimination_plan(lw), np.moveaxis(r, 0, -1))
         np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-9)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.permutations(range(5)), st.integers(0, 10_000))
+def test_the_average_does_not_depend_on_the_order_of_the_columns(order, seed):
+    """The elimination grounds the last column and runs in column order; neither may show."""
+    X, y, _, _ = five_columns(seed=seed % 7, n=30)
+    clf = bnb.TreeAugmentedNB().fit(X, y)
+    shuffled = bnb.TreeAugmentedNB().fit(X.iloc[:, list(order)], y)
+    np.testing.assert_allclose(shuffled.predict_joint_log_proba(X),
+                               clf.predict_joint_log_proba(X), rtol=0, atol=1e-9)
+    names = list(X.columns[list(order)])
+    np.testing.assert_allclose(shuffled.edge_probability_.to_numpy(),
+                               clf.edge_probability_.loc[names, names].to_numpy(), atol=1e-12)
+    assert shuffled.log_evidence() == pytest.approx(clf.log_evidence(), abs=1e-9)
