@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # what type checkers see of the names imported on first use (
     from .persistence import ModelFileError as ModelFileError
     from .persistence import load as load
     from .persistence import save as save
+    from .tan import TreeAugmentedNB as TreeAugmentedNB
 
 __version__ = "0.1.0"
 
@@ -64,6 +65,7 @@ _PUBLIC = {
     "save": "persistence",
     "dependence_heatmap": "dependence_plot",
     "from_tables": "coursework",
+    "TreeAugmentedNB": "tan",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -152,6 +152,9 @@ def save(model: NaiveBayes, path: str | os.PathLike[str]) -> Path:
     'playtennis.bnb'
     >>> bool((loaded.predict_proba(days) == clf.predict_proba(days)).all())  # exactly
     True"""
+    if not isinstance(model, NaiveBayes):  # e.g. TreeAugmentedNB: its own file (model.save)
+        raise TypeError(f"bnb.save writes NaiveBayes models; save a {type(model).__name__} "
+                        "with its own method, model.save(path).")
     if "fitted_" not in model.__dict__:
         raise ValueError("only a fitted model can be saved; call fit first.")
     check_mcmc_settings(model._mcmc_settings(), MAX_MCMC)
@@ -438,6 +441,9 @@ def _layout(m, path, budget: int) -> _Layout:
     """The manifest's structure, checked, and the shape and dtype of every array it names;
     no array is read. ``budget``: the most bytes the file's members can hold; arrays of known
     shape that need more are refused before anything of their size is allocated."""
+    if isinstance(m, dict) and m.get("format") == "bayesnb-tan-model":  # bayesnb._tan_files
+        raise ModelFileError(f"{path}: a TreeAugmentedNB model file; read it with "
+                             "bnb.TreeAugmentedNB.load.")
     if not isinstance(m, dict) or m.get("format") != FORMAT:
         raise ModelFileError(f"{path}: not a bayesnb model file.")
     version = m.get("format_version")

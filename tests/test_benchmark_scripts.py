@@ -1,6 +1,6 @@
 """The benchmark scripts a user runs still run against the library as it is (small shapes):
-``run.py``, ``sparse.py``, ``mcmc.py``, ``tune.py``, ``compile_bound.py`` and
-``first_answer.py`` (``gpu.py``:
+``run.py``, ``sparse.py``, ``mcmc.py``, ``tune.py``, ``compile_bound.py``,
+``first_answer.py`` and ``tan.py`` (``gpu.py``:
 ``test_gpu_benchmark_script.py``).
 
 Speed is never asserted here (it is measured in ``benchmarks/``, not in tests). What is checked
@@ -131,3 +131,10 @@ def test_first_answer_reports_every_case():
     many = re.findall(r"^\| cache (off|cold|warm)[^|]* \| [0-9.]+ \| -?[0-9]+ \|$", text,
                       flags=re.MULTILINE)
     assert many == ["off", "cold", "warm"], text
+
+
+def test_tan_quick_agrees_with_the_log_space_reference():
+    text = run_script("tan.py", "--quick")
+    for model in ("TAN averaged over all trees", "TAN, most probable tree", "NaiveBayes"):
+        assert re.search(rf"\| {re.escape(model)}.* \| [0-9.]+ \| [0-9.]+ \|", text), model
+    assert re.search(r"largest \|p - p_reference\| over 50 rows: \S+ \(met\)", text), text

@@ -38,6 +38,8 @@ CASES = {
                                 "dask (4 partitions) == in memory: True",
                                 "dask predict_proba == in memory: True",
                                 "P(Survived=No)", "P(Survived=Yes)"]),
+    "tree_augmented.py": (["--rows", "800"], ["fever        - chills", "averaged over trees",
+                                             "P(cold)", "P(flu)"]),
 }
 PLOTS = {"ml_map_bayes.py": ("reliability.png", "learning_curves.png"),
          "mcmc_arviz.py": ("class_probs.png", "class_given_survival_forest.png",

@@ -28,6 +28,7 @@ QUICK = {
     "ml_map_bayes.py": ["--train-sizes", "8", "16", "32", "64", "--repeats", "5", "--out", "{out}"],
     "semi_supervised.py": ["--samples", "200", "--unlabeled", "200"],
     "text_classification.py": [],
+    "tree_augmented.py": [],
 }
 
 _ROOT = Path(tempfile.gettempdir()) / "bayesnb-gallery"
