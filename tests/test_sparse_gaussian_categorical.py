@@ -146,3 +146,23 @@ def test_sparse_partial_fit_and_levels_from_implicit_zeros(x64):
     only_zeros = sparse.csr_matrix((3, 1))  # no stored entry: the one level is 0
     clf = bnb.NaiveBayes(bnb.Categorical()).fit(only_zeros, [0, 1, 1])
     assert clf.blocks_[0].schema.levels == ((0.0,),)
+
+
+def test_out_of_core_sparse_chunks(x64):
+    """Sparse chunks with Categorical, Poisson and Gaussian columns fit as the batch does."""
+    from bayesnb.outofcore import fit_chunks
+
+    rng = np.random.default_rng(7)
+    y = np.arange(N) % 2
+    X = np.hstack([rng.poisson(2.0, (N, 1)), category_data(seed=7)[0][:, :1],
+                   rng.normal(0.0, 1.0, (N, 1))])
+    features = {1: bnb.Categorical()}
+    chunks = [(sparse.csr_matrix(X[i:i + 10]), y[i:i + 10]) for i in range(0, N, 10)]
+    parts = fit_chunks(bnb.NaiveBayes(features), chunks, progress=False)
+    whole = bnb.NaiveBayes(features).fit(sparse.csr_matrix(X), y)
+    assert_same_fit(parts, whole, 1e-12)
+    whole_counts = np.abs(np.round(X))  # column 2 all counts in the first chunk only:
+    X_first = np.vstack([whole_counts[:10], X[10:]])
+    chunks = [(sparse.csr_matrix(X_first[i:i + 10]), y[i:i + 10]) for i in range(0, N, 10)]
+    with pytest.raises(ValueError, match="column 2 holds a value that is not a non-negative"):
+        fit_chunks(bnb.NaiveBayes(features), chunks, progress=False)
