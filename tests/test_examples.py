@@ -40,6 +40,7 @@ CASES = {
                                 "P(Survived=No)", "P(Survived=Yes)"]),
 }
 PLOTS = {"ml_map_bayes.py": ("reliability.png", "learning_curves.png"),
+         "mixed_missing.py": ("columns.png",),
          "mcmc_arviz.py": ("class_probs.png", "class_given_survival_forest.png",
                            "sex_trace.png")}
 
