@@ -129,3 +129,17 @@ def test_errors():
         density_plot(bnb.NaiveBayes(bnb.Poisson()).fit(X, [0, 0, 1, 1]), 0, prob="joint")
     with pytest.raises(ValueError, match=r"draws the columns of .*Bernoulli.*not Multinomial"):
         density_plot(clf, 0)
+
+
+def test_sparse_training_data_draws_as_dense(x64):
+    from scipy import sparse
+
+    X = np.column_stack([VISITS, CLICKED]).astype(np.float64)
+    features = {0: bnb.Poisson(), 1: bnb.Bernoulli()}
+    clf = bnb.NaiveBayes(features, method="ml").fit(X, Y)
+    for column in (0, 1):
+        dense = bars(density_plot(clf, column, X, Y))
+        drawn = bars(density_plot(clf, column, sparse.csr_matrix(X), Y))
+        assert drawn.keys() == dense.keys()
+        for label, heights in dense.items():
+            np.testing.assert_allclose(drawn[label], heights, rtol=1e-15)
