@@ -134,6 +134,7 @@ def test_inferred_families_of_a_sparse_matrix(x64):
                                    dense.predict_proba(M), rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(sp.predict_joint_log_proba(sparse.csr_matrix(M)),
                                    dense.predict_joint_log_proba(M), rtol=1e-12)
+    assert sp.log_evidence() == pytest.approx(dense.log_evidence(), rel=1e-12)
 
 
 def test_sparse_partial_fit_and_levels_from_implicit_zeros(x64):
