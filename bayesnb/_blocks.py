@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._data import FrameBlock, Table, as_table
+from ._data import FrameBlock, SparseRows, Table, as_table
 from .families import Schema
 from .fast import _kernels, form_of
 
@@ -60,6 +60,8 @@ def block_source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:
     row_bytes = sum(len(lv) for lv in schema.levels) * dtype.itemsize
     if isinstance(raw, FrameBlock):  # each chunk is converted to Python objects first
         row_bytes = max(row_bytes, raw.shape[1] * OBJECT_CELL_BYTES)
+    if isinstance(raw, SparseRows):  # each chunk is densified in its dtype first
+        row_bytes = max(row_bytes, raw.shape[1] * max(raw.dtype.itemsize, dtype.itemsize))
     return _kernels.Source(encode, raw.shape[1], kernel_dtype, report, row_bytes,
                            columns=tuple(schema.columns))  # errors name the column
 
@@ -93,7 +95,8 @@ def raw_blocks(model, X, on_device: bool = False) -> tuple[list, int]:
     that the kernels read raw (:func:`kernel_reads_raw`) stay on the device."""
     table = as_table(X)
     return ([table.block(b.schema.columns, pos,
-                         on_device=on_device and kernel_reads_raw(b.family))
+                         on_device=on_device and kernel_reads_raw(b.family),
+                         sparse_path=form_of(b.family).supports_sparse)
              for b, pos in zip(model.blocks, block_positions(model, table), strict=True)],
             table.n_rows)
 

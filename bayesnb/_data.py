@@ -12,7 +12,14 @@ Family inference (``features=None``, and columns a mapping leaves out) follows R
 Counts are not guessed by default: declare :class:`~bayesnb.Poisson` or
 :class:`~bayesnb.Multinomial`. With ``infer_counts=True`` (R naivebayes' ``usepoisson=TRUE``) a
 numeric column whose observed values are all non-negative integers (:func:`count_columns`) is
-inferred as :class:`~bayesnb.Poisson` instead of Gaussian.
+inferred as :class:`~bayesnb.Poisson` instead of Gaussian. A SciPy sparse matrix is read that
+way always (a sparse matrix of whole numbers is most often counts): its count columns are
+Poisson, its other columns Gaussian.
+
+A sparse matrix is read as ``X.toarray()`` would be: an implicit zero is the value 0 and a
+stored NaN a missing value. Families with a sparse path (``FastForm.supports_sparse``:
+Multinomial, Bernoulli, Poisson) read the stored entries; the others (Gaussian, Categorical,
+...) read the block through :class:`SparseRows`, densified a chunk of rows at a time.
 
 A column of numbers with a few text cells (one ``"abc"`` in a numeric CSV column makes pandas
 read the whole column as strings) is inferred Categorical with an
@@ -34,7 +41,6 @@ import pandas as pd
 
 from .families import Bernoulli, Categorical, Family, Gaussian, KernelDensity, Poisson
 from .families._levels import _show, bool_and_number
-from .fast import form_of
 
 
 class InferredCategoricalWarning(UserWarning):
@@ -58,14 +64,20 @@ class Table(NamedTuple):
             return self.sparse.shape[0]
         return len(self.frame) if self.frame is not None else self.array.shape[0]
 
-    def block(self, columns: tuple, positions: tuple, on_device: bool = False) -> np.ndarray:
+    def block(self, columns: tuple, positions: tuple, on_device: bool = False,
+              sparse_path: bool = True) -> np.ndarray:
         """The columns at ``positions``. A device-resident ``jax.Array`` input is copied to
         the host as NumPy, unless ``on_device``: then the block stays a ``jax.Array`` (for
-        the kernels, which read it in place: :func:`bayesnb._blocks.block_source`)."""
+        the kernels, which read it in place: :func:`bayesnb._blocks.block_source`). A sparse
+        input's block is a CSR matrix when the family reading it has a sparse path
+        (``sparse_path``), else the same columns densified chunk by chunk
+        (:class:`SparseRows`)."""
         if self.sparse is not None:
             if list(positions) == list(range(self.sparse.shape[1])):
-                return self.sparse
-            return self.sparse[:, list(positions)]
+                block = self.sparse
+            else:
+                block = self.sparse[:, list(positions)]
+            return block if sparse_path else SparseRows(block)
         if self.frame is not None:
             sub = self.frame.iloc[:, list(positions)]
             if _any_extension(sub):  # converted to Python objects chunk by chunk, when read
@@ -147,6 +159,55 @@ def _as_objects(frame: pd.DataFrame) -> np.ndarray:
         else:
             out[:, j] = column.astype(object).to_numpy()
     return out
+
+
+class SparseRows:
+    """The columns of a SciPy sparse (CSR) input read as the dense block ``X.toarray()``
+    without building it, for a family with no sparse path (Gaussian, Categorical): an implicit
+    zero is the value 0, a stored NaN a missing value. A slice of rows densifies those rows
+    only, so the streaming readers (``_blocks.block_source``, ``fast._host``) hold one chunk at
+    a time: memory about ``rows x columns x 8`` bytes per chunk, the chunk sized by
+    ``fast._kernels.CHUNK_BYTES`` (8 MiB on a CPU) or ``fast._host.CHUNK_ENTRIES`` cells, and
+    never the whole ``(n, F)`` block. ``np.asarray`` gives the whole block (paths that encode a
+    block at once: MCMC predictions, leave-one-out, explanations)."""
+
+    def __init__(self, csr):
+        self.csr = csr
+        self.shape = csr.shape
+        self.ndim = 2
+        self.dtype = csr.dtype
+        self.size = csr.shape[0] * csr.shape[1]
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        block = self.csr.toarray()
+        return block if dtype is None else block.astype(dtype)
+
+    def __getitem__(self, key):
+        rows, rest = (key[0], key[1:]) if isinstance(key, tuple) else (key, ())
+        if isinstance(rows, slice):  # densify the rows asked for only (a chunk)
+            block = self.csr[rows].toarray()
+            return block[(slice(None), *rest)] if rest else block
+        return np.asarray(self)[key]
+
+    def distinct(self) -> np.ndarray:
+        """A block with the same distinct values per column (NaN included) as the dense block,
+        each column padded by repeating its first value: the stored values, and 0 where a
+        column has an implicit zero. What a Categorical learns its levels from."""
+        csc = self.csr.tocsc()
+        uniques = []
+        for j in range(self.shape[1]):
+            stored = csc.data[csc.indptr[j]:csc.indptr[j + 1]]
+            if len(stored) < self.shape[0]:  # an implicit zero
+                stored = np.concatenate([stored, np.zeros(1, dtype=stored.dtype)])
+            uniques.append(np.unique(stored))
+        rows = max(len(u) for u in uniques)
+        out = np.empty((rows, self.shape[1]), dtype=self.dtype)
+        for j, u in enumerate(uniques):
+            out[:, j] = np.concatenate([u, np.repeat(u[:1], rows - len(u))])
+        return out
 
 
 def _any_extension(frame: pd.DataFrame) -> bool:
@@ -371,7 +432,8 @@ def infer_family(table: Table, position: int, infer_counts=False, *,
     ``usekernel=TRUE``). ``warn=False`` leaves out the :class:`InferredCategoricalWarning`
     (layout checks of every chunk)."""
     counts = infer_counts if isinstance(infer_counts, np.ndarray) else (
-        count_columns(table, (position,)) if infer_counts else None)
+        count_columns(table, (position,)) if infer_counts or table.sparse is not None
+        else None)
 
     def numeric() -> Family:
         if counts is not None and counts[position]:
@@ -387,8 +449,7 @@ def infer_family(table: Table, position: int, infer_counts=False, *,
         if warn and not isinstance(dtype, pd.CategoricalDtype):  # a pandas category is meant
             _warn_if_mostly_numbers(table.frame.iloc[:, position], table.columns[position])
         return Categorical()
-    if table.sparse is not None:
-        # Gaussian is refused for sparse input by resolve_features; counts are not
+    if table.sparse is not None:  # counts (Poisson) or other numbers (Gaussian)
         return numeric()
     kind = table.array.dtype.kind
     if kind == "b":
@@ -503,13 +564,6 @@ def resolve_features(features: Any, table: Table, infer_counts: bool = False, *,
         position = {c: i for i, c in enumerate(columns)}
         specs = _resolve_mapping(features, table, columns, position, infer_counts, use_kernel,
                                  warn)
-    if table.sparse is not None:
-        unfit = [s for s in specs if not form_of(s.family).supports_sparse]
-        if unfit:
-            raise TypeError(
-                f"columns {list(unfit[0].columns)[:5]}: {type(unfit[0].family).__name__} does "
-                f"not take sparse input; sparse matrices work with features=Multinomial(), "
-                f"Bernoulli() or Poisson() (or densify X).")
     return specs
 
 
@@ -547,7 +601,8 @@ def _resolve_mapping(features, table: Table, columns: tuple, position: dict,
         families[id(fam)] = fam
         groups.setdefault(id(fam), []).append(i)
     rest = [i for i in range(len(columns)) if i not in chosen]
-    counts = count_columns(table, rest) if infer_counts else False  # one pass for sparse X
+    # one pass for sparse X, whose count columns are always inferred as counts
+    counts = count_columns(table, rest) if infer_counts or table.sparse is not None else False
     for i in rest:  # the rest, in column order
         guess = infer_family(table, i, counts, use_kernel=use_kernel, warn=warn)
         fam = inferred.setdefault(type(guess), guess)

@@ -520,6 +520,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         tags.input_tags.allow_nan = True
         tags.input_tags.categorical = True
         tags.input_tags.string = True
+        tags.input_tags.sparse = True  # every family: a sparse path, or rows densified in chunks
         return tags
 
 

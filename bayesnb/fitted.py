@@ -27,6 +27,7 @@ import numpy as np
 from ._blocks import block_positions, block_source, kernel_reads_raw, levels_of
 from ._data import (
     FrameBlock,
+    SparseRows,
     Table,
     encode_labels,
     labels_to_codes,
@@ -151,10 +152,9 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
         specs = resolve_features(features, table, infer_counts, use_kernel=use_kernel)
         raws, blocks = [], []
         for spec in specs:
-            if table.sparse is not None and not form_of(spec.family).supports_sparse:
-                raise TypeError(f"{spec.family!r} does not take sparse input.")
             raw = table.block(spec.columns, spec.positions,
-                              on_device=kernel_reads_raw(spec.family))
+                              on_device=kernel_reads_raw(spec.family),
+                              sparse_path=form_of(spec.family).supports_sparse)
             schema = spec.family.learn_schema(_distinct_if_needed(spec.family, raw),
                                               spec.columns)
             raws.append(raw)
@@ -175,9 +175,8 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
                                  f"call.")
         raws = []
         for b, pos in zip(model.blocks, block_positions(model, table), strict=True):
-            if table.sparse is not None and not form_of(b.family).supports_sparse:
-                raise TypeError(f"{b.family!r} does not take sparse input.")
-            raws.append(table.block(b.schema.columns, pos, on_device=kernel_reads_raw(b.family)))
+            raws.append(table.block(b.schema.columns, pos, on_device=kernel_reads_raw(b.family),
+                                    sparse_path=form_of(b.family).supports_sparse))
         first = False
     if codes is None:
         codes = labels_to_codes(y, model.classes)
@@ -199,31 +198,39 @@ def _distinct_if_needed(family, raw):
     """What ``family.learn_schema`` reads: for a DataFrame's extension columns, the distinct
     values only (:meth:`FrameBlock.distinct`) where the family learns levels from them, so no
     block is converted to Python objects whole."""
-    if isinstance(raw, FrameBlock) and type(family).learn_schema is not Family.learn_schema:
+    if isinstance(raw, FrameBlock | SparseRows) and \
+            type(family).learn_schema is not Family.learn_schema:
         return raw.distinct()
     return raw
 
 
 def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
     """Per-class sufficient statistics of every block for one chunk of raw values: SciPy on
-    the host (float64) for sparse input, else the streaming kernels."""
+    the host (float64) for a sparse block (a family with a sparse path), else the streaming
+    kernels (a sparse input's other blocks are read densified chunk by chunk:
+    ``_data.SparseRows``)."""
     from scipy import sparse
 
-    if raws and sparse.issparse(raws[0]):
+    out: list = [None] * len(blocks)
+    if any(sparse.issparse(raw) for raw in raws):
         from .fast._sparse import Labels
 
         resp = Labels(codes, weight, n_classes)
         # kept float64 NumPy, as the dense kernels' statistics are: jnp.asarray made them
         # float32 in float32 mode (sparse documents' evidence 107 nats off, 800 nats after
         # 200 partial fits)
-        return [host_f64(form_of(b.family).sparse_suff_stats(b.family.encode(raw, b.schema), resp))
-                for b, raw in zip(blocks, raws, strict=True)]
+        for i, (b, raw) in enumerate(zip(blocks, raws, strict=True)):
+            if sparse.issparse(raw):
+                out[i] = host_f64(form_of(b.family).sparse_suff_stats(
+                    b.family.encode(raw, b.schema), resp))
     # a nonparametric family's statistic is the sample itself: kept on the host in float64;
     # a host_counting family's are counts, taken on the host in float64 (nothing to compile)
-    out = [b.family.host_suff_stats(b.family.encode(raw, b.schema), codes, weight, n_classes)
-           if b.family.nonparametric else
-           _host.stream_stats(b, raw, codes, weight, n_classes) if form_of(b.family).host_counting
-           else None for b, raw in zip(blocks, raws, strict=True)]
+    for i, (b, raw) in enumerate(zip(blocks, raws, strict=True)):
+        if out[i] is None and b.family.nonparametric:
+            out[i] = b.family.host_suff_stats(b.family.encode(raw, b.schema), codes, weight,
+                                              n_classes)
+        elif out[i] is None and form_of(b.family).host_counting:
+            out[i] = _host.stream_stats(b, raw, codes, weight, n_classes)
     kernel = [i for i, s in enumerate(out) if s is None]
     if kernel:
         kernel_families = [blocks[i].family for i in kernel]

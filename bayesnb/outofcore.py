@@ -35,6 +35,7 @@ import pandas as pd
 from . import fitted
 from ._data import (
     FrameBlock,
+    SparseRows,
     _refuse_mixed_labels,
     as_table,
     encode_labels,
@@ -120,7 +121,7 @@ def check_layout(expected: Layout, features, X, where: str, infer_counts: bool =
     if got.families == expected.families:
         return
     now = {c: fam for fam, cols in got.families for c in cols}
-    if infer_counts:  # -- count inference (infer_counts=True): the first chunk decides
+    if infer_counts or as_table(X).sparse is not None:  # counts inferred: the first chunk decides
         from .families import Gaussian, Poisson
 
         broken = next((c for c in first if first[c] is Poisson and now.get(c) is Gaussian),
@@ -128,7 +129,8 @@ def check_layout(expected: Layout, features, X, where: str, infer_counts: bool =
         if broken is not None:
             raise ValueError(
                 f"{where}: column {broken!r} holds a value that is not a non-negative integer, "
-                f"but infer_counts=True made it Poisson from the first chunk, whose values are "
+                f"but {'infer_counts=True' if infer_counts else 'the count rule of sparse X'} "
+                f"made it Poisson from the first chunk, whose values are "
                 f"all counts; declare its family (features={{{broken!r}: bnb.Gaussian()}}) or "
                 f"put such a value in the first chunk.")
         now = {c: first[c] if first.get(c) is Gaussian and fam is Poisson else fam
@@ -167,8 +169,9 @@ def summarise(lay: Layout, X, y) -> Summary | None:
     labels, _ = encode_labels(y, n)
     levels = []
     for columns, positions in lay.level_blocks:
-        values = table.block(columns, positions)  # what learn_schema reads in a batch fit
-        if isinstance(values, FrameBlock):
+        # what learn_schema reads in a batch fit
+        values = table.block(columns, positions, sparse_path=False)
+        if isinstance(values, FrameBlock | SparseRows):
             values = values.distinct()
         levels.append(tuple(distinct_values(values[:, j], col)
                             for j, col in enumerate(columns)))
@@ -232,8 +235,8 @@ def _synthetic(head, lay: Layout, levels: tuple, n: int, infer_counts: bool = Fa
     """``n`` copies of the first row with every level column cycling through its levels."""
     from scipy import sparse
 
-    if sparse.issparse(head):  # sparse input has no Gaussian columns: nothing to do
-        return sparse.vstack([head] * n, format="csr")
+    if sparse.issparse(head):  # built dense and read back sparse; counts always inferred
+        return sparse.csr_matrix(_synthetic(head.toarray(), lay, levels, n, True))
     if isinstance(head, pd.DataFrame):
         X = head.iloc[np.zeros(n, dtype=np.intp)].reset_index(drop=True)
         for (_, positions), block in zip(lay.level_blocks, levels, strict=True):

@@ -505,18 +505,33 @@ def plug_in_value(clf, site: str, index: tuple, method: str):
                      f"{['class_probs', *parameter_sites(clf.blocks_)]}).")
 
 
-def density_plot(clf: NaiveBayes, column: Hashable, X: Data | None = None,
-                 y: ArrayLike | None = None, *, bins: int = 30, grid: int = 512,
-                 ax: Axes | None = None) -> Figure:
-    """Per-class densities of one numeric column over histograms of its training values, as R's
-    ``plot(naive_bayes)`` draws them.
+#: what ``density_plot`` draws per class: p(x | class), or p(x, class) = p(class) p(x | class)
+_PROBS = {"conditional": "P(x | class)", "marginal": "P(class) P(x | class)"}
 
-    Any family that declares a ``density_label`` is drawn. A nonparametric column
-    (``KernelDensity``) draws its exact density per class over histograms of the stored
-    training sample (weighted, one per class); a parametric one (``Gaussian``,
-    ``Exponential``) the density of ``conditional_tables()`` (the current method's estimate)
-    over histograms of ``X[column]`` by ``y`` when they are given. ``grid`` points span the
-    data and three spreads (``Family.density_scale``: sds, bandwidths) beyond.
+
+def density_plot(clf: NaiveBayes, column: Hashable, X: Data | None = None,
+                 y: ArrayLike | None = None, *, prob: str = "conditional",
+                 sample_weight: ArrayLike | None = None, bins: int = 30, grid: int = 512,
+                 ax: Axes | None = None) -> Figure:
+    """Per-class distributions of one column next to its training data, as R naivebayes'
+    ``plot(naive_bayes, prob=)`` draws them.
+
+    A family of real values (a ``density_label``: Gaussian, Exponential, KernelDensity) is
+    drawn as one density curve per class over histograms of its training values; a family of
+    discrete values (a ``pmf_label``: Bernoulli, Categorical, Poisson) as bars of the
+    probability of each value per class (``Family.pmf_support``), each beside a hatched bar of
+    the value's observed (weighted) frequency in that class.
+
+    The curves and bars are those of ``conditional_tables()`` (the current method's estimate;
+    the posterior mean under ``"bayes"``). A nonparametric column (``KernelDensity``) draws
+    its stored training sample; a parametric one ``X[column]`` by ``y`` when they are given
+    (weighted by ``sample_weight``). For densities, ``grid`` points span the data and three
+    spreads (``Family.density_scale``: sds, bandwidths) beyond; histograms have ``bins`` bins.
+
+    ``prob="conditional"`` (default) draws p(x | class); ``"marginal"`` draws p(class) p(x |
+    class), each class scaled by its prior (the method's, ``class_log_prior_``), and the
+    data as joint frequencies: each class's frequencies times its share of the (weighted)
+    rows where the column is observed.
 
     Examples
     --------
@@ -530,8 +545,24 @@ def density_plot(clf: NaiveBayes, column: Hashable, X: Data | None = None,
     'Temperature: Gaussian per class'
     >>> fig.axes[0].get_legend_handles_labels()[1]
     ['No', 'Yes']
+
+    A discrete column: bars of P(Outlook | class) beside the observed frequencies; under
+    ``prob="marginal"`` each class's bars are scaled by its prior (9/14 of the days are "Yes",
+    4, 3 and 2 of those 9 overcast, rainy and sunny: 4/14, 3/14, 2/14):
+
+    >>> from bayesnb.datasets import load_playtennis
+    >>> days, play = load_playtennis()
+    >>> clf = bnb.NaiveBayes(method="ml").fit(days, play)
+    >>> fig = density_plot(clf, "Outlook", days, play, prob="marginal")
+    >>> fig.axes[0].get_title()
+    'Outlook: Categorical per class, times P(class)'
+    >>> [tick.get_text() for tick in fig.axes[0].get_xticklabels()]
+    ['Overcast', 'Rain', 'Sunny']
+    >>> [round(float(bar.get_height()), 4) for bar in fig.axes[0].containers[2]]  # Yes: 4, 3, 2
+    [0.2857, 0.2143, 0.1429]
     """
-    fig, (ax,) = _axes(ax, figsize=(6, 4))
+    if prob not in _PROBS:
+        raise ValueError(f"prob must be one of {sorted(_PROBS)}, got {prob!r}.")
     blocks = clf.blocks_
     where = [(i, b.schema.columns.index(column)) for i, b in enumerate(blocks)
              if column in b.schema.columns]
@@ -540,48 +571,125 @@ def density_plot(clf: NaiveBayes, column: Hashable, X: Data | None = None,
     i, j = where[0]
     block, classes = blocks[i], clf.classes_
     family = block.family
-    if family.density_label is None:
+    if family.density_label is None and family.pmf_label is None:
         from .families import REGISTRY
 
-        drawn = [cls.__name__ for cls in REGISTRY.values() if cls.density_label is not None]
-        raise ValueError(f"column {column!r}: density_plot draws numeric columns "
-                         f"({', '.join(drawn)}), not {type(family).__name__}.")
+        drawn = [cls.__name__ for cls in REGISTRY.values()
+                 if cls.density_label is not None or cls.pmf_label is not None]
+        raise ValueError(f"column {column!r}: density_plot draws the columns of "
+                         f"{', '.join(drawn)}, not {type(family).__name__}.")
+    fig, (ax,) = _axes(ax, figsize=(6, 4))
     scorer = clf._scorer()
     table = (type(family).estimate(block.prior, block.stats, "mean")
              if scorer.exact and not family.nonparametric else scorer.tables[i])
-    points, spread = family.density_scale(table, j)
     samples = []
     if family.nonparametric:  # its training sample is kept: draw it
         samples = [family.stored_sample(table, j, k) for k in range(len(classes))]
     elif X is not None and y is not None:
-        from ._blocks import raw_blocks
+        samples = _column_samples(clf, i, j, X, y, sample_weight)
+    # p(class) for the model; each class's share of the observed data for the frequencies
+    scale = np.ones(len(classes))
+    share = np.ones(len(classes))
+    if prob == "marginal":
+        scale = np.exp(np.asarray(scorer.log_prior, dtype=np.float64))
+        if samples:
+            totals = np.array([np.sum(w) for _, w in samples], dtype=np.float64)
+            share = totals / totals.sum()
+    draw = _draw_bars if family.pmf_label is not None else _draw_densities
+    draw(ax, family, table, block, j, classes, samples, scale, share, bins, grid)
+    label = family.pmf_label or family.density_label
+    ax.set(xlabel=str(column), title=f"{column}: {label} per class"
+           + (", times P(class)" if prob == "marginal" else ""))
+    what = "probability" if family.pmf_label is not None else "density"
+    ax.set_ylabel(f"{what}, {_PROBS[prob]}")
+    _legend_outside(ax, title="class")
+    return fig
 
-        values = family.encode(raw_blocks(clf.fitted_, X)[0][i], block.schema)[:, j]
-        labels = np.asarray(y)
-        samples = [(values[(labels == c) & ~np.isnan(values)],
-                    np.ones(int(np.sum((labels == c) & ~np.isnan(values)))))
-                   for c in classes]
+
+def _column_samples(clf, i: int, j: int, X, y, sample_weight) -> list:
+    """Per class ``(values, weights)`` of column ``j`` of block ``i`` of ``X``, encoded as the
+    family encodes it (codes for levels), missing values left out."""
+    from scipy import sparse
+
+    from ._blocks import raw_blocks
+
+    block = clf.blocks_[i]
+    family = block.family
+    encoded = family.encode(raw_blocks(clf.fitted_, X)[0][i], block.schema)
+    values = (np.asarray(encoded[:, [j]].toarray())[:, 0] if sparse.issparse(encoded)
+              else np.asarray(encoded)[:, j])
+    observed = values >= 0 if family.integer_codes else ~np.isnan(values)
+    labels = np.asarray(y)
+    if len(labels) != len(values):
+        raise ValueError(f"X has {len(values)} rows but y has {len(labels)} labels.")
+    weight = (np.ones(len(values)) if sample_weight is None
+              else np.asarray(sample_weight, dtype=np.float64))
+    if weight.shape != values.shape:
+        raise ValueError(f"sample_weight has shape {weight.shape}; X has {len(values)} rows.")
+    return [(values[(labels == c) & observed], weight[(labels == c) & observed])
+            for c in clf.classes_]
+
+
+def _draw_densities(ax, family, table, block, j, classes, samples, scale, share, bins, grid):
+    """One density curve per class (times ``scale``) over a histogram of its sample (as a
+    density, times ``share``), the bins shared by the classes."""
+    points, spread = family.density_scale(table, j)
     seen = np.concatenate([*(v for v, _ in samples), np.asarray(points, dtype=np.float64)])
     x = np.linspace(seen.min() - 3 * spread, seen.max() + 3 * spread, grid)
     density = np.exp(_column_log_density(family, table, j, x, len(block.schema.columns)))
-    colours = [f"C{k % 10}" for k in range(len(classes))]
     data = np.concatenate([v for v, _ in samples]) if samples else np.zeros(0)
     edges = np.histogram_bin_edges(data, bins=bins) if data.size else bins  # shared by classes
     for k, c in enumerate(classes):
+        colour = f"C{k % 10}"
         if samples and len(samples[k][0]):
-            ax.hist(samples[k][0], bins=edges, weights=samples[k][1], density=True, alpha=0.25,
-                    color=colours[k])
-        ax.plot(x, density[:, k], color=colours[k], label=str(c))
-    ax.set(xlabel=str(column), ylabel="density",
-           title=f"{column}: {family.density_label} per class")
-    _legend_outside(ax, title="class")
-    return fig
+            values, weights = samples[k]
+            weights = np.asarray(weights, dtype=np.float64)
+            # the histogram as a density (the bins are equal), times the class's share
+            width = float(edges[1] - edges[0]) if len(edges) > 1 else 1.0
+            ax.hist(values, bins=edges, weights=weights * share[k] / (weights.sum() * width),
+                    alpha=0.25, color=colour)
+        ax.plot(x, density[:, k] * scale[k], color=colour, label=str(c))
+
+
+def _draw_bars(ax, family, table, block, j, classes, samples, scale, share, bins, grid):
+    """Per value of the column's support (and any other value seen), one bar per class of
+    its probability (times ``scale``) and, beside it, a hatched bar of its observed weighted
+    frequency in the class (times ``share``)."""
+    values, names = family.pmf_support(table, block.schema, j)
+    values = np.asarray(values)
+    seen = np.unique(np.concatenate([v for v, _ in samples])) if samples else values[:0]
+    extra = np.setdiff1d(seen, values)
+    if extra.size:  # values seen in the data beyond the support: drawn too
+        names = [*names, *(f"{v:g}" for v in extra)]
+        values = np.concatenate([values, extra.astype(values.dtype)])
+        order = np.argsort(values, kind="stable")
+        values, names = values[order], [names[o] for o in order]
+    pmf = np.exp(_column_log_density(family, table, j, values, len(block.schema.columns)))
+    n_bars = len(classes) * (2 if samples else 1)
+    width = 0.8 / n_bars
+    position = np.arange(len(values), dtype=np.float64)
+    for k, c in enumerate(classes):
+        colour = f"C{k % 10}"
+        left = position - 0.4 + width * (k * (2 if samples else 1) + 0.5)
+        ax.bar(left, pmf[:, k] * scale[k], width, color=colour, label=str(c))
+        if samples:
+            v, w = samples[k]
+            w = np.asarray(w, dtype=np.float64)
+            frequency = np.array([w[v == value].sum() for value in values])
+            frequency = frequency / w.sum() * share[k] if w.sum() > 0 else frequency
+            ax.bar(left + width, frequency, width, facecolor="none", edgecolor=colour,
+                   hatch="///", label=f"{c} (observed)")
+    ax.set_xticks(position, names, rotation=45 if max(map(len, names)) > 3 else 0)
+    ax.set_xlim(-0.6, len(values) - 0.4)
 
 
 def _column_log_density(family, table, j: int, x: np.ndarray, n_columns: int) -> np.ndarray:
     """``(len(x), K)`` log density of column ``j`` at ``x`` under ``table``, constants
     included, in float64: the block's other columns are missing, so they drop out."""
-    block = np.full((len(x), n_columns), np.nan)
+    if family.integer_codes:  # level codes: -1 is missing
+        block = np.full((len(x), n_columns), -1, dtype=np.int32)
+    else:
+        block = np.full((len(x), n_columns), np.nan)
     block[:, j] = x
     if family.nonparametric:
         return family.host_log_likelihood(table, block)

@@ -67,7 +67,7 @@ class TableScorer(NamedTuple):
         on_device = not (self.exact and any(_exact.counted(f) for f in self.model.families))
         raws, n = raw_blocks(self.model, X, on_device=on_device)
         if any(sparse.issparse(raw) for raw in raws):
-            return self._sparse_scores(raws, output)
+            return self._sparse_scores(X, raws, output)
         n_classes = len(self.model.classes)
         if n == 0:
             return np.zeros((0, n_classes)), np.zeros(0)
@@ -116,20 +116,29 @@ class TableScorer(NamedTuple):
         return _host.stream_scores(block, table, raw, n, len(self.model.classes), self.unseen,
                                    self.exact)
 
-    def _sparse_scores(self, raws, output):
-        xs = [b.family.encode(raw, b.schema, unseen=self.unseen)
-              for b, raw in zip(self.model.blocks, raws, strict=True)]
+    def _sparse_scores(self, X, raws, output):
+        """Scores of a sparse input: the sparse blocks by their form's sparse products, the
+        others (read densified chunk by chunk, ``_data.SparseRows``) by the dense path."""
+        blocks = self.model.blocks
+        at = [i for i, raw in enumerate(raws) if sparse.issparse(raw)]
+        rest = [i for i in range(len(blocks)) if i not in at]
         scores = np.asarray(self.log_prior, dtype=np.float64)
-        for block, table, x in zip(self.model.blocks, self.tables, xs, strict=True):
-            family = form_of(block.family)
-            if not sparse.issparse(x):
-                raise TypeError("mixing sparse and dense blocks is not supported.")
-            block_scores = (family.sparse_log_predictive(table, x) if self.exact
-                            else family.sparse_log_likelihood(table, x))
+        if rest:  # the prior and the dense blocks (their constants too, for "joint")
+            scores, _ = self._replace(
+                model=self.model.replace(blocks=tuple(blocks[i] for i in rest)),
+                tables=tuple(self.tables[i] for i in rest)).scores(
+                    X, "joint" if output == "joint" else "scores")
+            scores = np.asarray(scores, dtype=np.float64)
+        xs = [blocks[i].family.encode(raws[i], blocks[i].schema, unseen=self.unseen)
+              for i in at]
+        for i, x in zip(at, xs, strict=True):
+            family = form_of(blocks[i].family)
+            block_scores = (family.sparse_log_predictive(self.tables[i], x) if self.exact
+                            else family.sparse_log_likelihood(self.tables[i], x))
             block_scores += scores  # in place: the (n, K) products are fresh arrays
             scores = block_scores
         if output == "joint":
-            scores = scores + log_normalizer(self.model.blocks, xs)
+            scores = scores + log_normalizer([blocks[i] for i in at], xs)
         return normalised(scores, output)
 
 

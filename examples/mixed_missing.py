@@ -12,12 +12,16 @@ that column.
 Data: simulated, printed at the start: classes low, mid and high; columns region (strings),
 member (nullable booleans), income (floats) and purchases (counts), 20% of cells missing.
 
+It then draws every column per class beside its training data (``bayesnb.plots.density_plot``
+with ``prob="marginal"``): bars for the discrete columns, densities for income.
+
 Run it as a script::
 
-    python examples/mixed_missing.py
+    python examples/mixed_missing.py --out plots/
 """
 
 import argparse
+import tempfile
 
 import numpy as np
 import pandas as pd
@@ -42,7 +46,11 @@ def make_data(rng, n):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--rows", type=int, default=2000)
+    parser.add_argument("--out", "--plots", metavar="DIR", help="folder for columns.png; "
+                        "default: a new temporary folder")
     args = parser.parse_args(argv)
+    out = args.out or tempfile.mkdtemp(prefix="bayesnb-mixed_missing-")
+    print(f"plots go to {out}/")
     rng = np.random.default_rng(1)
     X, y = make_data(rng, args.rows)
     X["member"] = X["member"].astype("boolean")  # nullable booleans keep their dtype
@@ -67,6 +75,30 @@ def main(argv=None):
     print(f"income missing:         {cells(a)}")
     print(f"model without income:   {cells(b)}")
     assert np.allclose(a, b, atol=1e-5)
+    write_plots(out, clf, X, y)
+
+
+def write_plots(folder, clf, X, y):
+    """Every column per class beside its training data, each class scaled by its prior
+    (``prob="marginal"``): bars of P(class) P(value | class) beside the observed joint
+    frequencies (hatched) for region, member and purchases, densities over histograms for
+    income."""
+    from pathlib import Path
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bayesnb.plots import density_plot
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    fig, axes = plt.subplots(2, 2, figsize=(13, 8), layout="constrained")
+    for ax, column in zip(axes.flat, ["region", "member", "purchases", "income"], strict=True):
+        density_plot(clf, column, X, y, prob="marginal", ax=ax)
+    fig.savefig(out / "columns.png", bbox_inches="tight")
+    print(f"wrote {out / 'columns.png'}")
 
 
 # %%

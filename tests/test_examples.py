@@ -42,6 +42,7 @@ CASES = {
                                              "P(cold)", "P(flu)"]),
 }
 PLOTS = {"ml_map_bayes.py": ("reliability.png", "learning_curves.png"),
+         "mixed_missing.py": ("columns.png",),
          "mcmc_arviz.py": ("class_probs.png", "class_given_survival_forest.png",
                            "sex_trace.png")}
 

@@ -532,7 +532,8 @@ def cases(draw, container: str) -> Case:
             "ragged": lambda: [[1.0, 2.0], [3.0]] + [[1.0, 2.0]] * max(n - 2, 0),
             "complex": lambda: np.ones((n, max(f, 1)), dtype=complex),
             "datetime": lambda: np.ones((n, max(f, 1)), dtype="datetime64[s]"),
-            "sparse": lambda: scipy.sparse.csr_matrix(np.ones((n, max(f, 1)))),
+            # sparse numbers are read since issue 41 (as X.toarray()); complex ones are not
+            "sparse": lambda: scipy.sparse.csr_matrix(np.ones((n, max(f, 1)), dtype=complex)),
             "scalar": lambda: 5.0,
             "None": lambda: None,
         }[form]()

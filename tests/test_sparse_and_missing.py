@@ -54,8 +54,8 @@ def test_sparse_partial_fit_and_refusals():
     clf.partial_fit(Xs[:100], y[:100], classes=[0, 1, 2]).partial_fit(Xs[100:], y[100:])
     whole = bnb.NaiveBayes(bnb.Multinomial()).fit(Xs, y)
     np.testing.assert_allclose(clf.predict_proba(Xs), whole.predict_proba(Xs), rtol=1e-5)
-    with pytest.raises(TypeError, match="sparse"):
-        bnb.NaiveBayes().fit(Xs, y)  # inferred Gaussian columns
+    # features=None infers a sparse matrix of counts as counts (issue 41), not Gaussian
+    assert {type(b.family).__name__ for b in bnb.NaiveBayes().fit(Xs, y).blocks_} == {"Poisson"}
     bad = Xs.copy()
     bad.data[3] = -1.0
     with pytest.raises(ValueError, match=r"column \d+: Multinomial needs non-negative"):

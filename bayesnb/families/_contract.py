@@ -218,6 +218,18 @@ class Capabilities:
         a parametric family keeps none (``None``)."""
         return None
 
+    #: for a family of discrete values, its name in the title of ``plots.density_plot``, which
+    #: draws its probability mass per class as bars at the values ``pmf_support`` gives; None:
+    #: not drawn as bars
+    pmf_label: ClassVar[str | None] = None
+
+    def pmf_support(self, table: NamedTuple, schema: Schema, j: int) -> tuple[np.ndarray, list]:
+        """For a family with a ``pmf_label``: ``(values, labels)`` of column ``j`` under a
+        plug-in ``table``: the encoded values (as ``encode`` returns them: level codes,
+        numbers) whose probabilities ``plots.density_plot`` draws, and their names on the
+        axis. It draws any other value seen in the data beside them."""
+        raise NotImplementedError
+
     def dependence_units(self, x: np.ndarray, prior: dict, schema: Schema) -> list[tuple]:
         """The block as the dependence diagnostic reads it (``bayesnb.dependence``): per unit
         (a column; the whole block for ``joint_columns``) ``(name, kind, values, observed,

@@ -244,6 +244,11 @@ class Bernoulli(ConjugateFamily):
     def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
         return values.astype(np.int64)
 
+    pmf_label = "Bernoulli"
+
+    def pmf_support(self, table: BernoulliParams, schema: Schema, j: int) -> tuple:
+        return np.array([0.0, 1.0]), ["0", "1"]
+
     @staticmethod
     def log_prior_at(prior: BetaPrior, params: BernoulliParams, method: str,
                      n_classes: int) -> float:

@@ -341,6 +341,12 @@ class Categorical(ConjugateFamily):
     def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
         return levels.decode_levels(values, schema.levels)
 
+    pmf_label = "Categorical"
+
+    def pmf_support(self, table: CategoricalParams, schema: Schema, j: int) -> tuple:
+        """Every level of column ``j``: its code and its value."""
+        return np.arange(len(schema.levels[j])), [str(v) for v in schema.levels[j]]
+
     @staticmethod
     def log_prior_at(prior: DirichletPrior, params: CategoricalParams, method: str,
                      n_classes: int) -> float:

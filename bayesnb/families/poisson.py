@@ -215,6 +215,17 @@ class Poisson(ConjugateFamily):
     def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
         return values.astype(np.int64)
 
+    pmf_label = "Poisson"
+
+    def pmf_support(self, table: PoissonParams, schema: Schema, j: int) -> tuple:
+        r"""The counts within :math:`\lambda \pm (4\sqrt\lambda + 1)` of the class rates
+        :math:`\lambda` of column ``j`` (each class has less than 1e-4 of its mass above)."""
+        rate = np.asarray(table.rate, dtype=np.float64)[:, j]
+        low, top = float(np.min(rate)), float(np.max(rate))
+        start = max(0, int(np.floor(low - 4.0 * np.sqrt(low))) - 1)
+        values = np.arange(start, int(np.ceil(top + 4.0 * np.sqrt(top))) + 2, dtype=np.float64)
+        return values, [str(int(v)) for v in values]
+
     @staticmethod
     def log_prior_at(prior: GammaPrior, params: PoissonParams, method: str,
                      n_classes: int) -> float:

@@ -146,7 +146,8 @@ class FastForm:
     #: (``exact_table``, ``host_tail``; :mod:`._exact`)
     exact_host_tail: ClassVar[bool] = False
     #: ``scipy.sparse`` input through ``sparse_suff_stats``, ``sparse_log_likelihood``,
-    #: ``sparse_log_predictive`` and ``sparse_log_normalizer``
+    #: ``sparse_log_predictive`` and ``sparse_log_normalizer``; without it a sparse block is
+    #: read densified a chunk of rows at a time (``_data.SparseRows``) by the dense paths
     supports_sparse: ClassVar[bool] = False
 
 

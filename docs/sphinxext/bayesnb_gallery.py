@@ -24,7 +24,7 @@ QUICK = {
     "feature_relevance.py": [],
     "learned_smoothing.py": ["--samples", "200"],
     "mcmc_arviz.py": ["--samples", "500", "--out", "{out}"],
-    "mixed_missing.py": ["--rows", "600"],
+    "mixed_missing.py": ["--rows", "600", "--out", "{out}"],
     "ml_map_bayes.py": ["--train-sizes", "8", "16", "32", "64", "--repeats", "5", "--out", "{out}"],
     "semi_supervised.py": ["--samples", "200", "--unlabeled", "200"],
     "text_classification.py": [],
