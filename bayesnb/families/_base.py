@@ -412,3 +412,21 @@ def sample_gamma_rates(prior: GammaPrior, n_classes: int, site: str) -> dict:
     with numpyro.plate(f"{site}_feature", prior.shape.shape[-1], dim=-1), \
             numpyro.plate("class", n_classes, dim=-2):
         return {"rate": numpyro.sample(f"{site}.rate", dist.Gamma(prior.shape, prior.rate))}
+
+
+def imprecise_level_bounds(hits: np.ndarray, totals: np.ndarray, observed: np.ndarray,
+                           sizes: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(lower, upper)`` ``(n, K)`` of the summed log predictive of discrete columns under the
+    imprecise Dirichlet model of strength ``s``: column ``j``'s predictive of the row's value
+    in class ``k`` is ``(hits + s t) / (totals + s)``, linear in the prior mass ``t`` in [0, 1]
+    that the class's Dirichlet puts on that value, so its extremes are at ``t = 0`` (the mass
+    on another value) and ``t = 1``; a column of one value has ``t = 1`` only (probability 1).
+
+    ``hits`` (n, K, F) the class's weighted count of the row's value in each column,
+    ``totals`` (K, F) the class's observed count of the column, ``observed`` (n, F) where the
+    row has a value (a missing one contributes nothing), ``sizes`` (F,) values per column."""
+    free = observed[:, None, :] & (np.asarray(sizes) > 1)[None, None, :]
+    with np.errstate(divide="ignore"):  # a value the class never showed: lower bound 0
+        lower = np.log(hits) - np.log(totals + s)[None]
+        upper = np.log(hits + s) - np.log(totals + s)[None]
+    return (np.where(free, lower, 0.0).sum(axis=2), np.where(free, upper, 0.0).sum(axis=2))
