@@ -46,7 +46,7 @@ def loss_matrix(loss, classes) -> np.ndarray:
     array([[0., 1.],
            [5., 0.]])
     """
-    classes = list(classes)
+    classes = np.asarray(classes).tolist()  # Python labels in messages, not np.str_
     k = len(classes)
     if isinstance(loss, pd.DataFrame):
         for axis, labels in (("index (true class)", loss.index), ("columns (chosen class)",
