@@ -105,6 +105,10 @@ class CredalSets(np.ndarray):
         self.classes = getattr(obj, "classes", None)
         self.index = getattr(obj, "index", None)
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # what arithmetic and reductions give (sums, counts) is a plain array or scalar
+        return array[()] if return_scalar else np.asarray(array)
+
     def to_sets(self) -> list[set]:
         """Per row the set of class labels in its credal set."""
         rows = np.asarray(self)
