@@ -1,6 +1,6 @@
 """The benchmark scripts a user runs still run against the library as it is (small shapes):
-``run.py``, ``sparse.py``, ``mcmc.py``, ``tune.py``, ``compile_bound.py`` and
-``first_answer.py`` (``gpu.py``:
+``run.py``, ``sparse.py``, ``mcmc.py``, ``tune.py``, ``compile_bound.py``,
+``first_answer.py`` and ``credal.py`` (``gpu.py``:
 ``test_gpu_benchmark_script.py``).
 
 Speed is never asserted here (it is measured in ``benchmarks/``, not in tests). What is checked
@@ -131,3 +131,10 @@ def test_first_answer_reports_every_case():
     many = re.findall(r"^\| cache (off|cold|warm)[^|]* \| [0-9.]+ \| -?[0-9]+ \|$", text,
                       flags=re.MULTILINE)
     assert many == ["off", "cold", "warm"], text
+
+
+def test_credal_quick_agrees_with_its_reference():
+    text = run_script("credal.py", "--quick")
+    for call in ("credal_predict", "prior_sensitivity", "predict_proba (bayes)"):
+        assert f"| {call} |" in text, call
+    assert "reference on 100.000% of rows" in text, text
