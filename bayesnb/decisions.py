@@ -41,6 +41,7 @@ def loss_matrix(loss, classes) -> np.ndarray:
     Examples
     --------
     >>> import pandas as pd
+    >>> from bayesnb.decisions import loss_matrix
     >>> frame = pd.DataFrame([[0, 5], [1, 0]], index=["yes", "no"], columns=["yes", "no"])
     >>> loss_matrix(frame, ["no", "yes"])  # reordered to classes_ = [no, yes]
     array([[0., 1.],
@@ -83,6 +84,7 @@ def expected_loss(proba: np.ndarray, loss: np.ndarray) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
+    >>> from bayesnb.decisions import expected_loss
     >>> expected_loss(np.array([[0.7, 0.3]]), np.array([[0.0, 1.0], [5.0, 0.0]]))
     array([[1.5, 0.7]])
     """
@@ -108,6 +110,7 @@ def decide(proba: np.ndarray, loss: np.ndarray, classes, reject_cost=None,
     Examples
     --------
     >>> import numpy as np
+    >>> from bayesnb.decisions import decide
     >>> proba = np.array([[0.7, 0.3], [0.95, 0.05]])
     >>> loss = np.array([[0.0, 1.0], [5.0, 0.0]])  # missing a true "b" costs 5
     >>> decide(proba, loss, np.array(["a", "b"]))

@@ -595,8 +595,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         >>> sets
         CredalSets([[ True, False],
                     [ True,  True]])
-        >>> sets.to_sets()
-        [{'No'}, {'No', 'Yes'}]"""
+        >>> [sorted(labels) for labels in sets.to_sets()]
+        [['No'], ['No', 'Yes']]"""
         return credal.credal_predict(self, X, s)
 
     def prior_sensitivity(self, X: Data, s: float = 2.0) -> PriorSensitivity:
