@@ -269,3 +269,16 @@ def test_bad_strength_and_unseen_values_are_clear_errors(model):
     bad = X.iloc[:1].assign(colour="purple")
     with pytest.raises(ValueError, match="column 'colour': value 'purple' is not one of"):
         clf.prior_sensitivity(bad, s=1.0)
+
+
+def test_views_carry_the_rows_index_and_the_classes(model):
+    X, y, clf = model
+    rows = queries().iloc[:4].set_axis(["w", "x", "y", "z"])
+    sets = clf.credal_predict(rows, s=1.0)
+    frame = sets.to_frame()
+    assert list(frame.index) == ["w", "x", "y", "z"] and list(frame.columns) == CLASSES
+    np.testing.assert_array_equal(frame.to_numpy(), np.asarray(sets))
+    assert type(sets.sum(axis=1)) is np.ndarray  # arithmetic gives plain arrays
+    table = clf.prior_sensitivity(rows, s=1.0).to_frame()
+    assert list(table.index) == ["w", "x", "y", "z"]
+    assert table["predicted"].tolist() == clf.predict(rows).tolist()

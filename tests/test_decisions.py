@@ -117,13 +117,12 @@ def test_chow_rule_under_the_zero_one_loss(multinomial):
     assert decided.tolist() == expected.tolist()
 
 
-@settings(max_examples=10, deadline=None)
-@given(st.integers(0, 39), st.floats(0.1, 100.0))
-def test_zero_one_loss_is_predict(multinomial, row, scale):
+@settings(max_examples=5, deadline=None)
+@given(st.floats(0.1, 100.0))
+def test_zero_one_loss_is_predict(multinomial, scale):
     clf, _ = multinomial
-    x = X_COUNTS[row:row + 1] * 1
     loss = scale * (1 - np.eye(3))  # any positive multiple of the 0-1 loss
-    assert clf.decide(x, loss=loss).tolist() == clf.predict(x).tolist()
+    assert clf.decide(X_COUNTS, loss=loss).tolist() == clf.predict(X_COUNTS).tolist()
 
 
 def test_gains_as_negative_losses(multinomial):
