@@ -5,7 +5,7 @@ Bayes by a *set* of priors, the imprecise Dirichlet model (IDM, Walley 1996) of 
 :math:`s`: every Dirichlet (or Beta) prior of total concentration :math:`s`,
 :math:`\mathrm{Dirichlet}(s\,\mathbf t)` with :math:`\mathbf t` anywhere in the open simplex.
 Here the class prior and every Dirichlet/Beta prior of a discrete family (Bernoulli,
-Categorical: the families that declare ``imprecise_log_predictive``) range over that set,
+Categorical, Multinomial: the families that declare ``imprecise``) range over that set,
 each class's and each column's independently, as they are independent priors in this
 library's model. A class :math:`a` *dominates* :math:`b` for a row :math:`x` when
 :math:`p(a, x) > p(b, x)` under every prior of the set, i.e. when
@@ -46,11 +46,17 @@ whose joint Dirichlet ties each column's prior mass in class :math:`c` to the cl
 :math:`t(b)` (Zaffalon 2002, Sect. 4); with the independent priors of this library's model
 the coupling is absent and the extremes separate.
 
+A Multinomial block (a bag of words) is one Dirichlet-multinomial factor per class, concave
+in its prior's masses: its least value is at an extreme point (all the mass on one column:
+exact), its greatest inside the simplex, bounded from above through the Lagrangian dual with a
+bisection on the multiplier (``families._base.rising_log_bounds``). That bound is never below
+the true greatest value, so a dominance found holds (a set can only be too large by a near
+tie at the bisection's tolerance, about 1e-12 in the log). A row with a missing count in a
+Multinomial block is refused.
+
 Other families (Gaussian, Poisson, Exponential, KernelDensity, ...) keep their stated prior:
 their factor is their exact posterior predictive (``method="bayes"``), the same under every
-prior of the set, so it shifts both bounds of a class alike. Multinomial blocks are refused:
-their Dirichlet-multinomial predictive is not linear in the prior, and its greatest value over
-the set is not at an extreme point.
+prior of the set, so it shifts both bounds of a class alike.
 
 References
 ----------
@@ -77,7 +83,7 @@ from .fitted import FittedModel, check_conjugate
 from .scoring import table_scorer
 
 #: rows x classes x columns of a block's counts held at once
-_CHUNK_CELLS = 1 << 22
+_CHUNK_CELLS = 1 << 20
 
 
 class CredalSets(np.ndarray):
@@ -155,17 +161,11 @@ def check_model(model: FittedModel, priors, feature_prior) -> None:
     if model.unlabeled is not None:
         raise ValueError("credal classification reads the labelled counts; this model also "
                          "holds unlabeled rows (semi-supervised MCMC), which they leave out.")
-    joint = [b for b in model.blocks if b.family.joint_columns]
-    if joint:
-        raise ValueError(
-            f"columns {list(joint[0].schema.columns)[:5]}: {type(joint[0].family).__name__} "
-            f"has no closed-form credal bounds (its Dirichlet-multinomial predictive is "
-            f"greatest inside the prior set, not at an extreme point); credal classification "
-            f"covers Bernoulli and Categorical columns.")
     if not any(b.family.imprecise for b in model.blocks):
-        raise ValueError("credal classification needs at least one Bernoulli or Categorical "
-                         "column (the families whose Beta/Dirichlet priors the imprecise "
-                         "Dirichlet model replaces); every column here keeps its stated prior.")
+        raise ValueError("credal classification needs at least one Bernoulli, Categorical or "
+                         "Multinomial column (the families whose Beta/Dirichlet priors the "
+                         "imprecise Dirichlet model replaces); every column here keeps its "
+                         "stated prior.")
 
 
 def feature_bounds(model: FittedModel, X, s: float) -> tuple[np.ndarray, np.ndarray]:
@@ -215,13 +215,15 @@ def credal_sets(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
 def sensitivity(lower: np.ndarray, upper: np.ndarray, counts: np.ndarray, s: float,
                 chosen: np.ndarray) -> dict:
     """Per row, for the class at index ``chosen``: whether it dominates every other class, and
-    the least and greatest p(c | x) over the set, from the feature bounds ``lower``/``upper``.
+    the least and greatest p(c | x) over the set, from the feature bounds ``lower``/``upper``
+    (exact for Bernoulli and Categorical columns; for a Multinomial block the greatest feature
+    term is the dual bound, so the range can only be slightly too wide).
 
     p(c | x) = 1 / (1 + sum_b p(b, x) / p(c, x)) over the other classes b. The least puts every
     other class's column priors at their greatest and the chosen class's at their least; the
     class prior's mass, which enters linearly, then goes all to the other class with the
     greatest column term (n_c with t_c = 0 below). The greatest is the reverse, with all of the
-    class prior's mass on the chosen class. Both are exact: the extremes are extreme points."""
+    class prior's mass on the chosen class. The class prior's extremes are extreme points."""
     n, k = lower.shape
     rows = np.arange(n)
     counts = np.asarray(counts, dtype=np.float64)

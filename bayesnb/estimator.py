@@ -574,10 +574,10 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         """The naive credal classifier's sets (Zaffalon 2002): per row, the classes that no
         other class dominates under the imprecise Dirichlet model of strength ``s`` (``a``
         dominates ``b`` when p(a, x) > p(b, x) under every prior of total concentration
-        ``s`` for the class prior and every Bernoulli/Categorical prior). An ``(n, K)``
-        boolean array, with ``to_sets()`` (labels per row) and ``to_frame()``. Other
-        families keep their stated prior (their exact predictive); Multinomial blocks,
-        models from tables, ``priors=`` and ``feature_prior`` are refused.
+        ``s`` for the class prior and every Bernoulli/Categorical/Multinomial prior). An
+        ``(n, K)`` boolean array, with ``to_sets()`` (labels per row) and ``to_frame()``.
+        Other families keep their stated prior (their exact predictive); models from
+        tables, ``priors=``, hyperpriors and ``feature_prior`` are refused.
         :mod:`bayesnb.credal` holds the maths; the sets do not depend on ``method``.
 
         Examples
@@ -602,9 +602,11 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
     def prior_sensitivity(self, X: Data, s: float = 2.0) -> PriorSensitivity:
         """Whether each row's prediction (``predict``) is the most probable class under every
         prior of the imprecise Dirichlet model of strength ``s`` (``robust``), and the range
-        ``[lower, upper]`` of its posterior probability over that set, exact (the extremes
-        are at extreme points of the priors: see :mod:`bayesnb.credal`). A dict of (n,)
-        arrays with ``to_frame()``. The same models as :meth:`credal_predict`.
+        ``[lower, upper]`` of its posterior probability over that set: exact for Bernoulli
+        and Categorical columns (the extremes are at extreme points of the priors), a range
+        that can only be slightly too wide with a Multinomial block (see
+        :mod:`bayesnb.credal`). A dict of (n,) arrays with ``to_frame()``. The same models
+        as :meth:`credal_predict`.
 
         Examples
         --------

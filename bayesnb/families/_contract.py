@@ -118,8 +118,8 @@ class Capabilities:
 
     # ------------------------------------------------ imprecise Dirichlet model (bayesnb.credal)
     #: True when the family's parameters have Dirichlet (or Beta) priors over a finite set of
-    #: values and it declares ``imprecise_log_predictive`` (Bernoulli, Categorical); the
-    #: other families keep their stated prior in ``bayesnb.credal``
+    #: values and it declares ``imprecise_log_predictive`` (Bernoulli, Categorical,
+    #: Multinomial); the other families keep their stated prior in ``bayesnb.credal``
     imprecise: ClassVar[bool] = False
 
     @staticmethod
@@ -130,7 +130,9 @@ class Capabilities:
         priors of total concentration ``s``), ``(lower, upper)``, each ``(n, K)`` float64: the
         least and the greatest log posterior predictive log p(x_i | c = k, data) of the
         encoded block ``x`` over that set, both up to the same class-free constant
-        (``bayesnb.credal``). ``prior`` gives only the layout (Categorical's levels)."""
+        (``bayesnb.credal``); where the greatest is not at an extreme point of the priors, a
+        bound never below it (a dominance found must hold). ``prior`` gives only the layout
+        (Categorical's levels)."""
         raise NotImplementedError
 
     # -------------------------------- parameter sites (MCMC, ArviZ, persistence checks, simulation)
