@@ -433,7 +433,7 @@ def imprecise_level_bounds(hits: np.ndarray, totals: np.ndarray, observed: np.nd
 
 
 def rising_log_bounds(base: np.ndarray, x: np.ndarray, total: np.ndarray, s: float,
-                      iterations: int = 60) -> tuple[np.ndarray, np.ndarray]:
+                      iterations: int = 40) -> tuple[np.ndarray, np.ndarray]:
     """``(lower, upper)`` ``(n, K)`` of ``log G(A + s) - log G(A + s + L) + sum_v [log G(N_v + s t_v
     + x_v) - log G(N_v + s t_v)]`` over the probability simplex of ``t`` (a Dirichlet-multinomial
     log predictive under Dirichlet(s t); ``G`` the gamma function, ``L = sum_v x_v``).
@@ -442,63 +442,84 @@ def rising_log_bounds(base: np.ndarray, x: np.ndarray, total: np.ndarray, s: flo
     Each term g_v(t_v) is concave and increasing (for x_v > 0; 0 for x_v = 0). Least: a concave
     function's minimum over a simplex is at a vertex, all the mass on one column; exact. Greatest:
     by weak duality, for every lambda >= 0 it is at most lambda + sum_v max_[0, 1] (g_v(t) -
-    lambda t); lambda is found by bisection where the inner maximisers sum to 1, and each inner
-    maximum is bounded above from its bisection bracket [lo, hi] by g_v(hi) - lambda lo. So the
-    greatest value returned is never below the true one (a dominance it implies holds), and
-    exceeds it by about the bisection's tolerance."""
+    lambda t); lambda is bisected (in logs, between the least slope at 1 and the greatest at 0)
+    towards where the inner maximisers sum to 1, and each inner maximum is bounded above from its
+    bisection bracket [lo, hi] by g_v(hi) - lambda lo. So the greatest value returned is never
+    below the true one (a dominance it implies holds), and exceeds it by the bisections'
+    tolerance. Only the (row, column) entries with x_v > 0 are computed."""
+    from scipy import sparse
     from scipy.special import digamma, gammaln
 
-    x = np.asarray(x, dtype=np.float64)[:, None, :]  # (n, 1, V)
-    a = np.asarray(base, dtype=np.float64)[None]  # (1, K, V)
-    used = x > 0
-    length = x.sum(axis=2)  # (n, 1)
+    x = np.asarray(x, dtype=np.float64)
+    n, k = x.shape[0], len(total)
+    rows, cols = np.nonzero(x > 0)
+    count = x[rows, cols][:, None]  # (E, 1) the used entries
+    a = np.asarray(base, dtype=np.float64).T[cols]  # (E, K)
+    per_row = sparse.csr_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))),
+                                shape=(n, len(rows)))  # sums entries into their rows
+    length = x.sum(axis=1, keepdims=True)
     head = gammaln(total + s)[None] - gammaln(total[None] + s + length)  # (n, K)
 
-    def g(t):  # (n, K, V) terms, 0 where the row does not use the column
+    def g(t):
         with np.errstate(invalid="ignore", divide="ignore"):
-            value = gammaln(a + s * t + x) - gammaln(a + s * t)
-        return np.where(used, np.where((a + s * t) > 0, value, -np.inf), 0.0)
+            value = gammaln(a + s * t + count) - gammaln(a + s * t)
+        return np.where(a + s * t > 0, value, -np.inf)
+
+    small = count.size and np.all(count == np.round(count)) and count.max() <= 8
 
     def slope(t):
+        z = a + s * t
         with np.errstate(invalid="ignore", divide="ignore"):
-            value = s * (digamma(a + s * t + x) - digamma(a + s * t))
-        return np.where((a + s * t) > 0, value, np.inf)
+            if small:  # psi(z + x) - psi(z) = sum_{i < x} 1 / (z + i): no digamma
+                value = 1.0 / z
+                for i in range(1, int(count.max())):
+                    value = value + np.where(count > i, 1.0 / (z + i), 0.0)
+                value = s * value
+            else:
+                value = s * (digamma(z + count) - digamma(z))
+        return np.where(z > 0, value, np.inf)
 
+    # least: every term at 0 but one at 1, or all at 0 when the row leaves a column unused
     g0, g1 = g(np.zeros(1)), g(np.ones(1))
-    # least: every term at 0 but one at 1 (all terms at 0 when some column is unused)
-    finite0 = np.where(np.isfinite(g0), g0, 0.0).sum(axis=2, keepdims=True)
-    zeros0 = (~np.isfinite(g0)).sum(axis=2, keepdims=True)
-    vertex = np.where(np.isfinite(g0), np.where(zeros0 == 0, finite0 - g0 + g1, -np.inf),
-                      np.where(zeros0 == 1, finite0 + g1, -np.inf))
-    vertex = np.where(used, vertex, np.where(zeros0 == 0, finite0, -np.inf))
-    lower = head + vertex.min(axis=2)
+    finite0 = np.asarray(per_row @ np.where(np.isfinite(g0), g0, 0.0))  # (n, K)
+    zeros0 = np.asarray(per_row @ (~np.isfinite(g0)).astype(float))
+    f0, z0 = finite0[rows], zeros0[rows]
+    vertex = np.where(np.isfinite(g0), np.where(z0 == 0, f0 - g0 + g1, -np.inf),
+                      np.where(z0 == 1, f0 + g1, -np.inf))
+    least = np.full((n, k), np.inf)
+    np.minimum.at(least, rows, vertex)
+    spare = (x > 0).sum(axis=1) < x.shape[1]  # a column the row does not use
+    least = np.where(spare[:, None], np.minimum(least, np.where(zeros0 == 0, finite0, -np.inf)),
+                     least)
+    empty = np.bincount(rows, minlength=n) == 0
+    lower = head + np.where(empty[:, None], 0.0, least)
 
-    def inner(lam):  # per term the bracket of argmax_[0, 1] g(t) - lam t
-        lo, hi = np.zeros(g0.shape), np.ones(g0.shape)
-        at_zero = slope(np.zeros(1)) <= lam
-        at_one = slope(np.ones(1)) >= lam
+    def inner(lam):  # per entry the bracket of argmax_[0, 1] g(t) - lam t
+        lo, hi = np.zeros(a.shape), np.ones(a.shape)
+        at_zero, at_one = slope(np.zeros(1)) <= lam, slope(np.ones(1)) >= lam
         for _ in range(iterations):
             mid = 0.5 * (lo + hi)
             rising = slope(mid) > lam
             lo, hi = np.where(rising, mid, lo), np.where(rising, hi, mid)
-        lo = np.where(at_zero, 0.0, np.where(at_one, 1.0, lo))
-        hi = np.where(at_zero, 0.0, np.where(at_one, 1.0, hi))
-        return np.where(used, lo, 0.0), np.where(used, hi, 0.0)
+        return (np.where(at_zero, 0.0, np.where(at_one, 1.0, lo)),
+                np.where(at_zero, 0.0, np.where(at_one, 1.0, hi)))
 
-    # the multiplier: the inner maximisers' sum falls from (columns used) at 0 to 0 past the
-    # largest slope at 0; bisect it in log space, per row and class
-    with np.errstate(divide="ignore"):
-        top = np.where(used, slope(np.zeros(1)), 0.0).max(axis=2, keepdims=True)
-    log_lo = np.full(top.shape, -40.0)
-    log_hi = np.log(np.where(np.isfinite(top), np.maximum(top, 1e-300), 1e300)) + 1.0
+    s0, s1 = slope(np.zeros(1)), slope(np.ones(1))
+    top, bottom = np.full((n, k), 0.0), np.full((n, k), np.inf)
+    np.maximum.at(top, rows, np.where(np.isfinite(s0), s0, 0.0))
+    np.minimum.at(bottom, rows, s1)
+    top = np.maximum(top, np.where(np.isfinite(bottom), bottom, 1.0)) * 2.0 + 1e-300
+    if np.isinf(s0).any():  # a column the class never showed: its slope at 0 is infinite
+        top = np.maximum(top, np.max(s1, initial=1.0) * 1e12)
+    log_lo = np.log(np.clip(np.where(np.isfinite(bottom), bottom, 1.0), 1e-300, None)) - 1.0
+    log_hi = np.log(top)
     for _ in range(iterations):
         mid = 0.5 * (log_lo + log_hi)
-        lo, hi = inner(np.exp(mid))
-        over = hi.sum(axis=2, keepdims=True) > 1  # lambda too small: too much mass
+        _, hi = inner(np.exp(mid)[rows])
+        over = np.asarray(per_row @ hi) > 1  # lambda too small: too much mass
         log_lo, log_hi = np.where(over, mid, log_lo), np.where(over, log_hi, mid)
     lam = np.exp(log_hi)
-    lo, hi = inner(lam)
-    dual = lam[..., 0] + np.where(used, g(hi) - lam * lo, 0.0).sum(axis=2)
-    nothing = ~used.any(axis=2)  # an empty row: probability 1 whatever the prior
-    upper = head + np.where(nothing, 0.0, dual)
+    lo, hi = inner(lam[rows])
+    dual = lam + np.asarray(per_row @ (g(hi) - lam[rows] * lo))
+    upper = head + np.where(empty[:, None], 0.0, dual)
     return lower, upper
