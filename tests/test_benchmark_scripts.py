@@ -138,3 +138,4 @@ def test_credal_quick_agrees_with_its_reference():
     for call in ("credal_predict", "prior_sensitivity", "predict_proba (bayes)"):
         assert f"| {call} |" in text, call
     assert "reference on 100.000% of rows" in text, text
+    assert "Multinomial block" in text and "inside the set on 100.000% of rows" in text, text
