@@ -51,7 +51,7 @@ in its prior's masses: its least value is at an extreme point (all the mass on o
 exact), its greatest inside the simplex, bounded from above through the Lagrangian dual with a
 bisection on the multiplier (``families._base.rising_log_bounds``). That bound is never below
 the true greatest value, so a dominance found holds (a set can only be too large by a near
-tie at the bisection's tolerance, about 1e-12 in the log). A row with a missing count in a
+tie at the bisections' tolerance, about 1e-10 in the log). A row with a missing count in a
 Multinomial block is refused.
 
 Other families (Gaussian, Poisson, Exponential, KernelDensity, ...) keep their stated prior:
