@@ -29,6 +29,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from . import __version__, datasets
@@ -159,6 +160,17 @@ def _scalar(text: str):
         return float(text)
     except ValueError:
         return text
+
+
+def finite_number(text: str) -> float:
+    """A finite number (``--reject-cost``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number (e.g. 0.3), got {text!r}")
+    return value
 
 
 def probability(text: str) -> float:
@@ -490,6 +502,8 @@ def _cmd_predict(args) -> int:
         out.insert(0, args.id, ids)
     for k, label in enumerate(model.classes_):
         out[f"p_{label}"] = proba[:, k]
+    if args.loss is not None or args.reject_cost is not None:
+        _add_decisions(out, model, proba, args)
     if level:
         # credible intervals of p(class | x, theta) over the posterior of the parameters
         u = model.predict_uncertainty(X, interval=level, num_draws=args.draws)
@@ -508,6 +522,49 @@ def _cmd_predict(args) -> int:
     else:
         print(out.to_csv(index=False, float_format=float_format), end="")
     return 0
+
+
+def _add_decisions(out: pd.DataFrame, model, proba, args) -> None:
+    """The columns of ``--loss`` / ``--reject-cost``: each choice's expected loss and the
+    decision of least expected loss (``--reject-label`` where it exceeds the reject cost)."""
+    from .decisions import decide, expected_loss, loss_matrix
+
+    classes = model.classes_
+    loss = (_read_loss(args.loss, classes) if args.loss is not None
+            else 1.0 - pd.DataFrame(np.eye(len(classes)), index=classes, columns=classes))
+    if args.reject_cost is not None and args.reject_label in {str(c) for c in classes}:
+        raise ValueError(f"--reject-label {args.reject_label!r} is a class label; choose "
+                         f"another word for a rejected row.")
+    matrix = loss_matrix(loss, classes)
+    for k, label in enumerate(classes):
+        out[f"expected_loss_{label}"] = expected_loss(proba, matrix)[:, k]
+    out["decision"] = decide(proba, matrix, classes, args.reject_cost, args.reject_label)
+
+
+def _read_loss(source: str, classes) -> pd.DataFrame:
+    """A loss CSV: class labels as header (chosen class) and first column (true class). The
+    file's labels are text; each is matched to the class whose text it is."""
+    path = Path(source)
+    if not path.exists():
+        raise ValueError(f"--loss: {source!r} is not a file.")
+    try:
+        frame = pd.read_csv(path, index_col=0, dtype=str)
+    except Exception as err:  # noqa: BLE001 - any reader failure is a bad file for the user
+        raise ValueError(f"--loss: could not read {source!r}: {err}") from None
+    by_text = {str(c): c for c in classes}
+
+    def label(text, where):
+        if str(text).strip() not in by_text:
+            raise ValueError(f"--loss {source}: {where} label {text!r} is not a class of the "
+                             f"model ({', '.join(by_text)}).")
+        return by_text[str(text).strip()]
+
+    frame.index = [label(v, "row") for v in frame.index]
+    frame.columns = [label(v, "column") for v in frame.columns]
+    try:
+        return frame.apply(lambda col: pd.to_numeric(col.str.strip()))
+    except ValueError as err:
+        raise ValueError(f"--loss {source}: every entry must be a number ({err}).") from None
 
 
 def _check_output(output: str, *inputs: str) -> None:
@@ -677,6 +734,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--precision", type=precision, default=6, metavar="DIGITS",
                    help="significant digits of the probabilities written (default: "
                    "%(default)s)")
+    p.add_argument("--loss", metavar="FILE.csv",
+                   help="a loss matrix as CSV (header: the chosen class; first column: the "
+                   "true class; labels as classes_): also write each choice's expected loss "
+                   "(expected_loss_<class>) and the decision of least expected loss")
+    p.add_argument("--reject-cost", type=finite_number, metavar="R",
+                   help="reject a row (decision: --reject-label) whose least expected loss "
+                   "exceeds R; without --loss, the 0-1 loss (reject when the largest class "
+                   "probability is below 1 - R)")
+    p.add_argument("--reject-label", default="reject", metavar="TEXT",
+                   help="the decision written for a rejected row (default: %(default)s)")
     _add_columns(p, "an identifier column: not read by the model, written as the first "
                  "column of the output so the predictions join back to the rows")
     _add_no_progress(p, "accepted for symmetry with the other commands (predict shows no "

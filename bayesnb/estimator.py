@@ -38,16 +38,20 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from . import credal, decisions
 from ._blocks import encode_blocks
 from ._data import as_table
 from ._sklearn_views import SklearnViewsMixin
 from ._spec import SpecMixin, check_mcmc_settings, freeze, owned, update_lock
 from ._typing import ArrayLike, Data, Features
 from .averaging import averaged_scorer, check_method
+from .credal import CredalSets, PriorSensitivity
 from .dask import is_dask
+from .decisions import loss_matrix
 from .fitted import (
     FittedModel,
     NutsRun,
@@ -514,6 +518,109 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         if is_dask(X):
             return self._predict(X, "scores", "predict")
         return self.classes_[best_index(self._predict(X, "scores", "predict"))]
+
+    # ------------------------------------------------------------------ decisions
+    def expected_loss(self, X: Data, loss: ArrayLike | pd.DataFrame) -> np.ndarray:
+        """Expected loss of choosing each class: ``rho[i, a] = sum_c L[c, a] p(c | x_i)``.
+
+        ``p(c | x)`` is this estimator's ``predict_proba`` (the exact predictive under
+        ``"bayes"``, the draws' average under ``"mcmc"``). ``loss`` is a ``(K, K)`` array
+        ``L[true, chosen]`` in the order of ``classes_``, or a DataFrame labelled by class
+        (index: true class, columns: chosen class) in any order; every entry must be a finite
+        number (negative ones, gains, are allowed). An ``(n, K)`` NumPy array, as
+        ``predict_proba``; ``pd.DataFrame(rho, columns=clf.classes_)`` labels it.
+        :mod:`bayesnb.decisions` holds the maths.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+        >>> x = pd.DataFrame([["Sunny", "Cool", "High", "Strong"]], columns=days.columns)
+        >>> loss = pd.DataFrame({"No": [0, 4], "Yes": [1, 0]}, index=["No", "Yes"])
+        >>> clf.expected_loss(x, loss=loss).round(4)  # choosing No wrongly costs 4
+        array([[1.0587, 0.7353]])
+        >>> p = clf.predict_proba(x)[0]  # No, Yes
+        >>> round(float(4 * p[1]), 4), round(float(p[0]), 4)
+        (1.0587, 0.7353)"""
+        return decisions.expected_loss(self.predict_proba(X), loss_matrix(loss, self.classes_))
+
+    def decide(self, X: Data, loss: ArrayLike | pd.DataFrame, reject_cost: float | None = None,
+               reject_label: Any = None) -> np.ndarray:
+        """The class of least expected loss for each row (ties: the first in ``classes_``,
+        as ``predict``), or ``reject_label`` where that least expected loss exceeds
+        ``reject_cost`` (Chow's reject option). ``loss`` as in :meth:`expected_loss`; under
+        the 0-1 loss ``1 - np.eye(K)`` this is ``predict``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+        >>> x = pd.DataFrame([["Sunny", "Cool", "High", "Strong"]], columns=days.columns)
+        >>> clf.predict(x)
+        array(['No'], dtype=object)
+        >>> loss = pd.DataFrame({"No": [0, 4], "Yes": [1, 0]}, index=["No", "Yes"])
+        >>> clf.decide(x, loss=loss)  # a missed Yes costs 4: 0.7353 < 4 * 0.2647
+        array(['Yes'], dtype=object)
+        >>> clf.decide(x, loss=loss, reject_cost=0.5, reject_label="ask")
+        array(['ask'], dtype=object)"""
+        return decisions.decide(self.predict_proba(X), loss_matrix(loss, self.classes_),
+                                self.classes_, reject_cost, reject_label)
+
+    def credal_predict(self, X: Data, s: float = 2.0) -> CredalSets:
+        """The naive credal classifier's sets (Zaffalon 2002): per row, the classes that no
+        other class dominates under the imprecise Dirichlet model of strength ``s`` (``a``
+        dominates ``b`` when p(a, x) > p(b, x) under every prior of total concentration
+        ``s`` for the class prior and every Bernoulli/Categorical/Multinomial prior). An
+        ``(n, K)`` boolean array, with ``to_sets()`` (labels per row) and ``to_frame()``.
+        Other families keep their stated prior (their exact predictive); models from
+        tables, ``priors=``, hyperpriors and ``feature_prior`` are refused.
+        :mod:`bayesnb.credal` holds the maths; the sets do not depend on ``method``.
+
+        Examples
+        --------
+        PlayTennis' day (Sunny, Cool, High, Strong) is settled whatever the prior; with one
+        value changed, 14 days no longer decide between the classes:
+
+        >>> import pandas as pd, bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+        >>> x = pd.DataFrame([["Sunny", "Cool", "High", "Strong"],
+        ...                   ["Sunny", "Cool", "Normal", "Strong"]], columns=days.columns)
+        >>> sets = clf.credal_predict(x, s=0.5)
+        >>> sets
+        CredalSets([[ True, False],
+                    [ True,  True]])
+        >>> [sorted(labels) for labels in sets.to_sets()]
+        [['No'], ['No', 'Yes']]"""
+        return credal.credal_predict(self, X, s)
+
+    def prior_sensitivity(self, X: Data, s: float = 2.0) -> PriorSensitivity:
+        """Whether each row's prediction (``predict``) is the most probable class under every
+        prior of the imprecise Dirichlet model of strength ``s`` (``robust``), and the range
+        ``[lower, upper]`` of its posterior probability over that set: exact for Bernoulli
+        and Categorical columns (the extremes are at extreme points of the priors), a range
+        that can only be slightly too wide with a Multinomial block (see
+        :mod:`bayesnb.credal`). A dict of (n,) arrays with ``to_frame()``. The same models
+        as :meth:`credal_predict`.
+
+        Examples
+        --------
+        >>> import pandas as pd, bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+        >>> x = pd.DataFrame([["Sunny", "Cool", "High", "Strong"],
+        ...                   ["Sunny", "Cool", "Normal", "Strong"]], columns=days.columns)
+        >>> clf.prior_sensitivity(x, s=0.5).to_frame().round(4)
+          predicted  robust   lower   upper
+        0        No    True  0.6114  0.8928
+        1       Yes   False  0.4187  0.8252"""
+        return credal.prior_sensitivity(self, X, s)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -113,8 +113,9 @@ def f(x: int) -> int:
 
 
 def test_estimator_is_thin():
-    """The estimator's code stays thin: at most 149 statements, its count when the file was at
-    its former bound of 360 lines (docstrings included), plus the scikit-learn tag saying
-    sparse input is accepted (issue 41); documentation and imports do not count."""
+    """The estimator's code stays thin: at most 157 statements (148, its count when the file
+    was at its former bound of 360 lines, docstrings included, plus the scikit-learn tag saying
+    sparse input is accepted and the 8 of the four one-line decision and credal methods);
+    documentation and imports do not count."""
     code = _code_statements(ast.parse((PACKAGE / "estimator.py").read_text()))
-    assert code <= 149, f"estimator.py has {code} statements outside docstrings and imports"
+    assert code <= 157, f"estimator.py has {code} statements outside docstrings and imports"

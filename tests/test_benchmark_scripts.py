@@ -1,6 +1,6 @@
 """The benchmark scripts a user runs still run against the library as it is (small shapes):
 ``run.py``, ``sparse.py``, ``mcmc.py``, ``tune.py``, ``compile_bound.py``,
-``first_answer.py`` and ``tan.py`` (``gpu.py``:
+``first_answer.py``, ``tan.py`` and ``credal.py`` (``gpu.py``:
 ``test_gpu_benchmark_script.py``).
 
 Speed is never asserted here (it is measured in ``benchmarks/``, not in tests). What is checked
@@ -138,3 +138,11 @@ def test_tan_quick_agrees_with_the_log_space_reference():
     for model in ("TAN averaged over all trees", "TAN, most probable tree", "NaiveBayes"):
         assert re.search(rf"\| {re.escape(model)}.* \| [0-9.]+ \| [0-9.]+ \|", text), model
     assert re.search(r"largest \|p - p_reference\| over 50 rows: \S+ \(met\)", text), text
+
+
+def test_credal_quick_agrees_with_its_reference():
+    text = run_script("credal.py", "--quick")
+    for call in ("credal_predict", "prior_sensitivity", "predict_proba (bayes)"):
+        assert f"| {call} |" in text, call
+    assert "reference on 100.000% of rows" in text, text
+    assert "Multinomial block" in text and "inside the set on 100.000% of rows" in text, text

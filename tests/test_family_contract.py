@@ -80,6 +80,25 @@ def test_dependence_linear_view_and_density_plot(registered, x64):
     assert fig.axes[0].get_title() == "t: Exponential per class"
 
 
+class Coin(bnb.Bernoulli):
+    """The Bernoulli model under a name no module outside ``families/`` knows."""
+
+    name = "coin_flip"
+
+
+def test_credal_classification_reads_the_imprecise_declaration(registered, monkeypatch):
+    monkeypatch.setitem(REGISTRY, Coin.name, Coin)
+    X, y = registered
+    X = X.assign(flag=(X["t"] > 1).astype(float))
+    sets = [bnb.NaiveBayes({"t": Waiting(), "u": Waiting(), "flag": flag},
+                           method="bayes").fit(X, y).credal_predict(X, s=1.0)
+            for flag in (Coin(), bnb.Bernoulli())]
+    np.testing.assert_array_equal(sets[0], sets[1])
+    waiting_only = bnb.NaiveBayes(Waiting(), method="bayes").fit(X[["t", "u"]], y)
+    with pytest.raises(ValueError, match="needs at least one Bernoulli, Categorical or"):
+        waiting_only.credal_predict(X[["t", "u"]])
+
+
 def test_an_incomplete_family_is_refused_when_made_naming_what_it_lacks():
     """The contract is abstract: a conjugate family without its predictive cannot be made
     (Python's TypeError lists the missing members), instead of failing deep in a fit."""

@@ -412,3 +412,114 @@ def sample_gamma_rates(prior: GammaPrior, n_classes: int, site: str) -> dict:
     with numpyro.plate(f"{site}_feature", prior.shape.shape[-1], dim=-1), \
             numpyro.plate("class", n_classes, dim=-2):
         return {"rate": numpyro.sample(f"{site}.rate", dist.Gamma(prior.shape, prior.rate))}
+
+
+def imprecise_level_bounds(hits: np.ndarray, totals: np.ndarray, observed: np.ndarray,
+                           sizes: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(lower, upper)`` ``(n, K)`` of the summed log predictive of discrete columns under the
+    imprecise Dirichlet model of strength ``s``: column ``j``'s predictive of the row's value
+    in class ``k`` is ``(hits + s t) / (totals + s)``, linear in the prior mass ``t`` in [0, 1]
+    that the class's Dirichlet puts on that value, so its extremes are at ``t = 0`` (the mass
+    on another value) and ``t = 1``; a column of one value has ``t = 1`` only (probability 1).
+
+    ``hits`` (n, K, F) the class's weighted count of the row's value in each column,
+    ``totals`` (K, F) the class's observed count of the column, ``observed`` (n, F) where the
+    row has a value (a missing one contributes nothing), ``sizes`` (F,) values per column."""
+    free = observed[:, None, :] & (np.asarray(sizes) > 1)[None, None, :]
+    with np.errstate(divide="ignore"):  # a value the class never showed: lower bound 0
+        lower = np.log(hits) - np.log(totals + s)[None]
+        upper = np.log(hits + s) - np.log(totals + s)[None]
+    return (np.where(free, lower, 0.0).sum(axis=2), np.where(free, upper, 0.0).sum(axis=2))
+
+
+def rising_log_bounds(base: np.ndarray, x: np.ndarray, total: np.ndarray, s: float,
+                      iterations: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """``(lower, upper)`` ``(n, K)`` of ``log G(A + s) - log G(A + s + L) + sum_v [log G(N_v + s t_v
+    + x_v) - log G(N_v + s t_v)]`` over the probability simplex of ``t`` (a Dirichlet-multinomial
+    log predictive under Dirichlet(s t); ``G`` the gamma function, ``L = sum_v x_v``).
+
+    ``base`` (K, V) the counts N, ``x`` (n, V) the row's counts, ``total`` (K,) A = sum_v N_v.
+    Each term g_v(t_v) is concave and increasing (for x_v > 0; 0 for x_v = 0). Least: a concave
+    function's minimum over a simplex is at a vertex, all the mass on one column; exact. Greatest:
+    by weak duality, for every lambda >= 0 it is at most lambda + sum_v max_[0, 1] (g_v(t) -
+    lambda t); lambda is bisected (in logs, between the least slope at 1 and the greatest at 0)
+    towards where the inner maximisers sum to 1, and each inner maximum is bounded above from its
+    bisection bracket [lo, hi] by g_v(hi) - lambda lo. So the greatest value returned is never
+    below the true one (a dominance it implies holds), and exceeds it by the bisections'
+    tolerance. Only the (row, column) entries with x_v > 0 are computed."""
+    from scipy import sparse
+    from scipy.special import digamma, gammaln
+
+    x = np.asarray(x, dtype=np.float64)
+    n, k = x.shape[0], len(total)
+    rows, cols = np.nonzero(x > 0)
+    count = x[rows, cols][:, None]  # (E, 1) the used entries
+    a = np.asarray(base, dtype=np.float64).T[cols]  # (E, K)
+    per_row = sparse.csr_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))),
+                                shape=(n, len(rows)))  # sums entries into their rows
+    length = x.sum(axis=1, keepdims=True)
+    head = gammaln(total + s)[None] - gammaln(total[None] + s + length)  # (n, K)
+
+    def g(t):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            value = gammaln(a + s * t + count) - gammaln(a + s * t)
+        return np.where(a + s * t > 0, value, -np.inf)
+
+    small = count.size and np.all(count == np.round(count)) and count.max() <= 8
+
+    def slope(t):
+        z = a + s * t
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if small:  # psi(z + x) - psi(z) = sum_{i < x} 1 / (z + i): no digamma
+                value = 1.0 / z
+                for i in range(1, int(count.max())):
+                    value = value + np.where(count > i, 1.0 / (z + i), 0.0)
+                value = s * value
+            else:
+                value = s * (digamma(z + count) - digamma(z))
+        return np.where(z > 0, value, np.inf)
+
+    # least: every term at 0 but one at 1, or all at 0 when the row leaves a column unused
+    g0, g1 = g(np.zeros(1)), g(np.ones(1))
+    finite0 = np.asarray(per_row @ np.where(np.isfinite(g0), g0, 0.0))  # (n, K)
+    zeros0 = np.asarray(per_row @ (~np.isfinite(g0)).astype(float))
+    f0, z0 = finite0[rows], zeros0[rows]
+    vertex = np.where(np.isfinite(g0), np.where(z0 == 0, f0 - g0 + g1, -np.inf),
+                      np.where(z0 == 1, f0 + g1, -np.inf))
+    least = np.full((n, k), np.inf)
+    np.minimum.at(least, rows, vertex)
+    spare = (x > 0).sum(axis=1) < x.shape[1]  # a column the row does not use
+    least = np.where(spare[:, None], np.minimum(least, np.where(zeros0 == 0, finite0, -np.inf)),
+                     least)
+    empty = np.bincount(rows, minlength=n) == 0
+    lower = head + np.where(empty[:, None], 0.0, least)
+
+    def inner(lam):  # per entry the bracket of argmax_[0, 1] g(t) - lam t
+        lo, hi = np.zeros(a.shape), np.ones(a.shape)
+        at_zero, at_one = slope(np.zeros(1)) <= lam, slope(np.ones(1)) >= lam
+        for _ in range(iterations):
+            mid = 0.5 * (lo + hi)
+            rising = slope(mid) > lam
+            lo, hi = np.where(rising, mid, lo), np.where(rising, hi, mid)
+        return (np.where(at_zero, 0.0, np.where(at_one, 1.0, lo)),
+                np.where(at_zero, 0.0, np.where(at_one, 1.0, hi)))
+
+    s0, s1 = slope(np.zeros(1)), slope(np.ones(1))
+    top, bottom = np.full((n, k), 0.0), np.full((n, k), np.inf)
+    np.maximum.at(top, rows, np.where(np.isfinite(s0), s0, 0.0))
+    np.minimum.at(bottom, rows, s1)
+    top = np.maximum(top, np.where(np.isfinite(bottom), bottom, 1.0)) * 2.0 + 1e-300
+    if np.isinf(s0).any():  # a column the class never showed: its slope at 0 is infinite
+        top = np.maximum(top, np.max(s1, initial=1.0) * 1e12)
+    log_lo = np.log(np.clip(np.where(np.isfinite(bottom), bottom, 1.0), 1e-300, None)) - 1.0
+    log_hi = np.log(top)
+    for _ in range(iterations):
+        mid = 0.5 * (log_lo + log_hi)
+        _, hi = inner(np.exp(mid)[rows])
+        over = np.asarray(per_row @ hi) > 1  # lambda too small: too much mass
+        log_lo, log_hi = np.where(over, mid, log_lo), np.where(over, log_hi, mid)
+    lam = np.exp(log_hi)
+    lo, hi = inner(lam[rows])
+    dual = lam + np.asarray(per_row @ (g(hi) - lam[rows] * lo))
+    upper = head + np.where(empty[:, None], 0.0, dual)
+    return lower, upper

@@ -116,6 +116,25 @@ class Capabilities:
         prior); the EM objective's prior term (``bayesnb.em``, never called under ML)."""
         raise ValueError(f"EM does not know the prior of the {cls.name} family.")
 
+    # ------------------------------------------------ imprecise Dirichlet model (bayesnb.credal)
+    #: True when the family's parameters have Dirichlet (or Beta) priors over a finite set of
+    #: values and it declares ``imprecise_log_predictive`` (Bernoulli, Categorical,
+    #: Multinomial); the other families keep their stated prior in ``bayesnb.credal``
+    imprecise: ClassVar[bool] = False
+
+    @staticmethod
+    def imprecise_log_predictive(prior: NamedTuple, stats: NamedTuple, x: np.ndarray,
+                                 s: float) -> tuple[np.ndarray, np.ndarray]:
+        """For an ``imprecise`` family, under the imprecise Dirichlet model of strength ``s``
+        (every class's prior ranging, independently of the other classes', over all Dirichlet
+        priors of total concentration ``s``), ``(lower, upper)``, each ``(n, K)`` float64: the
+        least and the greatest log posterior predictive log p(x_i | c = k, data) of the
+        encoded block ``x`` over that set, both up to the same class-free constant
+        (``bayesnb.credal``); where the greatest is not at an extreme point of the priors, a
+        bound never below it (a dominance found must hold). ``prior`` gives only the layout
+        (Categorical's levels)."""
+        raise NotImplementedError
+
     # -------------------------------- parameter sites (MCMC, ArviZ, persistence checks, simulation)
     #: keys of ``sample_params``' result (NumPyro sites ``"{site}.{key}"``); their axes are
     #: ``param_dims``'

@@ -35,6 +35,7 @@ from ._base import (
     Schema,
     broadcast_hyper,
     dist,
+    imprecise_level_bounds,
     log_matmul,
     numeric_block,
     numpyro,
@@ -96,6 +97,7 @@ class Bernoulli(ConjugateFamily):
     concentrations = ("alpha", "beta")
     sklearn_view = "bernoulli"
     predictive_is_plug_in = True
+    imprecise = True
     value_checks = {"binary": True}
     stats_type = BernoulliStats
     params_type = BernoulliParams
@@ -224,6 +226,16 @@ class Bernoulli(ConjugateFamily):
     @staticmethod
     def posterior_distributions(posterior: BetaPrior) -> dict:
         return {"theta": dist.Beta(posterior.alpha, posterior.beta)}
+
+    @staticmethod
+    def imprecise_log_predictive(prior: BetaPrior, stats: BernoulliStats, x: np.ndarray,
+                                 s: float) -> tuple[np.ndarray, np.ndarray]:
+        """Beta(s t, s (1 - t)) for every t in (0, 1): P(x = v | c) = (count of v + s t_v) /
+        (count + s), at its extremes when t is 0 or 1 (``_base.imprecise_level_bounds``)."""
+        x = np.asarray(x, dtype=np.float64)
+        count, ones = np.asarray(stats.count, np.float64), np.asarray(stats.ones, np.float64)
+        hits = np.where((x == 1)[:, None, :], ones[None], (count - ones)[None])
+        return imprecise_level_bounds(hits, count, ~np.isnan(x), np.full(x.shape[1], 2), s)
 
     def dependence_units(self, x, prior: dict, schema: Schema) -> list:
         """Each column as the levels ``(0, 1)`` with the pseudo-counts ``(beta, alpha)``."""

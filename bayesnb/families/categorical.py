@@ -44,7 +44,15 @@ from jax.scipy.special import gammaln, xlogy
 
 from .._typing import ArrayLike, Hyper
 from . import _levels as levels
-from ._base import Schema, dirichlet_draws, dist, log_matmul, numpyro, pseudo_log
+from ._base import (
+    Schema,
+    dirichlet_draws,
+    dist,
+    imprecise_level_bounds,
+    log_matmul,
+    numpyro,
+    pseudo_log,
+)
 from ._contract import ConjugateFamily
 from ._levels import UNSEEN_POLICIES, UnseenCategoryWarning
 
@@ -123,6 +131,7 @@ class Categorical(ConjugateFamily):
     stated_tables = True
     column_sites = True
     predictive_is_plug_in = True
+    imprecise = True
     sklearn_view = "categorical"
     integer_codes = True
     stats_type = CategoricalStats
@@ -318,6 +327,24 @@ class Categorical(ConjugateFamily):
             units.append((col, "discrete", codes, codes >= 0,
                           {"alpha": prior["alpha"][start:start + size].astype(np.float64)}, ""))
         return units
+
+    @staticmethod
+    def imprecise_log_predictive(prior: DirichletPrior, stats: CategoricalStats,
+                                 codes: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:
+        """Dirichlet(s t) for every t in the open simplex of each column's levels: P(x = v | c)
+        = (n_cv + s t_v) / (n_c + s), at its extremes when t_v is 0 or 1
+        (``_base.imprecise_level_bounds``). ``codes`` must hold fitted levels or -1
+        (missing): under the imprecise model the levels are fixed in advance."""
+        codes = np.asarray(codes, dtype=np.int64)
+        counts = np.asarray(stats.counts, dtype=np.float64)  # (K, L)
+        offset, segment = np.asarray(prior.offset), np.asarray(prior.segment)
+        sizes = np.bincount(segment, minlength=len(offset))
+        totals = np.stack([np.bincount(segment, weights=row, minlength=len(offset))
+                           for row in counts])  # (K, F)
+        observed = codes >= 0
+        flat = offset[None, :] + np.where(observed, codes, 0)  # (n, F) flat level of the value
+        hits = np.moveaxis(counts[:, flat], 0, 1)  # (n, K, F)
+        return imprecise_level_bounds(hits, totals, observed, sizes, s)
 
     @staticmethod
     def column_block(prior: DirichletPrior, stats: CategoricalStats, j: int,

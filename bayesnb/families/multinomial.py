@@ -52,6 +52,7 @@ from ._base import (
     numeric_block,
     numpyro,
     pseudo_log,
+    rising_log_bounds,
     xp_of,
 )
 from ._contract import ConjugateFamily
@@ -105,6 +106,7 @@ class Multinomial(ConjugateFamily):
     stats_type = MultinomialStats
     params_type = MultinomialParams
     joint_columns = True
+    imprecise = True
     _hyper = ("alpha",)
 
     def __init__(self, alpha: Hyper = 1.0) -> None:
@@ -236,6 +238,22 @@ class Multinomial(ConjugateFamily):
     @staticmethod
     def posterior_distributions(posterior) -> dict:
         return {"probs": dist.Dirichlet(posterior.alpha)}
+
+    @staticmethod
+    def imprecise_log_predictive(prior, stats: MultinomialStats, x: np.ndarray,
+                                 s: float) -> tuple[np.ndarray, np.ndarray]:
+        """Dirichlet(s t) for every t in the open simplex over the columns: the
+        Dirichlet-multinomial predictive is concave in t, least at a vertex (exact) and
+        greatest inside, bounded from above through the Lagrangian dual
+        (``_base.rising_log_bounds``)."""
+        x = np.asarray(x, dtype=np.float64)
+        missing = np.isnan(x).any(axis=1)
+        if missing.any():
+            raise ValueError(f"row {int(np.argmax(missing))}: a Multinomial block with a "
+                             f"missing count has no credal bounds (the predictive of the "
+                             f"observed counts alone is another model); fill or drop it.")
+        counts = np.asarray(stats.counts, dtype=np.float64)
+        return rising_log_bounds(counts, x, counts.sum(axis=1), s)
 
     def dependence_units(self, x, prior: dict, schema: Schema) -> list:
         """One unit: the block's columns share the document length (rows with a missing count

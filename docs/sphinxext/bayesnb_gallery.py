@@ -18,7 +18,9 @@ from pathlib import Path
 #: example -> its arguments in the gallery ("{out}": the example's output folder)
 QUICK = {
     "coursework.py": [],
+    "credal.py": [],
     "dask_and_chunks.py": [],
+    "decisions.py": [],
     "dependence.py": ["--plot", "{out}/dependence.png"],
     "explain_and_loo.py": [],
     "feature_relevance.py": [],
