@@ -155,6 +155,19 @@ def test_arviz_dims_name_the_pooled_sites(mixed):
     assert "categorical.colour.shared_mean[blue]" in summary.index
 
 
+def test_plots_and_simulation_read_the_pooled_sites(mixed):
+    from bayesnb.plots import posterior_density_plot
+
+    _, _, clf = mixed
+    fig = posterior_density_plot(clf, "categorical.colour.shared_mean", ("red",))
+    assert fig.axes[0].get_xlabel() == "categorical.colour.shared_mean[red]"
+    # a learned prior has no closed-form plug-in estimate to mark
+    assert fig.axes[0].get_legend_handles_labels()[1] == ["posterior draws"]
+    rows = clf.simulate(4, seed=0)  # the posterior predictive through the pooled program
+    assert rows.columns.tolist() == ["colour", "flag", "w0", "w1", "w2", "y", "draw"]
+    assert set(rows["y"]) <= set(CLASSES) and set(rows["colour"]) <= {"blue", "green", "red"}
+
+
 def test_save_load_round_trip_keeps_the_draws_and_predictions(mixed, tmp_path):
     X, _, clf = mixed
     loaded = bnb.load(bnb.save(clf, tmp_path / "pooled.bnb"))
