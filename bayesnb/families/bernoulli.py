@@ -74,8 +74,10 @@ class Bernoulli(Pooled, ConjugateFamily):
         The default Beta(1, 1) is uniform and its posterior mean is Laplace's add-one rule.
     pooling : {"none", "partial"}, default="none"
         ``"partial"`` (``method="mcmc"`` only): a column's classes share strength,
-        theta ~ Beta(s m, s (1 - m)) around m ~ Beta(alpha, beta), s ~ Gamma(
-        ``pooling_concentration``: shape, rate), both learned (``families._pooling``).
+        theta ~ Beta(s m, s (1 - m)) around m ~ Beta(alpha, beta), s ~ Gamma, both learned
+        (``families._pooling``).
+    pooling_concentration : (float, float), default=(1.0, 0.1)
+        Shape and rate of the Gamma prior on s.
 
     Examples
     --------

@@ -95,8 +95,9 @@ class Categorical(Pooled, ConjugateFamily):
         unseen value is always an error: no estimate gives it a probability.
     pooling : {"none", "partial"}, default="none"
         ``"partial"`` (``method="mcmc"`` only): a column's class tables share strength,
-        Dirichlet(s m) around m ~ Dirichlet(alpha), s ~ Gamma(``pooling_concentration``: shape,
-        rate), both learned (``families._pooling``).
+        Dirichlet(s m) around m ~ Dirichlet(alpha), s ~ Gamma, both learned (``_pooling``).
+    pooling_concentration : (float, float), default=(1.0, 0.1)
+        Shape and rate of the Gamma prior on s.
 
     Examples
     --------

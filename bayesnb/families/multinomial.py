@@ -81,8 +81,10 @@ class Multinomial(Pooled, ConjugateFamily):
         ``method="mean"`` (Lidstone smoothing; 1 is Laplace).
     pooling : {"none", "partial"}, default="none"
         ``"partial"`` (``method="mcmc"`` only): the classes' word distributions share strength,
-        Dirichlet(s m) around m ~ Dirichlet(alpha), s ~ Gamma(``pooling_concentration``:
-        shape, rate), both learned (``families._pooling``).
+        Dirichlet(s m) around m ~ Dirichlet(alpha), s ~ Gamma, both learned
+        (``families._pooling``).
+    pooling_concentration : (float, float), default=(1.0, 0.1)
+        Shape and rate of the Gamma prior on s.
 
     Examples
     --------
