@@ -207,6 +207,9 @@ def _units(model, X) -> tuple[list[Unit], int]:
     units = []
     for block, x in zip(model.blocks, encoded, strict=True):
         family, cols = block.family, list(block.schema.columns)
+        if family.pooling_prior() is not None:
+            raise ValueError(f"columns {cols[:5]}: pooling={family.pooling!r} learns the "
+                             "classes' prior; the dependence diagnostic needs fixed values.")
         if family.hyperpriors():
             raise ValueError(f"columns {cols[:5]}: hyperparameters given as distributions "
                              f"({sorted(family.hyperpriors())}); the dependence diagnostic "

@@ -346,8 +346,8 @@ def merge_models(models) -> FittedModel:
 
 
 def check_conjugate(model: FittedModel, priors, what: str) -> None:
-    """Refuse a closed form where a prior replaces a conjugate one or a hyperparameter is a
-    distribution (a hyperprior)."""
+    """Refuse a closed form where a prior replaces a conjugate one, a hyperparameter is a
+    distribution (a hyperprior) or the classes share a learned prior (``pooling``)."""
     if priors:
         raise ValueError(f"priors={sorted(priors)} replace conjugate priors, so there is no "
                          f"closed form: {what} is unavailable; use method='mcmc'.")
@@ -358,6 +358,11 @@ def check_conjugate(model: FittedModel, priors, what: str) -> None:
                 f"columns {list(b.schema.columns)[:5]}: {type(b.family).__name__} has a "
                 f"hyperprior on {', '.join(hyper)} (a distribution, not a value), which has "
                 f"no closed form: {what} is unavailable; use method='mcmc'.")
+        if b.family.pooling_prior() is not None:
+            raise ValueError(
+                f"columns {list(b.schema.columns)[:5]}: {type(b.family).__name__}(pooling="
+                f"{b.family.pooling!r}) learns the classes' shared prior from the data, which "
+                f"has no closed form: {what} is unavailable; use method='mcmc'.")
 
 
 def check_parametric(model: FittedModel, what: str) -> None:

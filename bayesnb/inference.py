@@ -57,7 +57,7 @@ _BOUND_DRAWS = 64
 
 
 def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_count,
-                unlabeled=None, hyper=None, labels=None):
+                unlabeled=None, hyper=None, labels=None, pooling=None):
     """The Naive Bayes posterior written on sufficient statistics: same sample sites and the
     same log density (constants included) as ``model.naive_bayes_model``.
 
@@ -74,10 +74,11 @@ def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_
     tables = []
     hyper = hyper or (None,) * len(families)
     labels = labels or (None,) * len(families)
-    for family, prior, site, st, h, lab in zip(families, priors, sites, stats, hyper, labels,
-                                               strict=True):
+    pooling = pooling or (None,) * len(families)
+    for family, prior, site, st, h, lab, pool in zip(families, priors, sites, stats, hyper,
+                                                     labels, pooling, strict=True):
         with ColumnSites(block_site=site, labels=lab):
-            params, prior = sample_block(family, prior, h, n_classes, site)
+            params, prior = sample_block(family, prior, h, n_classes, site, pool)
         numpyro.factor(f"{site}.x", family.stats_log_likelihood(params, st))
         if unlabeled is not None:
             tables.append(family.params_from_sample(params, family.posterior(prior, st)))
@@ -112,6 +113,8 @@ def run_nuts(fitted, class_alpha, class_prior, priors=None, *, num_warmup=1000,
             unlabeled=None if unlabeled is None else tuple(
                 jnp.asarray(np.array(x, copy=True)) for x in unlabeled),
             hyper=tuple(b.family.hyperpriors() for b in fitted.blocks),
+            # None or a pooling prior per block: part of the programs' structure (their key)
+            pooling=tuple(b.family.pooling_prior() for b in fitted.blocks),
             replaced=dict(priors or {}),
         )
         draws, extra = _nuts.sample(

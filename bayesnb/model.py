@@ -23,7 +23,12 @@ Site names (the one place they are defined; NUTS draws, exact draws, ``priors=``
   Dirichlet, laid out (class, level); ArviZ names the level dimension ``"{column}_level"``);
   ``"{block}.{column}.x"`` are that column's simulated values;
 * ``"{block}.{hyperparameter}"``: a hyperparameter with a hyperprior, e.g.
-  ``"multinomial.alpha"``.
+  ``"multinomial.alpha"``;
+* under ``pooling="partial"`` (``families._pooling``) the classes' shared mean and
+  concentration sit beside the parameter they pool: ``"{block}.shared_mean"`` and
+  ``"{block}.concentration"`` (``"bernoulli.shared_mean"``, laid out by column), or
+  ``"{block}.{column}.shared_mean"`` and ``"{block}.{column}.concentration"`` for a
+  parameter of one column (``"categorical.Class.shared_mean"``, laid out by level).
 
 ``{column}`` is ``str(column)``: a DataFrame's column name, and 0, 1, ... for a NumPy array (so
 an array's sites are ``"categorical.0.probs"``, ...). When two columns of a model print alike
@@ -132,20 +137,25 @@ def param_keys(block) -> list:
     return list(block.family.param_dims(block.prior, block.schema))
 
 
-def sample_block(family, prior, hyper: dict, n_classes: int, site: str):
+def sample_block(family, prior, hyper: dict, n_classes: int, site: str, pooling=None):
     """A block's parameters; hyperparameters given as distributions are sampled first
-    (site ``"{site}.{name}"``): a hierarchical prior, so the data choose the smoothing."""
+    (site ``"{site}.{name}"``): a hierarchical prior, so the data choose the smoothing. With
+    ``pooling`` (the family's ``pooling_prior``) the classes' prior is the shared mean and
+    concentration the family samples (``sample_pooled``)."""
     for name, hyperprior in (hyper or {}).items():
         prior = family.with_hyper(prior, name, numpyro.sample(f"{site}.{name}", hyperprior))
+    if pooling is not None:
+        prior = family.sample_pooled(prior, pooling, site)
     return family.sample_params(prior, n_classes, site), prior
 
 
 def naive_bayes_model(families, priors, sites, class_alpha, class_prior, xs, y, n_rows=None,
-                      total_count=None, hyper=None, labels=None):
+                      total_count=None, hyper=None, labels=None, pooling=None):
     """The joint model p(pi, theta, y, X). ``xs`` are the encoded blocks, ``y`` label codes;
     ``y=None`` and ``xs`` of ``None`` make it simulate ``n_rows`` rows (Multinomial blocks
     then draw documents of ``total_count`` words). ``labels`` (:func:`column_labels`) name the
-    per-column sites; without them they keep the columns' positions."""
+    per-column sites; without them they keep the columns' positions. ``pooling``: per block
+    its family's ``pooling_prior()`` (None: the classes do not share strength)."""
     n_classes = len(class_alpha) if class_prior is None else len(class_prior)
     if class_prior is None:
         pi = numpyro.sample("class_probs", dist.Dirichlet(class_alpha))
@@ -153,10 +163,12 @@ def naive_bayes_model(families, priors, sites, class_alpha, class_prior, xs, y, 
         pi = class_prior
     hyper = hyper or (None,) * len(families)
     labels = labels or (None,) * len(families)
+    pooling = pooling or (None,) * len(families)
     params = []
-    for family, prior, site, h, lab in zip(families, priors, sites, hyper, labels, strict=True):
+    for family, prior, site, h, lab, pool in zip(families, priors, sites, hyper, labels, pooling,
+                                                 strict=True):
         with ColumnSites(block_site=site, labels=lab):
-            params.append(sample_block(family, prior, h, n_classes, site)[0])
+            params.append(sample_block(family, prior, h, n_classes, site, pool)[0])
     if y is None and n_rows is None:
         # y=None with observed blocks (numpyro.infer.Predictive): sample a label per row
         sizes = [x.shape[0] for x in xs if x is not None and hasattr(x, "shape")]
@@ -315,7 +327,8 @@ def model_and_data_for_simulation(clf):
         sites=tuple(block_sites(clf.blocks_)), class_alpha=class_alpha, class_prior=class_prior,
         xs=tuple(None for _ in clf.blocks_), y=None,
         hyper=tuple(b.family.hyperpriors() for b in clf.blocks_),
-        labels=tuple(column_labels(clf.blocks_)))
+        labels=tuple(column_labels(clf.blocks_)),
+        pooling=tuple(b.family.pooling_prior() for b in clf.blocks_))
 
 
 class ReplacePriors(numpyro.primitives.Messenger):

@@ -566,10 +566,7 @@ def _block_layout(i, entry, n_classes, kind, expect):
     schema = Schema(columns=columns, levels=levels)
     where = f"block {i} ({name}, columns {list(columns)[:3]})"
     try:
-        # a hyperprior's value is sampled; for the shapes a placeholder value will do
-        shape_family = family_cls(**{k: 1.0 if isinstance(v, dict) else _from_json(v)
-                                     for k, v in hyper.items()})
-        prior = shape_family.prior(schema)
+        prior = _shape_family(family_cls, hyper).prior(schema)
     except (TypeError, ValueError) as err:
         raise ValueError(f"{where} hyperparameters: {err}") from None
     if family_cls.nonparametric:  # the sample itself: 1-D arrays of one length (checked
@@ -599,6 +596,13 @@ def _block_layout(i, entry, n_classes, kind, expect):
         arrays["stats"] = _fields(entry["stats"], stats, f"{where} statistics", expect,
                                   exact=True, kinds="f")
     return (_BlockLayout(i, family_cls, hyper, schema, positions, arrays), prior, stats)
+
+
+def _shape_family(family_cls, hyper: dict):
+    """The family of a block's manifest hyperparameters; a hyperprior's value is sampled, and
+    for the shapes a placeholder value will do."""
+    return family_cls(**{k: 1.0 if isinstance(v, dict) else _from_json(v)
+                         for k, v in hyper.items()})
 
 
 def _finished_shapes(family_cls, x, n_levels, n_classes: int, where: str):
@@ -670,6 +674,13 @@ def _draws_layout(draws, blocks, shapes, sites, labels, hyper_sites, n_classes, 
         for key, value in family.sample_posterior(rng, family.posterior(prior, zero),
                                                   1).items():
             want[site_name(site, key, labs)] = np.shape(value)[1:]
+        # sites with no conjugate draw (a pooled block's shared mean and concentration): the
+        # shapes of the axes the family declares
+        sizes = {"class": n_classes, "feature": len(b.schema.columns)}
+        for key, axes in _shape_family(family, b.hyper).param_dims(prior, b.schema).items():
+            levels = b.schema.levels[int(key.partition(".")[0])] if "level" in axes else ()
+            want.setdefault(site_name(site, key, labs),
+                            tuple(sizes.get(a, len(levels)) for a in axes))
     posterior = _dict(draws["posterior"], "draws")
     names = set(want) | set(hyper_sites)
     if set(posterior) != names:

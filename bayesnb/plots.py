@@ -484,6 +484,8 @@ def plug_in_value(clf, site: str, index: tuple, method: str):
             i, key = parameter_sites(clf.blocks_)[site]
             block = clf.blocks_[i]
             family = type(block.family)
+            if block.family.pooling_prior() is not None:  # a learned prior: no closed form
+                return None
             block.family.check_prior(block.prior, block.schema, method)
             table = family.estimate(block.prior, block.stats, method)
             if key == "theta":

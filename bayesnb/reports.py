@@ -371,7 +371,8 @@ class BayesianReports:
         if draws is None:
             draws = self._posterior_draws(1000, seed)
             sample_stats = self.fitted_.nuts.sample_stats if self.method == "mcmc" else None
-        conjugate = not self.priors and not any(b.family.hyperpriors() for b in model.blocks)
+        conjugate = not self.priors and not any(b.family.hyperpriors() or b.family.pooling_prior()
+                                                for b in model.blocks)
         prior = (self.sample_posterior(prior_draws, seed + 1, prior=True)
                  if prior_draws and conjugate else None)
         predictive = None
@@ -730,11 +731,11 @@ def _posterior_frames(block, post, classes: pd.Index) -> dict:
 
 def _check_closed_form_means(model, priors) -> None:
     """The conditional tables of an MCMC fit are closed-form posterior means: refuse them
-    where a replacement prior or a hyperprior leaves none, pointing to the draws."""
-    hyper = [b for b in model.blocks if b.family.hyperpriors()]
+    where a replacement prior, a hyperprior or pooling leaves none, pointing to the draws."""
+    hyper = [b for b in model.blocks if b.family.hyperpriors() or b.family.pooling_prior()]
     if priors or hyper:
         what = (f"priors={sorted(priors)}" if priors else
-                f"the hyperprior of {type(hyper[0].family).__name__} columns "
+                f"the learned prior of {type(hyper[0].family).__name__} columns "
                 f"{list(hyper[0].schema.columns)[:5]}")
         raise ValueError(f"conditional tables under method='mcmc' with {what}: the posterior "
                          f"has no closed-form mean; summarise the draws with "

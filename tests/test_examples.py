@@ -31,6 +31,8 @@ CASES = {
     # the MCMC page quotes this run's output (test_readme checks that it is a run made here)
     "learned_smoothing.py": (["--samples", "200"],
                              ["learned alpha (MCMC)", "empirical Bayes", "P(ham)", "P(spam)"]),
+    # the MCMC page quotes this run's output too
+    "pooling.py": (["--samples", "200"], ["pooled", "shared mean", "P(kiosk)"]),
     "mcmc_arviz.py": (["--samples", "40", "--out", "{tmp}"],
                       ["r_hat", "class_probs.png", "P(Survived=No) NUTS",
                        "P(Survived=Yes) exact"]),

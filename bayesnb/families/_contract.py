@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import abc
 import copy
+import inspect
 from typing import Any, ClassVar, NamedTuple
 
 import jax
@@ -106,6 +107,21 @@ class Capabilities:
         import jax.numpy as jnp
 
         return prior._replace(**{name: jnp.broadcast_to(value, np.shape(getattr(prior, name)))})
+
+    def pooling_prior(self) -> NamedTuple | None:
+        """The hyperprior under which the classes share strength (``pooling="partial"``,
+        ``families._pooling``: each class's table drawn around a shared mean with a learned
+        concentration; MCMC only, every closed form refuses it), passed to
+        ``sample_pooled``; None (the default): each class has the family's fixed prior."""
+        return None
+
+    @staticmethod
+    def sample_pooled(prior: NamedTuple, pooling: NamedTuple, site: str) -> NamedTuple:
+        """NumPyro statements of a pooled block's shared mean and concentration (sites
+        ``"{site}.shared_mean"``, ``"{site}.concentration"``, or ``"{site}.{j}.…"`` per
+        column), returning ``prior`` with the classes' concentrations they give, which
+        ``sample_params`` then reads; called only when ``pooling_prior`` is not None."""
+        raise NotImplementedError
 
     @classmethod
     def log_prior_at(cls, prior: NamedTuple, params: NamedTuple, method: str,
@@ -299,6 +315,10 @@ class Family(Capabilities, abc.ABC):
     #: names of the hyperparameters, in ``__init__`` order (for repr, get_params, persistence)
     _hyper: ClassVar[tuple[str, ...]] = ()
 
+    #: hyperparameters that ``repr`` shows only when they differ from ``__init__``'s default
+    #: (settings added later, such as ``pooling``, so the usual repr stays short)
+    _hyper_if_set: ClassVar[tuple[str, ...]] = ()
+
     #: the NamedTuple types of the statistics and plug-in parameters (persistence rebuilds them)
     stats_type: ClassVar[type]
 
@@ -357,7 +377,10 @@ class Family(Capabilities, abc.ABC):
         return self
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={_short(v)}" for k, v in self.get_params().items())
+        defaults = inspect.signature(type(self).__init__).parameters
+        args = ", ".join(f"{k}={_short(v)}" for k, v in self.get_params().items()
+                         if k not in self._hyper_if_set
+                         or not np.array_equal(np.asarray(v), np.asarray(defaults[k].default)))
         return f"{type(self).__name__}({args})"
 
     def __sklearn_clone__(self):

@@ -10,13 +10,14 @@ from __future__ import annotations
 import functools
 import numbers
 import warnings
+from collections.abc import Mapping
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from ._base import broadcast_hyper, cached_by_identity, is_distribution
+from ._base import Schema, broadcast_hyper, cached_by_identity, is_distribution
 
 #: code of a value outside the fitted levels (missing values are -1)
 UNSEEN = -2
@@ -545,3 +546,37 @@ def encode_levels(values, columns: tuple, levels_of: tuple, unseen: str, policy:
             _unseen_values(col, levels, observed.to_numpy()[index < 0], unseen, policy)
         codes[~missing, j] = np.where(index < 0, UNSEEN, index)
     return codes
+
+
+def dependence_units(x, prior: dict, schema) -> list:
+    """Each column as the dependence diagnostic reads it: its codes under its levels'
+    Dirichlet ``alpha`` (``Capabilities.dependence_units``)."""
+    units = []
+    for j, col in enumerate(schema.columns):
+        start, size = int(prior["offset"][j]), len(schema.levels[j])
+        codes = x[:, j].astype(np.int64)
+        units.append((col, "discrete", codes, codes >= 0,
+                      {"alpha": prior["alpha"][start:start + size].astype(np.float64)}, ""))
+    return units
+
+
+def stated_numbers(cell) -> list:
+    """The probabilities of one class's entry of a stated table, named by level."""
+    if not isinstance(cell, Mapping):
+        raise ValueError("must map each level to its probability")
+    return [(f"level {level!r}", p) for level, p in cell.items()]
+
+
+def stated_schema(tables: dict, classes):
+    """The levels of each column as the stated tables give them, in order."""
+    return Schema(columns=tuple(tables), levels=tuple(
+        tuple(dict.fromkeys(v for c in classes for v in tables[col][c])) for col in tables))
+
+
+def column_block(prior, stats, j: int, n_levels: int) -> tuple:
+    """``(prior, stats)`` of column ``j`` (``n_levels`` levels) in the flat level layout of a
+    one-column block (``Capabilities.column_block``)."""
+    cut = slice(int(np.asarray(prior.offset)[j]), int(np.asarray(prior.offset)[j]) + n_levels)
+    return (type(prior)(np.asarray(prior.alpha)[cut], *flat_layout([n_levels])[::-1],
+                        np.asarray(prior.unseen)[j:j + 1]),
+            stats._replace(counts=np.asarray(stats.counts)[:, cut]))

@@ -45,6 +45,7 @@ from ._base import (
     xp_of,
 )
 from ._contract import ConjugateFamily
+from ._pooling import DEFAULT_CONCENTRATION, Pooled, sample_beta_mean
 
 
 class BetaPrior(NamedTuple):
@@ -64,7 +65,7 @@ class BernoulliParams(NamedTuple):
 
 
 
-class Bernoulli(ConjugateFamily):
+class Bernoulli(Pooled, ConjugateFamily):
     """Binary columns (0/1 or booleans), each a Bernoulli per class with a Beta prior.
 
     Parameters
@@ -72,6 +73,12 @@ class Bernoulli(ConjugateFamily):
     alpha, beta : float or array-like of shape (n_columns,), default=1.0
         Beta prior on P(x = 1 | class); ``alpha`` counts virtual ones, ``beta`` virtual zeros.
         The default Beta(1, 1) is uniform and its posterior mean is Laplace's add-one rule.
+    pooling : {"none", "partial"}, default="none"
+        ``"partial"`` (``method="mcmc"`` only): a column's classes share strength,
+        theta ~ Beta(s m, s (1 - m)) around m ~ Beta(alpha, beta), s ~ Gamma, both learned
+        (``families._pooling``).
+    pooling_concentration : (float, float), default=(1.0, 0.1)
+        Shape and rate of the Gamma prior on s.
 
     Examples
     --------
@@ -101,11 +108,12 @@ class Bernoulli(ConjugateFamily):
     value_checks = {"binary": True}
     stats_type = BernoulliStats
     params_type = BernoulliParams
-    _hyper = ("alpha", "beta")
+    _hyper = ("alpha", "beta", "pooling", "pooling_concentration")
 
-    def __init__(self, alpha: Hyper = 1.0, beta: Hyper = 1.0) -> None:
-        self.alpha = alpha
-        self.beta = beta
+    def __init__(self, alpha: Hyper = 1.0, beta: Hyper = 1.0, pooling: str = "none",
+                 pooling_concentration: tuple[float, float] = DEFAULT_CONCENTRATION) -> None:
+        self.alpha, self.beta = alpha, beta
+        self.pooling, self.pooling_concentration = pooling, pooling_concentration
 
     def encode(self, values, schema: Schema, *, unseen: str = "error",
                dtype=None) -> np.ndarray:
@@ -115,6 +123,7 @@ class Bernoulli(ConjugateFamily):
 
     def prior(self, schema: Schema) -> BetaPrior:
         f, cols = len(schema.columns), schema.columns
+        self.pooling_prior()  # a bad pooling setting is refused at fit and load
         return BetaPrior(broadcast_hyper(self.alpha, f, "alpha", "Bernoulli", columns=cols),
                          broadcast_hyper(self.beta, f, "beta", "Bernoulli", columns=cols))
 
@@ -195,6 +204,15 @@ class Bernoulli(ConjugateFamily):
             raise ValueError("Bernoulli tables must hold probabilities in [0, 1].")
         with np.errstate(divide="ignore"):
             return BernoulliParams(jnp.asarray(np.log(p)), jnp.asarray(np.log1p(-p)))
+
+    @staticmethod
+    def sample_pooled(prior: BetaPrior, pool, site: str) -> BetaPrior:
+        """Sites ``"{site}.shared_mean"`` and ``"{site}.concentration"``, one per column."""
+        return BetaPrior(*sample_beta_mean(prior.alpha, prior.beta, pool, site))
+
+    def param_dims(self, prior: BetaPrior, schema: Schema) -> dict:
+        return {"theta": ("class", "feature"), **self.pooled_sites(
+            {"shared_mean": ("feature",), "concentration": ("feature",)})}
 
     @staticmethod
     def sample_params(prior: BetaPrior, n_classes: int, site: str) -> BernoulliParams:

@@ -34,7 +34,7 @@ The fast layer counts and scores labelled dense data on the host in float64
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
 import jax
@@ -55,6 +55,7 @@ from ._base import (
 )
 from ._contract import ConjugateFamily
 from ._levels import UNSEEN_POLICIES, UnseenCategoryWarning
+from ._pooling import DEFAULT_CONCENTRATION, Pooled, sample_dirichlet_mean
 
 
 class DirichletPrior(NamedTuple):
@@ -78,7 +79,7 @@ class CategoricalParams(NamedTuple):
     log_unseen: jax.Array  # (K, F) log-probability of a value never seen in training
 
 
-class Categorical(ConjugateFamily):
+class Categorical(Pooled, ConjugateFamily):
     """Many-valued columns of any hashable values (strings, integers, booleans).
 
     Parameters
@@ -100,6 +101,11 @@ class Categorical(ConjugateFamily):
         misspelling (``"Crw"`` for ``"Crew"``) would otherwise pass unnoticed; ``"error"``
         refuses it with a ``ValueError``. Under ``ml`` (and in a model built from tables) an
         unseen value is always an error: no estimate gives it a probability.
+    pooling : {"none", "partial"}, default="none"
+        ``"partial"`` (``method="mcmc"`` only): a column's class tables share strength,
+        Dirichlet(s m) around m ~ Dirichlet(alpha), s ~ Gamma, both learned (``_pooling``).
+    pooling_concentration : (float, float), default=(1.0, 0.1)
+        Shape and rate of the Gamma prior on s.
 
     Examples
     --------
@@ -136,14 +142,14 @@ class Categorical(ConjugateFamily):
     integer_codes = True
     stats_type = CategoricalStats
     params_type = CategoricalParams
-    _hyper = ("alpha", "categories", "unseen")
+    _hyper = ("alpha", "categories", "unseen", "pooling", "pooling_concentration")
 
     def __init__(self, alpha: Hyper | Sequence[ArrayLike] = 1.0,
                  categories: Sequence[Hashable] | Sequence[Sequence[Hashable]] | None = None,
-                 unseen: str = "warn") -> None:
-        self.alpha = alpha
-        self.categories = categories
-        self.unseen = unseen
+                 unseen: str = "warn", pooling: str = "none",
+                 pooling_concentration: tuple[float, float] = DEFAULT_CONCENTRATION) -> None:
+        self.alpha, self.categories, self.unseen = alpha, categories, unseen
+        self.pooling, self.pooling_concentration = pooling, pooling_concentration
 
     def check_settings(self) -> str:
         if not isinstance(self.unseen, str) or self.unseen not in UNSEEN_POLICIES:
@@ -180,7 +186,15 @@ class Categorical(ConjugateFamily):
         offset, segment = levels.flat_layout(sizes)
         alpha = levels.level_values(self.alpha, schema, "alpha", "Categorical")
         unseen = np.bincount(segment, weights=alpha) / sizes
+        self.pooling_prior()  # a bad pooling setting is refused at fit and load
         return DirichletPrior(alpha, segment, offset, unseen)
+
+    @staticmethod
+    def sample_pooled(prior: DirichletPrior, pool, site: str) -> DirichletPrior:
+        """Sites ``"{site}.{j}.shared_mean"``, ``"{site}.{j}.concentration"`` per column j."""
+        alpha = [sample_dirichlet_mean(a, pool, f"{site}.{j}")
+                 for j, a in enumerate(levels.split_levels(prior.alpha, prior.offset))]
+        return prior._replace(alpha=levels.join_levels(alpha))
 
     @staticmethod
     def with_hyper(prior: DirichletPrior, name: str, value) -> DirichletPrior:
@@ -308,7 +322,9 @@ class Categorical(ConjugateFamily):
                 for j, a in enumerate(levels.split_levels(posterior.alpha, posterior.offset))}
 
     def param_dims(self, prior: DirichletPrior, schema: Schema) -> dict:
-        return {f"{j}.probs": ("class", "level") for j in range(len(schema.columns))}
+        axes = {"probs": ("class", "level"),
+                **self.pooled_sites({"shared_mean": ("level",), "concentration": ()})}
+        return {f"{j}.{k}": a for j in range(len(schema.columns)) for k, a in axes.items()}
 
     def linear_terms(self, params: CategoricalParams, schema: Schema) -> tuple:
         """One weight per (column, level) over one-hot codes, and per column whose unseen value
@@ -320,13 +336,7 @@ class Categorical(ConjugateFamily):
         return levels.one_hot_features(x, schema, params.log_unseen)
 
     def dependence_units(self, x, prior: dict, schema: Schema) -> list:
-        units = []
-        for j, col in enumerate(schema.columns):
-            start, size = int(prior["offset"][j]), len(schema.levels[j])
-            codes = x[:, j].astype(np.int64)
-            units.append((col, "discrete", codes, codes >= 0,
-                          {"alpha": prior["alpha"][start:start + size].astype(np.float64)}, ""))
-        return units
+        return levels.dependence_units(x, prior, schema)
 
     @staticmethod
     def imprecise_log_predictive(prior: DirichletPrior, stats: CategoricalStats,
@@ -349,21 +359,13 @@ class Categorical(ConjugateFamily):
     @staticmethod
     def column_block(prior: DirichletPrior, stats: CategoricalStats, j: int,
                      n_levels: int) -> tuple:
-        """Column ``j`` in the flat level layout of a one-column block."""
-        cut = slice(int(np.asarray(prior.offset)[j]), int(np.asarray(prior.offset)[j]) + n_levels)
-        return (DirichletPrior(np.asarray(prior.alpha)[cut], *levels.flat_layout([n_levels])[::-1],
-                               np.asarray(prior.unseen)[j:j + 1]),
-                stats._replace(counts=np.asarray(stats.counts)[:, cut]))
+        return levels.column_block(prior, stats, j, n_levels)
 
     def stated_numbers(self, cell) -> list:
-        if not isinstance(cell, Mapping):
-            raise ValueError("must map each level to its probability")
-        return [(f"level {level!r}", p) for level, p in cell.items()]
+        return levels.stated_numbers(cell)
 
     def stated_schema(self, tables: dict, classes) -> Schema:
-        """The levels of each column as the tables state them, in order."""
-        return Schema(columns=tuple(tables), levels=tuple(
-            tuple(dict.fromkeys(v for c in classes for v in tables[col][c])) for col in tables))
+        return levels.stated_schema(tables, classes)
 
     def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
         return levels.decode_levels(values, schema.levels)

@@ -56,6 +56,7 @@ from ._base import (
     xp_of,
 )
 from ._contract import ConjugateFamily
+from ._pooling import DEFAULT_CONCENTRATION, Pooled, sample_dirichlet_mean
 
 
 class MultinomialDirichletPrior(NamedTuple):
@@ -71,7 +72,7 @@ class MultinomialParams(NamedTuple):
     log_prob: jax.Array  # (K, V)
 
 
-class Multinomial(ConjugateFamily):
+class Multinomial(Pooled, ConjugateFamily):
     """Count columns that together form one multinomial vector per row (bag of words).
 
     Parameters
@@ -79,6 +80,12 @@ class Multinomial(ConjugateFamily):
     alpha : float or array-like of shape (n_columns,), default=1.0
         Dirichlet concentration over the columns; ``alpha`` is scikit-learn's ``alpha`` under
         ``method="mean"`` (Lidstone smoothing; 1 is Laplace).
+    pooling : {"none", "partial"}, default="none"
+        ``"partial"`` (``method="mcmc"`` only): the classes' word distributions share strength,
+        Dirichlet(s m) around m ~ Dirichlet(alpha), s ~ Gamma, both learned
+        (``families._pooling``).
+    pooling_concentration : (float, float), default=(1.0, 0.1)
+        Shape and rate of the Gamma prior on s.
 
     Examples
     --------
@@ -107,10 +114,12 @@ class Multinomial(ConjugateFamily):
     params_type = MultinomialParams
     joint_columns = True
     imprecise = True
-    _hyper = ("alpha",)
+    _hyper = ("alpha", "pooling", "pooling_concentration")
 
-    def __init__(self, alpha: Hyper = 1.0) -> None:
+    def __init__(self, alpha: Hyper = 1.0, pooling: str = "none",
+                 pooling_concentration: tuple[float, float] = DEFAULT_CONCENTRATION) -> None:
         self.alpha = alpha
+        self.pooling, self.pooling_concentration = pooling, pooling_concentration
 
     def encode(self, values, schema: Schema, *, unseen: str = "error",
                dtype=None) -> np.ndarray:
@@ -119,6 +128,7 @@ class Multinomial(ConjugateFamily):
         return numeric_block(values, schema, "Multinomial", dtype, nonnegative=True)
 
     def prior(self, schema: Schema) -> MultinomialDirichletPrior:
+        self.pooling_prior()  # a bad pooling setting is refused at fit and load
         return MultinomialDirichletPrior(
             broadcast_hyper(self.alpha, len(schema.columns), "alpha", "Multinomial",
                             columns=schema.columns))
@@ -204,6 +214,15 @@ class Multinomial(ConjugateFamily):
                              "non-negative and sum to 1 over the block's columns.")
         with np.errstate(divide="ignore"):
             return MultinomialParams(jnp.asarray(np.log(p)))
+
+    @staticmethod
+    def sample_pooled(prior, pool, site: str) -> MultinomialDirichletPrior:
+        """Sites ``"{site}.shared_mean"`` (one per column) and ``"{site}.concentration"``."""
+        return MultinomialDirichletPrior(sample_dirichlet_mean(prior.alpha, pool, site))
+
+    def param_dims(self, prior, schema: Schema) -> dict:
+        return {"probs": ("class", "feature"),
+                **self.pooled_sites({"shared_mean": ("feature",), "concentration": ()})}
 
     @staticmethod
     def sample_params(prior, n_classes: int, site: str):
