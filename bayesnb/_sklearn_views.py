@@ -86,6 +86,8 @@ class SklearnViewsMixin:
         family = type(block.family)
         if estimate != "ml":  # MAP needs alpha >= 1: say so rather than show NaN
             block.family.check_prior(block.prior, block.schema, estimate)
+        block.family.check_estimate(block.prior, block.stats, block.schema, self.classes_,
+                                    estimate)
         params = family.estimate(block.prior, block.stats, estimate)
         return type(params)(*(np.asarray(leaf, dtype=np.float64) for leaf in params))
 

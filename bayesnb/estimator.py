@@ -43,6 +43,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._blocks import encode_blocks
 from ._data import as_table
+from ._missing_labels import labeled_rows
 from ._sklearn_views import SklearnViewsMixin
 from ._spec import SpecMixin, check_mcmc_settings, freeze, owned, update_lock
 from ._typing import ArrayLike, Data, Features
@@ -55,7 +56,6 @@ from .fitted import (
     check_conjugate,
     check_parametric,
     merge_models,
-    split_unlabeled,
 )
 from .reports import BayesianReports
 from .scoring import DrawsScorer, TableScorer, answer, best_index, table_scorer
@@ -121,6 +121,13 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         defaults (4 chains of 1000 warm-up and 1000 kept draws, Stan's) are what r-hat needs
         to be judged (Vehtari et al. 2021: at least 4 chains, r-hat < 1.01, ESS >= 400); a
         ``ConvergenceWarning`` after the fit says which settings to raise.
+    missing_label : {"unlabeled", "drop", "error"}, default="unlabeled"
+        What a row whose label is missing (``None``, NaN, ``pd.NA``: what ``pandas.isna``
+        calls missing) means to ``fit`` and ``partial_fit``. ``"unlabeled"``: an unlabeled row,
+        which ``method="mcmc"`` uses (semi-supervised) and the closed-form methods and
+        ``partial_fit`` refuse. ``"drop"``: left out of the fit, with a
+        ``MissingLabelWarning`` counting the rows (R's behaviour). ``"error"``: refused under
+        every method (:mod:`bayesnb._missing_labels`).
 
     Attributes
     ----------
@@ -178,7 +185,9 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
     >>> clf.set_params(method="bayes").predict_proba(x).round(4)
     array([[0.7353, 0.2647]])
     >>> bnb.NaiveBayes({"age": bnb.Gaussian(pooled=True), "visits": bnb.Poisson()})
-    NaiveBayes(features={'age': Gaussian(loc=0.0, kappa=0.001, shape=1.0, rate=0.01, pooled=True),
+    ... # doctest: +NORMALIZE_WHITESPACE
+    NaiveBayes(features={'age': Gaussian(loc=0.0, kappa=0.001, shape=1.0, rate=0.01, pooled=True,
+                                         ddof=0),
                          'visits': Poisson(shape=1.0, rate=0.1)})
     """
 
@@ -189,8 +198,10 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
                  use_kernel: bool = False, num_warmup: int = 1000, num_samples: int = 1000,
                  num_chains: int = 4, seed: int = 0, chain_method: str = "auto",
                  progress_bar: bool = True,
-                 feature_prior: float | Mapping[Any, float] | None = None) -> None:
+                 feature_prior: float | Mapping[Any, float] | None = None,
+                 missing_label: str = "unlabeled") -> None:
         self.features = features
+        self.missing_label = missing_label
         self.infer_counts = infer_counts
         self.use_kernel = use_kernel
         self.priors = priors
@@ -210,8 +221,9 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
 
         Under ``method="mcmc"`` a missing label (None/NaN in ``y``) makes the row unlabeled:
         it enters the posterior through the marginal over classes (semi-supervised). The other
-        methods need every label. A Dask array or DataFrame is fitted by a Dask reduction of
-        sufficient statistics (:func:`bayesnb.dask.fit`), equal to the in-memory fit.
+        methods need every label, unless ``missing_label="drop"`` leaves such rows out. A
+        Dask array or DataFrame is fitted by a Dask reduction of sufficient statistics
+        (:func:`bayesnb.dask.fit`), equal to the in-memory fit.
         Undefined estimates (ML, MAP) are reported now, and NUTS runs now.
 
         Parameters
@@ -247,9 +259,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
 
             return dask_fit(self, X, y, sample_weight=sample_weight)
         self._check_method()
-        X, y, X_unlabeled = split_unlabeled(X, y) if self.method == "mcmc" else (X, y, None)
-        if X_unlabeled is not None and sample_weight is not None:
-            raise ValueError("sample_weight with unlabeled rows is not supported.")
+        X, y, sample_weight, X_unlabeled = labeled_rows(X, y, sample_weight, self.missing_label,
+                                                        self.method)
         model = add_chunk(None, self.features, as_table(X), y, sample_weight,
                           infer_counts=self.infer_counts, use_kernel=self.use_kernel)
         if X_unlabeled is not None:
@@ -296,6 +307,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         >>> bool(np.allclose(online.predict_proba(X), batch.predict_proba(X)))
         True"""
         self._check_method()
+        X, y, sample_weight, _ = labeled_rows(X, y, sample_weight, self.missing_label,
+                                              self.method, partial=True)
         with update_lock(self):  # read, update, install as one: else concurrent rows are lost
             model = add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,
                               sample_weight, classes, infer_counts=self.infer_counts,

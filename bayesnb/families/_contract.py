@@ -61,6 +61,13 @@ class Capabilities:
         """Schema learned from the training block (categorical levels); default: columns only."""
         return Schema(columns=tuple(columns))
 
+    def check_estimate(self, prior: NamedTuple, stats: NamedTuple, schema: Schema, classes,
+                       method: str) -> None:
+        """Refuse (``ValueError``, naming the column and class) a plug-in estimate that the
+        family's own settings leave undefined for these statistics (Gaussian's ``ddof``: a
+        class with no more than ``ddof`` values); checked before ``estimate``. Default: none
+        (a 0/0 or a zero variance is reported by ``scoring.check_defined``)."""
+
     def check_settings(self) -> None:
         """Refuse (``ValueError``) a setting read only when scoring (Categorical's ``unseen``):
         a model file holding a bad one is then refused when read, not at its first
@@ -258,9 +265,9 @@ class Family(Capabilities, abc.ABC):
     >>> isinstance(family, bnb.Family), family.name
     (True, 'gaussian')
     >>> family.get_params()
-    {'loc': 0.0, 'kappa': 0.001, 'shape': 1.0, 'rate': 0.5, 'pooled': False}
+    {'loc': 0.0, 'kappa': 0.001, 'shape': 1.0, 'rate': 0.5, 'pooled': False, 'ddof': 0}
     >>> family.set_params(pooled=True)
-    Gaussian(loc=0.0, kappa=0.001, shape=1.0, rate=0.5, pooled=True)
+    Gaussian(loc=0.0, kappa=0.001, shape=1.0, rate=0.5, pooled=True, ddof=0)
     """
 
     name: ClassVar[str]
