@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 
 from ._data import FrameBlock, Table, as_table
 from .families import Schema
@@ -87,11 +90,38 @@ def block_positions(model, table: Table) -> list[tuple]:
     return [b.positions for b in model.blocks]
 
 
+class AbsentColumnWarning(UserWarning):
+    """A DataFrame to predict lacks columns the model was fitted on: they are treated as
+    missing in every row."""
+
+
+def with_absent_columns(model, table: Table) -> Table:
+    """``table`` with every fitted column it lacks added as missing (NaN) in every row, and an
+    :class:`AbsentColumnWarning` naming them (R naivebayes' ``predict``, which uses the
+    features it finds). Missing values are marginalised out, so this equals a model fitted
+    without those columns. Only a DataFrame's columns matched by name can be absent; a column
+    the model does not know is still refused (:func:`block_positions`)."""
+    if table.frame is None or not model.named:
+        return table
+    present = set(table.columns)
+    absent = [c for c in model.columns if c not in present]
+    if not absent:
+        return table
+    warnings.warn(f"X lacks {len(absent)} column(s) the model was fitted on "
+                  f"({absent[:10]}{', ...' if len(absent) > 10 else ''}): they are treated as "
+                  f"missing in every row, as if the model had been fitted without them.",
+                  AbsentColumnWarning, stacklevel=5)
+    filler = pd.DataFrame(np.full((table.n_rows, len(absent)), np.nan), index=table.frame.index,
+                          columns=pd.Index(absent, dtype=object))
+    return as_table(pd.concat([table.frame, filler], axis=1))
+
+
 def raw_blocks(model, X, on_device: bool = False) -> tuple[list, int]:
-    """Every block's raw values in ``X`` (columns matched as :func:`block_positions` says)
+    """Every block's raw values in ``X`` (columns matched as :func:`block_positions` says; a
+    fitted column absent from a DataFrame is missing in every row, :func:`with_absent_columns`)
     and the number of rows; with ``on_device``, the blocks of a device-resident ``jax.Array``
     that the kernels read raw (:func:`kernel_reads_raw`) stay on the device."""
-    table = as_table(X)
+    table = with_absent_columns(model, as_table(X))
     return ([table.block(b.schema.columns, pos,
                          on_device=on_device and kernel_reads_raw(b.family))
              for b, pos in zip(model.blocks, block_positions(model, table), strict=True)],
