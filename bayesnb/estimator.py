@@ -268,7 +268,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         return self._install(model)
 
     def partial_fit(self, X: Data, y: ArrayLike, classes: ArrayLike | None = None,
-                    sample_weight: ArrayLike | None = None) -> NaiveBayes:
+                    sample_weight: ArrayLike | None = None, decay: float = 1.0) -> NaiveBayes:
         """Conjugate update with a new chunk: the statistics of all chunks are summed (Gaussian
         moments merged exactly), so any chunking gives the batch fit. Columns are matched by
         name for a DataFrame. ``classes`` declares every label up front (needed on the first
@@ -277,6 +277,11 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         model is used to predict, not while it is still learning; NUTS (``method="mcmc"``)
         likewise runs at the first prediction after an update.
 
+        A stream that drifts: ``decay=gamma`` in (0, 1] multiplies the statistics learned so
+        far (every weight, class counts included) by ``gamma`` before this chunk's are added
+        (a power prior; pomegranate's ``inertia`` is ``1 - gamma``), so after later chunks a
+        row weighs ``gamma ** (number of chunks after its own)``: exactly that weighted fit.
+
         Parameters
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
@@ -284,6 +289,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         classes : array-like, optional
             Every label, declared up front.
         sample_weight : array-like of shape (n_samples,), optional
+        decay : float in (0, 1], default=1.0
+            Factor on the statistics learned so far (1: every chunk counts alike).
 
         Returns
         -------
@@ -305,14 +312,24 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
                [1., 2., 7.]])
         >>> batch = bnb.NaiveBayes(bnb.Multinomial()).fit(X, y)
         >>> bool(np.allclose(online.predict_proba(X), batch.predict_proba(X)))
-        True"""
+        True
+
+        With ``decay=0.5`` the old counts are halved before each chunk is added:
+
+        >>> drifting = bnb.NaiveBayes(bnb.Multinomial())
+        >>> for rows in ([0, 2], [1], [3]):
+        ...     drifting = drifting.partial_fit(X[rows], y[rows], classes=["finance", "sport"],
+        ...                                     decay=0.5)
+        >>> drifting.feature_count_  # rows 0, 2 weigh 1/4, row 1 weighs 1/2, row 3 weighs 1
+        array([[1.75, 0.5 , 0.25],
+               [1.  , 0.5 , 4.75]])"""
         self._check_method()
         X, y, sample_weight, _ = labeled_rows(X, y, sample_weight, self.missing_label,
                                               self.method, partial=True)
         with update_lock(self):  # read, update, install as one: else concurrent rows are lost
             model = add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,
                               sample_weight, classes, infer_counts=self.infer_counts,
-                              use_kernel=self.use_kernel)
+                              use_kernel=self.use_kernel, decay=decay)
             return self._install(model, prepare=False)
 
     def _install(self, model: FittedModel, prepare: bool = True):

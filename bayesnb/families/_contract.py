@@ -320,6 +320,15 @@ class Family(Capabilities, abc.ABC):
         """Statistics of the union of two data sets (sums, unless the family says otherwise)."""
         return jax.tree_util.tree_map(lambda u, v: u + v, a, b)
 
+    @staticmethod
+    def scale_stats(stats: NamedTuple, gamma: float) -> NamedTuple:
+        """The statistics of the same rows with every weight multiplied by ``gamma`` (a power
+        prior: ``partial_fit(..., decay=gamma)`` scales the old statistics before adding a
+        chunk's). Default: every field is a weighted sum, so it is scaled; a family whose
+        statistics are not all weighted sums says otherwise (Gaussian's mean, KernelDensity's
+        sample)."""
+        return jax.tree_util.tree_map(lambda u: u * gamma, stats)
+
     # ---------------------------------------- hyperparameters as scikit-learn reads them (provided)
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Hyperparameters as given (scikit-learn's clone and repr use this)."""

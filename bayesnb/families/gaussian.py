@@ -60,7 +60,7 @@ from ._base import (
     xp_of,
 )
 from ._contract import ConjugateFamily
-from ._moments import merge_moments, moments, remove_moments
+from ._moments import merge_moments, moments, remove_moments, scale_moments
 
 LOG_2PI = float(np.log(2 * np.pi))
 
@@ -207,6 +207,7 @@ class Gaussian(ConjugateFamily):
 
     merge_stats = staticmethod(merge_moments)
     remove_stats = staticmethod(remove_moments)
+    scale_stats = staticmethod(scale_moments)
 
     @staticmethod
     def _class_terms(prior: NormalGammaPrior, stats: GaussianStats):
