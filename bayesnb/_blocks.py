@@ -74,15 +74,15 @@ def block_positions(model, table: Table) -> list[tuple]:
     refused: its values would be silently left out."""
     if table.frame is not None and model.named:
         order = {c: i for i, c in enumerate(table.columns)}
-        missing = [c for c in model.columns if c not in order]
-        if missing:
-            raise ValueError(f"column {missing[0]!r} seen at fit is missing from X.")
-        if len(order) != len(model.columns):
-            known = set(model.columns)
-            extra = [c for c in table.columns if c not in known]
+        known = set(model.columns)
+        extra = [c for c in table.columns if c not in known]
+        if extra:
             raise ValueError(f"X has column(s) {extra[:10]} that the model was not fitted on "
                              f"(it reads {list(model.columns)[:20]}); their values would be "
                              f"ignored: drop them, or fit a model with them.")
+        missing = [c for c in model.columns if c not in order]
+        if missing:
+            raise ValueError(f"column {missing[0]!r} seen at fit is missing from X.")
         return [tuple(order[c] for c in b.schema.columns) for b in model.blocks]
     if len(table.columns) != len(model.columns):
         raise ValueError(f"X has {len(table.columns)} features, but NaiveBayes is expecting "
@@ -103,10 +103,10 @@ def with_absent_columns(model, table: Table) -> Table:
     the model does not know is still refused (:func:`block_positions`)."""
     if table.frame is None or not model.named:
         return table
-    present = set(table.columns)
+    present, known = set(table.columns), set(model.columns)
     absent = [c for c in model.columns if c not in present]
-    if not absent:
-        return table
+    if not absent or any(c not in known for c in table.columns):
+        return table  # nothing absent, or an unknown column, which block_positions refuses
     warnings.warn(f"X lacks {len(absent)} column(s) the model was fitted on "
                   f"({absent[:10]}{', ...' if len(absent) > 10 else ''}): they are treated as "
                   f"missing in every row, as if the model had been fitted without them.",

@@ -29,6 +29,7 @@ from ._data import (
     FrameBlock,
     Table,
     encode_labels,
+    factor_levels,
     labels_to_codes,
     resolve_features,
     sample_weight_array,
@@ -159,6 +160,10 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
                               on_device=kernel_reads_raw(spec.family))
             schema = spec.family.learn_schema(_distinct_if_needed(spec.family, raw),
                                               spec.columns)
+            if spec.family.learns_levels():  # a pandas category keeps its categories' order
+                schema = schema._replace(levels=tuple(
+                    learned if factor is None else factor for learned, factor in zip(
+                        schema.levels, factor_levels(table, spec.positions), strict=True)))
             raws.append(raw)
             blocks.append(FittedBlock(spec.family, schema, spec.positions,
                                       spec.family.prior(schema), None))
