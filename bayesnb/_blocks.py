@@ -76,13 +76,15 @@ def block_positions(model, table: Table) -> list[tuple]:
         order = {c: i for i, c in enumerate(table.columns)}
         known = set(model.columns)
         extra = [c for c in table.columns if c not in known]
+        missing = [c for c in model.columns if c not in order]
+        if missing:  # (at prediction only with an unknown column too: with_absent_columns)
+            also = (f", which has column(s) {extra[:10]} that the model was not fitted on "
+                    f"(a misspelt name?)" if extra else "")
+            raise ValueError(f"column {missing[0]!r} seen at fit is missing from X{also}.")
         if extra:
             raise ValueError(f"X has column(s) {extra[:10]} that the model was not fitted on "
                              f"(it reads {list(model.columns)[:20]}); their values would be "
                              f"ignored: drop them, or fit a model with them.")
-        missing = [c for c in model.columns if c not in order]
-        if missing:
-            raise ValueError(f"column {missing[0]!r} seen at fit is missing from X.")
         return [tuple(order[c] for c in b.schema.columns) for b in model.blocks]
     if len(table.columns) != len(model.columns):
         raise ValueError(f"X has {len(table.columns)} features, but NaiveBayes is expecting "

@@ -244,8 +244,11 @@ def test_an_absent_column_is_missing_in_every_row(iris, x64):
     sk = GaussianNB(var_smoothing=0).fit(X.drop(columns=gone), y)  # fitted without them
     np.testing.assert_allclose(proba, sk.predict_proba(X.drop(columns=gone)), rtol=1e-9,
                                atol=1e-300)
-    with pytest.raises(ValueError, match="not fitted on"):  # an unknown column: as before
-        clf.predict(X.drop(columns=gone).assign(other=1.0))
+    with pytest.raises(ValueError, match=r"'sepal width \(cm\)' seen at fit is missing from "
+                                         r"X, which has column\(s\) \['other'\]"):
+        clf.predict(X.drop(columns=gone).assign(other=1.0))  # a misspelt name: refused
+    with pytest.raises(ValueError, match=r"\['other'\] that the model was not fitted on"):
+        clf.predict(X.assign(other=1.0))  # an unknown column: refused, as before
 
 
 def test_an_absent_categorical_column_in_a_mixed_model(x64):
