@@ -41,6 +41,11 @@ IRIS_RAW = np.array([[1.00000000000000e+00, 2.98130936140825e-18, 2.152373121830
                      [1.05334129596044e-127, 1.60936052482134e-01, 8.39063947517866e-01],
                      [1.08730157056145e-132, 6.13435476698860e-01, 3.86564523301140e-01],
                      [1.12861321606463e-128, 7.11894831466586e-01, 2.88105168533414e-01]])
+# Two columns absent at prediction: e1071 reads them as NA (with a "type mismatch" warning)
+# predict(m, iris[c(1, 51, 101), c("Sepal.Length", "Petal.Length")], type = "raw")
+IRIS_ABSENT = np.array([[9.99999999320999e-01, 6.78994452481650e-10, 6.39048558131462e-15],
+                        [5.83638742323024e-82, 3.11736237611561e-01, 6.88263762388439e-01],
+                        [5.56255887266123e-151, 1.82800565665371e-03, 9.98171994343346e-01]])
 # Seed 003's temperatures, two more rows with a missing label (R leaves them out):
 # t <- data.frame(T = c(25.2, 19.3, 18.5, 21.7, 20.1, 24.3, 22.8, 23.1, 19.8,
 #                       27.3, 30.1, 17.4, 29.5, 15.1, 40, 10),
@@ -249,6 +254,15 @@ def test_an_absent_column_is_missing_in_every_row(iris, x64):
         clf.predict(X.drop(columns=gone).assign(other=1.0))  # a misspelt name: refused
     with pytest.raises(ValueError, match=r"\['other'\] that the model was not fitted on"):
         clf.predict(X.assign(other=1.0))  # an unknown column: refused, as before
+
+
+def test_absent_columns_as_e1071_reads_them(iris, x64):
+    X, y = iris
+    clf = r_like().fit(X, y)
+    with pytest.warns(AbsentColumnWarning):
+        proba = clf.predict_proba(X.iloc[[0, 50, 100]][["sepal length (cm)",
+                                                          "petal length (cm)"]])
+    np.testing.assert_allclose(np.log(proba), np.log(IRIS_ABSENT), rtol=1e-9, atol=1e-12)
 
 
 def test_an_absent_categorical_column_in_a_mixed_model(x64):
