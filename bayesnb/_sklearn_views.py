@@ -29,8 +29,9 @@ Attributes (``K`` classes, ``F`` columns):
 * ``feature_log_prob_``: Multinomial (K, F) log P(word j | c); Bernoulli (K, F) log P(x_j = 1 | c);
   Categorical, as ``CategoricalNB``, a list of F arrays (K, V_j) of log P(x_j = level | c);
 * ``category_count_``, Categorical: a list of F arrays (K, V_j) of weighted level counts, the
-  levels in the order of ``blocks_[0].schema.levels[j]`` (sorted distinct values, or the declared
-  ``categories=``; ``CategoricalNB`` always uses 0..max, so declare ``categories=[range(m)]`` to
+  levels in the order of ``blocks_[0].schema.levels[j]`` (sorted distinct values, a pandas
+  ``category`` column's categories in their order, or the declared ``categories=``;
+  ``CategoricalNB`` always uses 0..max, so declare ``categories=[range(m)]`` to
   get its exact shape when a level is absent from the data);
 * ``n_categories_`` (F,), Categorical: the number of levels of each column (``CategoricalNB``'s,
   which counts 0..max);
