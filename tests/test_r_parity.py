@@ -311,3 +311,22 @@ def test_decay_refusals_merge_and_model_files(tmp_path, x64):
     np.testing.assert_allclose(merged.predict_proba(X), both.predict_proba(X), rtol=1e-12)
     loaded = bnb.load(bnb.save(a, tmp_path / "decayed.bnb"))
     np.testing.assert_array_equal(loaded.predict_proba(X), a.predict_proba(X))
+
+
+def test_chunked_fits_keep_the_category_order(x64):
+    from bayesnb.outofcore import fit_chunks
+
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame({"u": pd.Categorical(rng.choice(FACTOR_LEVELS[:3], 30),
+                                          categories=FACTOR_LEVELS)})
+    y = pd.Series(rng.choice(["p", "q"], 30))
+    chunks = [(X.iloc[i:i + 10], y.iloc[i:i + 10]) for i in range(0, 30, 10)]
+    chunked = fit_chunks(bnb.NaiveBayes(), chunks, progress=False)
+    batch = bnb.NaiveBayes().fit(X, y)
+    assert chunked.blocks_[0].schema.levels == batch.blocks_[0].schema.levels \
+        == (tuple(FACTOR_LEVELS),)
+    # posterior mean with alpha = 1 over the 4 levels, by hand
+    counts = pd.crosstab(y, X["u"], dropna=False).reindex(columns=FACTOR_LEVELS, fill_value=0)
+    hand = (counts + 1).div(counts.sum(axis=1) + 4, axis=0)
+    np.testing.assert_allclose(chunked.conditional_tables()["u"].to_numpy(), hand.to_numpy(),
+                               rtol=1e-12)
