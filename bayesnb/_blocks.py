@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 
 from ._data import FrameBlock, SparseRows, Table, as_table
 from .families import Schema
@@ -73,12 +76,14 @@ def block_positions(model, table: Table) -> list[tuple]:
     refused: its values would be silently left out."""
     if table.frame is not None and model.named:
         order = {c: i for i, c in enumerate(table.columns)}
+        known = set(model.columns)
+        extra = [c for c in table.columns if c not in known]
         missing = [c for c in model.columns if c not in order]
-        if missing:
-            raise ValueError(f"column {missing[0]!r} seen at fit is missing from X.")
-        if len(order) != len(model.columns):
-            known = set(model.columns)
-            extra = [c for c in table.columns if c not in known]
+        if missing:  # (at prediction only with an unknown column too: with_absent_columns)
+            also = (f", which has column(s) {extra[:10]} that the model was not fitted on "
+                    f"(a misspelt name?)" if extra else "")
+            raise ValueError(f"column {missing[0]!r} seen at fit is missing from X{also}.")
+        if extra:
             raise ValueError(f"X has column(s) {extra[:10]} that the model was not fitted on "
                              f"(it reads {list(model.columns)[:20]}); their values would be "
                              f"ignored: drop them, or fit a model with them.")
@@ -89,11 +94,38 @@ def block_positions(model, table: Table) -> list[tuple]:
     return [b.positions for b in model.blocks]
 
 
+class AbsentColumnWarning(UserWarning):
+    """A DataFrame to predict lacks columns the model was fitted on: they are treated as
+    missing in every row."""
+
+
+def with_absent_columns(model, table: Table) -> Table:
+    """``table`` with every fitted column it lacks added as missing (NaN) in every row, and an
+    :class:`AbsentColumnWarning` naming them (R naivebayes' ``predict``, which uses the
+    features it finds). Missing values are marginalised out, so this equals a model fitted
+    without those columns. Only a DataFrame's columns matched by name can be absent; a column
+    the model does not know is still refused (:func:`block_positions`)."""
+    if table.frame is None or not model.named:
+        return table
+    present, known = set(table.columns), set(model.columns)
+    absent = [c for c in model.columns if c not in present]
+    if not absent or any(c not in known for c in table.columns):
+        return table  # nothing absent, or an unknown column, which block_positions refuses
+    warnings.warn(f"X lacks {len(absent)} column(s) the model was fitted on "
+                  f"({absent[:10]}{', ...' if len(absent) > 10 else ''}): they are treated as "
+                  f"missing in every row, as if the model had been fitted without them.",
+                  AbsentColumnWarning, stacklevel=5)
+    filler = pd.DataFrame(np.full((table.n_rows, len(absent)), np.nan), index=table.frame.index,
+                          columns=pd.Index(absent, dtype=object))
+    return as_table(pd.concat([table.frame, filler], axis=1))
+
+
 def raw_blocks(model, X, on_device: bool = False) -> tuple[list, int]:
-    """Every block's raw values in ``X`` (columns matched as :func:`block_positions` says)
+    """Every block's raw values in ``X`` (columns matched as :func:`block_positions` says; a
+    fitted column absent from a DataFrame is missing in every row, :func:`with_absent_columns`)
     and the number of rows; with ``on_device``, the blocks of a device-resident ``jax.Array``
     that the kernels read raw (:func:`kernel_reads_raw`) stay on the device."""
-    table = as_table(X)
+    table = with_absent_columns(model, as_table(X))
     return ([table.block(b.schema.columns, pos,
                          on_device=on_device and kernel_reads_raw(b.family),
                          sparse_path=form_of(b.family).supports_sparse)

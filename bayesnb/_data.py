@@ -461,6 +461,17 @@ def infer_family(table: Table, position: int, infer_counts=False, *,
     return Categorical()
 
 
+def factor_levels(table: Table, positions: tuple) -> list[tuple | None]:
+    """Per column at ``positions``: the categories of a pandas ``category`` column, in their
+    order and all of them (observed or not), as R keeps a factor's levels; None for any other
+    column (whose levels are learned from the values, sorted where they order)."""
+    if table.frame is None:
+        return [None] * len(positions)
+    dtypes = table.frame.dtypes
+    return [tuple(dtypes.iloc[p].categories.tolist())
+            if isinstance(dtypes.iloc[p], pd.CategoricalDtype) else None for p in positions]
+
+
 def count_columns(table: Table, positions=None) -> np.ndarray:
     """Which columns hold counts under ``infer_counts=True``: a numeric (not boolean) column
     whose observed values are all non-negative integers. Integer and float dtypes alike (a

@@ -29,9 +29,14 @@ Attributes (``K`` classes, ``F`` columns):
 * ``feature_log_prob_``: Multinomial (K, F) log P(word j | c); Bernoulli (K, F) log P(x_j = 1 | c);
   Categorical, as ``CategoricalNB``, a list of F arrays (K, V_j) of log P(x_j = level | c);
 * ``category_count_``, Categorical: a list of F arrays (K, V_j) of weighted level counts, the
-  levels in the order of ``blocks_[0].schema.levels[j]`` (sorted distinct values, or the declared
-  ``categories=``; ``CategoricalNB`` always uses 0..max, so declare ``categories=[range(m)]`` to
+  levels in the order of ``blocks_[0].schema.levels[j]`` (sorted distinct values, a pandas
+  ``category`` column's categories in their order, or the declared ``categories=``;
+  ``CategoricalNB`` always uses 0..max, so declare ``categories=[range(m)]`` to
   get its exact shape when a level is absent from the data);
+* ``n_categories_`` (F,), Categorical: the number of levels of each column (``CategoricalNB``'s,
+  which counts 0..max);
+* ``epsilon_``, Gaussian: the variance added to every ``var_``, ``0.0`` (``GaussianNB`` adds
+  ``var_smoothing`` times the largest variance; here the prior does the smoothing);
 * ``theta_``, ``var_`` (K, F), Gaussian: the plug-in mean and variance (``1 / precision``;
   broadcast over classes under ``pooled=True``). Under ``"ml"`` ``var_`` is the 1/N variance,
   ``GaussianNB(var_smoothing=0)``'s.
@@ -86,6 +91,8 @@ class SklearnViewsMixin:
         family = type(block.family)
         if estimate != "ml":  # MAP needs alpha >= 1: say so rather than show NaN
             block.family.check_prior(block.prior, block.schema, estimate)
+        block.family.check_estimate(block.prior, block.stats, block.schema, self.classes_,
+                                    estimate)
         params = family.estimate(block.prior, block.stats, estimate)
         return type(params)(*(np.asarray(leaf, dtype=np.float64) for leaf in params))
 
@@ -196,7 +203,44 @@ class SklearnViewsMixin:
             raise AttributeError("this model was built from stated tables and keeps no counts.")
         return _split_levels(np.asarray(block.stats.counts, dtype=np.float64), block)
 
+    @property
+    def n_categories_(self) -> np.ndarray:
+        """Categorical: (n_features,) the number of levels of each column, as
+        ``CategoricalNB.n_categories_``.
+
+        Examples
+        --------
+        >>> import numpy as np, bayesnb as bnb
+        >>> from sklearn.naive_bayes import CategoricalNB
+        >>> X, y = np.array([[0, 1], [0, 2], [1, 2], [2, 0]]), ["a", "a", "b", "b"]
+        >>> bnb.NaiveBayes(bnb.Categorical()).fit(X, y).n_categories_
+        array([3, 3])
+        >>> CategoricalNB().fit(X, y).n_categories_
+        array([3, 3])"""
+        block = self._sk_block("categorical")
+        return np.array([len(levels) for levels in block.schema.levels], dtype=np.int64)
+
     # ------------------------------------------------------------------ Gaussian
+    @property
+    def epsilon_(self) -> float:
+        """Gaussian: the variance added to every variance for stability, as
+        ``GaussianNB.epsilon_``: ``0.0``, since the Normal-Gamma prior (methods ``"map"``,
+        ``"mean"``, ``"bayes"``) is what keeps a variance away from zero here, and ``"ml"``
+        refuses a zero one.
+
+        Examples
+        --------
+        >>> import numpy as np, bayesnb as bnb
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> X = np.array([[1.0, 3.0], [2.0, 2.0], [3.0, 4.0], [4.0, 5.0], [5.0, 4.0], [7.0, 6.0]])
+        >>> y = ["a", "a", "a", "b", "b", "b"]
+        >>> bnb.NaiveBayes(bnb.Gaussian()).fit(X, y).epsilon_
+        0.0
+        >>> float(GaussianNB(var_smoothing=0).fit(X, y).epsilon_)
+        0.0"""
+        self._sk_block("gaussian")
+        return 0.0
+
     @property
     def theta_(self) -> np.ndarray:
         """(n_classes, n_features) Gaussian plug-in means, as ``GaussianNB.theta_``.

@@ -45,6 +45,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import credal, decisions
 from ._blocks import encode_blocks
 from ._data import as_table
+from ._missing_labels import labeled_rows
 from ._sklearn_views import SklearnViewsMixin
 from ._spec import SpecMixin, check_mcmc_settings, freeze, owned, update_lock
 from ._typing import ArrayLike, Data, Features
@@ -59,7 +60,6 @@ from .fitted import (
     check_conjugate,
     check_parametric,
     merge_models,
-    split_unlabeled,
 )
 from .reports import BayesianReports
 from .scoring import DrawsScorer, TableScorer, answer, best_index, table_scorer
@@ -125,6 +125,13 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         defaults (4 chains of 1000 warm-up and 1000 kept draws, Stan's) are what r-hat needs
         to be judged (Vehtari et al. 2021: at least 4 chains, r-hat < 1.01, ESS >= 400); a
         ``ConvergenceWarning`` after the fit says which settings to raise.
+    missing_label : {"unlabeled", "drop", "error"}, default="unlabeled"
+        What a row whose label is missing (``None``, NaN, ``pd.NA``: what ``pandas.isna``
+        calls missing) means to ``fit`` and ``partial_fit``. ``"unlabeled"``: an unlabeled row,
+        which ``method="mcmc"`` uses (semi-supervised) and the closed-form methods and
+        ``partial_fit`` refuse. ``"drop"``: left out of the fit, with a
+        ``MissingLabelWarning`` counting the rows (R's behaviour). ``"error"``: refused under
+        every method (:mod:`bayesnb._missing_labels`).
 
     Attributes
     ----------
@@ -182,7 +189,9 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
     >>> clf.set_params(method="bayes").predict_proba(x).round(4)
     array([[0.7353, 0.2647]])
     >>> bnb.NaiveBayes({"age": bnb.Gaussian(pooled=True), "visits": bnb.Poisson()})
-    NaiveBayes(features={'age': Gaussian(loc=0.0, kappa=0.001, shape=1.0, rate=0.01, pooled=True),
+    ... # doctest: +NORMALIZE_WHITESPACE
+    NaiveBayes(features={'age': Gaussian(loc=0.0, kappa=0.001, shape=1.0, rate=0.01, pooled=True,
+                                         ddof=0),
                          'visits': Poisson(shape=1.0, rate=0.1)})
     """
 
@@ -193,8 +202,10 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
                  use_kernel: bool = False, num_warmup: int = 1000, num_samples: int = 1000,
                  num_chains: int = 4, seed: int = 0, chain_method: str = "auto",
                  progress_bar: bool = True,
-                 feature_prior: float | Mapping[Any, float] | None = None) -> None:
+                 feature_prior: float | Mapping[Any, float] | None = None,
+                 missing_label: str = "unlabeled") -> None:
         self.features = features
+        self.missing_label = missing_label
         self.infer_counts = infer_counts
         self.use_kernel = use_kernel
         self.priors = priors
@@ -214,8 +225,9 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
 
         Under ``method="mcmc"`` a missing label (None/NaN in ``y``) makes the row unlabeled:
         it enters the posterior through the marginal over classes (semi-supervised). The other
-        methods need every label. A Dask array or DataFrame is fitted by a Dask reduction of
-        sufficient statistics (:func:`bayesnb.dask.fit`), equal to the in-memory fit.
+        methods need every label, unless ``missing_label="drop"`` leaves such rows out. A
+        Dask array or DataFrame is fitted by a Dask reduction of sufficient statistics
+        (:func:`bayesnb.dask.fit`), equal to the in-memory fit.
         Undefined estimates (ML, MAP) are reported now, and NUTS runs now.
 
         Parameters
@@ -251,9 +263,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
 
             return dask_fit(self, X, y, sample_weight=sample_weight)
         self._check_method()
-        X, y, X_unlabeled = split_unlabeled(X, y) if self.method == "mcmc" else (X, y, None)
-        if X_unlabeled is not None and sample_weight is not None:
-            raise ValueError("sample_weight with unlabeled rows is not supported.")
+        X, y, sample_weight, X_unlabeled = labeled_rows(X, y, sample_weight, self.missing_label,
+                                                        self.method)
         model = add_chunk(None, self.features, as_table(X), y, sample_weight,
                           infer_counts=self.infer_counts, use_kernel=self.use_kernel)
         if X_unlabeled is not None:
@@ -261,7 +272,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         return self._install(model)
 
     def partial_fit(self, X: Data, y: ArrayLike, classes: ArrayLike | None = None,
-                    sample_weight: ArrayLike | None = None) -> NaiveBayes:
+                    sample_weight: ArrayLike | None = None, decay: float = 1.0) -> NaiveBayes:
         """Conjugate update with a new chunk: the statistics of all chunks are summed (Gaussian
         moments merged exactly), so any chunking gives the batch fit. Columns are matched by
         name for a DataFrame. ``classes`` declares every label up front (needed on the first
@@ -270,6 +281,11 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         model is used to predict, not while it is still learning; NUTS (``method="mcmc"``)
         likewise runs at the first prediction after an update.
 
+        A stream that drifts: ``decay=gamma`` in (0, 1] multiplies the statistics learned so
+        far (every weight, class counts included) by ``gamma`` before this chunk's are added
+        (a power prior; pomegranate's ``inertia`` is ``1 - gamma``), so after later chunks a
+        row weighs ``gamma ** (number of chunks after its own)``: exactly that weighted fit.
+
         Parameters
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
@@ -277,6 +293,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         classes : array-like, optional
             Every label, declared up front.
         sample_weight : array-like of shape (n_samples,), optional
+        decay : float in (0, 1], default=1.0
+            Factor on the statistics learned so far (1: every chunk counts alike).
 
         Returns
         -------
@@ -298,12 +316,24 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
                [1., 2., 7.]])
         >>> batch = bnb.NaiveBayes(bnb.Multinomial()).fit(X, y)
         >>> bool(np.allclose(online.predict_proba(X), batch.predict_proba(X)))
-        True"""
+        True
+
+        With ``decay=0.5`` the old counts are halved before each chunk is added:
+
+        >>> drifting = bnb.NaiveBayes(bnb.Multinomial())
+        >>> for rows in ([0, 2], [1], [3]):
+        ...     drifting = drifting.partial_fit(X[rows], y[rows], classes=["finance", "sport"],
+        ...                                     decay=0.5)
+        >>> drifting.feature_count_  # rows 0, 2 weigh 1/4, row 1 weighs 1/2, row 3 weighs 1
+        array([[1.75, 0.5 , 0.25],
+               [1.  , 0.5 , 4.75]])"""
         self._check_method()
+        X, y, sample_weight, _ = labeled_rows(X, y, sample_weight, self.missing_label,
+                                              self.method, partial=True)
         with update_lock(self):  # read, update, install as one: else concurrent rows are lost
             model = add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,
                               sample_weight, classes, infer_counts=self.infer_counts,
-                              use_kernel=self.use_kernel)
+                              use_kernel=self.use_kernel, decay=decay)
             return self._install(model, prepare=False)
 
     def _install(self, model: FittedModel, prepare: bool = True):

@@ -30,6 +30,7 @@ from ._data import (
     SparseRows,
     Table,
     encode_labels,
+    factor_levels,
     labels_to_codes,
     resolve_features,
     sample_weight_array,
@@ -125,7 +126,7 @@ def check_weight(sample_weight, n_rows: int, part: bool = False) -> np.ndarray:
 # ---------------------------------------------------------------------- building the value
 def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weight=None,
               classes=None, *, infer_counts: bool = False, use_kernel: bool = False,
-              part: bool = False) -> FittedModel:
+              part: bool = False, decay: float = 1.0) -> FittedModel:
     """``model`` updated with one chunk of rows, or (``model=None``) a new fit of it.
 
     A new fit learns the classes (or takes ``classes``), the block structure
@@ -135,8 +136,10 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
     the model's by each family's exact ``merge_stats``, so any chunking gives the batch fit.
     ``use_kernel`` infers numeric columns as KernelDensity instead of Gaussian (new fits).
     ``part``: the chunk is one part of a chunked or Dask fit, whose weights may all be zero
-    (:func:`check_weight`).
+    (:func:`check_weight`). ``decay``: the model's statistics are scaled by it before the
+    chunk's are added (:func:`decayed`).
     """
+    decay = check_decay(decay)
     if table.n_rows == 0:
         raise ValueError(f"Found array with 0 sample(s) (shape=({table.n_rows}, "
                          f"{len(table.columns)})) while a minimum of 1 is required.")
@@ -157,6 +160,10 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
                               sparse_path=form_of(spec.family).supports_sparse)
             schema = spec.family.learn_schema(_distinct_if_needed(spec.family, raw),
                                               spec.columns)
+            if spec.family.learns_levels():  # a pandas category keeps its categories' order
+                schema = schema._replace(levels=tuple(
+                    learned if factor is None else factor for learned, factor in zip(
+                        schema.levels, factor_levels(table, spec.positions), strict=True)))
             raws.append(raw)
             blocks.append(FittedBlock(spec.family, schema, spec.positions,
                                       spec.family.prior(schema), None))
@@ -186,12 +193,34 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
     counts = np.bincount(codes, weights=weight, minlength=len(model.classes))
     stats = chunk_statistics(model.blocks, raws, codes, weight, len(model.classes))
     if not first:
+        model = decayed(model, decay)
         stats = [type(b.family).merge_stats(b.stats, s)
                  for b, s in zip(model.blocks, stats, strict=True)]
     return model.replace(
         class_count=counts if first else model.class_count + counts,
         blocks=tuple(b._replace(stats=s) for b, s in zip(model.blocks, stats, strict=True)),
         nuts=None)
+
+
+def check_decay(decay) -> float:
+    """``decay`` as a float, refused unless a number in (0, 1]."""
+    if isinstance(decay, bool) or not isinstance(decay, int | float | np.integer | np.floating) \
+            or not 0 < decay <= 1:
+        raise ValueError(f"decay must be a number in (0, 1] (1: no forgetting), got {decay!r}.")
+    return float(decay)
+
+
+def decayed(model: FittedModel, gamma: float) -> FittedModel:
+    """``model`` with every training weight multiplied by ``gamma`` (class counts and each
+    family's ``scale_stats``): a power prior, pomegranate's ``inertia``. Updates that decay
+    the old statistics by ``gamma`` before adding a chunk's equal one weighted fit in which
+    a row weighs ``gamma ** (number of later chunks)`` (:func:`add_chunk`)."""
+    if gamma == 1.0:
+        return model
+    return model.replace(
+        class_count=np.asarray(model.class_count, dtype=np.float64) * gamma, nuts=None,
+        blocks=tuple(b._replace(stats=type(b.family).scale_stats(b.stats, gamma))
+                     for b in model.blocks))
 
 
 def _distinct_if_needed(family, raw):

@@ -241,7 +241,9 @@ def _synthetic(head, lay: Layout, levels: tuple, n: int, infer_counts: bool = Fa
         X = head.iloc[np.zeros(n, dtype=np.intp)].reset_index(drop=True)
         for (_, positions), block in zip(lay.level_blocks, levels, strict=True):
             for p, values in zip(positions, block, strict=True):
-                X.isetitem(p, pd.Series(_cycle(values, n, None), dtype=object))
+                dtype = head.dtypes.iloc[p]  # a pandas category keeps its categories' order
+                X.isetitem(p, pd.Series(_cycle(values, n, None), dtype=dtype if isinstance(
+                    dtype, pd.CategoricalDtype) else object))
         return _not_counts(X, lay) if infer_counts else X
     X = np.repeat(np.asarray(head), n, axis=0)
     for (_, positions), block in zip(lay.level_blocks, levels, strict=True):

@@ -73,6 +73,7 @@ from . import __version__
 from . import _stored_distributions as stored
 from ._classes import _concentration, _fixed
 from ._files import atomic_file
+from ._missing_labels import check_missing_label
 from ._spec import check_mcmc_settings
 from .estimator import METHODS, NaiveBayes
 from .families import REGISTRY, Schema
@@ -219,6 +220,7 @@ def save(model: NaiveBayes, path: str | os.PathLike[str]) -> Path:
         "blocks": blocks,
         "mcmc": {k: _json_value(v, k) for k, v in model._mcmc_settings().items()},
         "feature_prior": _feature_prior_json(model.feature_prior),
+        "missing_label": check_missing_label(model.missing_label),  # for later partial fits
         "draws": draws,
         # draws and priors are keyed by the sites of ``bayesnb.model``, per-column ones by
         # column name; files without this key name them by the column's position in its block
@@ -429,6 +431,7 @@ class _Layout(NamedTuple):
     site_bound: int  # no parameter site holds more values than this
     expected: dict  # {array name: _Expect}
     feature_prior: Any = None  # as given to NaiveBayes (files without it: None)
+    missing_label: str = "unlabeled"  # files without it: the default
 
 
 _MCMC_INTS = {"num_warmup": 0, "num_samples": 1, "num_chains": 1}
@@ -537,7 +540,8 @@ def _layout(m, path, budget: int) -> _Layout:
     return _Layout(kind, method, classes, columns, _bool(m["named_columns"], "named_columns"),
                    class_alpha, class_prior, mcmc, m["class_count"], blocks, priors, draws,
                    hyper_sites, site_bound, expected,
-                   _feature_prior_from_json(m.get("feature_prior"), version))
+                   _feature_prior_from_json(m.get("feature_prior"), version),
+                   check_missing_label(m.get("missing_label", "unlabeled")))
 
 
 def _block_layout(i, entry, n_classes, kind, expect):
@@ -1044,6 +1048,7 @@ def _build(f: _Fitted) -> NaiveBayes:
     model = NaiveBayes(
         features={c: b.family for b in f.blocks for c in b.schema.columns}, method=lay.method,
         class_alpha=lay.class_alpha, priors=f.priors or None, feature_prior=lay.feature_prior,
+        missing_label=lay.missing_label,
         class_prior=None if lay.class_prior is None else dict(
             zip(lay.classes.tolist(), lay.class_prior.tolist(), strict=True)),
         **lay.mcmc)

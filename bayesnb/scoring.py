@@ -193,6 +193,7 @@ def _table(block: FittedBlock, classes, method: str):
     if method == "bayes":
         return _kernels.posterior(family, block.prior, block.stats)
     block.family.check_prior(block.prior, block.schema, method)
+    block.family.check_estimate(block.prior, block.stats, block.schema, classes, method)
     params = _kernels.estimate(family, block.prior, block.stats, method)
     check_defined(params, block, classes, method)
     return params

@@ -18,6 +18,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numpyro import handlers
 from numpyro.diagnostics import effective_sample_size
 from scipy.special import logsumexp
@@ -246,3 +248,38 @@ def test_save_load_round_trip(cls, tmp_path):
         np.testing.assert_array_equal(back.predict_proba(X), clf.predict_proba(X))
         for a, b in zip(back.blocks_[0].stats, clf.blocks_[0].stats, strict=True):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("cls", FAMILIES)
+def test_decayed_updates_equal_one_weighted_fit(cls):
+    """``partial_fit(..., decay=gamma)`` over any chunking equals one fit whose rows weigh
+    ``gamma ** (number of later chunks)`` (the family's ``scale_stats``), statistics and
+    predictions alike."""
+    n = 24
+    X, y = simulate(cls, n, seed=9)
+    families = {"features": cls(), "method": "bayes" if not cls.nonparametric else "mean"}
+
+    # cut points at multiples of 8: few chunk shapes, so few compilations
+    @settings(max_examples=5, deadline=None, derandomize=True)
+    @given(cuts=st.sets(st.sampled_from([8, 16])),
+           gamma=st.floats(0.05, 1.0, allow_nan=False))
+    def check(cuts, gamma):
+        edges = [0, *sorted(cuts), n]
+        chunks = list(zip(edges[:-1], edges[1:], strict=True))
+        online = bnb.NaiveBayes(**families)
+        weight = np.empty(n)
+        for i, (a, b) in enumerate(chunks):
+            online.partial_fit(X[a:b], y[a:b], classes=np.arange(N_CLASSES), decay=gamma)
+            weight[a:b] = gamma ** (len(chunks) - 1 - i)
+        batch = bnb.NaiveBayes(**families).fit(X, y, sample_weight=weight)
+        np.testing.assert_allclose(online.class_count_, batch.class_count_, rtol=1e-12)
+        # a nonparametric family's statistics are the sample, in another order when chunked
+        for u, v in zip(*(() if cls.nonparametric else (online.blocks_[0].stats,
+                                                         batch.blocks_[0].stats)), strict=True):
+            np.testing.assert_allclose(np.asarray(u, dtype=float), np.asarray(v, dtype=float),
+                                       rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(online.predict_proba(X), batch.predict_proba(X),
+                                   rtol=1e-9, atol=1e-12)
+
+    with jax.enable_x64(True):
+        check()

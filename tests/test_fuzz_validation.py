@@ -806,11 +806,12 @@ def planted_faults(draw):
         method = "ml"
         col = "colour"
         X_predict = set_cells(X, [(draw(st.integers(0, 7)), position[col])], "purple")
-    else:  # a fitted column missing from the DataFrame at prediction
+    else:  # a fitted column misspelt in the DataFrame at prediction (absent alone, it is
+        # missing in every row: issue 41)
         as_frame = True
         X = BASE.copy()
         col = draw(st.sampled_from(list(BASE.columns)))
-        X_predict = X.drop(columns=col)
+        X_predict = X.rename(columns={col: f"{col}_"})
     label = col if as_frame else position[col]
     return as_frame, method, X, hyper, X_predict, label
 

@@ -62,6 +62,13 @@ class Capabilities:
         """Schema learned from the training block (categorical levels); default: columns only."""
         return Schema(columns=tuple(columns))
 
+    def check_estimate(self, prior: NamedTuple, stats: NamedTuple, schema: Schema, classes,
+                       method: str) -> None:
+        """Refuse (``ValueError``, naming the column and class) a plug-in estimate that the
+        family's own settings leave undefined for these statistics (Gaussian's ``ddof``: a
+        class with no more than ``ddof`` values); checked before ``estimate``. Default: none
+        (a 0/0 or a zero variance is reported by ``scoring.check_defined``)."""
+
     def check_settings(self) -> None:
         """Refuse (``ValueError``) a setting read only when scoring (Categorical's ``unseen``):
         a model file holding a bad one is then refused when read, not at its first
@@ -305,9 +312,9 @@ class Family(Capabilities, abc.ABC):
     >>> isinstance(family, bnb.Family), family.name
     (True, 'gaussian')
     >>> family.get_params()
-    {'loc': 0.0, 'kappa': 0.001, 'shape': 1.0, 'rate': 0.5, 'pooled': False}
+    {'loc': 0.0, 'kappa': 0.001, 'shape': 1.0, 'rate': 0.5, 'pooled': False, 'ddof': 0}
     >>> family.set_params(pooled=True)
-    Gaussian(loc=0.0, kappa=0.001, shape=1.0, rate=0.5, pooled=True)
+    Gaussian(loc=0.0, kappa=0.001, shape=1.0, rate=0.5, pooled=True, ddof=0)
     """
 
     name: ClassVar[str]
@@ -363,6 +370,15 @@ class Family(Capabilities, abc.ABC):
     def merge_stats(a: NamedTuple, b: NamedTuple) -> NamedTuple:
         """Statistics of the union of two data sets (sums, unless the family says otherwise)."""
         return jax.tree_util.tree_map(lambda u, v: u + v, a, b)
+
+    @staticmethod
+    def scale_stats(stats: NamedTuple, gamma: float) -> NamedTuple:
+        """The statistics of the same rows with every weight multiplied by ``gamma`` (a power
+        prior: ``partial_fit(..., decay=gamma)`` scales the old statistics before adding a
+        chunk's). Default: every field is a weighted sum, so it is scaled; a family whose
+        statistics are not all weighted sums says otherwise (Gaussian's mean, KernelDensity's
+        sample)."""
+        return jax.tree_util.tree_map(lambda u: u * gamma, stats)
 
     # ---------------------------------------- hyperparameters as scikit-learn reads them (provided)
     def get_params(self, deep: bool = True) -> dict[str, Any]:

@@ -65,3 +65,9 @@ def remove_moments(a: Moments, b: Moments) -> Moments:
     eps = xp.finfo(xp.result_type(m2)).eps
     m2 = xp.where(kept & (m2 > 64 * eps * (a.m2 + removed)), m2, 0.0)
     return type(a)(count, mean, m2)
+
+
+def scale_moments(a: Moments, gamma: float) -> Moments:
+    r"""Every weight times :math:`\gamma`: :math:`n` and :math:`M_2` scale, :math:`\bar x`
+    does not."""
+    return type(a)(a.count * gamma, a.mean, a.m2 * gamma)

@@ -17,7 +17,9 @@ Gaussian distribution*, 2007, section 3):
   :math:`a' = a + n/2`, :math:`b' = b + M_2/2 + \kappa n (\bar x - m)^2 / (2\kappa')`;
   pooled: :math:`a' = a + \sum_k n_k/2` and :math:`b'` sums the class terms;
 * ML: :math:`\mu = \bar x`, :math:`\sigma^2 = M_2/n` (the 1/N variance of seed 003 and of
-  ``GaussianNB(var_smoothing=0)``); pooled: :math:`\sum_k M_{2k} / \sum_k n_k`;
+  ``GaussianNB(var_smoothing=0)``); pooled: :math:`\sum_k M_{2k} / \sum_k n_k`. With
+  ``ddof=d`` the divisor is :math:`n - d` (pooled: :math:`\sum_k (n_k - d)`): ``ddof=1`` is
+  R's ``sd()``, so e1071's ``naiveBayes`` tables and predictions are reproduced;
 * posterior mean: :math:`\mu = m'`, :math:`\lambda = a'/b'` (the mean of the precision);
 * MAP: the joint mode, :math:`\mu = m'`, :math:`\lambda = (a' - 1/2)/b'` (pooled:
   :math:`(a' - 1 + K/2)/b'`);
@@ -58,9 +60,18 @@ from ._base import (
     xp_of,
 )
 from ._contract import ConjugateFamily
-from ._moments import merge_moments, moments, remove_moments
+from ._moments import merge_moments, moments, remove_moments, scale_moments
 
 LOG_2PI = float(np.log(2 * np.pi))
+
+
+def _ddof(value) -> float:
+    """``ddof`` as a float, refused unless a finite number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) \
+            or not np.isfinite(value) or value < 0:
+        raise ValueError(f"Gaussian: ddof must be a finite number >= 0 (1 for R's sd()), "
+                         f"got {value!r}.")
+    return float(value)
 
 
 def _precision_posterior(posterior) -> tuple:
@@ -76,6 +87,7 @@ class NormalGammaPrior(NamedTuple):
     shape: jax.Array
     rate: jax.Array
     pooled: jax.Array  # () bool: one precision per column shared across classes
+    ddof: jax.Array = np.float64(0.0)  # () the ML variance's divisor is count - ddof
 
 
 class GaussianStats(NamedTuple):
@@ -99,6 +111,14 @@ class Gaussian(ConjugateFamily):
         Normal(loc, 1 / (kappa * precision)). Defaults 0, 1e-3, 1, 0.01 (see module docs).
     pooled : bool, default=False
         Share one variance per column across the classes instead of one per class and column.
+    ddof : float, default=0
+        Delta degrees of freedom of the ``method="ml"`` variance: ``M2 / (n - ddof)``. ``0`` is
+        the maximum likelihood (1/N) variance, scikit-learn's; ``1`` is R's ``sd()``, which
+        e1071's ``naiveBayes`` uses, so its predictions are reproduced exactly. It affects the
+        ML estimate only: ``"map"``, ``"mean"``, ``"bayes"`` and ``"mcmc"`` take the variance
+        from the Normal-Gamma posterior, which ``ddof`` does not change. A class with no more
+        than ``ddof`` observed values of a column has no such variance: an error names the
+        column and the class.
 
     Examples
     --------
@@ -129,11 +149,12 @@ class Gaussian(ConjugateFamily):
     value_checks = {}
     stats_type = GaussianStats
     params_type = GaussianParams
-    _hyper = ("loc", "kappa", "shape", "rate", "pooled")
+    _hyper = ("loc", "kappa", "shape", "rate", "pooled", "ddof")
 
     def __init__(self, loc: Hyper = 0.0, kappa: Hyper = 1e-3, shape: Hyper = 1.0,
-                 rate: Hyper = 0.01, pooled: bool = False) -> None:
+                 rate: Hyper = 0.01, pooled: bool = False, ddof: float = 0) -> None:
         self.loc, self.kappa, self.shape, self.rate, self.pooled = loc, kappa, shape, rate, pooled
+        self.ddof = ddof
 
     def encode(self, values, schema: Schema, *, unseen: str = "error",
                dtype=None) -> np.ndarray:
@@ -148,7 +169,35 @@ class Gaussian(ConjugateFamily):
             broadcast_hyper(self.rate, f, "rate", "Gaussian", columns=schema.columns,
                             squared=True),
             np.asarray(bool(self.pooled)),
+            np.asarray(_ddof(self.ddof), dtype=np.float64),
         )
+
+    def check_estimate(self, prior: NormalGammaPrior, stats: GaussianStats, schema: Schema,
+                       classes, method: str) -> None:
+        """Under ML with ``ddof > 0``: refuse a class whose observed values in a column are
+        no more than ``ddof`` (the divisor ``n - ddof`` is not positive), naming both."""
+        ddof = float(np.asarray(prior.ddof))
+        if method != "ml" or ddof == 0:
+            return
+        count = np.asarray(stats.count, dtype=np.float64)
+        if bool(np.asarray(prior.pooled)):  # one variance per column: divisor sum_k (n_k - d)
+            divisor = count.sum(axis=0) - ddof * count.shape[0]
+            short = np.flatnonzero((divisor <= 0) & (count.sum(axis=0) > 0))
+            if short.size:
+                raise ValueError(
+                    f"column {schema.columns[short[0]]!r}: the pooled variance with "
+                    f"ddof={ddof:g} divides by {divisor[short[0]]:g} and is undefined under "
+                    f"method='ml'. Use ddof=0, or method='mean' or 'bayes'.")
+            return
+        short = (count > 0) & (count <= ddof)
+        if short.any():
+            k, j = map(int, np.argwhere(short)[0])
+            label = classes[k].item() if isinstance(classes[k], np.generic) else classes[k]
+            raise ValueError(
+                f"column {schema.columns[j]!r}, class {label!r}: {count[k, j]:g} observed "
+                f"value(s), so the variance with ddof={ddof:g} divides by {count[k, j] - ddof:g}"
+                f" and is undefined under method='ml'. Use ddof=0 (the 1/N variance), or "
+                f"method='mean' or 'bayes' (the prior fills the gap).")
 
     # ------------------------------------------------------------------ numeric side
     @staticmethod
@@ -158,6 +207,7 @@ class Gaussian(ConjugateFamily):
 
     merge_stats = staticmethod(merge_moments)
     remove_stats = staticmethod(remove_moments)
+    scale_stats = staticmethod(scale_moments)
 
     @staticmethod
     def _class_terms(prior: NormalGammaPrior, stats: GaussianStats):
@@ -177,14 +227,16 @@ class Gaussian(ConjugateFamily):
         rate_pooled = prior.rate + spread.sum(axis=0)
         shape_n = jnp.where(prior.pooled, jnp.broadcast_to(shape_pooled, shape_k.shape), shape_k)
         rate_n = jnp.where(prior.pooled, jnp.broadcast_to(rate_pooled, rate_k.shape), rate_k)
-        return NormalGammaPrior(loc_n, kappa_n, shape_n, rate_n, prior.pooled)
+        return NormalGammaPrior(loc_n, kappa_n, shape_n, rate_n, prior.pooled, prior.ddof)
 
     @staticmethod
     def estimate(prior: NormalGammaPrior, stats: GaussianStats, method: str) -> GaussianParams:
         jnp = xp_of(prior, stats)  # noqa: F811 -- NumPy on the host (float64), else JAX
         if method == "ml":
-            var_k = stats.m2 / stats.count
-            var_pooled = stats.m2.sum(axis=0) / stats.count.sum(axis=0)
+            ddof = prior.ddof
+            var_k = stats.m2 / (stats.count - ddof)
+            var_pooled = stats.m2.sum(axis=0) / (stats.count.sum(axis=0)
+                                                 - ddof * stats.count.shape[0])
             # a class with no observed value has no ML mean (0/0), pooled variance or not
             mean = jnp.where(stats.count > 0, stats.mean, jnp.nan)
             precision = 1.0 / jnp.where(prior.pooled, var_pooled, var_k)

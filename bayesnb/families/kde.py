@@ -197,6 +197,11 @@ class KernelDensity(NonparametricFamily):
                           for u, v in zip(a, b, strict=True)))
 
     @staticmethod
+    def scale_stats(stats: KDEStats, gamma: float) -> KDEStats:
+        """The same sample, every weight times ``gamma``."""
+        return stats._replace(weight=np.asarray(stats.weight, dtype=np.float64) * gamma)
+
+    @staticmethod
     def empty_stats() -> KDEStats:
         return KDEStats(np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
 

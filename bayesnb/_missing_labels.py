@@ -1,0 +1,100 @@
+"""Rows whose label is missing: ``NaiveBayes(missing_label=...)``.
+
+A label is missing when :func:`pandas.isna` says so: ``None``, a float NaN (``np.nan``,
+``float("nan")``), ``pd.NA`` or ``pd.NaT``. What such a row means is the estimator's
+``missing_label``:
+
+* ``"unlabeled"`` (the default): the row is unlabeled. ``method="mcmc"`` uses it
+  (semi-supervised: it enters the posterior through its marginal over the classes); the
+  closed-form methods and ``partial_fit`` cannot, and refuse it.
+* ``"drop"``: the row is left out of the fit, with a :class:`MissingLabelWarning` that says how
+  many rows were left out (R's ``naivebayes::naive_bayes``: "y contains NAs. They are
+  excluded from the estimation process"; e1071's ``naiveBayes`` leaves them out silently).
+* ``"error"``: refused under every method.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from ._data import as_table
+
+#: the values of ``NaiveBayes(missing_label=...)``
+MISSING_LABEL = ("unlabeled", "drop", "error")
+
+
+class MissingLabelWarning(UserWarning):
+    """Rows with a missing label were left out of a fit (``missing_label="drop"``)."""
+
+
+def check_missing_label(value) -> str:
+    """``value`` if it is one of :data:`MISSING_LABEL`, else a ``ValueError``."""
+    if not isinstance(value, str) or value not in MISSING_LABEL:
+        raise ValueError(f"missing_label must be one of {MISSING_LABEL}, got {value!r}.")
+    return value
+
+
+def missing_labels(y) -> np.ndarray | None:
+    """Boolean mask of the missing labels of ``y`` (None when ``y`` is None)."""
+    if y is None:
+        return None
+    values = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.Index) else y)
+    if values.dtype.kind in "biuUS":
+        return np.zeros(values.reshape(-1).shape, dtype=bool)
+    return pd.isna(pd.Series(values.reshape(-1), dtype=object)).to_numpy()
+
+
+def keep_rows(X, y, sample_weight, keep: np.ndarray) -> tuple:
+    """``(X, y, sample_weight)`` restricted to the rows where ``keep`` is True (a DataFrame
+    keeps its index; a sparse matrix stays sparse)."""
+    rows = np.flatnonzero(keep)
+    table = as_table(X)
+    if table.frame is not None:
+        X = table.frame.iloc[rows]
+    elif table.sparse is not None:
+        X = table.sparse[rows]
+    else:  # NumPy, or a jax.Array (indexed where it is)
+        X = table.array[rows]
+    y = y.iloc[rows] if isinstance(y, pd.Series) else np.asarray(y).reshape(-1)[rows]
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight).reshape(-1)[rows]
+    return X, y, sample_weight
+
+
+def labeled_rows(X, y, sample_weight, missing_label: str, method: str,
+                 partial: bool = False) -> tuple:
+    """``(X, y, sample_weight, unlabeled)`` for a fit (``partial``: an update) under
+    ``missing_label`` (module docs): ``unlabeled`` is the rows of ``X`` without a label that
+    ``method="mcmc"`` uses, or None."""
+    setting = check_missing_label(missing_label)
+    missing = missing_labels(y)
+    if missing is None or not missing.any():
+        return X, y, sample_weight, None
+    n, first = int(missing.sum()), int(np.argmax(missing))
+    what = f"y has {n} missing labels (None, NaN or pd.NA; first at row {first})"
+    if setting == "drop":
+        if missing.all():
+            raise ValueError(f"{what}: every label is missing, so missing_label='drop' "
+                             "leaves nothing to fit.")
+        warnings.warn(f"{what}: missing_label='drop' leaves these {n} rows out of the fit "
+                      f"(as R's naivebayes does).", MissingLabelWarning, stacklevel=3)
+        return (*keep_rows(X, y, sample_weight, ~missing), None)
+    if setting == "unlabeled" and method == "mcmc" and not partial:
+        if sample_weight is not None:
+            raise ValueError("sample_weight with unlabeled rows is not supported.")
+        from .fitted import split_unlabeled
+
+        X_l, y_l, X_u = split_unlabeled(X, y)
+        return X_l, y_l, None, X_u
+    if setting == "error":
+        why = "missing_label='error' refuses them"
+    elif partial:
+        why = ("partial_fit needs every label (unlabeled rows enter only a batch fit under "
+               "method='mcmc'); missing_label='drop' leaves such rows out")
+    else:
+        why = (f"labels must be observed under method={method!r}: missing_label='drop' leaves "
+               "such rows out (R's behaviour), method='mcmc' uses them as unlabeled rows")
+    raise ValueError(f"{what}; {why}.")
