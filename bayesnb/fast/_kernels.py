@@ -15,7 +15,9 @@ sliced into chunks on its device (:class:`_DeviceChunks`) rather than copied thr
 
 Families are static arguments (classes are hashable) and their parameters pytrees, so a kernel
 compiles once per (families, chunk shape, dtype). Chunk row counts come from :func:`bucket`, so a
-new batch of the same width does not re-trace (counted in :data:`TRACES`).
+new batch of the same width does not re-trace (counted in :data:`TRACES`), and class counts from
+``_buckets.class_bucket`` (padded classes impossible, cut on the host), so neither does a model
+whose class count falls in a compiled bucket.
 
 Float32 (JAX's default) never carries more than one chunk: each chunk's statistics go to the
 host, where the families finish and merge them in float64 (``finish_stats``, ``merge_stats``),
