@@ -138,6 +138,23 @@ class FastForm:
         reach)**2`` (``quadratic_in_x`` forms; ``inference.draws_rounding``)."""
         raise NotImplementedError
 
+    # ------------------------------------------------------------------ class buckets
+    #: True when :meth:`class_axes` declares every layout of this form's chunk statistics and
+    #: kernel tables: its kernels then run over a bucket of classes (``_buckets``), so a model
+    #: whose class count falls in a compiled bucket compiles nothing. False (the reference
+    #: form's default): kernels involving the family compile for each class count
+    class_buckets: ClassVar[bool] = False
+
+    @staticmethod
+    def class_axes(tree):
+        """Per field of ``tree`` (one chunk's statistics from the statistics kernel, or a
+        :meth:`kernel_table`), the axis that indexes the classes, or None for a class-free
+        field (``_buckets.leading``). Default: axis 0 of every field of at least one
+        dimension, the families' ``(K, ...)`` layout; read only where :attr:`class_buckets`."""
+        from ._buckets import leading
+
+        return leading(tree)
+
     # ------------------------------------------------------------------ other paths
     #: statistics and scores of labelled dense data counted on the host in float64
     #: (``host_stats``, ``host_score_table``, ``host_scores``; :mod:`._host`)

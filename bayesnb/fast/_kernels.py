@@ -15,7 +15,9 @@ sliced into chunks on its device (:class:`_DeviceChunks`) rather than copied thr
 
 Families are static arguments (classes are hashable) and their parameters pytrees, so a kernel
 compiles once per (families, chunk shape, dtype). Chunk row counts come from :func:`bucket`, so a
-new batch of the same width does not re-trace (counted in :data:`TRACES`).
+new batch of the same width does not re-trace (counted in :data:`TRACES`), and class counts from
+``_buckets.class_bucket`` (padded classes impossible, cut on the host), so neither does a model
+whose class count falls in a compiled bucket.
 
 Float32 (JAX's default) never carries more than one chunk: each chunk's statistics go to the
 host, where the families finish and merge them in float64 (``finish_stats``, ``merge_stats``),
@@ -52,6 +54,7 @@ from ..families._base import (
     host_f64,
 )
 from . import form_of
+from ._buckets import kernel_classes, pad_prior, pad_table, real_scores, real_stats
 from ._compiled import compiled, keep_bounded
 from ._float32 import Float32Unrepresentable
 from ._steps import (
@@ -667,7 +670,10 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     the pass when the statistics are beyond float32 (``float32_inexact``)."""
     n = codes.shape[0]
     dtype = np.dtype(jnp.result_type(float))
-    per_class = FIT_CLASS_ARRAYS * n_classes * dtype.itemsize if needs_one_hot(families) else 0
+    forms = [form_of(f) for f in families]
+    # the kernel's classes: a bucket, its padded classes cut from each chunk's statistics
+    padded = kernel_classes(forms, n_classes)
+    per_class = FIT_CLASS_ARRAYS * padded * dtype.itemsize if needs_one_hot(families) else 0
     rows = balanced_rows(n, chunk_rows(n, _row_bytes(sources) + per_class))
     x32 = not float64_mode()
     shifts = [form_of(f).fit_shift(shift_sample(s, n)) if x32 and s.dtype.kind == "f"
@@ -695,9 +701,9 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
         if checks[:len(families)].any():  # refused now: not finished (an infinity gave NaN)
             _report(sources, checks[:len(families)])
         for b, family in enumerate(families):
-            form = form_of(family)
-            chunk = form.refine_stats(host_f64(stats[b]),
-                                        partial(sources[b].read, start, stop))
+            form = forms[b]
+            chunk = real_stats(form, host_f64(stats[b]), n_classes, padded)
+            chunk = form.refine_stats(chunk, partial(sources[b].read, start, stop))
             chunk = form.finish_stats(chunk, shifts[b])
             totals[b] = chunk if totals[b] is None else family.merge_stats(totals[b], chunk)
 
@@ -707,7 +713,7 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
         xs = chunks.fill(i, start, stop)  # chunk i - 2 was finished (and so waited for)
         c = pad_rows(codes[start:stop].astype(np.int32, copy=False), rows)
         w = pad_rows(np.asarray(weights[start:stop], dtype=dtype), rows)
-        result = suff_stats(families, levels, n_classes, xs, c, w, device)
+        result = suff_stats(families, levels, padded, xs, c, w, device)
         if accelerator:  # its copy to the host starts as soon as it is computed
             for leaf in jax.tree_util.tree_leaves(result):
                 leaf.copy_to_host_async()
@@ -758,12 +764,18 @@ def _column(source: Source, j: int) -> str:
 _kernel_tables: dict = {}
 
 
-def _tables(families, tables, exact: bool, joint: bool, sources=()):
+def _tables(families, tables, exact: bool, joint: bool, sources=(), classes=(0, 0)):
     """Every block's table in the form its score kernel reads, and its host-side shift
-    (``FastForm.kernel_table``), built in float64 once per fitted table."""
-    built = [cached_kernel_table(_kernel_tables, (family, exact, joint), table,
-                                 partial(form_of(family).kernel_table, table, exact, joint),
-                                 sources, b)
+    (``FastForm.kernel_table``), built in float64 once per fitted table; ``classes``: its
+    ``(real, kernel)`` class counts, the table padded from the first to the second
+    (``_buckets.pad_table``)."""
+    def build(family, table):
+        form = form_of(family)
+        kernel, shift = form.kernel_table(table, exact, joint)
+        return pad_table(form, kernel, *classes), shift
+
+    built = [cached_kernel_table(_kernel_tables, (family, exact, joint, classes), table,
+                                 partial(build, family, table), sources, b)
              for b, (family, table) in enumerate(zip(families, tables, strict=True))]
     return tuple(k for k, _ in built), [shift for _, shift in built]
 
@@ -804,18 +816,23 @@ def stream_scores(families, levels, exact, output, class_log_prior, tables, sour
     temporary, so memory is a few chunks plus the ``(n, K)`` output."""
     keep_bounded()
     width = sum(s.width for s in sources)
-    rows = chunk_rows(n_rows, _row_bytes(sources) + SCORE_CLASS_BYTES * n_classes)
+    # the kernel's classes: a bucket, the padded classes impossible and cut from the output
+    padded = kernel_classes([form_of(f) for f in families], n_classes)
+    rows = chunk_rows(n_rows, _row_bytes(sources) + SCORE_CLASS_BYTES * padded)
     if exact or not all(form_of(f).product_scores for f in families):
         rows = min(rows, chunk_rows(n_rows, 1, budget=CLASS_COLUMN_ELEMENTS // max(
-            n_classes * width, 1)))
+            padded * width, 1)))
     rows = balanced_rows(n_rows, rows)
-    kernel_tables, shifts = _tables(families, tables, exact, output == "joint", sources)
+    kernel_tables, shifts = _tables(families, tables, exact, output == "joint", sources,
+                                    (n_classes, padded))
     chunks = staging(sources, rows, shifts)
     # once for the stream, not at every chunk's call
-    class_log_prior, kernel_tables = _placed((class_log_prior, kernel_tables), None)
+    class_log_prior, kernel_tables = _placed(
+        (pad_prior(class_log_prior, n_classes, padded), kernel_tables), None)
     if device_out and isinstance(chunks, _DeviceChunks):
-        return _device_results(families, levels, exact, output, class_log_prior,
-                               kernel_tables, sources, chunks, n_rows, rows)
+        out, norm = _device_results(families, levels, exact, output, class_log_prior,
+                                    kernel_tables, sources, chunks, n_rows, rows)
+        return (out if padded == n_classes else out[:, :n_classes]), norm
     out = np.empty((n_rows, n_classes), dtype=np.float64)
     norm = np.empty(n_rows, dtype=np.float64)
     pending = None
@@ -825,10 +842,10 @@ def stream_scores(families, levels, exact, output, class_log_prior, tables, sour
         result = scores(families, levels, exact, output, class_log_prior, kernel_tables, xs,
                         np.int32(stop - start))
         if pending is not None:  # finish the previous chunk while this one computes
-            _store(out, norm, output, sources, *pending)
+            _store(out, norm, output, sources, n_classes, *pending)
         pending = (start, stop, result)
     if pending is not None:
-        _store(out, norm, output, sources, *pending)
+        _store(out, norm, output, sources, n_classes, *pending)
     return out, norm
 
 
@@ -903,10 +920,10 @@ def _check_score_flags(sources, flags: np.ndarray) -> None:
             raise inexact_scores(source, float(r))
 
 
-def _store(out, norm, output, sources, start, stop, result):
+def _store(out, norm, output, sources, n_classes, start, stop, result):
     s, z, flags = result
     # the blocks' invalid-value flags, then their rounding bounds (``scores``), read at once:
     # each jax scalar read alone (``bool``, ``float``) is a wait of its own
     _check_score_flags(sources, np.asarray(flags, dtype=np.float64))
-    out[start:stop] = finish(np.asarray(s)[: stop - start], output)
+    out[start:stop] = finish(real_scores(np.asarray(s)[: stop - start], n_classes), output)
     norm[start:stop] = np.asarray(z)[: stop - start]

@@ -13,6 +13,7 @@ import numpy as np
 from ..families._base import float64_mode, has_missing
 from ..families.bernoulli import Bernoulli, BernoulliParams, BernoulliStats, BetaPrior
 from . import FastForm, _sparse, register
+from ._buckets import leading
 from ._float32 import centre, sum_rounding
 
 
@@ -39,6 +40,14 @@ class BernoulliFast(FastForm):
     product_scores = True
     linear_in_x = True
     supports_sparse = True
+    class_buckets = True
+
+    @staticmethod
+    def class_axes(tree):
+        """Classes lead every field but :class:`BernoulliLinear`'s class-free ``spread``."""
+        if isinstance(tree, BernoulliLinear):
+            return leading(tree, spread=None)
+        return leading(tree)
 
     @staticmethod
     def label_stats(x, labels, n_levels=None) -> BernoulliStats:

@@ -16,6 +16,7 @@ from scipy.special import gammaln as sp_gammaln
 from ..families._base import float64_mode, has_missing
 from ..families.gaussian import LOG_2PI, Gaussian, GaussianParams, GaussianStats
 from . import FastForm, register
+from ._buckets import leading
 from ._float32 import (
     COARSE_ROUNDING,
     Float32Unrepresentable,
@@ -191,6 +192,18 @@ class GaussianFast(FastForm):
     family = Gaussian
     host_numeric = True
     quadratic_in_x = True
+    class_buckets = True
+
+    @staticmethod
+    def class_axes(tree):
+        """Classes lead every field but the chunk statistics' means (``(2, K, F)``: the class
+        means and the mean deviations from them, :meth:`label_stats`) and the Student-t's
+        class-free ``relative`` flag."""
+        if isinstance(tree, StudentT):
+            return leading(tree, relative=None)
+        if isinstance(tree, GaussianStats):
+            return leading(tree, mean=np.ndim(tree.mean) - 2)
+        return leading(tree)
 
     @staticmethod
     def label_stats(x, labels, n_levels=None) -> GaussianStats:

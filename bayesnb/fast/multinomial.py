@@ -16,6 +16,7 @@ from jax.scipy.special import xlogy
 from ..families._base import float64_mode, has_missing, log_matmul
 from ..families.multinomial import Multinomial, MultinomialParams, MultinomialStats
 from . import FastForm, _sparse, register
+from ._buckets import leading
 from ._counts import coefficient_rows, finish_coefficient, refine_coefficient
 from ._float32 import (
     COARSE_ROUNDING,
@@ -93,6 +94,22 @@ class MultinomialFast(FastForm):
     supports_sparse = True
     exact_host_tail = True
     small_count_markers = True
+
+    class_buckets = True
+
+    @staticmethod
+    def class_axes(tree):
+        """Classes lead every field but: the chunk statistics' class totals in their float32
+        chunk form (``(3, K, V)``, ``_float32.class_sums``) and their per-row coefficient terms
+        (``_counts.coefficient_rows``: class-free), the tables' per-count ``rounding`` and the
+        exact table's ``steps`` (``((S - 1) V, K)``)."""
+        if isinstance(tree, MultinomialStats):
+            return leading(tree, counts=np.ndim(tree.counts) - 2, log_coef=None)
+        if isinstance(tree, MultinomialShifted):
+            return leading(tree, rounding=None)
+        if isinstance(tree, DirichletMultinomialShifted):
+            return leading(tree, steps=1, rounding=None)
+        return leading(tree)
 
     @staticmethod
     def label_stats(x, labels, n_levels=None) -> MultinomialStats:

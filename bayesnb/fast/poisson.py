@@ -15,6 +15,7 @@ import numpy as np
 from ..families._base import float64_mode, has_missing, log_matmul
 from ..families.poisson import GammaPrior, Poisson, PoissonParams, PoissonStats
 from . import FastForm, _sparse, register
+from ._buckets import leading
 from ._counts import coefficient_rows, finish_coefficient, refine_coefficient
 from ._float32 import finish_class_sums, label_class_sums, reference
 from ._steps import step_sums
@@ -100,6 +101,22 @@ class PoissonFast(FastForm):
     supports_sparse = True
     exact_host_tail = True
     small_count_markers = True
+
+    class_buckets = True
+
+    @staticmethod
+    def class_axes(tree):
+        """Classes lead every field but: the chunk statistics' class totals in their float32
+        chunk form (``(3, K, F)``, ``_float32.class_sums``) and their per-row log-factorial
+        terms (``_counts.coefficient_rows``: class-free), the tables' per-column ``center``
+        and ``rounding`` and the exact table's ``steps`` (``((S - 1) F, K)``)."""
+        if isinstance(tree, PoissonStats):
+            return leading(tree, total=np.ndim(tree.total) - 2, log_factorial=None)
+        if isinstance(tree, PoissonShifted):
+            return leading(tree, center=None, rounding=None)
+        if isinstance(tree, NegBinShifted):
+            return leading(tree, steps=1, center=None, rounding=None)
+        return leading(tree)
 
     @staticmethod
     def label_stats(x, labels, n_levels=None) -> PoissonStats:
