@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from ._base import Schema, broadcast_hyper, cached_by_identity, is_distribution
+from ._base import Schema, broadcast_hyper, cached_by_identity, is_distribution, log_matmul
 
 #: code of a value outside the fitted levels (missing values are -1)
 UNSEEN = -2
@@ -580,3 +580,80 @@ def column_block(prior, stats, j: int, n_levels: int) -> tuple:
     return (type(prior)(np.asarray(prior.alpha)[cut], *flat_layout([n_levels])[::-1],
                         np.asarray(prior.unseen)[j:j + 1]),
             stats._replace(counts=np.asarray(stats.counts)[:, cut]))
+
+
+def level_hits(prior, stats, codes) -> tuple:
+    """``(hits, totals, observed, sizes)`` of rows of level codes (-1 missing): each value's
+    count per class ``(n, K, F)``, each class's column totals ``(K, F)``, which values are
+    observed ``(n, F)`` and each column's number of levels ``(F,)``, in float64."""
+    codes = np.asarray(codes, dtype=np.int64)
+    counts = np.asarray(stats.counts, dtype=np.float64)  # (K, L)
+    offset, segment = np.asarray(prior.offset), np.asarray(prior.segment)
+    sizes = np.bincount(segment, minlength=len(offset))
+    totals = np.stack([np.bincount(segment, weights=row, minlength=len(offset))
+                       for row in counts])
+    observed = codes >= 0
+    flat = offset[None, :] + np.where(observed, codes, 0)  # the flat level of each value
+    return np.moveaxis(counts[:, flat], 0, 1), totals, observed, sizes
+
+
+def one_hot_log_likelihood(params, codes, n_levels: tuple) -> jax.Array:
+    """``(n, K)`` sum over columns of ``params.log_prob`` at each code (``log_unseen`` at
+    ``UNSEEN``, 0 where missing) as one comparison one-hot ``(n, L)`` and one matmul: on a
+    CPU 5-10x faster than a gather."""
+    dtype = params.log_prob.dtype
+    return (log_matmul(_one_hot(codes, n_levels, dtype), _to_grouped(params.log_prob, n_levels))
+            + log_matmul((codes == UNSEEN).astype(dtype), params.log_unseen))
+
+
+def stated_log_tables(tables: dict, schema, classes) -> tuple:
+    """``(log_prob, offset, log_unseen)`` of stated ``tables[column][class][level]``
+    probabilities: a value outside the stated levels has probability 0."""
+    log_prob = jnp.asarray(host_log(tables_to_levels(tables, schema, classes)))
+    offset, _ = flat_layout([len(lv) for lv in schema.levels])
+    return log_prob, jnp.asarray(offset), jnp.full((len(classes), len(offset)), -jnp.inf)
+
+
+class LevelledColumns:
+    """What a family of level-valued columns (``Categorical``) declares about its columns'
+    levels: learning and declaring them, encoding and decoding values, the flat layout's
+    bookkeeping for other modules. The family's ``categories`` and ``unseen`` settings."""
+
+    pmf_label = "Categorical"
+    dependence_units = staticmethod(dependence_units)
+    column_block = staticmethod(column_block)
+    stated_numbers = staticmethod(stated_numbers)
+    stated_schema = staticmethod(stated_schema)
+
+    def check_settings(self) -> str:
+        if not isinstance(self.unseen, str) or self.unseen not in UNSEEN_POLICIES:
+            raise ValueError(f"Categorical: unseen must be one of {UNSEEN_POLICIES}, got "
+                             f"{self.unseen!r}.")
+        return self.unseen
+
+    def learn_schema(self, values: np.ndarray, columns: tuple) -> Schema:
+        self.check_settings()
+        declared = declared_levels(self.categories, columns)
+        return Schema(columns=tuple(columns), levels=learn_levels(values, columns, declared))
+
+    @staticmethod
+    def column_of(prior, j: int) -> int:
+        return int(np.asarray(prior.segment)[j])
+
+    def declared_levels(self, columns: tuple) -> list[tuple] | None:
+        return declared_levels(self.categories, columns)
+
+    def learns_levels(self) -> bool:
+        return self.categories is None
+
+    def encode(self, values, schema: Schema, *, unseen: str = "error",
+               dtype=None) -> np.ndarray:
+        return encode_levels(values, schema.columns, schema.levels, unseen,
+                             self.check_settings())
+
+    def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
+        return decode_levels(values, schema.levels)
+
+    def pmf_support(self, table, schema: Schema, j: int) -> tuple:
+        """Every level of column ``j``: its code and its value."""
+        return np.arange(len(schema.levels[j])), [str(v) for v in schema.levels[j]]
