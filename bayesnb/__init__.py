@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # what type checkers see of the names imported on first use (
     from .families import Family as Family
     from .families import Gaussian as Gaussian
     from .families import KernelDensity as KernelDensity
+    from .families import LogNormal as LogNormal
     from .families import Multinomial as Multinomial
     from .families import NonparametricFamily as NonparametricFamily
     from .families import Poisson as Poisson
@@ -54,6 +55,7 @@ _PUBLIC = {
     "Family": "families",
     "Gaussian": "families",
     "KernelDensity": "families",
+    "LogNormal": "families",
     "Multinomial": "families",
     "NonparametricFamily": "families",
     "Poisson": "families",

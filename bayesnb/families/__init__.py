@@ -7,7 +7,8 @@ Examples
 --------
 >>> import bayesnb as bnb
 >>> sorted(bnb.REGISTRY)
-['bernoulli', 'categorical', 'exponential', 'gaussian', 'kde', 'multinomial', 'poisson']
+['bernoulli', 'categorical', 'exponential', 'gaussian', 'kde', 'lognormal', 'multinomial',
+ 'poisson']
 >>> bnb.REGISTRY["gaussian"] is bnb.Gaussian
 True
 >>> bnb.REGISTRY["kde"]()
@@ -21,6 +22,7 @@ from .categorical import Categorical
 from .exponential import Exponential
 from .gaussian import Gaussian
 from .kde import KernelDensity
+from .lognormal import LogNormal
 from .multinomial import Multinomial
 from .poisson import Poisson
 
@@ -28,8 +30,9 @@ from .poisson import Poisson
 #: adding a family is one file and one line here.
 REGISTRY: dict[str, type[Family]] = {
     cls.name: cls for cls in (Bernoulli, Categorical, Multinomial, Gaussian, Poisson,
-                              KernelDensity, Exponential)
+                              KernelDensity, Exponential, LogNormal)
 }
 
 __all__ = ["REGISTRY", "Bernoulli", "Categorical", "ConjugateFamily", "Exponential", "Family",
-           "Gaussian", "KernelDensity", "Multinomial", "NonparametricFamily", "Poisson", "Schema"]
+           "Gaussian", "KernelDensity", "LogNormal", "Multinomial", "NonparametricFamily",
+           "Poisson", "Schema"]
