@@ -86,7 +86,9 @@ def _log_coef(x, r):
 
 
 def _class_for(cls, r) -> type:
-    """The subclass of ``cls`` whose ``known_r`` is ``r`` (one per value, kept)."""
+    """The subclass of ``cls`` (or of the family a class for r was made from) whose
+    ``known_r`` is ``r``: one per family and value, kept."""
+    cls = vars(cls).get("_family", cls)
     if is_distribution(r):
         raise TypeError("NegativeBinomial: r is the known number of successes, part of the "
                         "likelihood; it takes no hyperprior.")
@@ -94,10 +96,11 @@ def _class_for(cls, r) -> type:
     if a.ndim > 1 or not a.size or not np.all(np.isfinite(a) & (a > 0)):
         raise ValueError(f"NegativeBinomial: r must be a positive finite number or one per "
                          f"column, got {r!r}.")
-    key = (a.shape, a.tobytes())
+    key = (cls, a.shape, a.tobytes())
     if key not in _KNOWN:
         a.setflags(write=False)
-        _KNOWN[key] = type(cls)(cls.__name__, (cls,), {"known_r": a, "__module__": __name__})
+        _KNOWN[key] = type(cls)(cls.__name__, (cls,), {"known_r": a, "_family": cls,
+                                                       "__module__": cls.__module__})
     return _KNOWN[key]
 
 
@@ -153,17 +156,17 @@ class NegativeBinomial(ConjugateFamily):
         if r is None:
             raise TypeError("NegativeBinomial needs r, the known number of successes (a "
                             "positive number, or one per column).")
-        return super().__new__(_class_for(NegativeBinomial, r))
+        return super().__new__(_class_for(cls, r))
 
     def __init__(self, r: Hyper, alpha: Hyper = 1.0, beta: Hyper = 1.0) -> None:
         self.r, self.alpha, self.beta = r, alpha, beta
 
     def __reduce__(self):  # copies and pickles are made again: the class for r comes back
-        return NegativeBinomial, (self.r, self.alpha, self.beta)
+        return vars(type(self))["_family"], (self.r, self.alpha, self.beta)
 
     def set_params(self, **params) -> NegativeBinomial:
         super().set_params(**params)
-        self.__class__ = _class_for(NegativeBinomial, self.r)
+        self.__class__ = _class_for(type(self), self.r)
         return self
 
     def encode(self, values, schema: Schema, *, unseen: str = "error",
