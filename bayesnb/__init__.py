@@ -30,7 +30,9 @@ if TYPE_CHECKING:  # what type checkers see of the names imported on first use (
     from .families import Family as Family
     from .families import Gaussian as Gaussian
     from .families import KernelDensity as KernelDensity
+    from .families import LogNormal as LogNormal
     from .families import Multinomial as Multinomial
+    from .families import NegativeBinomial as NegativeBinomial
     from .families import NonparametricFamily as NonparametricFamily
     from .families import Poisson as Poisson
     from .joining import JoinColumns as JoinColumns
@@ -55,7 +57,9 @@ _PUBLIC = {
     "Family": "families",
     "Gaussian": "families",
     "KernelDensity": "families",
+    "LogNormal": "families",
     "Multinomial": "families",
+    "NegativeBinomial": "families",
     "NonparametricFamily": "families",
     "Poisson": "families",
     "JoinColumns": "joining",

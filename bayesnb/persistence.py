@@ -589,7 +589,7 @@ def _block_layout(i, entry, n_classes, kind, expect):
     n_levels = tuple(len(lv) for lv in levels) or None
     x = jax.ShapeDtypeStruct((1, len(columns)),
                              jnp.int32 if family_cls.integer_codes else jnp.float32)
-    stats = _finished_shapes(family_cls, x, n_levels, n_classes, where)
+    stats = _finished_shapes(type(shape_family), x, n_levels, n_classes, where)
     arrays = {}
     if kind == "tables":
         params = jax.eval_shape(lambda s: family_cls.estimate(prior, s, "ml"), stats)

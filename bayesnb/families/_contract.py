@@ -427,7 +427,8 @@ class ConjugateFamily(Family):
 
     >>> import numpy as np, bayesnb as bnb
     >>> sorted(c.__name__ for c in bnb.REGISTRY.values() if issubclass(c, bnb.ConjugateFamily))
-    ['Bernoulli', 'Categorical', 'Exponential', 'Gaussian', 'Multinomial', 'Poisson']
+    ['Bernoulli', 'Categorical', 'Exponential', 'Gaussian', 'LogNormal', 'Multinomial',
+     'NegativeBinomial', 'Poisson']
     >>> X = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
     >>> clf = bnb.NaiveBayes(bnb.Bernoulli()).fit(X, ["spam", "spam", "ham", "ham"])
     >>> block = clf.blocks_[0]
