@@ -570,7 +570,8 @@ def _block_layout(i, entry, n_classes, kind, expect):
     schema = Schema(columns=columns, levels=levels)
     where = f"block {i} ({name}, columns {list(columns)[:3]})"
     try:
-        prior = _shape_family(family_cls, hyper).prior(schema)
+        shape_family = _shape_family(family_cls, hyper)
+        prior = shape_family.prior(schema)
     except (TypeError, ValueError) as err:
         raise ValueError(f"{where} hyperparameters: {err}") from None
     if family_cls.nonparametric:  # the sample itself: 1-D arrays of one length (checked

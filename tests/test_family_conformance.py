@@ -265,7 +265,7 @@ def test_decayed_updates_equal_one_weighted_fit(cls):
     predictions alike."""
     n = 24
     X, y = simulate(cls, n, seed=9)
-    families = {"features": cls(), "method": "bayes" if not cls.nonparametric else "mean"}
+    families = {"features": make(cls), "method": "bayes" if not cls.nonparametric else "mean"}
 
     # cut points at multiples of 8: few chunk shapes, so few compilations
     @settings(max_examples=5, deadline=None, derandomize=True)

@@ -14,8 +14,10 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pandas as pd
 
-from ._base import xp_of
+from ._base import observed_pairs, xp_of
 
 
 class Moments(NamedTuple):
@@ -71,3 +73,76 @@ def scale_moments(a: Moments, gamma: float) -> Moments:
     r"""Every weight times :math:`\gamma`: :math:`n` and :math:`M_2` scale, :math:`\bar x`
     does not."""
     return type(a)(a.count * gamma, a.mean, a.m2 * gamma)
+
+
+# ------------------------------------------------- the ML variance's divisor, stated tables
+def checked_ddof(value) -> float:
+    """``ddof`` as a float, refused unless a finite number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) \
+            or not np.isfinite(value) or value < 0:
+        raise ValueError(f"Gaussian: ddof must be a finite number >= 0 (1 for R's sd()), "
+                         f"got {value!r}.")
+    return float(value)
+
+
+def check_divisor(count, ddof, pooled, columns, classes) -> None:
+    """Refuse an ML variance ``M2 / (n - ddof)`` (pooled: ``sum_k (n_k - ddof)``) whose divisor
+    is not positive, naming the column (and the class)."""
+    ddof, count = float(np.asarray(ddof)), np.asarray(count, dtype=np.float64)
+    if ddof == 0:
+        return
+    if bool(np.asarray(pooled)):
+        divisor = count.sum(axis=0) - ddof * count.shape[0]
+        short = np.flatnonzero((divisor <= 0) & (count.sum(axis=0) > 0))
+        if short.size:
+            raise ValueError(
+                f"column {columns[short[0]]!r}: the pooled variance with ddof={ddof:g} divides "
+                f"by {divisor[short[0]]:g} and is undefined under method='ml'. Use ddof=0, or "
+                f"method='mean' or 'bayes'.")
+        return
+    short = (count > 0) & (count <= ddof)
+    if short.any():
+        k, j = map(int, np.argwhere(short)[0])
+        label = classes[k].item() if isinstance(classes[k], np.generic) else classes[k]
+        raise ValueError(
+            f"column {columns[j]!r}, class {label!r}: {count[k, j]:g} observed value(s), so "
+            f"the variance with ddof={ddof:g} divides by {count[k, j] - ddof:g} and is "
+            f"undefined under method='ml'. Use ddof=0 (the 1/N variance), or method='mean' "
+            f"or 'bayes' (the prior fills the gap).")
+
+
+def stated_mean_sd(cell) -> list:
+    """One class's entry of a stated Normal table, ``(mean, sd)``, named."""
+    try:
+        mean, sd = cell
+    except (TypeError, ValueError):
+        raise ValueError(f"must be (mean, sd), got {cell!r}") from None
+    return [("mean", mean), ("sd", sd)]
+
+
+def mean_sd_params(tables: dict, schema, classes) -> tuple:
+    """``(mean, precision)`` ``(K, F)`` of stated ``tables[column][class] = (mean, sd)``."""
+    pairs = np.array([[tuple(map(float, tables[col][c])) for col in schema.columns]
+                      for c in classes])  # (K, F, 2)
+    if np.any(pairs[..., 1] <= 0):
+        raise ValueError("Gaussian tables: every sd must be positive.")
+    return jnp.asarray(pairs[..., 0]), jnp.asarray(pairs[..., 1] ** -2.0)
+
+
+def mean_sd_tables(mean, precision, columns, classes) -> dict:
+    """Per column a DataFrame of each class's mean and sd."""
+    mean, sd = np.asarray(mean), 1.0 / np.sqrt(np.asarray(precision))
+    return {col: pd.DataFrame({"mean": mean[:, j], "sd": sd[:, j]},
+                              index=pd.Index(classes, name="class"))
+            for j, col in enumerate(columns)}
+
+
+def pooled_linear_terms(mean, precision, columns) -> tuple | None:
+    r"""The Normal model's terms linear in x when every class shares a precision: weights
+    :math:`\lambda\mu_k` and biases :math:`-\lambda\mu_k^2/2` per observed value; None
+    when the classes' precisions differ (the :math:`x^2` terms then depend on the class)."""
+    lam = np.asarray(precision, dtype=np.float64)
+    if not np.all(lam == lam[:1]):
+        return None
+    mu = np.asarray(mean, dtype=np.float64)
+    return observed_pairs(lam * mu, -0.5 * lam * mu * mu, columns)

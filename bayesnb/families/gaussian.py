@@ -43,10 +43,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pandas as pd
 from jax.scipy.special import gammaln
 
 from .._typing import Hyper
+from . import _moments
 from ._base import (
     Schema,
     broadcast_hyper,
@@ -55,23 +55,12 @@ from ._base import (
     numeric_block,
     numpyro,
     observe_columns,
-    observed_pairs,
     pseudo_log,
     xp_of,
 )
 from ._contract import ConjugateFamily
-from ._moments import merge_moments, moments, remove_moments, scale_moments
 
 LOG_2PI = float(np.log(2 * np.pi))
-
-
-def _ddof(value) -> float:
-    """``ddof`` as a float, refused unless a finite number >= 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) \
-            or not np.isfinite(value) or value < 0:
-        raise ValueError(f"Gaussian: ddof must be a finite number >= 0 (1 for R's sd()), "
-                         f"got {value!r}.")
-    return float(value)
 
 
 def _precision_posterior(posterior) -> tuple:
@@ -112,13 +101,9 @@ class Gaussian(ConjugateFamily):
     pooled : bool, default=False
         Share one variance per column across the classes instead of one per class and column.
     ddof : float, default=0
-        Delta degrees of freedom of the ``method="ml"`` variance: ``M2 / (n - ddof)``. ``0`` is
-        the maximum likelihood (1/N) variance, scikit-learn's; ``1`` is R's ``sd()``, which
-        e1071's ``naiveBayes`` uses, so its predictions are reproduced exactly. It affects the
-        ML estimate only: ``"map"``, ``"mean"``, ``"bayes"`` and ``"mcmc"`` take the variance
-        from the Normal-Gamma posterior, which ``ddof`` does not change. A class with no more
-        than ``ddof`` observed values of a column has no such variance: an error names the
-        column and the class.
+        The ``method="ml"`` variance is ``M2 / (n - ddof)``: ``0`` is the 1/N variance
+        (scikit-learn's), ``1`` R's ``sd()`` (e1071's ``naiveBayes``, reproduced exactly). The
+        other methods take the variance from the posterior, which ``ddof`` does not change.
 
     Examples
     --------
@@ -169,45 +154,24 @@ class Gaussian(ConjugateFamily):
             broadcast_hyper(self.rate, f, "rate", "Gaussian", columns=schema.columns,
                             squared=True),
             np.asarray(bool(self.pooled)),
-            np.asarray(_ddof(self.ddof), dtype=np.float64),
+            np.asarray(_moments.checked_ddof(self.ddof), dtype=np.float64),
         )
 
     def check_estimate(self, prior: NormalGammaPrior, stats: GaussianStats, schema: Schema,
                        classes, method: str) -> None:
-        """Under ML with ``ddof > 0``: refuse a class whose observed values in a column are
-        no more than ``ddof`` (the divisor ``n - ddof`` is not positive), naming both."""
-        ddof = float(np.asarray(prior.ddof))
-        if method != "ml" or ddof == 0:
-            return
-        count = np.asarray(stats.count, dtype=np.float64)
-        if bool(np.asarray(prior.pooled)):  # one variance per column: divisor sum_k (n_k - d)
-            divisor = count.sum(axis=0) - ddof * count.shape[0]
-            short = np.flatnonzero((divisor <= 0) & (count.sum(axis=0) > 0))
-            if short.size:
-                raise ValueError(
-                    f"column {schema.columns[short[0]]!r}: the pooled variance with "
-                    f"ddof={ddof:g} divides by {divisor[short[0]]:g} and is undefined under "
-                    f"method='ml'. Use ddof=0, or method='mean' or 'bayes'.")
-            return
-        short = (count > 0) & (count <= ddof)
-        if short.any():
-            k, j = map(int, np.argwhere(short)[0])
-            label = classes[k].item() if isinstance(classes[k], np.generic) else classes[k]
-            raise ValueError(
-                f"column {schema.columns[j]!r}, class {label!r}: {count[k, j]:g} observed "
-                f"value(s), so the variance with ddof={ddof:g} divides by {count[k, j] - ddof:g}"
-                f" and is undefined under method='ml'. Use ddof=0 (the 1/N variance), or "
-                f"method='mean' or 'bayes' (the prior fills the gap).")
+        """Under ML, refuse a variance whose divisor ``n - ddof`` is not positive."""
+        if method == "ml":
+            _moments.check_divisor(stats.count, prior.ddof, prior.pooled, schema.columns, classes)
 
     # ------------------------------------------------------------------ numeric side
     @staticmethod
     def suff_stats(x, resp, n_levels=None) -> GaussianStats:
         """Weighted count, mean and centred sum of squares (``_moments``)."""
-        return GaussianStats(*moments(x, resp))
+        return GaussianStats(*_moments.moments(x, resp))
 
-    merge_stats = staticmethod(merge_moments)
-    remove_stats = staticmethod(remove_moments)
-    scale_stats = staticmethod(scale_moments)
+    merge_stats = staticmethod(_moments.merge_moments)
+    remove_stats = staticmethod(_moments.remove_moments)
+    scale_stats = staticmethod(_moments.scale_moments)
 
     @staticmethod
     def _class_terms(prior: NormalGammaPrior, stats: GaussianStats):
@@ -289,27 +253,14 @@ class Gaussian(ConjugateFamily):
 
     @staticmethod
     def describe(params: GaussianParams, schema: Schema, classes) -> dict:
-        mean, sd = np.asarray(params.mean), 1.0 / np.sqrt(np.asarray(params.precision))
-        return {col: pd.DataFrame({"mean": mean[:, j], "sd": sd[:, j]},
-                                  index=pd.Index(classes, name="class"))
-                for j, col in enumerate(schema.columns)}
+        return _moments.mean_sd_tables(params.mean, params.precision, schema.columns, classes)
 
-    def stated_numbers(self, cell) -> list:
-        try:
-            mean, sd = cell
-        except (TypeError, ValueError):
-            raise ValueError(f"must be (mean, sd), got {cell!r}") from None
-        return [("mean", mean), ("sd", sd)]
+    stated_numbers = staticmethod(_moments.stated_mean_sd)
 
     @staticmethod
     def from_tables(tables: dict, schema: Schema, classes) -> GaussianParams:
         """``tables[column][class]`` is ``(mean, sd)``."""
-        pairs = np.array([[tuple(map(float, tables[col][c])) for col in schema.columns]
-                          for c in classes])  # (K, F, 2)
-        if np.any(pairs[..., 1] <= 0):
-            raise ValueError("Gaussian tables: every sd must be positive.")
-        mean, precision = pairs[..., 0], pairs[..., 1] ** -2.0
-        return GaussianParams(jnp.asarray(mean), jnp.asarray(precision))
+        return GaussianParams(*_moments.mean_sd_params(tables, schema, classes))
 
     # ------------------------------------------------------------------ NumPyro
     @staticmethod
@@ -382,13 +333,8 @@ class Gaussian(ConjugateFamily):
 
     def linear_terms(self, params: GaussianParams, schema: Schema) -> tuple | None:
         r"""Pooled: :math:`x\lambda\mu_k - \lambda\mu_k^2/2` per observed value (the
-        :math:`-\lambda x^2/2` is the same for all classes); per-class precisions need
-        :math:`x^2` terms: None."""
-        lam = np.asarray(params.precision, dtype=np.float64)
-        if not np.all(lam == lam[:1]):
-            return None
-        mu = np.asarray(params.mean, dtype=np.float64)
-        return observed_pairs(lam * mu, -0.5 * lam * mu * mu, schema.columns)
+        :math:`-\lambda x^2/2` is the same for all classes); per-class precisions: None."""
+        return _moments.pooled_linear_terms(params.mean, params.precision, schema.columns)
 
     def dependence_units(self, x, prior: dict, schema: Schema) -> list:
         return column_units("gaussian", x, prior, schema)

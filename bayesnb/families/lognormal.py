@@ -50,7 +50,7 @@ from ._base import (
     observe_columns,
 )
 from ._contract import ConjugateFamily
-from ._moments import merge_moments, moments, remove_moments
+from ._moments import merge_moments, moments, remove_moments, scale_moments
 from .gaussian import Gaussian, GaussianParams, GaussianStats, NormalGammaPrior
 
 
@@ -129,6 +129,7 @@ class LogNormal(ConjugateFamily):
 
     merge_stats = staticmethod(merge_moments)
     remove_stats = staticmethod(remove_moments)
+    scale_stats = staticmethod(scale_moments)
     posterior = staticmethod(Gaussian.posterior)
     estimate = staticmethod(Gaussian.estimate)
 
