@@ -735,7 +735,8 @@ def _check_closed_form_means(model, priors) -> None:
     hyper = [b for b in model.blocks if b.family.hyperpriors() or b.family.pooling_prior()]
     if priors or hyper:
         what = (f"priors={sorted(priors)}" if priors else
-                f"the learned prior of {type(hyper[0].family).__name__} columns "
+                f"the {'hyperprior' if hyper[0].family.hyperpriors() else 'pooled prior'} "
+                f"of {type(hyper[0].family).__name__} columns "
                 f"{list(hyper[0].schema.columns)[:5]}")
         raise ValueError(f"conditional tables under method='mcmc' with {what}: the posterior "
                          f"has no closed-form mean; summarise the draws with "
