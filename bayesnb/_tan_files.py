@@ -15,7 +15,6 @@ margins are its columns' counts, each column's counts sum to the class counts).
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import zipfile
@@ -26,9 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from ._files import atomic_file
 from .persistence import (
-    MANIFEST,
     MAX_EXPANSION,
     MAX_MANIFEST_BYTES,
     ModelFileError,
@@ -44,6 +41,7 @@ from .persistence import (
     _read_arrays,
     _read_manifest,
     _scalars,
+    write_model_file,
 )
 
 FORMAT = "bayesnb-tan-model"
@@ -84,14 +82,7 @@ def save(model: Any, path: str | os.PathLike[str]) -> Path:
     if len(text.encode("utf-8")) > MAX_MANIFEST_BYTES:
         raise ValueError(f"this model's manifest would take more than {MAX_MANIFEST_BYTES} "
                          "bytes.")
-    path = Path(path)
-    with atomic_file(path) as f, zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr(MANIFEST, text)
-        for name, arr in arrays.items():
-            buf = io.BytesIO()
-            np.save(buf, arr, allow_pickle=False)
-            zf.writestr(f"arrays/{name}.npy", buf.getvalue())
-    return path
+    return write_model_file(path, text, arrays)
 
 
 def load(path: str | os.PathLike[str], build) -> Any:

@@ -237,10 +237,16 @@ def save(model: NaiveBayes, path: str | os.PathLike[str]) -> Path:
     if len(text.encode("utf-8")) > MAX_MANIFEST_BYTES:
         raise ValueError(f"this model's manifest would take {len(text.encode('utf-8'))} bytes, "
                          f"more than the {MAX_MANIFEST_BYTES} a model file may hold.")
+    return write_model_file(path, text, arrays)
+
+
+def write_model_file(path, manifest_text: str, arrays: dict) -> Path:
+    """Write a model file atomically: the manifest's JSON text and each array as
+    ``arrays/{name}.npy`` (no pickles), in one zip archive."""
     path = Path(path)
     with atomic_file(path) as f, zipfile.ZipFile(f, "w",
                                                   compression=zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr(MANIFEST, text)
+        zf.writestr(MANIFEST, manifest_text)
         for name, arr in arrays.items():
             buf = io.BytesIO()
             np.save(buf, arr, allow_pickle=False)
