@@ -36,9 +36,10 @@ import numpy as np
 
 from .fast._compiled import compiled, exported_program, held
 
-#: XLA:CPU options of both programs: compiling dominates these short runs, and LLVM at level 0
-#: compiles faster; the draws stay the same whether compiled here or read from the cache
-_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
+#: XLA:CPU options of both programs: compiling dominates these short runs. LLVM at level 0
+#: compiles faster, and XLA's classic fusion emitters compile these loop-heavy programs with
+#: about 200 MB less peak memory than its MLIR ones (``benchmarks/mcmc.py``'s peak RSS)
+_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
 
 
 class _Settings(NamedTuple):
