@@ -388,6 +388,17 @@ def gamma_prior(shape, rate, schema: Schema, family: str) -> GammaPrior:
                       broadcast_hyper(rate, f, "rate", family, columns=cols))
 
 
+def check_beta_map(prior, schema: Schema, method: str, family: str) -> None:
+    """Refuse MAP where a Beta parameter (``prior.alpha``, ``prior.beta``) is below 1: that
+    Beta density has its mode at 0 or 1, or none at all."""
+    bad = (prior.alpha < 1) | (prior.beta < 1)
+    if method == "map" and np.any(bad):
+        raise ValueError(
+            f"column {schema.columns[int(np.argmax(bad))]!r}: the {family} MAP estimate "
+            "needs alpha >= 1 and beta >= 1 (a Beta density with a parameter below 1 has its "
+            "mode at 0 or 1 or none at all); use method='mean' or raise the concentration.")
+
+
 def check_gamma_map(prior: GammaPrior, schema: Schema, method: str, family: str,
                     values: str) -> None:
     """Refuse MAP where a Gamma shape below 1 leaves a class with no ``values`` its mode at 0

@@ -34,6 +34,7 @@ from ..fast import _sparse
 from ._base import (
     Schema,
     broadcast_hyper,
+    check_beta_map,
     dist,
     imprecise_level_bounds,
     log_matmul,
@@ -128,14 +129,7 @@ class Bernoulli(Pooled, ConjugateFamily):
                          broadcast_hyper(self.beta, f, "beta", "Bernoulli", columns=cols))
 
     def check_prior(self, prior: BetaPrior, schema: Schema, method: str) -> None:
-        bad = (prior.alpha < 1) | (prior.beta < 1)
-        if method == "map" and np.any(bad):
-            raise ValueError(
-                f"column {schema.columns[int(np.argmax(bad))]!r}: the Bernoulli MAP estimate "
-                "needs alpha >= 1 and beta >= 1 (a Beta density with a "
-                "parameter below 1 has its mode at 0 or 1 or none at all); use method='mean' "
-                "or raise the concentration."
-            )
+        check_beta_map(prior, schema, method, "Bernoulli")
 
     @staticmethod
     def suff_stats(x, resp, n_levels=None) -> BernoulliStats:

@@ -146,16 +146,14 @@ class Gaussian(ConjugateFamily):
         return numeric_block(values, schema, "Gaussian", dtype)
 
     def prior(self, schema: Schema) -> NormalGammaPrior:
-        f = len(schema.columns)
+        f, cols = len(schema.columns), schema.columns
         return NormalGammaPrior(
-            broadcast_hyper(self.loc, f, "loc", "Gaussian", columns=schema.columns, positive=False),
-            broadcast_hyper(self.kappa, f, "kappa", "Gaussian", columns=schema.columns),
-            broadcast_hyper(self.shape, f, "shape", "Gaussian", columns=schema.columns),
-            broadcast_hyper(self.rate, f, "rate", "Gaussian", columns=schema.columns,
-                            squared=True),
+            broadcast_hyper(self.loc, f, "loc", "Gaussian", columns=cols, positive=False),
+            broadcast_hyper(self.kappa, f, "kappa", "Gaussian", columns=cols),
+            broadcast_hyper(self.shape, f, "shape", "Gaussian", columns=cols),
+            broadcast_hyper(self.rate, f, "rate", "Gaussian", columns=cols, squared=True),
             np.asarray(bool(self.pooled)),
-            np.asarray(_moments.checked_ddof(self.ddof), dtype=np.float64),
-        )
+            np.asarray(_moments.checked_ddof(self.ddof), dtype=np.float64))
 
     def check_estimate(self, prior: NormalGammaPrior, stats: GaussianStats, schema: Schema,
                        classes, method: str) -> None:
@@ -197,10 +195,8 @@ class Gaussian(ConjugateFamily):
     def estimate(prior: NormalGammaPrior, stats: GaussianStats, method: str) -> GaussianParams:
         jnp = xp_of(prior, stats)  # noqa: F811 -- NumPy on the host (float64), else JAX
         if method == "ml":
-            ddof = prior.ddof
-            var_k = stats.m2 / (stats.count - ddof)
-            var_pooled = stats.m2.sum(axis=0) / (stats.count.sum(axis=0)
-                                                 - ddof * stats.count.shape[0])
+            var_k = stats.m2 / (stats.count - prior.ddof)
+            var_pooled = stats.m2.sum(axis=0) / (stats.count - prior.ddof).sum(axis=0)
             # a class with no observed value has no ML mean (0/0), pooled variance or not
             mean = jnp.where(stats.count > 0, stats.mean, jnp.nan)
             precision = 1.0 / jnp.where(prior.pooled, var_pooled, var_k)
@@ -210,8 +206,7 @@ class Gaussian(ConjugateFamily):
             if method == "mean":
                 precision = post.shape / post.rate
             else:
-                n_classes = stats.count.shape[0]
-                extra = jnp.where(prior.pooled, n_classes / 2.0 - 1.0, -0.5)
+                extra = jnp.where(prior.pooled, stats.count.shape[0] / 2.0 - 1.0, -0.5)
                 precision = (post.shape + extra) / post.rate
         return GaussianParams(mean, precision)
 

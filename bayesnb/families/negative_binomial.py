@@ -49,6 +49,7 @@ from .._typing import Hyper
 from ._base import (
     Schema,
     broadcast_hyper,
+    check_beta_map,
     dist,
     is_distribution,
     numeric_block,
@@ -182,13 +183,7 @@ class NegativeBinomial(ConjugateFamily):
             broadcast_hyper(self.r, f, "r", "NegativeBinomial", columns=cols))
 
     def check_prior(self, prior: NegativeBinomialPrior, schema: Schema, method: str) -> None:
-        bad = (prior.alpha < 1) | (prior.beta < 1)
-        if method == "map" and np.any(bad):
-            raise ValueError(
-                f"column {schema.columns[int(np.argmax(bad))]!r}: the NegativeBinomial MAP "
-                "estimate needs alpha >= 1 and beta >= 1 (a Beta density with a parameter "
-                "below 1 has its mode at 0 or 1 or none at all); use method='mean' or raise "
-                "them.")
+        check_beta_map(prior, schema, method, "NegativeBinomial")
 
     # ------------------------------------------------------------------ numeric side
     @classmethod
