@@ -1,0 +1,119 @@
+"""Conformance of every registered family (issue 37), the posterior and its sampling: one
+table of checks, run for each parametric family in ``bayesnb.families.REGISTRY`` from what the
+family declares, so a new family is tested by registering it, without new test code. The data
+come from the family's own generative model (``_conformance.simulate``); fits and numerics are
+checked the same way in ``test_family_conformance.py``.
+
+References are independent of the code under test: the exact predictive against a Monte Carlo
+average of NumPyro's likelihood over exact posterior draws, the evidence against the chain rule
+of sequential predictives, the draws against the posterior's NumPyro moments, NUTS against
+the exact posterior.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from _conformance import N_CLASSES, PARAMETRIC, block_arrays, fit, simulate
+from numpyro import handlers
+from numpyro.diagnostics import effective_sample_size
+from scipy.special import logsumexp
+
+from bayesnb.families._base import host_f64
+from bayesnb.model import block_sites, column_labels, site_name
+
+
+# ---------------------------------------------------------------------- exact posterior
+def _row_log_likelihood(cls, params, x, k):
+    """``(rows,)`` log p(x_i | theta, c = k) from the family's NumPyro observe statements
+    (NumPyro's densities, not the family's ``log_likelihood``)."""
+    y = jnp.full(x.shape[0], k)
+    trace = handlers.trace(handlers.seed(lambda: cls.observe(params, x, y, "b"), 0)).get_trace()
+    total = jnp.zeros(x.shape[0])
+    for site in trace.values():
+        if site["type"] == "sample" and site["is_observed"]:
+            lp = site["fn"].log_prob(site["value"])
+            total = total + jnp.sum(jnp.reshape(lp, (x.shape[0], -1)), axis=1)
+    return total
+
+
+@pytest.mark.parametrize("cls", PARAMETRIC)
+def test_log_predictive_is_the_posterior_average_of_the_likelihood(cls, x64):
+    """log p(x | data, c) = log E_posterior[p(x | theta, c)] within 5 Monte Carlo errors, the
+    likelihood from NumPyro's distributions and the draws exact."""
+    X, y = simulate(cls, 44, shared=True)  # close classes: every new row is typical of both
+    clf = fit(cls, X[:40], y[:40], method="bayes")
+    fam, prior, stats, x, _ = block_arrays(clf, X[40:])  # new rows of the same classes
+    posterior = fam.posterior(prior, stats)
+    exact = np.asarray(jax.jit(lambda p, x: fam.log_predictive(p, x)
+                               + fam.log_normalizer(x)[:, None])(posterior, jnp.asarray(x)))
+    draws = fam.sample_posterior(np.random.default_rng(2), posterior, 10_000)
+    per_draw = jax.jit(jax.vmap(jax.vmap(lambda p, k: _row_log_likelihood(
+        fam, p, jnp.asarray(x), k), (None, 0)), (0, None)))
+    ll = np.asarray(per_draw({key: jnp.asarray(v) for key, v in draws.items()},
+                             jnp.arange(N_CLASSES)))  # (draws, classes, rows)
+    reference = (logsumexp(ll, axis=0) - np.log(ll.shape[0])).T
+    w = np.exp(ll - ll.max(axis=0))
+    mc_error = (w.std(axis=0) / (np.sqrt(ll.shape[0]) * w.mean(axis=0))).T
+    assert np.all(mc_error < 0.05)  # the Monte Carlo average is informative
+    np.testing.assert_array_less(np.abs(exact - reference), 5 * mc_error + 1e-9)
+
+
+@pytest.mark.parametrize("cls", PARAMETRIC)
+def test_log_evidence_is_the_chain_of_sequential_predictives(cls, x64):
+    """log p(X | y) = sum_i log p(x_i | x_<i, y) (the predictive of each row given the rows
+    before it), to float64 precision."""
+    X, y = simulate(cls, 12)
+    clf = fit(cls, X, y)
+    fam, prior, stats, x, block = block_arrays(clf, X)
+    levels = tuple(len(lv) for lv in block.schema.levels) or None
+    onehot = np.eye(N_CLASSES)[y]
+    chain = 0.0
+    for i in range(len(y)):
+        before = host_f64(fam.suff_stats(jnp.asarray(x), jnp.asarray(
+            onehot * (np.arange(len(y)) < i)[:, None]), levels))
+        row = jnp.asarray(x[i:i + 1])
+        chain += float(fam.log_predictive(fam.posterior(prior, before), row, levels)[0, y[i]]
+                       + fam.log_normalizer(row)[0])
+    assert float(fam.log_evidence(prior, stats)) == pytest.approx(chain, rel=1e-9, abs=1e-9)
+    assert clf.log_evidence(per_block=True).iloc[1] == pytest.approx(chain, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("cls", PARAMETRIC)
+def test_exact_draws_have_the_posterior_moments(cls, x64):
+    """Draws of ``sample_posterior`` against the mean and variance of each parameter's
+    posterior (``posterior_distributions``, NumPyro), within 6 standard errors."""
+    X, y = simulate(cls, 60)
+    fam, prior, stats, _, _ = block_arrays(fit(cls, X, y), X)
+    posterior = fam.posterior(prior, stats)
+    n = 20_000
+    draws = fam.sample_posterior(np.random.default_rng(3), posterior, n)
+    for key, d in fam.posterior_distributions(jax.tree_util.tree_map(jnp.asarray,
+                                                                      posterior)).items():
+        v = np.asarray(draws[key])
+        mean, var = np.asarray(d.mean), np.asarray(d.variance)
+        np.testing.assert_array_less(np.abs(v.mean(axis=0) - mean), 6 * np.sqrt(var / n))
+        fourth = np.mean((v - mean) ** 4, axis=0)
+        np.testing.assert_array_less(np.abs(v.var(axis=0) - var),
+                                     6 * np.sqrt(np.maximum(fourth - var**2, 0) / n) + 1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::bayesnb.inference.ConvergenceWarning")  # a short chain:
+@pytest.mark.parametrize("cls", PARAMETRIC)  # its ESS enters the tolerance instead
+def test_nuts_matches_the_exact_posterior(cls):
+    """method='mcmc' (NUTS, one short chain) against the exact posterior means, within 5
+    Monte Carlo standard errors (sd / sqrt(ESS))."""
+    X, y = simulate(cls, 30, n_columns=2, seed=4)
+    clf = fit(cls, X, y, method="mcmc", num_warmup=300, num_samples=400, num_chains=1,
+              seed=1, progress_bar=False)
+    block = clf.blocks_[0]
+    fam = type(block.family)
+    posterior = jax.tree_util.tree_map(jnp.asarray, fam.posterior(host_f64(block.prior),
+                                                                  host_f64(block.stats)))
+    exact = fam.posterior_distributions(posterior)
+    site, labels = block_sites(clf)[0], column_labels(clf)[0]
+    for key in block.family.param_dims(block.prior, block.schema):
+        chain = np.asarray(clf.draws_[site_name(site, key, labels)], dtype=np.float64)
+        mcse = chain[0].std(axis=0) / np.sqrt(effective_sample_size(chain))
+        np.testing.assert_array_less(np.abs(chain[0].mean(axis=0) - np.asarray(exact[key].mean)),
+                                     5 * mcse + 1e-6)
