@@ -193,9 +193,9 @@ def print_ratios(title: str, times: dict, base: str) -> None:
 
 def collect_garbage() -> None:
     """Collect earlier calls' garbage before a timed call. The first time, everything alive
-    (the imported modules: about a million objects) goes into the collector's permanent
-    generation (``gc.freeze``), so each later collection scans only what was made since:
-    a full collection of them took 0.1-0.4 s per timed call, a third of ``run.py --quick``."""
+    then (the imported modules, mostly) goes into the collector's permanent generation
+    (``gc.freeze``), so each later collection scans only what was made since: collecting
+    them all again before every call was 48 of ``run.py --quick``'s 135 s (busy machine)."""
     global _FROZEN
     gc.collect()
     if not _FROZEN:
