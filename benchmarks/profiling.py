@@ -11,13 +11,12 @@ checked against scikit-learn's argmax, and may add stages of its own (``profile_
 
 from __future__ import annotations
 
-import gc
 import statistics
 import time
 from collections.abc import Callable, Iterator
 
 import numpy as np
-from harness import Context, fmt_s, policy, sync
+from harness import Context, collect_garbage, fmt_s, policy, sync
 
 Stages = list[tuple[str, float]]
 
@@ -25,7 +24,7 @@ Stages = list[tuple[str, float]]
 def median_time(fn, repeats):
     out, ts = None, []
     for _ in range(repeats):
-        gc.collect()
+        collect_garbage()
         t0 = time.perf_counter()
         out = sync(fn())
         ts.append(time.perf_counter() - t0)
