@@ -99,7 +99,8 @@ def test_gaussian_device_input_is_shifted_on_the_device(device_chunks, offset, m
     guarantee of the float64 fit."""
     rng = np.random.default_rng(10)
     y = rng.integers(0, 3, 1_000)
-    X = (offset + y[:, None] * 0.3 + rng.normal(size=(1_000, 6))).astype(np.float32)
+    # the shape of ``_data`` (12 columns), so the Gaussian kernels of the test above serve
+    X = (offset + y[:, None] * 0.3 + rng.normal(size=(1_000, 12))).astype(np.float32)
     clf = bnb.NaiveBayes(bnb.Gaussian(), method=method).fit(X, y)
     expected = clf.predict_proba(X)
     before = device_chunks["n"]
