@@ -99,7 +99,8 @@ def test_gaussian_device_input_is_shifted_on_the_device(device_chunks, offset, m
     guarantee of the float64 fit."""
     rng = np.random.default_rng(10)
     y = rng.integers(0, 3, 1_000)
-    X = (offset + y[:, None] * 0.3 + rng.normal(size=(1_000, 6))).astype(np.float32)
+    # the shape of ``_data`` (12 columns), so the Gaussian kernels of the test above serve
+    X = (offset + y[:, None] * 0.3 + rng.normal(size=(1_000, 12))).astype(np.float32)
     clf = bnb.NaiveBayes(bnb.Gaussian(), method=method).fit(X, y)
     expected = clf.predict_proba(X)
     before = device_chunks["n"]
@@ -162,7 +163,8 @@ def test_a_bad_value_on_the_device_names_its_column(device_chunks, where):
         assert not hasattr(clf, "fitted_")  # the fit completed or changed nothing
 
 
-def test_non_finite_device_input_is_refused():
+def test_non_finite_device_input_is_refused(device_chunks):
+    # (``device_chunks``: the chunk shape of the tests above, whose kernels then serve)
     X, y = _data(7)
     bad = X.copy()
     bad[10, 2] = np.inf
@@ -170,7 +172,7 @@ def test_non_finite_device_input_is_refused():
         bnb.NaiveBayes(bnb.Poisson()).fit(X, y).predict_proba(jnp.asarray(bad))
 
 
-def test_device_input_shape_errors():
+def test_device_input_shape_errors(device_chunks):
     clf = bnb.NaiveBayes(bnb.Multinomial()).fit(*_data(8))
     with pytest.raises(ValueError, match="X has 5 features, but NaiveBayes is expecting 12"):
         clf.predict_proba(jnp.ones((3, 5)))

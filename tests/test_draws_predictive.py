@@ -358,7 +358,8 @@ def test_scorer_keeps_the_draws_tables_and_answers_every_input_alike(small_chunk
     out once."""
     import jax
 
-    X, y = count_data("poisson", seed=7, n=90, f=8, k=3)
+    # the shapes of the device-resident Poisson test below (the same compiled kernels)
+    X, y = count_data("poisson", seed=7, n=90, f=7, k=3)
     clf = bnb.NaiveBayes(bnb.Poisson(), method="bayes").fit(X, y)
     draws = clf.sample_posterior(N_DRAWS, seed=4)
     scorer = DrawsScorer(clf.fitted_, clf._class_setup()[1], draws)

@@ -235,6 +235,19 @@ def test_student_t_far_outliers_take_the_term_by_term_form(x64):
     check(_fit(family, X), Xn, student_t_joint(X, Y, Xn))
 
 
+@jax.jit
+def _log1p_sum(xj, table):
+    """``gaussian._log1p_sum`` of a Student-t table at ``xj``, compiled once per shape and
+    dtype (not once per call, as a new function each time would be)."""
+    from bayesnb.fast import gaussian
+
+    def u_of(lo, hi, classes):
+        d = xj[:, None, lo:hi] - table.loc[classes, lo:hi]
+        return d * d * table.weight[classes, lo:hi]
+
+    return gaussian._log1p_sum(u_of, xj.shape[1], table, xj)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_grouped_log1p_sum_against_numpy(dtype):
     """``_log1p_sum`` itself: the grouped form and the overflow fallback against float64
@@ -257,14 +270,7 @@ def test_grouped_log1p_sum_against_numpy(dtype):
                 ref = np.log1p((xs[:, None, :] - loc) ** 2 * weight).sum(axis=-1)
                 if relative.size:
                     ref = ref - ref[:, :1]
-                xj = jnp.asarray(xs, dtype)
-
-                def u_of(lo, hi, classes, xj=xj, table=table):
-                    d = xj[:, None, lo:hi] - table.loc[classes, lo:hi]
-                    return d * d * table.weight[classes, lo:hi]
-
-                got = np.asarray(jax.jit(lambda xj, u_of=u_of, table=table: gaussian._log1p_sum(
-                    u_of, f, table, xj))(xj), np.float64)
+                got = np.asarray(_log1p_sum(jnp.asarray(xs, dtype), table), np.float64)
                 tol = 1e-5 if dtype == np.float32 else 1e-12
                 # float32, relative: the difference of two sums near 1e13 (the fallback's
                 # column at 1e6) keeps their absolute rounding
@@ -278,11 +284,13 @@ def test_float32_agrees_with_x64(name, scan, monkeypatch):
     """Default float32 against x64 on the same data, with counts above S (host tails)."""
     force_steps(monkeypatch, 2)
     rng = np.random.default_rng(11)
+    # the shapes of the x64 tests above (8 Gaussian columns, 5 count columns, 16-row buckets),
+    # so their float64 kernels are compiled once
     if name == "gaussian":
-        X, Xn, family = (rng.normal(Y[:, None] % K, 1.0, (60, 6)), rng.normal(1, 1.5, (30, 6)),
+        X, Xn, family = (rng.normal(Y[:, None] % K, 1.0, (60, 8)), rng.normal(1, 1.5, (20, 8)),
                          bnb.Gaussian())
     else:
-        X, Xn = count_data(12, f=6, big=BIG), count_data(13, n=30, f=6, big=((4, 2, 25.0),))
+        X, Xn = count_data(12, big=BIG), count_data(13, n=15, big=((4, 2, 25.0),))
         Xn[6, 1] = np.nan
         family = bnb.Multinomial() if name == "multinomial" else bnb.Poisson()
     p32 = _fit(family, X).predict_proba(Xn)

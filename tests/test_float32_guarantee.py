@@ -314,7 +314,7 @@ def test_gaussian_rate_in_squared_units_is_accepted():
     (1e18)."""
     rng = np.random.default_rng(0)
     y = np.arange(100) % 2
-    X = 1e11 * rng.normal(size=(100, 2)) + 3e10 * y[:, None]
+    X = 1e11 * rng.normal(size=(100, 3)) + 3e10 * y[:, None]
     _agreement(lambda: NaiveBayes(Gaussian(rate=1e22)), X, y)
 
 
@@ -332,11 +332,19 @@ def test_gaussian_rows_far_from_every_class_are_not_refused():
     (table,), _ = _kernel_tables(clf)
     assert isinstance(table, gaussian.GaussianExpanded)
     table32 = type(table)(*(np.asarray(v, np.float32) for v in table))
-    far32 = far.astype(np.float32)
-    rounding = gaussian.GaussianFast.score_rounding(
-        table32, far32, gaussian.GaussianFast.scores(table32, far32, None, False))
+    rounding = _gaussian_rounding(table32, far.astype(np.float32))
     assert float(np.max(rounding)) > 2e-4  # the per-class bounds, weighed in the kernel
     _agreement(lambda: NaiveBayes(Gaussian()), X, y, far, methods=("ml", "mean"))
+
+
+@jax.jit
+def _gaussian_rounding(table, x):
+    """The Gaussian form's per-class rounding bounds of its float32 scores, in one compiled
+    function (run op by op, each small operation compiled on its own)."""
+    from bayesnb.fast import gaussian
+
+    form = gaussian.GaussianFast
+    return form.score_rounding(table, x, form.scores(table, x, None, False))
 
 
 def _kernel_tables(clf):
