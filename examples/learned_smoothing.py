@@ -11,7 +11,7 @@ Bayes) and shows the learned alpha's posterior next to the empirical-Bayes point
 
 Data: simulated, printed at the start: two classes ("spam", "ham") of 3-word documents over a
 ``--vocabulary`` of words, ``--train`` training documents and 3,000 held-out ones. ``--samples``
-sets NUTS's warm-up and draws (the test runs a quick ``--samples 30 --vocabulary 12``).
+sets NUTS's warm-up and draws (the tests and the gallery run ``--samples 200``).
 
 Run it as a script::
 

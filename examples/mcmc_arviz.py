@@ -11,7 +11,7 @@ a forest plot of P(Class | Survived) from NUTS beside i.i.d. exact draws, and a 
 Data: the built-in Titanic table (``bayesnb.datasets.load_titanic``: 2,201 passengers, Class,
 Sex and Age, label Survived). The plots go to ``--out`` (default: a new temporary folder whose
 name is printed). ``--samples`` and ``--chains`` make a quick run (the test runs ``--samples
-40``); the defaults are the ones to read the diagnostics from.
+40 --chains 4``); the defaults are the ones to read the diagnostics from.
 
 Run it as a script::
 

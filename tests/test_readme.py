@@ -20,8 +20,10 @@ block may rely on):
   (``processes=False``, one worker, closed after the run); ``"big.csv"`` is created in the
   working directory (Titanic with its target named ``y``).
 - **Short MCMC where no number depends on it**: in a block that quotes no number, the test runs
-  ``num_warmup=`` and ``num_samples=`` at 100 (the pages' settings take minutes on a busy
-  machine) and ignores the ``ConvergenceWarning`` such a short run may give. Whether the
+  ``num_warmup=`` and ``num_samples=`` at 40 (the pages' settings take minutes on a busy
+  machine; 40 with the default 4 chains on Titanic is the run ``tests/test_examples.py``
+  makes of ``examples/mcmc_arviz.py``, so the two share one compiled sampler) and ignores the
+  ``ConvergenceWarning`` such a short run may give. Whether the
   pages' own settings converge is for the MCMC tests; a block that quotes a number runs
   exactly as written.
 - **A block that cannot run in a test** is marked by an HTML comment on the line(s) just before
@@ -227,6 +229,10 @@ def _titanic_frame():
     return X.assign(Survived=y)
 
 
+#: ``num_warmup`` and ``num_samples`` of a block's MCMC when no quoted number depends on it
+SHORT_MCMC = 40
+
+
 def _substitute(block: Block, paths: dict[str, str]) -> tuple[str, bool]:
     """The block's source as the test runs it, and whether its MCMC was shortened."""
     source = block.source
@@ -236,7 +242,7 @@ def _substitute(block: Block, paths: dict[str, str]) -> tuple[str, bool]:
     quotes = block.output is not None or bool(_prints_comments(source))
     short = not quotes and re.search(r"num_(warmup|samples)=", source) is not None
     if short:
-        source = re.sub(r"\bnum_(warmup|samples)=[\d_]+", r"num_\1=100", source)
+        source = re.sub(r"\bnum_(warmup|samples)=[\d_]+", r"num_\1=" + str(SHORT_MCMC), source)
     return source, short
 
 

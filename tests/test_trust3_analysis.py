@@ -36,7 +36,7 @@ def with_missing(rng, X, share):
 
 
 @FEW
-@given(seed=st.integers(0, 2**31 - 1), f=st.integers(1, 5), share=st.floats(0.1, 0.7),
+@given(seed=st.integers(0, 2**31 - 1), f=st.sampled_from([1, 4]), share=st.floats(0.1, 0.7),
        kind=st.sampled_from(["bernoulli", "gaussian", "both"]),
        method=st.sampled_from(["mean", "map", "bayes"]))
 def test_decision_function_agrees_with_predict_on_rows_with_missing_values(
