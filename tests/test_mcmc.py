@@ -182,7 +182,7 @@ def test_arviz_export_has_named_dims_and_plots(mcmc_fit, tmp_path):
 
 
 def test_short_chains_warn_and_name_the_worst_parameters():
-    X, y, features = mixed_data(n=60)
+    X, y, features = mixed_data()  # mcmc_fit's rows: its statistics' kernels are compiled
     with pytest.warns(ConvergenceWarning, match=r"ESS as low as .*\(.*\["):
         bnb.NaiveBayes(features, method="mcmc", num_warmup=20, num_samples=30, num_chains=1,
                        progress_bar=False).fit(X, y)
