@@ -189,7 +189,7 @@ def test_short_chains_warn_and_name_the_worst_parameters():
 
 
 def test_mcmc_refuses_improper_class_prior():
-    X, y, features = mixed_data(n=40)
+    X, y, features = mixed_data()  # mcmc_fit's rows: its statistics' kernels are compiled
     with pytest.raises(ValueError, match="class_alpha > 0"):
         bnb.NaiveBayes(features, method="mcmc", class_alpha=0.0, progress_bar=False).fit(X, y)
 
