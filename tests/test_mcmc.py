@@ -292,7 +292,7 @@ def test_learned_smoothing_beats_a_fixed_alpha_on_held_out_data():
 
 def test_arviz_1x_datatree_export_when_arviz_base_is_installed():
     azb = pytest.importorskip("arviz_base")
-    X, y, features = mixed_data(n=60)
+    X, y, features = mixed_data()  # mcmc_fit's rows: its statistics' kernels are compiled
     clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
     tree = clf.to_arviz(backend=azb, prior_draws=100)
     assert {"posterior", "prior", "observed_data"} <= set(tree.children)
