@@ -182,14 +182,14 @@ def test_arviz_export_has_named_dims_and_plots(mcmc_fit, tmp_path):
 
 
 def test_short_chains_warn_and_name_the_worst_parameters():
-    X, y, features = mixed_data(n=60)
+    X, y, features = mixed_data()  # mcmc_fit's rows: its statistics' kernels are compiled
     with pytest.warns(ConvergenceWarning, match=r"ESS as low as .*\(.*\["):
         bnb.NaiveBayes(features, method="mcmc", num_warmup=20, num_samples=30, num_chains=1,
                        progress_bar=False).fit(X, y)
 
 
 def test_mcmc_refuses_improper_class_prior():
-    X, y, features = mixed_data(n=40)
+    X, y, features = mixed_data()  # mcmc_fit's rows: its statistics' kernels are compiled
     with pytest.raises(ValueError, match="class_alpha > 0"):
         bnb.NaiveBayes(features, method="mcmc", class_alpha=0.0, progress_bar=False).fit(X, y)
 
@@ -197,17 +197,17 @@ def test_mcmc_refuses_improper_class_prior():
 def test_prior_and_posterior_predictive_simulation(x64):
     X, y, features = mixed_data()
     clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
-    sim = clf.simulate(40, num_draws=3, seed=2)
-    assert sim.shape == (120, X.shape[1] + 2)
+    # one simulation (every new number of rows or draws compiles NumPyro's Predictive again)
+    sim = big = clf.simulate(200, num_draws=40, seed=3)  # average over posterior draws
+    assert sim.shape == (8000, X.shape[1] + 2)
     assert list(sim.columns) == [*X.columns, "y", "draw"]
     assert set(sim["colour"]) <= {"red", "green", "blue"}
-    assert set(sim["y"]) <= {"a", "b"} and set(sim["draw"]) == {0, 1, 2}
+    assert set(sim["y"]) <= {"a", "b"} and set(sim["draw"]) == set(range(40))
     assert set(sim["flag"]) <= {0, 1}
     for col in ("visits", "w0", "w1", "w2"):
         assert sim[col].dtype.kind == "i" and (sim[col] >= 0).all()
     assert sim["size"].dtype.kind == "f"
     # the posterior predictive reproduces the data's class-conditional structure
-    big = clf.simulate(200, num_draws=40, seed=3)  # average over posterior draws
     for label in ("a", "b"):
         train, fake = X[y == label], big[big["y"] == label]
         assert abs(fake["size"].mean() - train["size"].mean()) < 0.25
@@ -217,9 +217,10 @@ def test_prior_and_posterior_predictive_simulation(x64):
     # a document length is not modelled: rows have the requested number of words
     words = clf.simulate(10, total_count=25)[["w0", "w1", "w2"]].sum(axis=1)
     assert (words == 25).all()
-    prior = clf.simulate(30, posterior=False, num_draws=2)
-    assert prior.shape == (60, X.shape[1] + 2) and set(prior["colour"]) <= {"red", "green",
-                                                                              "blue"}
+    # the shape of to_arviz's prior predictive in test_arviz_predictive_groups (compiled once)
+    prior = clf.simulate(15, posterior=False, num_draws=200)
+    assert prior.shape == (3000, X.shape[1] + 2) and set(prior["colour"]) <= {"red", "green",
+                                                                                "blue"}
 
 
 def test_mcmc_simulation_uses_the_nuts_draws(mcmc_fit):
@@ -291,7 +292,7 @@ def test_learned_smoothing_beats_a_fixed_alpha_on_held_out_data():
 
 def test_arviz_1x_datatree_export_when_arviz_base_is_installed():
     azb = pytest.importorskip("arviz_base")
-    X, y, features = mixed_data(n=60)
+    X, y, features = mixed_data()  # mcmc_fit's rows: its statistics' kernels are compiled
     clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
     tree = clf.to_arviz(backend=azb, prior_draws=100)
     assert {"posterior", "prior", "observed_data"} <= set(tree.children)
@@ -340,7 +341,7 @@ def test_non_conjugate_parameter_prior_matches_numerical_integration():
 
 
 def test_arviz_predictive_groups(x64):
-    X, y, features = mixed_data(n=80)
+    X, y, features = mixed_data()  # the data (and shapes) of the other float64 tests
     clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
     idata = clf.to_arviz(predictive_rows=15, prior_draws=50)
     for group in ("posterior", "prior", "posterior_predictive", "prior_predictive"):
