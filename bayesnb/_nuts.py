@@ -37,9 +37,11 @@ import numpy as np
 from .fast._compiled import compiled, exported_program, held
 
 #: XLA:CPU options of both programs: compiling dominates these short runs. LLVM at level 0
-#: compiles faster, and XLA's classic fusion emitters compile these loop-heavy programs with
-#: about 200 MB less peak memory than its MLIR ones (``benchmarks/mcmc.py``'s peak RSS)
-_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
+#: compiles faster; XLA's classic fusion emitters compile these loop-heavy programs with about
+#: 200 MB less peak memory than its MLIR ones (``benchmarks/mcmc.py``'s peak RSS), and in one
+#: LLVM module, not split across threads, they emit the same code (the same draws) every time
+_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False,
+                     "xla_cpu_parallel_codegen_split_count": 1}
 
 
 class _Settings(NamedTuple):
