@@ -355,6 +355,18 @@ def dirichlet_draws(rng: np.random.Generator, alpha: np.ndarray, n: int) -> np.n
     return g / g.sum(axis=-1, keepdims=True)
 
 
+def gamma_draws(rng: np.random.Generator, shape, rate, n: int) -> np.ndarray:
+    """``n`` float64 draws of Gamma(``shape``, ``rate``) (rate parametrisation), elementwise."""
+    shape, rate = (np.asarray(a, dtype=np.float64) for a in (shape, rate))
+    return rng.standard_gamma(np.broadcast_to(shape, (n,) + shape.shape)) / rate
+
+
+def beta_draws(rng: np.random.Generator, alpha, beta, n: int) -> np.ndarray:
+    """``n`` float64 draws of Beta(``alpha``, ``beta``), elementwise."""
+    alpha, beta = (np.asarray(a, dtype=np.float64) for a in (alpha, beta))
+    return rng.beta(alpha, beta, size=(n,) + alpha.shape)
+
+
 def log_matmul(x: jax.Array, log_table: jax.Array) -> jax.Array:
     """``x @ log_table.T`` for non-negative ``x``, with the convention ``0 * log 0 = 0``.
 

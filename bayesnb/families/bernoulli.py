@@ -33,6 +33,7 @@ from .._typing import Hyper
 from ..fast import _sparse
 from ._base import (
     Schema,
+    beta_draws,
     broadcast_hyper,
     check_beta_map,
     dist,
@@ -226,9 +227,7 @@ class Bernoulli(Pooled, ConjugateFamily):
 
     @staticmethod
     def sample_posterior(rng, posterior: BetaPrior, n: int) -> dict:
-        a = np.asarray(posterior.alpha, dtype=np.float64)
-        b = np.asarray(posterior.beta, dtype=np.float64)
-        return {"theta": rng.beta(a, b, size=(n,) + a.shape)}
+        return {"theta": beta_draws(rng, posterior.alpha, posterior.beta, n)}
 
     @staticmethod
     def params_from_sample(sample, posterior) -> BernoulliParams:

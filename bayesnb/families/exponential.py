@@ -42,6 +42,7 @@ from ._base import (
     check_gamma_map,
     column_units,
     dist,
+    gamma_draws,
     gamma_log_prior_at,
     gamma_prior,
     numeric_block,
@@ -211,9 +212,7 @@ class Exponential(ConjugateFamily):
 
     @staticmethod
     def sample_posterior(rng, posterior: GammaPrior, n: int) -> dict:
-        shape = np.asarray(posterior.shape, dtype=np.float64)
-        rate = np.asarray(posterior.rate, dtype=np.float64)
-        return {"rate": rng.standard_gamma(np.broadcast_to(shape, (n,) + shape.shape)) / rate}
+        return {"rate": gamma_draws(rng, posterior.shape, posterior.rate, n)}
 
     @staticmethod
     def params_from_sample(sample, posterior) -> ExponentialParams:

@@ -52,6 +52,7 @@ from ._base import (
     broadcast_hyper,
     column_units,
     dist,
+    gamma_draws,
     numeric_block,
     numpyro,
     observe_columns,
@@ -289,8 +290,7 @@ class Gaussian(ConjugateFamily):
 
     @staticmethod
     def sample_posterior(rng, posterior: NormalGammaPrior, n: int) -> dict:
-        shape, rate = (np.asarray(a, dtype=np.float64) for a in _precision_posterior(posterior))
-        precision = rng.standard_gamma(np.broadcast_to(shape, (n,) + shape.shape)) / rate
+        precision = gamma_draws(rng, *_precision_posterior(posterior), n)
         loc = np.asarray(posterior.loc, dtype=np.float64)
         kappa = np.asarray(posterior.kappa, dtype=np.float64)
         scale = 1.0 / np.sqrt(kappa * np.broadcast_to(precision[:, None] if bool(

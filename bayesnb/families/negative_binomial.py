@@ -48,6 +48,7 @@ from jax.scipy.special import gammaln, xlog1py, xlogy
 from .._typing import Hyper
 from ._base import (
     Schema,
+    beta_draws,
     broadcast_hyper,
     check_beta_map,
     dist,
@@ -279,9 +280,7 @@ class NegativeBinomial(ConjugateFamily):
 
     @staticmethod
     def sample_posterior(rng, posterior: NegativeBinomialPrior, n: int) -> dict:
-        a = np.asarray(posterior.alpha, dtype=np.float64)
-        b = np.asarray(posterior.beta, dtype=np.float64)
-        return {"prob": rng.beta(a, b, size=(n,) + a.shape)}
+        return {"prob": beta_draws(rng, posterior.alpha, posterior.beta, n)}
 
     @staticmethod
     def params_from_sample(sample, posterior: NegativeBinomialPrior) -> NegativeBinomialParams:
