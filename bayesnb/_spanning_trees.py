@@ -128,9 +128,8 @@ def elimination_plan(log_weights) -> Plan:
             keep.append(np.column_stack([kept, np.nan_to_num(np.exp(g[k + 1:] - new_g),
                                                              nan=1.0)]))
             w[k + 1:, k + 1:], g[k + 1:] = new_w, new_g
-    # shares this small cannot count against ratios within _RATIO_RANGE (below 1e-280 * 1e180
-    # relative to the other share, near 1); as subnormal numbers they would slow every product
-    # a hundredfold
+    # shares this small cannot count against ratios within _RATIO_RANGE; as subnormal
+    # numbers they would slow every product a hundredfold
     share, keep, add = ([np.where(x < _TINY, 0.0, x) for x in part]
                         for part in (share, keep, add))
     return Plan(log_weights, tuple(share), tuple(keep), tuple(add))

@@ -620,10 +620,8 @@ def draws_rounding(blocks, class_prior, draws, xs, prepared=None) -> float:
                           dtype=np.float64)
         if linear:
             bound += eps * float(extent)
-            # the products' and the weights' own roundings (those of the weights as computed,
-            # before their centre is subtracted, which is exact for weights this close), and
-            # the accumulation's: relative to their centre (``weight_centre``) the terms have
-            # both signs and the partial sums stay near their root sum of squares
+            # the products', the weights' (before their exact centring) and the accumulation's
+            # roundings: centred (``weight_centre``), the partial sums stay near their RMS
             per_row += 2 * eps * rows[0] + sum_rounding(rows[1], xs[i].shape[1])
         else:
             per_row += 2 * eps * rows[0]

@@ -961,9 +961,8 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
             nonnegative = b.family_cls.nonnegative_stats
             for f, a in b.arrays["stats"].items():
                 _check_finite(arrays[a], member(a), nonnegative=f in nonnegative)
-            # statistics live on the JAX side after a fit (priors on the NumPy side); keeping
-            # that split makes the loaded tables bit-identical to the fitted ones
-            # statistics stay float64 NumPy, as fitting leaves them (float32 guarantee)
+            # float64 NumPy, as fitting leaves them: the loaded tables are bit-identical to
+            # the fitted ones (and float32 never rounds the statistics)
             stats = b.family_cls.stats_type(**{f: np.asarray(arrays[a])
                                                for f, a in b.arrays["stats"].items()})
         blocks.append(FittedBlock(family, b.schema, b.positions, prior, stats))

@@ -96,9 +96,8 @@ class TableScorer(NamedTuple):
             return normalised(_exact.stream(self.model.families, levels, output == "joint",
                                             self.log_prior, self.tables, sources, n,
                                             n_classes), output)
-        # the plug-in, or an exact predictive with no host tail (Student-t, Bernoulli,
-        # Categorical): normalised in the kernel, as the plug-in is
-        # a device-resident X gets device-resident scores where every block streams there
+        # the plug-in, or an exact predictive with no host tail: normalised in the kernel; a
+        # device-resident X gets device-resident scores where every block streams there
         return _kernels.stream_scores(self.model.families, levels, self.exact, output,
                                       self.log_prior, self.tables, sources, n, n_classes,
                                       device_out=isinstance(X, jax.Array) and output != "joint")

@@ -400,10 +400,8 @@ class Family(Capabilities, abc.ABC):
         return f"{type(self).__name__}({args})"
 
     def __sklearn_clone__(self):
-        # scikit-learn's contract: a new object with equal hyperparameters, so that set_params
-        # on the clone (GridSearchCV's "features__alpha") leaves this one alone; the values
-        # are shared (set_params rebinds them). NaiveBayes clones its whole ``features`` spec
-        # at once, so one instance given to several columns stays one block in the clone.
+        # scikit-learn's contract: a new object with equal (shared) hyperparameters, so that
+        # set_params on the clone (GridSearchCV's "features__alpha") leaves this one alone
         return copy.copy(self)
 
     def __eq__(self, other: object) -> bool:

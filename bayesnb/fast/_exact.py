@@ -144,9 +144,8 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
     whole = tuple(st is not None and scans_whole() for st in steps)
     ktables, shifts = kernel_tables(families, tables, joint, steps, sources)
     tops = tuple(np.int32(_sparse.cumulative_top(n_classes, s.width)) for s in sources)
-    # per row: the input, the stacked indicators, the int32 table positions of a block
-    # scanned whole and the (rows, K) scores; the other exact kernels (Student-t) reduce a
-    # (rows, K, F) expression, bounded by a chunk as well
+    # per row: the input, the stacked indicators, the int32 table positions and the (rows, K)
+    # scores; the Student-t kernel's (rows, K, F) expression is bounded by a chunk as well
     row_bytes = sum(s.width * (s.dtype.itemsize * (st or 1) + 4 * w) for s, st, w in
                     zip(sources, steps, whole, strict=True))
     row_bytes += _kernels.SCORE_CLASS_BYTES * n_classes

@@ -319,9 +319,8 @@ def _checked_values(family, x, statistics: bool = False) -> tuple[jax.Array, jax
 
     if not (statistics and form_of(family).small_count_markers):
         return checked(x)
-    # the family's kernel marks, in its log-factorial pass, every entry that is not an integer
-    # count below 256 (the same expression: XLA computes it once); a chunk without one is valid
-    # and needs no bounds pass of its own
+    # the log-factorial pass marks every entry that is not an integer count below 256 (XLA
+    # computes the expression once): a chunk without one needs no bounds pass of its own
     small = all_small(small_count_log_factorials(x))
     largest = jnp.asarray(LOG_FACTORIAL.shape[0] - 1, x.dtype)
     return jax.lax.cond(small, lambda v: (jnp.zeros((), bool), largest), checked, x)
@@ -721,10 +720,8 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
             finish(*pending)
         pending = (result, start, stop)
     finish(*pending)
-    # statistics float32 could not hold (a class spread within its values' rounding) are
-    # taken again in float64, as a weighted fit's are; the float32 score tables then refuse
-    # what float32 scores cannot resolve (``kernel_table``). Refusing here instead would make
-    # a chunked fit refuse what a batch fit takes (two close rows of a class in one chunk)
+    # statistics float32 could not hold are taken again in float64 rather than refused: a
+    # chunked fit must take what a batch fit takes (``kernel_table`` refuses what scores cannot)
     if x32 and any(form_of(family).float32_inexact(stats, shift)
                    for family, stats, shift in zip(families, totals, shifts, strict=True)):
         raise NeedsFloat64

@@ -93,9 +93,8 @@ def chunk_bounds(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     the chunk three times). A NaN may make any of them NaN, or be skipped (XLA:CPU's min and
     max do either): callers with missing values redo them masked."""
     inf = jnp.asarray(jnp.inf, x.dtype)
-    # the barrier keeps the three per-row results together, so every caller's reduction is
-    # one instruction and XLA computes it once (else a caller using two of the three would
-    # get a reduction of its own, and a kernel would read the chunk twice for its bounds)
+    # the barrier keeps the three per-row results together: XLA computes the reduction once
+    # for every caller (else a kernel would read the chunk twice for its bounds)
     lo, hi, frac = jax.lax.optimization_barrier(jax.lax.reduce(
         (x, x, x - jnp.floor(x)), (inf, -inf, -inf), _bounds_step, (x.ndim - 1,)))
     return jnp.min(lo), jnp.max(hi), jnp.max(frac)

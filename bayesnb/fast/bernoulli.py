@@ -140,9 +140,8 @@ class BernoulliFast(FastForm):
 
     @staticmethod
     def sparse_log_likelihood(params: BernoulliParams, X) -> np.ndarray:
-        # sum_j log(1 - p_j) over all columns, and for the ones log p_j - log(1 - p_j): one
-        # product. p = 0 or 1 (ML) give -inf, which 0 * inf must not reach: they are zeroed in
-        # the product and a one (p = 0) or a zero (p = 1) there is set to -inf afterwards
+        # sum_j log(1 - p_j) + x . (log p - log(1 - p)) in one product; the -inf of ML's p = 0
+        # or 1 is zeroed there (0 * inf is NaN) and its impossible value set to -inf after
         def operands():
             log_p = np.asarray(params.log_p, dtype=np.float64)
             log1m_p = np.asarray(params.log1m_p, dtype=np.float64)

@@ -357,10 +357,8 @@ class GaussianFast(FastForm):
             observed = (~jnp.isnan(x)).astype(x2.dtype)
             q2, l2, c2 = (t * t for t in table[:3])
             sum_once = eps * jnp.abs(table.const_sum)
-            # first with each column's largest term over the classes (one fused pass); only a
-            # chunk where that is not small enough pays the per-class bound (a product as
-            # large as the scores'), which the class weighting needs for rows far from every
-            # class
+            # each column's largest term over the classes first (one fused pass); only a chunk
+            # where that is too coarse pays the per-class bound, a product as large as the scores'
             one = 2 * eps * jnp.sqrt(3 * jnp.sum(
                 x2 * x2 * jnp.max(q2, axis=0) + x2 * jnp.max(l2, axis=0)
                 + observed * jnp.max(c2, axis=0), axis=1)) + jnp.max(sum_once)

@@ -184,9 +184,8 @@ class MultinomialFast(FastForm):
         spread = products / (2 * jnp.finfo(table.rounding.dtype).eps)
 
         def renormalised(x):
-            # a row with missing counts: its total n times the log of its observed mass (or
-            # share), rounded relatively once; for the exact predictive also
-            # h(A_observed, n), computed whole in float32, which is at most n log(1 + n / A)
+            # a row with missing counts: n log(observed mass), rounded relatively once, and for
+            # the exact predictive h(A_observed, n) <= n log(1 + n / A), computed in float32
             eps = jnp.finfo(table.rounding.dtype).eps
             observed = (~jnp.isnan(x)).astype(table.rounding.dtype)
             n = jnp.sum(jnp.nan_to_num(x, nan=0.0).astype(observed.dtype), axis=1)
@@ -200,16 +199,14 @@ class MultinomialFast(FastForm):
         renorm = jax.lax.cond(has_missing(x), renormalised,
                               lambda x: jnp.zeros(x.shape[0], table.rounding.dtype), x)
         f = x.shape[1]
-        # the part every class shares: where it is small the per-class part (the scores'
-        # accumulation) is weighed by the class probabilities in the kernel, and the
-        # per-class product below, as costly as the scores' own, is not needed
+        # the part every class shares; where it is small, the per-class part is weighed by the
+        # class probabilities in the kernel and the costly per-class product is not needed
         shared = products + renorm + sum_rounding(spread, f)
         coarse = shared[:, None] + sum_rounding(jnp.abs(scores), f)
 
         def per_class(x):
-            # each class's own terms: a class far from the row (an unused pixel, a small
-            # alpha's log 0.001) then counts only as much as its probability (the class
-            # weighting), so a small alpha does not refuse scores that are exact
+            # each class's own terms: a class far from the row (a small alpha's log 0.001)
+            # counts only as much as its probability, so exact scores are not refused
             weights = table.delta if isinstance(table, MultinomialShifted) else table.slope
             weights = jnp.where(jnp.isfinite(weights), weights, 0.0)
             x0 = jnp.nan_to_num(x, nan=0.0).astype(weights.dtype)
@@ -243,9 +240,8 @@ class MultinomialFast(FastForm):
             # log(A_observed / A) from the unobserved share, exact where nothing is missing
             share = jnp.log1p(-((1.0 - observed) @ a.T) / table.total)
             safe = jnp.where(a_total > 0, a_total, 1.0)
-            # the quadratic parts of h(A, n) from float64 tables (relative to a reference
-            # class unless joint); a row with missing counts has its own observed total,
-            # whose h is computed whole
+            # h(A, n)'s quadratic parts from float64 tables (relative to a reference class
+            # unless joint); a row with missing counts has its h computed whole
             whole_row = jnp.all(observed > 0, axis=1, keepdims=True)
             whole = jnp.where(whole_row, (n * n) * table.total_quadratic
                               + (n * n * n) * table.total_cubic
