@@ -214,9 +214,10 @@ def test_prior_and_posterior_predictive_simulation(x64):
         assert abs(fake["visits"].mean() - train["visits"].mean()) < 0.3
         assert abs(fake["flag"].mean() - train["flag"].mean()) < 0.1
     assert abs((big["y"] == "b").mean() - (y == "b").mean()) < 0.1
-    # a document length is not modelled: rows have the requested number of words
-    words = clf.simulate(10, total_count=25)[["w0", "w1", "w2"]].sum(axis=1)
-    assert (words == 25).all()
+    # a document length is not modelled: rows have the requested number of words (the shapes
+    # of the simulation above: NumPyro's Predictive runs op by op, compiled per shape)
+    words = clf.simulate(200, num_draws=40, seed=3, total_count=25)[["w0", "w1", "w2"]]
+    assert len(words) == 8000 and (words.sum(axis=1) == 25).all()
     # the shape of to_arviz's prior predictive in test_arviz_predictive_groups (compiled once)
     prior = clf.simulate(15, posterior=False, num_draws=200)
     assert prior.shape == (3000, X.shape[1] + 2) and set(prior["colour"]) <= {"red", "green",
