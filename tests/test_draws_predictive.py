@@ -203,12 +203,15 @@ def test_float32_agrees_with_x64():
         **{f"p{j}": rng.poisson(1.0 + 0.5 * y).astype(float) for j in range(10)},
         **{f"w{j}": rng.poisson(1.0 + (y == j % k)).astype(float) for j in range(20)},
     })
-    bag = bnb.Multinomial()
-    features = {**{f"b{j}": bnb.Bernoulli() for j in range(10)},
-                **{f"p{j}": bnb.Poisson() for j in range(10)},
+    # one block per family (a shared instance): ten or twenty columns per matmul; 21 blocks
+    # of one column each compiled the statistics kernel for 7 s
+    bern, pois, bag = bnb.Bernoulli(), bnb.Poisson(), bnb.Multinomial()
+    features = {**{f"b{j}": bern for j in range(10)},
+                **{f"p{j}": pois for j in range(10)},
                 **{f"w{j}": bag for j in range(20)}}
     with jax.enable_x64(True):
         clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
+        assert [len(b.schema.columns) for b in clf.blocks_] == [10, 10, 20]
         draws = clf.sample_posterior(N_DRAWS, seed=1)
         x64 = clf.predict_uncertainty(X.head(50), draws=draws)
     f32 = clf.predict_uncertainty(X.head(50), draws=draws)
