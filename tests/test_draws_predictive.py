@@ -256,8 +256,9 @@ def test_mcmc_scores_keep_far_classes_finite(x64, small_chunks):
 @pytest.mark.parametrize("interval", [0, 1, 1.5, -0.1, float("nan"), "0.9", True])
 def test_an_interval_outside_zero_one_is_a_clear_error(interval):
     """The band's credible mass is checked before any draw is made or scored."""
-    X = np.array([[1, 0], [0, 2], [3, 1], [0, 0]])
-    clf = bnb.NaiveBayes(features=bnb.Multinomial(), method="bayes").fit(X, [0, 0, 1, 1])
+    # the float32 shapes of the device-resident and host-rows tests below: one fit kernel
+    X, y = count_data("multinomial", seed=10, n=90, f=7, k=3)
+    clf = bnb.NaiveBayes(features=bnb.Multinomial(), method="bayes").fit(X, y)
     with pytest.raises(ValueError, match="interval must be a number strictly between 0 and 1"):
         clf.predict_uncertainty(X, interval=interval)
 
