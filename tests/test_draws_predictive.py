@@ -203,12 +203,15 @@ def test_float32_agrees_with_x64():
         **{f"p{j}": rng.poisson(1.0 + 0.5 * y).astype(float) for j in range(10)},
         **{f"w{j}": rng.poisson(1.0 + (y == j % k)).astype(float) for j in range(20)},
     })
-    bag = bnb.Multinomial()
-    features = {**{f"b{j}": bnb.Bernoulli() for j in range(10)},
-                **{f"p{j}": bnb.Poisson() for j in range(10)},
+    # one block per family (a shared instance): ten or twenty columns per matmul; 21 blocks
+    # of one column each compiled the statistics kernel for 7 s
+    bern, pois, bag = bnb.Bernoulli(), bnb.Poisson(), bnb.Multinomial()
+    features = {**{f"b{j}": bern for j in range(10)},
+                **{f"p{j}": pois for j in range(10)},
                 **{f"w{j}": bag for j in range(20)}}
     with jax.enable_x64(True):
         clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
+        assert [len(b.schema.columns) for b in clf.blocks_] == [10, 10, 20]
         draws = clf.sample_posterior(N_DRAWS, seed=1)
         x64 = clf.predict_uncertainty(X.head(50), draws=draws)
     f32 = clf.predict_uncertainty(X.head(50), draws=draws)
@@ -253,8 +256,9 @@ def test_mcmc_scores_keep_far_classes_finite(x64, small_chunks):
 @pytest.mark.parametrize("interval", [0, 1, 1.5, -0.1, float("nan"), "0.9", True])
 def test_an_interval_outside_zero_one_is_a_clear_error(interval):
     """The band's credible mass is checked before any draw is made or scored."""
-    X = np.array([[1, 0], [0, 2], [3, 1], [0, 0]])
-    clf = bnb.NaiveBayes(features=bnb.Multinomial(), method="bayes").fit(X, [0, 0, 1, 1])
+    # the float32 shapes of the device-resident and host-rows tests below: one fit kernel
+    X, y = count_data("multinomial", seed=10, n=90, f=7, k=3)
+    clf = bnb.NaiveBayes(features=bnb.Multinomial(), method="bayes").fit(X, y)
     with pytest.raises(ValueError, match="interval must be a number strictly between 0 and 1"):
         clf.predict_uncertainty(X, interval=interval)
 

@@ -368,7 +368,10 @@ def test_accelerator_rule_and_chunks_stay_exact(x64, monkeypatch, name):
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
     monkeypatch.setattr(_exact, "SMALL_BATCH_CELLS", 0)
     X = count_data(16, big=BIG)
-    Xn = count_data(17, n=40, nan=True, big=((2, 1, 75.0), (6, 0, 2000.0)))
+    # the shapes of the steps tests above (15 rows, a 16-row bucket): S = 32 is chosen here
+    # (5 of 15 rows hold a count past 16, a fraction or NaN), so their kernels are reused
+    Xn = count_data(17, n=15, nan=True, big=((2, 1, 75.0), (6, 0, 2000.0)))
+    assert _exact.choose_steps(Xn) == 32
     if name == "multinomial":
         alpha = np.array([0.5, 1.0, 2.0, 0.3, 4.0])
         check(_fit(bnb.Multinomial(alpha=alpha), X), Xn,

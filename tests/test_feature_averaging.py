@@ -199,23 +199,31 @@ def _masked(Xt, keep):
 def test_enumeration_plug_in(method, data, reference, fitted, x64):
     """The plug-in methods: per unit, the class-specific and the shared plug-in densities
     mixed with the exact inclusion probabilities. The densities come from plain models (one
-    fitted with the labels, one with every row in one class) scoring rows where every other
-    column is missing."""
+    fitted with the labels, one whose three classes each hold every row, so its classes'
+    densities are those of every row in one class) scoring rows where every other column is
+    missing."""
     (X, y), (Xt, _) = data
     _, relevance, _ = reference
     clf = fitted.set_params(method=method)
     try:
         dep = bnb.NaiveBayes(_features(), method=method).fit(X, y)
-        one = bnb.NaiveBayes(_features(), method=method).fit(X, np.zeros(len(y)))
+        # three classes of the same rows, not one class: the shapes (three classes, 40 rows)
+        # of ``dep``'s compiled statistics and score kernels, which a one-class model
+        # compiled again
+        one = bnb.NaiveBayes(_features(), method=method)
+        for k in range(3):
+            one.partial_fit(X, np.full(len(y), k), classes=np.arange(3))
         for k, r in relevance.items():  # the weights do not depend on the method
             assert clf.feature_relevance_[k] == pytest.approx(r, rel=1e-9, abs=1e-12)
         base_dep = dep.predict_joint_log_proba(_masked(Xt, ()))  # log p(c): no column seen
+        base_one = one.predict_joint_log_proba(_masked(Xt, ()))
         joint = base_dep.copy()
         for k, r in relevance.items():
             cols = k if isinstance(k, tuple) else (k,)
             lp_dep = dep.predict_joint_log_proba(_masked(Xt, cols)) - base_dep
-            lp_one = one.predict_joint_log_proba(_masked(Xt, cols))
-            joint += np.logaddexp(np.log(r) + lp_dep, np.log1p(-r) + lp_one)
+            lp_one = one.predict_joint_log_proba(_masked(Xt, cols)) - base_one
+            np.testing.assert_allclose(lp_one, lp_one[:, [0]].repeat(3, axis=1), rtol=1e-12)
+            joint += np.logaddexp(np.log(r) + lp_dep, np.log1p(-r) + lp_one[:, [0]])
         proba = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
         np.testing.assert_allclose(clf.predict_proba(Xt), proba, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(clf.predict_joint_log_proba(Xt), joint, rtol=1e-10)
