@@ -29,8 +29,10 @@ N_CLASSES = 2
 #: the arguments of a family that has required ones (a likelihood constant the user knows)
 ARGUMENTS = {"negative_binomial": {"r": 2.5}}
 #: a simulator draws a power of two of rows, at least this many, and a test takes the first
-#: ``n``: one compiled program serves every row count up to it
-_MIN_ROWS = 64
+#: ``n``: one compiled program (per family and column count) serves every check, the wide
+#: float32 one included (compiling the program is most of a simulation's cost, drawing 2,048
+#: rows a few milliseconds)
+_MIN_ROWS = 2048
 #: float32 draws widened as the x64 mode would have drawn them
 _WIDE = {np.dtype(np.float32): np.float64, np.dtype(np.int32): np.int64}
 

@@ -30,10 +30,13 @@ def test_float32_agrees_with_float64_or_refuses(cls):
     """Over scales 1e-3..1e8 and offsets, float32 probabilities are within 1e-4 of float64's,
     or float32 refuses with a message naming float32/x64. Close classes over 1,000 columns, so
     the probabilities are far from 0 and 1 and rounding would show."""
-    # 1,000 columns as 50 i.i.d. rows of 20 side by side (the classes share one distribution,
-    # so rows are exchangeable): simulating 1,000 per-column sites would dominate the test
-    X, y = simulate(cls, 40 * 50, n_columns=20, shared=True, seed=5)
-    X, y = np.asarray(X).reshape(40, 1000), y[:40]
+    # 1,000 columns as i.i.d. rows of 3 side by side (the classes share one distribution, so
+    # rows are exchangeable): 51 rows of 3 make a row of 153 columns, 7 such draws (each its
+    # own parameters) 1,071; the simulator program the other checks use (one compiled for a
+    # wide shape was most of the test)
+    y = simulate(cls, 40, shared=True, seed=5)[1]
+    X = np.hstack([np.asarray(simulate(cls, 40 * 51, shared=True, seed=5 + d)[0]).reshape(40, -1)
+                   for d in range(7)])[:, :1000]
     tried = 0
     for scale, offset in ((1.0, 0.0), (1e-3, 0.0), (1e8, 0.0), (1.0, 1e4), (1e3, 1e4)):
         try:

@@ -103,7 +103,7 @@ def test_exact_draws_have_the_posterior_moments(cls, x64):
 def test_nuts_matches_the_exact_posterior(cls):
     """method='mcmc' (NUTS, one short chain) against the exact posterior means, within 5
     Monte Carlo standard errors (sd / sqrt(ESS))."""
-    X, y = simulate(cls, 30, n_columns=2, seed=4)
+    X, y = simulate(cls, 30, seed=4)
     clf = fit(cls, X, y, method="mcmc", num_warmup=300, num_samples=400, num_chains=1,
               seed=1, progress_bar=False)
     block = clf.blocks_[0]
