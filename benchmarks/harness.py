@@ -195,15 +195,22 @@ def collect_garbage() -> None:
     """Collect earlier calls' garbage before a timed call. The first time, everything alive
     then (the imported modules, mostly) goes into the collector's permanent generation
     (``gc.freeze``), so each later collection scans only what was made since: collecting
-    them all again before every call was 48 of ``run.py --quick``'s 135 s (busy machine)."""
+    them all again before every call was 48 of ``run.py --quick``'s 135 s (busy machine).
+    With :data:`FREEZE_SURVIVORS` (``--quick``) every collection's survivors are frozen too."""
     global _FROZEN
     gc.collect()
-    if not _FROZEN:
+    if not _FROZEN or FREEZE_SURVIVORS:
         gc.freeze()
         _FROZEN = True
 
 
 _FROZEN = False
+#: freeze what survives every collection, not only the first: JAX's caches of traced and
+#: compiled kernels grow by thousands of objects a kernel, and each collection scanned them all
+#: again (5 of ``run.py --quick``'s 30 s). Set by the scripts under ``--quick`` only: cyclic
+#: garbage frozen this way is never freed, which small shapes afford and the full ones may not.
+#: Either way the timed calls run with the collector off (``call``).
+FREEZE_SURVIVORS = False
 
 
 def call(fn: Callable) -> Call:
