@@ -415,8 +415,9 @@ def table(rows: list[Row]) -> str:
 
 
 def machine() -> dict:
+    from importlib.metadata import version
+
     import jax
-    import numpyro
     import pandas
     import scipy
     import sklearn
@@ -437,8 +438,9 @@ def machine() -> dict:
                                capture_output=True, text=True, check=False).stdout.strip()
         rev = head + (" + uncommitted changes in bayesnb/" if dirty else "")
     memory, _ = instruments()
+    # NumPyro's version from its metadata: importing it would cost 1 s, for the version alone
     return {"nproc": os.cpu_count(), "cpu": model, "python": platform.python_version(),
-            "jax": jax.__version__, "numpyro": numpyro.__version__,
+            "jax": jax.__version__, "numpyro": version("numpyro"),
             "sklearn": sklearn.__version__, "numpy": np.__version__, "scipy": scipy.__version__,
             "pandas": pandas.__version__, "bayesnb commit": rev,
             "peak RSS": "per call (clear_refs)" if memory.resettable else "unavailable"}
