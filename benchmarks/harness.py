@@ -207,8 +207,9 @@ def collect_garbage() -> None:
 _FROZEN = False
 #: freeze what survives every collection, not only the first: JAX's caches of traced and
 #: compiled kernels grow by thousands of objects a kernel, and each collection scanned them all
-#: again (5 of ``run.py --quick``'s 30 s). Set by the scripts under ``--quick`` only: cyclic
-#: garbage frozen this way is never freed, which small shapes afford and the full ones may not.
+#: again (the 72 collections of three ``run.py --quick`` cases: 4.7 s, 0.2 s with this; busy
+#: machine). Set by the scripts under ``--quick`` only: cyclic garbage frozen this way is never
+#: freed, which small shapes afford and the full ones may not.
 #: Either way the timed calls run with the collector off (``call``).
 FREEZE_SURVIVORS = False
 
