@@ -5,9 +5,9 @@
 
 (a) ``import bayesnb`` against ``import sklearn.naive_bayes`` and ``import jax``.
 (b) import + first Gaussian fit + first ``predict_proba`` on a 150 x 4, 3-class table: bayesnb
-    with its compiled-kernel cache warm (filled by an untimed run first), cold (a new, empty
-    folder each run) and off (``BAYESNB_COMPILATION_CACHE=0``), against scikit-learn's
-    ``GaussianNB`` doing the same.
+    with its compiled-kernel cache warm (filled by an untimed run first; under ``--quick``,
+    by the cold run), cold (a new, empty folder each run) and off
+    (``BAYESNB_COMPILATION_CACHE=0``), against scikit-learn's ``GaussianNB`` doing the same.
 (c) 30 models with 2..31 classes fitted (+ ``predict_proba``) in one process: the wall time of
     the fits (mostly compilation) and the growth of resident memory, with the cache off, cold
     and warm (one process each).
@@ -124,16 +124,22 @@ def imports(n_runs: int, scratch: Path) -> None:
               f"{inside / rows['jax'][0]:.2f}x |")
 
 
-def first_answer(n_runs: int, scratch: Path) -> None:
+def first_answer(n_runs: int, scratch: Path, quick: bool = False) -> None:
     print("\n(b) import + first Gaussian fit + first predict_proba, 150 x 4, fresh process "
           f"(seconds; median of {n_runs} runs)\n")
     warm = scratch / "warm"
-    run(OURS, str(warm))  # fills the warm folder, untimed
     cases = {"bayesnb, cache warm": lambda i: str(warm),
              "bayesnb, cache cold": lambda i: str(scratch / f"cold{i}"),
              "bayesnb, cache off": lambda i: "0"}
-    rows = {name: median_of([run(OURS, cache(i))[0] for i in range(n_runs)])
-            for name, cache in cases.items()}
+    order = list(cases)
+    if quick:  # one run: the cold run fills the warm folder, one process fewer
+        cases["bayesnb, cache cold"] = lambda i: str(warm)
+        order = ["bayesnb, cache cold", "bayesnb, cache warm", "bayesnb, cache off"]
+    else:
+        run(OURS, str(warm))  # fills the warm folder, untimed
+    measured = {name: median_of([run(OURS, cases[name](i))[0] for i in range(n_runs)])
+                for name in order}
+    rows = {name: measured[name] for name in cases}
     rows["scikit-learn GaussianNB"] = median_of([run(THEIRS, "0")[0] for _ in range(n_runs)])
     reference = rows["scikit-learn GaussianNB"][3]
     print("| case | import | fit | predict_proba | total | total / scikit-learn |")
@@ -171,7 +177,7 @@ def main(argv=None) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="bayesnb-first-answer-"))
     try:
         imports(args.runs, scratch)
-        first_answer(args.runs, scratch)
+        first_answer(args.runs, scratch, args.quick)
         many_models(*args.classes, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -59,6 +59,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness  # noqa: E402
 from harness import agreement, call, fmt_s, machine, pair, progress_printer  # noqa: E402
 
 #: peak memory bandwidth (bytes/s) by ``device_kind`` (lower case, first match wins), and where
@@ -457,6 +458,7 @@ def main(argv=None) -> int:
     args = parse(argv)
     t0 = time.perf_counter()
     progress = progress_printer()
+    harness.FREEZE_SURVIVORS = args.quick
 
     import jax
 

@@ -195,15 +195,23 @@ def collect_garbage() -> None:
     """Collect earlier calls' garbage before a timed call. The first time, everything alive
     then (the imported modules, mostly) goes into the collector's permanent generation
     (``gc.freeze``), so each later collection scans only what was made since: collecting
-    them all again before every call was 48 of ``run.py --quick``'s 135 s (busy machine)."""
+    them all again before every call was 48 of ``run.py --quick``'s 135 s (busy machine).
+    With :data:`FREEZE_SURVIVORS` (``--quick``) every collection's survivors are frozen too."""
     global _FROZEN
     gc.collect()
-    if not _FROZEN:
+    if not _FROZEN or FREEZE_SURVIVORS:
         gc.freeze()
         _FROZEN = True
 
 
 _FROZEN = False
+#: freeze what survives every collection, not only the first: JAX's caches of traced and
+#: compiled kernels grow by thousands of objects a kernel, and each collection scanned them all
+#: again (the 72 collections of three ``run.py --quick`` cases: 4.7 s, 0.2 s with this; busy
+#: machine). Set by the scripts under ``--quick`` only: cyclic garbage frozen this way is never
+#: freed, which small shapes afford and the full ones may not.
+#: Either way the timed calls run with the collector off (``call``).
+FREEZE_SURVIVORS = False
 
 
 def call(fn: Callable) -> Call:
@@ -408,8 +416,9 @@ def table(rows: list[Row]) -> str:
 
 
 def machine() -> dict:
+    from importlib.metadata import version
+
     import jax
-    import numpyro
     import pandas
     import scipy
     import sklearn
@@ -430,8 +439,9 @@ def machine() -> dict:
                                capture_output=True, text=True, check=False).stdout.strip()
         rev = head + (" + uncommitted changes in bayesnb/" if dirty else "")
     memory, _ = instruments()
+    # NumPyro's version from its metadata: importing it would cost 1 s, for the version alone
     return {"nproc": os.cpu_count(), "cpu": model, "python": platform.python_version(),
-            "jax": jax.__version__, "numpyro": numpyro.__version__,
+            "jax": jax.__version__, "numpyro": version("numpyro"),
             "sklearn": sklearn.__version__, "numpy": np.__version__, "scipy": scipy.__version__,
             "pandas": pandas.__version__, "bayesnb commit": rev,
             "peak RSS": "per call (clear_refs)" if memory.resettable else "unavailable"}

@@ -39,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness  # noqa: E402
 from cases import REGISTRY  # noqa: E402
 from harness import DTYPES, Context, fmt_s, machine, progress_printer, table  # noqa: E402
 
@@ -64,6 +65,7 @@ def parse(argv):
 def main(argv=None) -> int:
     args = parse(argv)
     t_start = time.perf_counter()
+    harness.FREEZE_SURVIVORS = args.quick
     progress = progress_printer()
 
     ctx = Context(quick=args.quick,

@@ -35,9 +35,10 @@ def test_gpu_script_quick_prints_every_workload_with_agreeing_answers(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("JAX_PLATFORMS", None)  # the script picks jax.devices()[0] itself (the CPU here)
     # a stated peak, so the bandwidth goal reads met/missed rather than "no peak"; shapes
-    # smaller than --quick's (each workload still runs, compiles and is checked)
+    # smaller than --quick's (each workload still runs, compiles and is checked): 500 rows, as
+    # many as are checked, so the check and the workloads share one kernel shape
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu.py"), "--quick",
-                          "--rows", "2000", "--cols", "50", "--draws", "20",
+                          "--rows", "500", "--cols", "50", "--draws", "20",
                           "--repeats", "1", "--peak-gbps", "20", "--json", str(out_json)],
                          capture_output=True, text=True, timeout=600, env=env, check=False)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -223,10 +224,13 @@ def test_compiled_float32_kernels_carry_highest_precision(tmp_path):
     import bayesnb as bnb
     from bayesnb.scoring import DrawsScorer
 
+    # the shapes of the gpu.py run above (500 x 50 float32 counts, 20 classes, 20 draws): the
+    # kernels it compiled are read from the suite's compilation cache, not compiled again (their
+    # IR is dumped all the same, when they are lowered)
     rng = np.random.default_rng(0)
-    n = 37
-    y = rng.integers(0, 3, n)
-    X = rng.poisson(2.0, (n, 11)).astype(np.float32)
+    n = 500
+    y = rng.integers(0, 20, n)
+    X = rng.poisson(2.0, (n, 50)).astype(np.float32)
     jax.clear_caches()  # kernels compiled by earlier tests in this process would not dump
     jax.config.update("jax_dump_ir_to", str(tmp_path))
     try:
@@ -234,7 +238,7 @@ def test_compiled_float32_kernels_carry_highest_precision(tmp_path):
             clf = bnb.NaiveBayes(bnb.Multinomial(), method=method).fit(X, y)
             clf.predict_proba(X)
         DrawsScorer(clf.fitted_, clf._class_setup()[1],
-                    clf.sample_posterior(7, seed=0)).scores(X, "proba")
+                    clf.sample_posterior(20, seed=0)).scores(X, "proba")
         bnb.NaiveBayes(bnb.Multinomial(), feature_prior=0.5).fit(X, y).predict_proba(X)
     finally:
         jax.config.update("jax_dump_ir_to", "")
