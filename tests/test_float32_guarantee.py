@@ -144,11 +144,13 @@ def test_multinomial_bayes_large_counts(seed, total):
     class (log-Gamma values near 1e9 subtracted in float32). Every method, classes that
     overlap at this scale."""
     rng = np.random.default_rng(seed)
-    p0 = rng.dirichlet(np.ones(20))
-    p1 = p0 * np.exp(0.3 / np.sqrt(total) * rng.normal(size=20) * 10)
+    # 400 rows of 5 words: the shape of the missing-count tests below, whose kernels it shares
+    p0 = rng.dirichlet(np.ones(5))
+    p1 = p0 * np.exp(0.3 / np.sqrt(total) * rng.normal(size=5) * 10)
     p1 /= p1.sum()
-    y = np.repeat([0, 1], 60)
-    X = np.vstack([rng.multinomial(total, p0, 60), rng.multinomial(total, p1, 60)]).astype(float)
+    y = np.repeat([0, 1], 200)
+    X = np.vstack([rng.multinomial(total, p0, 200),
+                   rng.multinomial(total, p1, 200)]).astype(float)
     if total <= 10**4:
         _agreement(lambda: NaiveBayes(Multinomial()), X, y)
     else:  # the issue's case: never a confident wrong class; here refused (rounding 1e-3)
@@ -157,8 +159,9 @@ def test_multinomial_bayes_large_counts(seed, total):
 
 def test_poisson_bayes_with_missing_values():
     rng = np.random.default_rng(3)
-    y = np.repeat([0, 1], 40)
-    X = rng.poisson(2e4 * (1 + 0.01 * y[:, None]), (80, 4)).astype(float)
+    # the shape of test_poisson_large_counts_agree_with_float64: its kernels, compiled once
+    y = np.repeat([0, 1], 100)
+    X = rng.poisson(2e4 * (1 + 0.01 * y[:, None]), (200, 10)).astype(float)
     X[::7, 1] = np.nan
     _agreement(lambda: NaiveBayes(Poisson()), X, y)
 
@@ -566,7 +569,7 @@ def test_weighted_gaussian_tiny_scale_is_refused_or_agrees(scale):
     tiny variances; the scores square deviations near 1e-19 all the same, which float32
     flushes to zero (ML probabilities 0.03 off before the score tables refused it)."""
     rng = np.random.default_rng(0)
-    n = 400
+    n = 100  # the shape of test_gaussian_offset_does_not_flip_labels: its kernels
     y = rng.integers(0, 2, n)
     X = (rng.normal(size=(n, 3)) + y[:, None]) * scale
     assert_guarantee(lambda: NaiveBayes(Gaussian()), X, y,
