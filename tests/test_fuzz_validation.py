@@ -929,7 +929,7 @@ BEYOND_FLOAT32 = textwrap.dedent("""
     y = [0, 1, 0, 1]
     bnb.NaiveBayes().fit(X, y).predict_proba(X)  # the kernels for this shape are compiled
     bnb.NaiveBayes(bnb.Poisson()).fit(abs(X), y).predict_proba(abs(X))
-    case = {
+    cases = {
         "X at fit": lambda: bnb.NaiveBayes().fit(X * 1e300, y).predict_proba(X),
         "X at predict": lambda: bnb.NaiveBayes().fit(X, y).predict_proba(X * 1e300),
         "Gaussian rate": lambda: bnb.NaiveBayes(bnb.Gaussian(rate=1e300)).fit(X, y)
@@ -938,37 +938,50 @@ BEYOND_FLOAT32 = textwrap.dedent("""
             .predict_proba(abs(X)),
         "sample_weight": lambda: bnb.NaiveBayes().fit(X, y, sample_weight=[1e300, 1, 1, 1])
             .predict_proba(X),
-    }[sys.argv[1]]
-    try:
-        p = case()
-    except (ValueError, TypeError) as err:
-        print("RESULT error", type(err).__name__, err, flush=True)
-    except BaseException as err:
-        print("RESULT crash", type(err).__name__, err, flush=True)
-    else:
-        ok = np.all(np.isfinite(p)) and np.allclose(p.sum(axis=1), 1.0, atol=1e-5)
-        print("RESULT", "ok" if ok else f"bad probabilities {p.tolist()}", flush=True)
+    }
+    for name in sys.argv[1:]:
+        print("CASE", name, flush=True)  # so a case that kills the interpreter is named
+        try:
+            p = cases[name]()
+        except (ValueError, TypeError) as err:
+            print("RESULT error", type(err).__name__, err, flush=True)
+        except BaseException as err:
+            print("RESULT crash", type(err).__name__, err, flush=True)
+        else:
+            ok = np.all(np.isfinite(p)) and np.allclose(p.sum(axis=1), 1.0, atol=1e-5)
+            print("RESULT", "ok" if ok else f"bad probabilities {p.tolist()}", flush=True)
 """)
 BEYOND_CASES = ("X at fit", "X at predict", "Gaussian rate", "Poisson shape", "sample_weight")
 
 
 def test_values_beyond_float32_range_in_a_fresh_interpreter():
     """Finite float64 inputs beyond float32's range (X values, hyperparameters, weights):
-    a result or a ValueError/TypeError, never a crash. Each case runs in its own interpreter
-    (in parallel) because an overflow RuntimeWarning raised as an error inside JAX's
-    dispatch can kill the process."""
+    a result or a ValueError/TypeError, never a crash. The cases run in a fresh interpreter
+    because an overflow RuntimeWarning raised as an error inside JAX's dispatch can kill the
+    process: one interpreter runs them in turn (importing JAX once, not once a case), and
+    where one dies, its case is reported and a new interpreter goes on with the next."""
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    procs = {name: subprocess.Popen([sys.executable, "-c", BEYOND_FLOAT32, name], env=env,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for name in BEYOND_CASES}
-    problems = []
-    for name, proc in procs.items():
-        out, err = proc.communicate(timeout=300)
-        result = next((ln for ln in out.splitlines() if ln.startswith("RESULT")), None)
-        if proc.returncode != 0:
-            problems.append(f"{name}: the interpreter died (exit status {proc.returncode}) "
-                            f"{err.strip()[-300:]}")
-        elif result is None or not (result == "RESULT ok" or
-                                    result.startswith("RESULT error")):
+    results, problems, todo = {}, [], list(BEYOND_CASES)
+    while todo:
+        proc = subprocess.run([sys.executable, "-c", BEYOND_FLOAT32, *todo], env=env,
+                              capture_output=True, text=True, timeout=300)
+        case = None
+        for line in proc.stdout.splitlines():
+            if line.startswith("CASE "):
+                case = line[len("CASE "):]
+            elif line.startswith("RESULT") and case is not None:
+                results[case] = line
+        if proc.returncode == 0:
+            break
+        dead = case if case is not None else todo[0]  # it died in this case (or before any)
+        problems.append(f"{dead}: the interpreter died (exit status {proc.returncode}) "
+                        f"{proc.stderr.strip()[-300:]}")
+        results[dead] = "died"
+        done = todo.index(dead) + 1
+        todo = todo[done:]
+    for name in BEYOND_CASES:
+        result = results.get(name)
+        if result != "died" and (result is None or not (result == "RESULT ok" or
+                                                        result.startswith("RESULT error"))):
             problems.append(f"{name}: {result}")
     assert not problems, "\n".join(problems)
