@@ -5,8 +5,8 @@
 
 (a) ``import bayesnb`` against ``import sklearn.naive_bayes`` and ``import jax``.
 (b) import + first Gaussian fit + first ``predict_proba`` on a 150 x 4, 3-class table: bayesnb
-    with its compiled-kernel cache warm (filled by an untimed run first; under ``--quick``,
-    by the cold run), cold (a new, empty folder each run) and off
+    with its compiled-kernel cache warm (filled by an untimed run first; under ``--quick``
+    with one run, by the cold run), cold (a new, empty folder each run) and off
     (``BAYESNB_COMPILATION_CACHE=0``), against scikit-learn's ``GaussianNB`` doing the same.
 (c) 30 models with 2..31 classes fitted (+ ``predict_proba``) in one process: the wall time of
     the fits (mostly compilation) and the growth of resident memory, with the cache off, cold
@@ -132,7 +132,7 @@ def first_answer(n_runs: int, scratch: Path, quick: bool = False) -> None:
              "bayesnb, cache cold": lambda i: str(scratch / f"cold{i}"),
              "bayesnb, cache off": lambda i: "0"}
     order = list(cases)
-    if quick:  # one run: the cold run fills the warm folder, one process fewer
+    if quick and n_runs == 1:  # the one cold run fills the warm folder: one process fewer
         cases["bayesnb, cache cold"] = lambda i: str(warm)
         order = ["bayesnb, cache cold", "bayesnb, cache warm", "bayesnb, cache off"]
     else:

@@ -194,9 +194,8 @@ def print_ratios(title: str, times: dict, base: str) -> None:
 def collect_garbage() -> None:
     """Collect earlier calls' garbage before a timed call. The first time, everything alive
     then (the imported modules, mostly) goes into the collector's permanent generation
-    (``gc.freeze``), so each later collection scans only what was made since: collecting
-    them all again before every call was 48 of ``run.py --quick``'s 135 s (busy machine).
-    With :data:`FREEZE_SURVIVORS` (``--quick``) every collection's survivors are frozen too."""
+    (``gc.freeze``), so each later collection scans only what was made since. With
+    :data:`FREEZE_SURVIVORS` (``--quick``) every collection's survivors are frozen too."""
     global _FROZEN
     gc.collect()
     if not _FROZEN or FREEZE_SURVIVORS:
@@ -205,12 +204,8 @@ def collect_garbage() -> None:
 
 
 _FROZEN = False
-#: freeze what survives every collection, not only the first: JAX's caches of traced and
-#: compiled kernels grow by thousands of objects a kernel, and each collection scanned them all
-#: again (the 72 collections of three ``run.py --quick`` cases: 4.7 s, 0.2 s with this; busy
-#: machine). Set by the scripts under ``--quick`` only: cyclic garbage frozen this way is never
-#: freed, which small shapes afford and the full ones may not.
-#: Either way the timed calls run with the collector off (``call``).
+#: freeze every collection's survivors (JAX's kernel caches, rescanned by each collection); set
+#: under ``--quick`` only, since garbage frozen this way is never freed
 FREEZE_SURVIVORS = False
 
 
