@@ -10,11 +10,29 @@ also keeps compiled kernels on disk between processes (see :mod:`bayesnb._kernel
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from . import _kernel_cache
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while modules load (and restored as it was):
+    each full collection during an import rescans every module loaded so far and frees nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+with _collector_paused():
+    from . import _kernel_cache
 
 if TYPE_CHECKING:  # what type checkers see of the names imported on first use (_PUBLIC)
     from .coursework import from_tables as from_tables
@@ -80,9 +98,11 @@ _kernel_cache.enable()
 def __getattr__(name: str):
     """A public name or a submodule, imported on first use (PEP 562)."""
     if name in _PUBLIC:
-        value = getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
+        with _collector_paused():
+            value = getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
     elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
-        value = importlib.import_module(f".{name}", __name__)
+        with _collector_paused():
+            value = importlib.import_module(f".{name}", __name__)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # later look-ups skip this function

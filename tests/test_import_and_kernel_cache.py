@@ -60,11 +60,32 @@ def test_import_loads_none_of_the_heavy_packages_and_every_public_name_resolves(
         "import sys, bayesnb as bnb\n"
         f"print(sorted(m for m in {LAZY!r} if m in sys.modules))\n"
         "missing = [n for n in bnb.__all__ if n not in dir(bnb) or getattr(bnb, n) is None]\n"
-        "print(missing, bnb.compare.__name__)\n",
+        "print(missing, bnb.compare.__name__)\n"
+        "import gc; print(gc.isenabled())\n",
         BAYESNB_COMPILATION_CACHE=str(tmp_path))
-    loaded, names = out.stdout.splitlines()
+    loaded, names, collector = out.stdout.splitlines()
     assert loaded == "[]"
     assert names == "[] bayesnb.compare"
+    assert collector == "True"  # paused during the imports only (``_collector_paused``)
+
+
+def test_imports_leave_the_garbage_collector_as_they_found_it():
+    import gc
+
+    import bayesnb
+
+    was_enabled = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            with pytest.raises(RuntimeError), bayesnb._collector_paused():
+                assert not gc.isenabled()
+                raise RuntimeError("an import that fails")
+            assert gc.isenabled() is enabled
+            bayesnb.__getattr__("decisions")  # a submodule imported on first use
+            assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was_enabled else gc.disable)()
 
 
 def test_unknown_attribute_is_an_attribute_error():
