@@ -20,14 +20,21 @@ from typing import TYPE_CHECKING
 
 @contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused while modules load (and restored as it was):
-    each full collection during an import rescans every module loaded so far and frees nothing."""
+    """Python's cyclic garbage collector paused while modules load, then restored as it was.
+
+    Each full collection during an import rescans every module loaded so far and frees
+    nothing. The objects loaded then go straight to the oldest generation (``gc.freeze``
+    then ``gc.unfreeze``, unless the program keeps frozen objects of its own), where the next
+    full collection reads them, instead of through two young collections."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 

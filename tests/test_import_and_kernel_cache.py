@@ -88,6 +88,31 @@ def test_imports_leave_the_garbage_collector_as_they_found_it():
         (gc.enable if was_enabled else gc.disable)()
 
 
+def test_what_an_import_makes_goes_to_the_oldest_generation_unless_the_program_froze_objects():
+    import gc
+
+    import bayesnb
+
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    with bayesnb._collector_paused():
+        loaded = [[]]  # a container the collector tracks, as a module's objects are
+    assert any(o is loaded for o in gc.get_objects(generation=2))
+    assert gc.isenabled()
+
+    kept = [[]]
+    gc.freeze()  # a program that keeps frozen objects (a pre-fork server): left as it is
+    try:
+        frozen = gc.get_freeze_count()
+        with bayesnb._collector_paused():
+            young = [[]]
+        assert gc.get_freeze_count() == frozen
+        assert not any(o is young for o in gc.get_objects(generation=2))
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+    assert kept
+
+
 def test_unknown_attribute_is_an_attribute_error():
     import bayesnb
 
