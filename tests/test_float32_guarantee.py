@@ -137,6 +137,27 @@ def test_gaussian_spread_float32_cannot_represent_is_refused():
     assert_guarantee(lambda: NaiveBayes(), X, y)
 
 
+def test_gaussian_class_coarse_at_the_fit_shift_is_fitted_in_float64():
+    """A class of spread 0.8 near 0, in a column whose other classes sit near 1e6: relative
+    to the fit's shift (the first rows' mid-range, 5e5) float32 holds its values to 0.03,
+    which moved its float32 mean by 1e-3, its variance by 0.6% and ``log_evidence`` by 0.1
+    nats, with no error. Such a class is fitted in float64; its scores are still refused."""
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 30)
+    x = np.concatenate([rng.normal(0, 1, 30), rng.normal(1e6 + 10, 5, 30),
+                        rng.normal(1e6 + 16, 5, 30)])
+    clf = NaiveBayes(method="ml").fit(x[:, None], y)
+    np.testing.assert_allclose(clf.theta_[:, 0], [x[y == k].mean() for k in range(3)],
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(clf.var_[:, 0], [x[y == k].var() for k in range(3)], rtol=1e-9)
+    with pytest.raises(ValueError, match=r"column 0.*x64"):
+        clf.predict_proba(x[:, None])
+    with jax.enable_x64(True):
+        reference = NaiveBayes(method="mean").fit(x[:, None], y).log_evidence()
+    np.testing.assert_allclose(clf.set_params(method="mean").log_evidence(), reference,
+                               rtol=1e-12)
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("total", [10**4, 10**6])
 def test_multinomial_bayes_large_counts(seed, total):

@@ -130,11 +130,10 @@ STUDENT_T_ROUNDING = 2.5
 #: sum (the accumulation), so that wide standardised blocks are not refused needlessly
 STUDENT_T_SPREAD, STUDENT_T_SUM = 3.0, 1.25
 #: float32 inputs carry about this relative rounding; a class whose spread is below
-#: ``FLOAT32_SPREAD`` times it (relative to its distance from the shift) is refused
+#: ``FLOAT32_SPREAD`` times it (relative to its distance from the shift) is fitted in float64
+#: and its float32 scores refused
 _EPS32 = float(np.finfo(np.float32).eps)
 FLOAT32_SPREAD = 1e3
-#: at fit, only a spread within this many float32 roundings of the values is refused
-FIT_SPREAD = 4.0
 #: a class variance below this is refused in float32: squares under float32's smallest normal
 #: number (1.2e-38) are flushed to zero, and above it only deviations within 1e-3 standard
 #: deviations are lost
@@ -260,9 +259,11 @@ class GaussianFast(FastForm):
     @staticmethod
     def float32_inexact(stats: GaussianStats, shift) -> bool:
         """A class whose variance float32 flushes to zero (``TINY_VARIANCE``), or whose spread
-        is within a few float32 steps of its values' rounding at fit (``FIT_SPREAD``): its
-        centred squares are mostly rounding. (Spreads float32 resolves only coarsely are
-        refused later, when a method's scores would depend on them: ``kernel_table``.)"""
+        float32 resolves only coarsely at its distance from the fit's shift
+        (``FLOAT32_SPREAD``): the values' rounding, over a thousandth of the spread, would
+        move its mean and variance and so ``theta_``, ``var_`` and ``log_evidence``. (Scores float32
+        cannot resolve are refused later, by the same criterion about the scores' centre:
+        ``kernel_table``.)"""
         count = np.asarray(stats.count)
         if shift is None or not (count > 1).any():
             return False
@@ -271,7 +272,7 @@ class GaussianFast(FastForm):
             sd = np.sqrt(var)
             far = np.abs(np.asarray(stats.mean) - shift)
             tiny = (var > 0) & (var < TINY_VARIANCE)
-            coarse = (sd > 0) & (sd < FIT_SPREAD * _EPS32 * far)
+            coarse = (sd > 0) & (sd < FLOAT32_SPREAD * _EPS32 * far)
         return bool(np.any((count > 1) & (tiny | coarse)))
 
     @staticmethod
