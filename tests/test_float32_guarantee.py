@@ -178,6 +178,32 @@ def test_multinomial_bayes_large_counts(seed, total):
         assert_guarantee(lambda: NaiveBayes(Multinomial()), X, y)
 
 
+def test_score_tables_are_kept_per_dtype_mode():
+    """A fitted model keeps its score tables per dtype mode. Tables built under x64 carry no
+    float32 rounding bound and passed no float32 check: reused by a later float32 prediction
+    of the same model they gave "bayes" probabilities 0.73 off float64's, with no error
+    (counts near 1e6, rates 0.2% apart, as in issue 11's Poisson case); so each mode builds
+    its own, in either order."""
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 100)
+    X = rng.poisson(1e6 * (1 + 0.002 * y[:, None]), (200, 10)).astype(float)
+    f64 = _fit_predict(lambda: NaiveBayes(Multinomial()), X, y, X, x64=True)
+    x64_first, f32_first = (NaiveBayes(Multinomial()).fit(X, y) for _ in range(2))
+    for m in METHODS:
+        with jax.enable_x64(True):
+            np.testing.assert_allclose(x64_first.set_params(method=m).predict_proba(X), f64[m],
+                                       rtol=1e-9, atol=1e-12)
+        for clf in (x64_first, f32_first.set_params(method=m)):
+            try:
+                p32 = clf.predict_proba(X)
+            except ValueError as err:
+                assert "x64" in str(err) and "column" in str(err), str(err)
+            else:
+                assert np.abs(p32 - f64[m]).max() <= TOL, m
+        with jax.enable_x64(True):
+            np.testing.assert_allclose(f32_first.predict_proba(X), f64[m], rtol=1e-9, atol=1e-12)
+
+
 def test_poisson_bayes_with_missing_values():
     rng = np.random.default_rng(3)
     # the shape of test_poisson_large_counts_agree_with_float64 (its kernels, compiled once);

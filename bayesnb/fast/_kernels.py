@@ -779,8 +779,10 @@ def _tables(families, tables, exact: bool, joint: bool, sources=(), classes=(0, 
 
 def cached_kernel_table(cache: dict, key, table, build, sources, b: int):
     """``(kernel, shift)`` of one block's fitted ``table``, from ``cache`` or by ``build()``
-    (in float64 on the host; ``cached_by_identity``: a few models' worth). A table float32
-    cannot hold is refused naming block ``b``'s column (:func:`unrepresentable`)."""
+    (in float64 on the host; ``cached_by_identity``: a few models' worth), for the dtype mode
+    of the call: a table built under x64 has no float32 rounding bound and passed no float32
+    check. A table float32 cannot hold is refused naming block ``b``'s column
+    (:func:`unrepresentable`)."""
     def checked_build():
         try:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -788,7 +790,7 @@ def cached_kernel_table(cache: dict, key, table, build, sources, b: int):
         except Float32Unrepresentable as err:
             raise unrepresentable(err, sources, b) from None
 
-    return cached_by_identity(cache, table, key, checked_build, limit=32)
+    return cached_by_identity(cache, table, (*key, float64_mode()), checked_build, limit=32)
 
 
 def unrepresentable(err: Float32Unrepresentable, sources, b: int) -> ValueError:
