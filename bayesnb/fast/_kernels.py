@@ -704,6 +704,9 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
             chunk = real_stats(form, host_f64(stats[b]), n_classes, padded)
             chunk = form.refine_stats(chunk, partial(sources[b].read, start, stop))
             chunk = form.finish_stats(chunk, shifts[b])
+            if shifts[b] is not None:  # a float32 pass (shifted)
+                chunk = form.refine_classes(chunk, partial(sources[b].read, start, stop),
+                                            codes[start:stop])
             totals[b] = chunk if totals[b] is None else family.merge_stats(totals[b], chunk)
 
     pending = None

@@ -257,6 +257,24 @@ class GaussianFast(FastForm):
         return GaussianStats(stats.count, mean, stats.m2)
 
     @staticmethod
+    def refine_classes(stats: GaussianStats, read, codes: np.ndarray) -> GaussianStats:
+        """A class with one observed value in a column of the chunk has no spread for
+        :meth:`float32_inexact` to judge its rounding by, yet float32 held that value only to
+        ``_EPS32 * |x - shift|``, and merged over chunks (``partial_fit`` with such a class
+        in each) the roundings moved ``theta_`` and ``var_``: its mean is that value, taken
+        here from the float64 rows."""
+        single = np.asarray(stats.count) == 1
+        if not single.any():
+            return stats
+        codes = np.asarray(codes)
+        rows = single.any(axis=1)[codes]
+        x = np.asarray(read(), dtype=np.float64)[rows]
+        own = single[codes[rows]] & ~np.isnan(x)  # each single value, at its class's row
+        value = np.zeros(single.shape)
+        np.add.at(value, codes[rows], np.where(own, x, 0.0))
+        return GaussianStats(stats.count, np.where(single, value, stats.mean), stats.m2)
+
+    @staticmethod
     def float32_inexact(stats: GaussianStats, shift) -> bool:
         """A class whose variance float32 flushes to zero (``TINY_VARIANCE``), or whose spread
         float32 resolves only coarsely at its distance from the fit's shift
