@@ -570,34 +570,62 @@ def test_chunked_gaussian_fit_takes_what_the_batch_fit_takes():
                                    batch.fitted_.blocks[0].stats.m2, rtol=1e-5)
 
 
-def test_partial_fit_single_rows_of_a_class_are_exact():
-    """``partial_fit`` on chunks of two rows, one near 0 and one near 1e6: each class has one
-    row a chunk, so no spread for the float32 check to judge by, and float32 held each value
-    to 0.03 of the chunk's shift (5e5): theta_ was 0.0039 off (5e-3 standard deviations),
-    var_ 0.4% and ``log_evidence`` 0.028 nats, silently. A class's single value is now taken
-    from the float64 rows (against NumPy's float64 moments and the x64 batch fit)."""
+def _chunked_fits(X, y, rows):
+    """``partial_fit`` and ``fit_chunks`` (ML) on chunks of ``rows`` rows."""
     from bayesnb.outofcore import fit_chunks
 
+    starts = range(0, len(y), rows)
+    updated = NaiveBayes(Gaussian(), method="ml")
+    for i in starts:
+        updated.partial_fit(X[i:i + rows], y[i:i + rows], classes=[0, 1])
+    chunked = fit_chunks(NaiveBayes(Gaussian(), method="ml"),
+                         [(X[i:i + rows], y[i:i + rows]) for i in starts], progress=False)
+    return updated, chunked
+
+
+def _assert_float64_moments(clf, x, y):
+    """theta_, var_ against NumPy's float64 moments, ``log_evidence`` against the x64 fit."""
+    with jax.enable_x64(True):
+        reference = NaiveBayes(Gaussian(), method="mean").fit(x[:, None], y).log_evidence()
+    np.testing.assert_allclose(clf.theta_[:, 0], [np.nanmean(x[y == k]) for k in (0, 1)],
+                               rtol=1e-12)
+    np.testing.assert_allclose(clf.var_[:, 0], [np.nanvar(x[y == k]) for k in (0, 1)],
+                               rtol=1e-7)
+    np.testing.assert_allclose(clf.set_params(method="mean").log_evidence(), reference,
+                               rtol=1e-12)
+
+
+def test_gaussian_single_values_in_chunks_are_taken_in_float64():
+    """``partial_fit`` on chunks of two rows, one near 0 and one near 1e6: each class has one
+    value a chunk, so no spread for the float32 check to judge by, and float32 held each to
+    0.03 (at the chunk's shift, 5e5): theta_ was 0.0039 off (5e-3 standard deviations), var_
+    0.4% and ``log_evidence`` 0.028 nats, silently. Such a value is now read in float64."""
     rng = np.random.default_rng(0)
     n = 40
     x = np.empty(2 * n)
     x[0::2], x[1::2] = rng.normal(0, 1, n), 1e6 + rng.normal(0, 0.5, n)
     x[2] = np.nan  # a class with no observed value in a chunk, beside one with one
-    X, y = x[:, None], np.tile([0, 1], n)
-    updated = NaiveBayes(Gaussian(), method="ml")
-    for i in range(0, 2 * n, 2):
-        updated.partial_fit(X[i:i + 2], y[i:i + 2], classes=[0, 1])
-    chunked = fit_chunks(NaiveBayes(Gaussian(), method="ml"),
-                         [(X[i:i + 2], y[i:i + 2]) for i in range(0, 2 * n, 2)], progress=False)
-    with jax.enable_x64(True):
-        reference = NaiveBayes(Gaussian(), method="mean").fit(X, y).log_evidence()
-    for clf in (updated, chunked):
-        np.testing.assert_allclose(clf.theta_[:, 0], [np.nanmean(x[y == k]) for k in (0, 1)],
-                                   rtol=1e-12)
-        np.testing.assert_allclose(clf.var_[:, 0], [np.nanvar(x[y == k]) for k in (0, 1)],
-                                   rtol=1e-9)
-        np.testing.assert_allclose(clf.set_params(method="mean").log_evidence(), reference,
-                                   rtol=1e-12)
+    y = np.tile([0, 1], n)
+    for clf in _chunked_fits(x[:, None], y, 2):
+        _assert_float64_moments(clf, x, y)
+
+
+def test_gaussian_values_float32_rounds_alike_are_taken_in_float64():
+    """A class near 1e6 varying by 1e-6 to 1e-3 beside a wide class near 0: float32 (at the
+    shift 5e5, steps of 0.03) rounds its values alike, so its float32 spread was 0 and the
+    check that sends a coarse class to float64 saw none. In chunks of two rows a class
+    (partial_fit): theta_ 2.2e-3 off (1.3 standard deviations) and var_ 61 times too large,
+    silently; one fit: refused as "zero variance". Such a class is now read in float64."""
+    rng = np.random.default_rng(0)
+    n = 30
+    x, y = np.empty(4 * n), np.tile([0, 1, 0, 1], n)
+    x[y == 0] = 1000 * rng.normal(size=2 * n)
+    base = 1e6 + 1e-3 * rng.normal(size=n)
+    x[1::4], x[3::4] = base, base + 1e-5
+    for clf in _chunked_fits(x[:, None], y, 4):
+        _assert_float64_moments(clf, x, y)
+    x[y == 1] = 1e6 + 1e-6 * rng.normal(size=2 * n)
+    _assert_float64_moments(NaiveBayes(Gaussian(), method="ml").fit(x[:, None], y), x, y)
 
 
 # ------------------------------------------------- counts beyond float32's integers

@@ -258,21 +258,31 @@ class GaussianFast(FastForm):
 
     @staticmethod
     def refine_classes(stats: GaussianStats, read, codes: np.ndarray) -> GaussianStats:
-        """A class with one observed value in a column of the chunk has no spread for
-        :meth:`float32_inexact` to judge its rounding by, yet float32 held that value only to
-        ``_EPS32 * |x - shift|``, and merged over chunks (``partial_fit`` with such a class
-        in each) the roundings moved ``theta_`` and ``var_``: its mean is that value, taken
-        here from the float64 rows."""
-        single = np.asarray(stats.count) == 1
-        if not single.any():
+        """A class whose values in a column of the chunk float32 saw as one (a single value,
+        or several that round alike: no spread) gives :meth:`float32_inexact` nothing to judge
+        their rounding by, to ``_EPS32 * |x - shift|``: merged over chunks or left as it was,
+        that rounding moved ``theta_`` by standard deviations and ``var_`` 61-fold. Its count,
+        mean and centred squares are taken here from the float64 rows (a spread found is
+        then judged as any other)."""
+        flat = (np.asarray(stats.count) > 0) & (np.asarray(stats.m2) == 0)
+        if not flat.any():
             return stats
         codes = np.asarray(codes)
-        rows = single.any(axis=1)[codes]
-        x = np.asarray(read(), dtype=np.float64)[rows]
-        own = single[codes[rows]] & ~np.isnan(x)  # each single value, at its class's row
-        value = np.zeros(single.shape)
-        np.add.at(value, codes[rows], np.where(own, x, 0.0))
-        return GaussianStats(stats.count, np.where(single, value, stats.mean), stats.m2)
+        rows, cols = flat.any(axis=1)[codes], np.flatnonzero(flat.any(axis=0))
+        c = codes[rows]
+        x = np.asarray(read(), dtype=np.float64)[rows][:, cols]
+        own = flat[c][:, cols] & ~np.isnan(x)  # the values of the flat (class, column)s
+
+        def class_sums(values):
+            out = np.zeros(flat.shape)
+            np.add.at(out, (c[:, None], cols), np.where(own, values, 0.0))
+            return out
+
+        count = class_sums(np.ones_like(x))
+        mean = class_sums(x) / np.where(flat, count, 1.0)
+        m2 = class_sums((x - mean[c][:, cols]) ** 2)
+        return GaussianStats(stats.count, np.where(flat, mean, stats.mean),
+                             np.where(flat, m2, stats.m2))
 
     @staticmethod
     def float32_inexact(stats: GaussianStats, shift) -> bool:
