@@ -739,6 +739,19 @@ def test_student_t_rows_far_out_agree_or_refuse(pooled, far):
     assert_guarantee(lambda: NaiveBayes(Gaussian(pooled=pooled)), X, y, Xt, methods=("bayes",))
 
 
+def test_student_t_narrow_class_far_from_the_centre_agrees_or_refuses():
+    """Two classes near 0 (spreads 1.5 and 40) and one near 1.5e4: the score kernel's centre
+    (5e3) is far from the narrow class, where float32 holds a row to 3e-4, a 5,000th of its
+    scale. The Student-t bound counted the terms' own roundings, not the input's times their
+    slope: probabilities 1.8e-4 off under ``bayes``, unrefused (``ml`` and ``mean``, whose
+    bounds count it, refused)."""
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 60)
+    x = np.r_[rng.normal(0, 1.5, 60), rng.normal(0, 40, 60), rng.normal(1.5e4, 100, 60)]
+    assert_guarantee(lambda: NaiveBayes(Gaussian(rate=2.0)), x[:, None], y,
+                     np.linspace(-8, 8, 161)[:, None], methods=("bayes",))
+
+
 @pytest.mark.parametrize("method", ["ml", "mean"])
 def test_bernoulli_many_columns_of_close_classes_agree_or_refuse(method):
     """100,000 binary columns, two classes with the same probabilities: Bernoulli scores had no
