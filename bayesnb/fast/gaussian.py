@@ -267,22 +267,18 @@ class GaussianFast(FastForm):
         flat = (np.asarray(stats.count) > 0) & (np.asarray(stats.m2) == 0)
         if not flat.any():
             return stats
-        codes = np.asarray(codes)
-        rows, cols = flat.any(axis=1)[codes], np.flatnonzero(flat.any(axis=0))
-        c = codes[rows]
-        x = np.asarray(read(), dtype=np.float64)[rows][:, cols]
-        own = flat[c][:, cols] & ~np.isnan(x)  # the values of the flat (class, column)s
-
-        def class_sums(values):
-            out = np.zeros(flat.shape)
-            np.add.at(out, (c[:, None], cols), np.where(own, values, 0.0))
-            return out
-
-        count = class_sums(np.ones_like(x))
-        mean = class_sums(x) / np.where(flat, count, 1.0)
-        m2 = class_sums((x - mean[c][:, cols]) ** 2)
-        return GaussianStats(stats.count, np.where(flat, mean, stats.mean),
-                             np.where(flat, m2, stats.m2))
+        codes, k = np.asarray(codes), flat.shape[0]
+        rows = flat.any(axis=1)[codes]
+        c, x = codes[rows], np.asarray(read(), dtype=np.float64)[rows]
+        mean, m2 = np.array(stats.mean, dtype=np.float64), np.array(stats.m2, dtype=np.float64)
+        for j in np.flatnonzero(flat.any(axis=0)):
+            own = flat[c, j] & ~np.isnan(x[:, j])  # the values of the flat classes
+            cj, xj = c[own], x[own, j]
+            mj = np.bincount(cj, xj, k) / np.maximum(np.bincount(cj, None, k), 1)
+            m2j = np.bincount(cj, (xj - mj[cj]) ** 2, k)
+            mean[:, j] = np.where(flat[:, j], mj, mean[:, j])
+            m2[:, j] = np.where(flat[:, j], m2j, m2[:, j])
+        return GaussianStats(stats.count, mean, m2)
 
     @staticmethod
     def float32_inexact(stats: GaussianStats, shift) -> bool:
