@@ -570,6 +570,80 @@ def test_chunked_gaussian_fit_takes_what_the_batch_fit_takes():
                                    batch.fitted_.blocks[0].stats.m2, rtol=1e-5)
 
 
+def _chunked_fits(X, y, rows):
+    """``partial_fit`` and ``fit_chunks`` (ML) on chunks of ``rows`` rows."""
+    from bayesnb.outofcore import fit_chunks
+
+    starts = range(0, len(y), rows)
+    updated = NaiveBayes(Gaussian(), method="ml")
+    for i in starts:
+        updated.partial_fit(X[i:i + rows], y[i:i + rows], classes=[0, 1])
+    chunked = fit_chunks(NaiveBayes(Gaussian(), method="ml"),
+                         [(X[i:i + rows], y[i:i + rows]) for i in starts], progress=False)
+    return updated, chunked
+
+
+def _assert_float64_moments(clf, x, y):
+    """theta_, var_ against NumPy's float64 moments, ``log_evidence`` against the x64 fit."""
+    with jax.enable_x64(True):
+        reference = NaiveBayes(Gaussian(), method="mean").fit(x[:, None], y).log_evidence()
+    np.testing.assert_allclose(clf.theta_[:, 0], [np.nanmean(x[y == k]) for k in (0, 1)],
+                               rtol=1e-12)
+    np.testing.assert_allclose(clf.var_[:, 0], [np.nanvar(x[y == k]) for k in (0, 1)],
+                               rtol=1e-7)
+    np.testing.assert_allclose(clf.set_params(method="mean").log_evidence(), reference,
+                               rtol=1e-12)
+
+
+def test_gaussian_single_values_in_chunks_are_taken_in_float64():
+    """``partial_fit`` on chunks of two rows, one near 0 and one near 1e6: each class has one
+    value a chunk, so no spread for the float32 check to judge by, and float32 held each to
+    0.03 (at the chunk's shift, 5e5): theta_ was 0.0039 off (5e-3 standard deviations), var_
+    0.4% and ``log_evidence`` 0.028 nats, silently. Such a value is now read in float64."""
+    rng = np.random.default_rng(0)
+    n = 40
+    x = np.empty(2 * n)
+    x[0::2], x[1::2] = rng.normal(0, 1, n), 1e6 + rng.normal(0, 0.5, n)
+    x[2] = np.nan  # a class with no observed value in a chunk, beside one with one
+    y = np.tile([0, 1], n)
+    for clf in _chunked_fits(x[:, None], y, 2):
+        _assert_float64_moments(clf, x, y)
+
+
+def test_gaussian_values_float32_rounds_alike_are_taken_in_float64():
+    """A class near 1e6 varying by 1e-6 to 1e-3 beside a wide class near 0: float32 (at the
+    shift 5e5, steps of 0.03) rounds its values alike, so its float32 spread was 0 and the
+    check that sends a coarse class to float64 saw none. In chunks of two rows a class
+    (partial_fit): theta_ 2.2e-3 off (1.3 standard deviations) and var_ 61 times too large,
+    silently; one fit: refused as "zero variance". Such a class is now read in float64."""
+    rng = np.random.default_rng(0)
+    n = 30
+    x, y = np.empty(4 * n), np.tile([0, 1, 0, 1], n)
+    x[y == 0] = 1000 * rng.normal(size=2 * n)
+    base = 1e6 + 1e-3 * rng.normal(size=n)
+    x[1::4], x[3::4] = base, base + 1e-5
+    for clf in _chunked_fits(x[:, None], y, 4):
+        _assert_float64_moments(clf, x, y)
+    x[y == 1] = 1e6 + 1e-6 * rng.normal(size=2 * n)
+    _assert_float64_moments(NaiveBayes(Gaussian(), method="ml").fit(x[:, None], y), x, y)
+
+
+def test_gaussian_fit_of_millions_of_rows_in_one_column():
+    """2**21 rows of one column fitted in one chunk: the float32 products that sum a class's
+    values and squared deviations were two columns wide, and XLA adds such a narrow product's
+    rows with a relative error of 2.9e-4 there: var_ 6.4e-4 off and ``log_evidence`` 596 nats
+    (of 1.2e7), silently. A float32 fit chunk now sums at most ``FLOAT32_FIT_ROWS`` rows,
+    merged in float64 (against NumPy's float64 moments)."""
+    rng = np.random.default_rng(0)
+    n = 1 << 21
+    y = rng.integers(0, 2, n)
+    x = 1e4 * y + 50 * rng.normal(size=n)
+    clf = NaiveBayes(Gaussian(), method="ml").fit(x[:, None], y)
+    np.testing.assert_allclose(clf.var_[:, 0], [x[y == k].var() for k in (0, 1)], rtol=2e-5)
+    np.testing.assert_allclose(clf.theta_[:, 0], [x[y == k].mean() for k in (0, 1)],
+                               rtol=0, atol=50 * 1e-5)
+
+
 # ------------------------------------------------- counts beyond float32's integers
 @pytest.mark.parametrize("per_cell", [2e7, 1e8, 5e9])
 def test_float32_counts_beyond_float32_integers_against_float64_sums(per_cell):
@@ -679,6 +753,19 @@ def test_student_t_rows_far_out_agree_or_refuse(pooled, far):
     Xt = rng.normal(0.5, 1.0, (200, f))
     Xt[:, 0] = far
     assert_guarantee(lambda: NaiveBayes(Gaussian(pooled=pooled)), X, y, Xt, methods=("bayes",))
+
+
+def test_student_t_narrow_class_far_from_the_centre_agrees_or_refuses():
+    """Two classes near 0 (spreads 1.5 and 40) and one near 1.5e4: the score kernel's centre
+    (5e3) is far from the narrow class, where float32 holds a row to 3e-4, a 5,000th of its
+    scale. The Student-t bound counted the terms' own roundings, not the input's times their
+    slope: probabilities 1.8e-4 off under ``bayes``, unrefused (``ml`` and ``mean``, whose
+    bounds count it, refused)."""
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 60)
+    x = np.r_[rng.normal(0, 1.5, 60), rng.normal(0, 40, 60), rng.normal(1.5e4, 100, 60)]
+    assert_guarantee(lambda: NaiveBayes(Gaussian(rate=2.0)), x[:, None], y,
+                     np.linspace(-8, 8, 161)[:, None], methods=("bayes",))
 
 
 @pytest.mark.parametrize("method", ["ml", "mean"])

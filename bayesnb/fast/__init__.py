@@ -78,6 +78,13 @@ class FastForm:
         return stats
 
     @staticmethod
+    def refine_classes(stats, read, codes: np.ndarray):
+        """One chunk's finished statistics (:meth:`finish_stats`, of a float32 pass) with any
+        class that :meth:`float32_inexact` cannot judge recomputed in float64 from its rows
+        (``read()``, lazily; ``codes``: the chunk's class codes)."""
+        return stats
+
+    @staticmethod
     def float32_inexact(stats, shift: np.ndarray | None) -> bool:
         """Whether float32 inputs cannot represent what the finished ``stats`` describe; the
         statistics pass is then redone in float64."""

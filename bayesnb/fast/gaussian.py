@@ -257,6 +257,30 @@ class GaussianFast(FastForm):
         return GaussianStats(stats.count, mean, stats.m2)
 
     @staticmethod
+    def refine_classes(stats: GaussianStats, read, codes: np.ndarray) -> GaussianStats:
+        """A class whose values in a column of the chunk float32 saw as one (a single value,
+        or several that round alike: no spread) gives :meth:`float32_inexact` nothing to judge
+        their rounding by, to ``_EPS32 * |x - shift|``: merged over chunks or left as it was,
+        that rounding moved ``theta_`` by standard deviations and ``var_`` 61-fold. Its count,
+        mean and centred squares are taken here from the float64 rows (a spread found is
+        then judged as any other)."""
+        flat = (np.asarray(stats.count) > 0) & (np.asarray(stats.m2) == 0)
+        if not flat.any():
+            return stats
+        codes, k = np.asarray(codes), flat.shape[0]
+        rows = flat.any(axis=1)[codes]
+        c, x = codes[rows], np.asarray(read(), dtype=np.float64)[rows]
+        mean, m2 = np.array(stats.mean, dtype=np.float64), np.array(stats.m2, dtype=np.float64)
+        for j in np.flatnonzero(flat.any(axis=0)):
+            own = flat[c, j] & ~np.isnan(x[:, j])  # the values of the flat classes
+            cj, xj = c[own], x[own, j]
+            mj = np.bincount(cj, xj, k) / np.maximum(np.bincount(cj, None, k), 1)
+            m2j = np.bincount(cj, (xj - mj[cj]) ** 2, k)
+            mean[:, j] = np.where(flat[:, j], mj, mean[:, j])
+            m2[:, j] = np.where(flat[:, j], m2j, m2[:, j])
+        return GaussianStats(stats.count, mean, m2)
+
+    @staticmethod
     def float32_inexact(stats: GaussianStats, shift) -> bool:
         """A class whose variance float32 flushes to zero (``TINY_VARIANCE``), or whose spread
         float32 resolves only coarsely at its distance from the fit's shift
@@ -394,7 +418,8 @@ class GaussianFast(FastForm):
         norm = jax.lax.cond(has_missing(x), observed_norms,
                             lambda x: jnp.broadcast_to(table.norm_sum, scores.shape), x)
         size = jnp.abs(norm - scores)  # the log1p terms' sum (relative to class 0's if wide)
-        own = 0.5 * eps * (jnp.abs(norm) + jnp.abs(scores))
+        own = 0.5 * eps * (jnp.abs(norm) + jnp.abs(scores)) + GaussianFast._student_t_inputs(
+            table, x, scores.shape[1])
         if table.relative.shape[0]:
             size = size + 2 * GaussianFast._student_t_spread(table, x)[:, None]
             return STUDENT_T_ROUNDING * eps * size + own
@@ -407,6 +432,33 @@ class GaussianFast(FastForm):
 
         # the spread costs a log1p per (row, column): only where the first bound is large
         return jax.lax.cond(jnp.max(bound) <= COARSE_ROUNDING, lambda _: bound, finer, None)
+
+    @staticmethod
+    def _student_t_inputs(table: StudentT, x, k: int) -> jax.Array:
+        r"""``(n, K)`` the float32 roundings of the input and of the locations,
+        :math:`\epsilon(|x_j| + |m_{kj}|)/2`, times the slope of each term,
+        :math:`2c|d|w/(1 + d^2 w)` with :math:`d = x_j - m_{kj}`, root sum of squares over the
+        columns: a class whose scale float32 resolves only to a thousandth at the row's
+        distance from the centre moved probabilities by 1.5e-4 unbounded. First from each
+        column's steepest slope, :math:`c\sqrt w`, and largest ``|m|`` (one pass over the
+        rows); per class only where that is above ``COARSE_ROUNDING``."""
+        eps = jnp.finfo(jnp.float32).eps
+        observed = ~jnp.isnan(x)
+        x0 = jnp.where(observed, x, 0.0).astype(table.loc.dtype)
+        coef = jnp.broadcast_to(table.coef, table.loc.shape)
+        reach = 0.5 * eps * (jnp.abs(x0) + jnp.max(jnp.abs(table.loc), axis=0))
+        steep = jnp.max(coef * jnp.sqrt(table.weight), axis=0)
+        one = jnp.sqrt(jnp.sum(jnp.where(observed, (steep * reach) ** 2, 0.0), axis=1))
+
+        def per_class(_):
+            d = x0[:, None, :] - table.loc
+            slope = 2 * coef * jnp.abs(d) * table.weight / (1 + d * d * table.weight)
+            term = slope * 0.5 * eps * (jnp.abs(x0)[:, None, :] + jnp.abs(table.loc))
+            return jnp.sqrt(jnp.sum(jnp.where(observed[:, None, :], term * term, 0.0), axis=-1))
+
+        return jax.lax.cond(jnp.max(one) <= COARSE_ROUNDING,
+                            lambda _: jnp.broadcast_to(one[:, None], (x.shape[0], k)),
+                            per_class, None)
 
     @staticmethod
     def _student_t_spread(table: StudentT, x) -> jax.Array:
