@@ -100,7 +100,7 @@ class MultinomialFast(FastForm):
     @staticmethod
     def class_axes(tree):
         """Classes lead every field but: the chunk statistics' class totals in their float32
-        chunk form (``(3, K, V)``, ``_float32.class_sums``) and their per-row coefficient terms
+        chunk form (``(4, K, V)``, ``_float32.class_sums``) and their per-row coefficient terms
         (``_counts.coefficient_rows``: class-free), the tables' per-count ``rounding`` and the
         exact table's ``steps`` (``((S - 1) V, K)``)."""
         if isinstance(tree, MultinomialStats):
@@ -121,6 +121,11 @@ class MultinomialFast(FastForm):
     def finish_stats(stats: MultinomialStats, shift) -> MultinomialStats:
         return MultinomialStats(finish_class_sums(stats.counts),
                                 finish_coefficient(stats.log_coef, with_totals=True))
+
+    @staticmethod
+    def float32_inexact(stats: MultinomialStats, shift) -> bool:
+        """Class totals float32 may have rounded (NaN: ``_float32.finish_class_sums``)."""
+        return bool(np.isnan(stats.counts).any())
 
     @staticmethod
     def refine_stats(stats: MultinomialStats, read) -> MultinomialStats:
