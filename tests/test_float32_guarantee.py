@@ -777,3 +777,34 @@ def test_float32_class_of_far_apart_counts_is_summed_exactly(family, big):
     X[:, 0] = np.where(i % 200 < 100, 0.0, big) + i % 7
     X[:, 1] = np.where(i % 200 < 150, 3.0, big // 3) + i % 5
     _assert_exact_counts(family, X, y)
+
+
+def test_multinomial_bayes_documents_far_longer_than_the_training_agree_or_refuse():
+    """Documents of about 1.3e6 counts against classes trained on about 3,000 (``"bayes"``):
+    float32's Dirichlet-multinomial scores were tens of thousands of nats off and flipped the
+    class of 2 rows in 5 (probabilities 1 off, unrefused): the rounding bound was large, but
+    weighed by the float32 probabilities, which put the true class at 0. The weighting now
+    takes each class's probability as large as its bound allows. The reference is the
+    Dirichlet-multinomial predictive by hand (SciPy's ``gammaln``)."""
+    from scipy.special import gammaln, softmax
+
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 2, 150)
+    lam = rng.uniform(0.5, 3, (2, 12))
+    X = rng.poisson(lam[y]).astype(float)
+    Xt = rng.poisson(lam[0] * 1e5, (5, 12)).astype(float)
+    Xt[:, :3] = rng.integers(0, 2, (5, 3))
+    alpha = 1.0 + np.array([X[y == k].sum(axis=0) for k in (0, 1)])  # Dirichlet(1, ..., 1)
+    n = Xt.sum(axis=1, keepdims=True)
+    scores = np.stack([gammaln(a.sum()) - gammaln(a.sum() + n[:, 0])
+                       + np.sum(gammaln(a + Xt) - gammaln(a), axis=1) for a in alpha], axis=1)
+    reference = softmax(scores + np.log((np.bincount(y) + 1.0) / (len(y) + 2.0)), axis=1)
+    clf = NaiveBayes(Multinomial(), method="bayes").fit(X, y)
+    try:
+        p32 = clf.predict_proba(Xt)
+    except ValueError as err:
+        assert "x64" in str(err) and "column" in str(err), str(err)
+    else:
+        np.testing.assert_allclose(p32, reference, atol=TOL)
+    with jax.enable_x64(True):
+        np.testing.assert_allclose(clf.predict_proba(Xt), reference, atol=1e-9)
