@@ -808,3 +808,29 @@ def test_multinomial_bayes_documents_far_longer_than_the_training_agree_or_refus
         np.testing.assert_allclose(p32, reference, atol=TOL)
     with jax.enable_x64(True):
         np.testing.assert_allclose(clf.predict_proba(Xt), reference, atol=1e-9)
+
+
+def test_multinomial_bayes_documents_a_third_of_the_training_agree_or_refuse():
+    """Test documents ten times the training rows' length, so a row's total is about a third
+    of each class's (``u = n / A`` past 1/4): ``log_rising`` takes :math:`A\\psi(u)` in closed
+    form, whose float32 terms cancel to a thousandth of their size, and classes of nearly
+    equal totals had probabilities 0.01 off (the class flipped), with a rounding bound that
+    left those terms out. The reference is the Dirichlet-multinomial predictive by hand."""
+    from scipy.special import gammaln, softmax
+
+    rng = np.random.default_rng(7)
+    y = np.arange(96) % 3
+    rate = np.array([1.6, 3.2e3, 3e2, 25.0, 1.6e4, 2e3])
+    X = rng.poisson(rate, (96, 6)).astype(float)
+    Xt = rng.poisson(10 * rate, (40, 6)).astype(float)
+    alpha = 1.0 + np.array([X[y == k].sum(axis=0) for k in range(3)])
+    n = Xt.sum(axis=1)
+    scores = np.stack([gammaln(a.sum()) - gammaln(a.sum() + n)
+                       + np.sum(gammaln(a + Xt) - gammaln(a), axis=1) for a in alpha], axis=1)
+    reference = softmax(scores + np.log((np.bincount(y) + 1.0) / (len(y) + 3.0)), axis=1)
+    try:
+        p32 = NaiveBayes(Multinomial(), method="bayes").fit(X, y).predict_proba(Xt)
+    except ValueError as err:
+        assert "x64" in str(err) and "column" in str(err), str(err)
+    else:
+        np.testing.assert_allclose(p32, reference, atol=TOL)
