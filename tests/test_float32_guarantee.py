@@ -834,3 +834,33 @@ def test_multinomial_bayes_documents_a_third_of_the_training_agree_or_refuse():
         assert "x64" in str(err) and "column" in str(err), str(err)
     else:
         np.testing.assert_allclose(p32, reference, atol=TOL)
+
+
+def test_rounding_bound_beside_a_class_of_probability_zero():
+    """An ML class with a zero estimate for a column the row counts scores -inf, with an
+    infinite rounding bound; weighing the bounds by the probabilities they allow must not
+    turn that into NaN (which passed the limit check: probabilities 8.4e-4 off, unrefused).
+    Counts up to 3.5e7 over classes whose rates differ by about 1% make the other classes'
+    float32 scores inexact (the draws of a fuzzing run that found it). The reference is the
+    plug-in likelihood by hand."""
+    from scipy.special import softmax, xlogy
+
+    rng = np.random.default_rng([11, 7268])
+    y = np.arange(96) % 3
+    rng.choice(2)
+    rate = 10.0 ** rng.uniform(-1, 7, 6)
+    rate = np.abs(rate * (1 + rng.choice([0.0, 1e-3, 1e-2, 0.3]) * rng.normal(size=(3, 6))))
+    X = rng.poisson(rate[y]).astype(float)
+    rng.random(2)
+    Xt = rng.poisson(rate[y] * rng.choice([1, 1, 10, 0.1])).astype(float)
+    theta = np.array([X[y == k].sum(axis=0) for k in range(3)])
+    theta /= theta.sum(axis=1, keepdims=True)
+    assert np.any(theta == 0) and Xt.max() > 3e7  # a class of probability zero, huge counts
+    with np.errstate(divide="ignore"):
+        reference = softmax(xlogy(Xt[:, None, :], theta).sum(axis=2), axis=1)
+    try:
+        p32 = NaiveBayes(Multinomial(), method="ml").fit(X, y).predict_proba(Xt)
+    except ValueError as err:
+        assert "x64" in str(err) and "column" in str(err), str(err)
+    else:
+        np.testing.assert_allclose(p32, reference, atol=TOL)

@@ -482,6 +482,9 @@ def class_weighted(rounding, log_weight, xp=jnp) -> jax.Array:
     if rounding.ndim == 1:
         return rounding
     log_p = log_weight - xp.log(xp.sum(xp.exp(log_weight), axis=1, keepdims=True))
+    # a class of score -inf (a zero probability estimate) holds none, exactly: its bound, inf
+    # as its score, would make every class's NaN
+    rounding = xp.where(xp.isfinite(log_weight), rounding, 0.0)
     reach = xp.max(rounding, axis=1, keepdims=True)
     p = xp.exp(xp.minimum(log_p + rounding + reach, 0.0))
     pr = xp.where(p > 0, p * rounding, 0.0)
