@@ -164,8 +164,8 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
                 continue
             if r.ndim == 2:  # per class: weighed by the probabilities the tails left
                 chunk = out[start:stop]
-                weight = np.exp(chunk - np.max(chunk, axis=1, keepdims=True))
-                r = _kernels.class_weighted(r, weight, xp=np)
+                r = _kernels.class_weighted(r, chunk - np.max(chunk, axis=1, keepdims=True),
+                                            xp=np)
             if r.max() > _kernels.SCORE_ROUNDING_LIMIT:
                 raise _kernels.inexact_scores(source, float(r.max()))
 

@@ -92,13 +92,20 @@ def log_rising(a: jax.Array, x: jax.Array, polynomial: bool = True) -> jax.Array
 
 
 def class_sums(resp: jax.Array, x: jax.Array, observed: jax.Array | None = None) -> jax.Array:
-    """``resp.T @ x`` in a chunk form float32 cannot spoil: ``(3, K, F)`` holding each class's
-    weight, its mean and the sum of the rows' deviations from their own class mean, which
-    :func:`finish_class_sums` adds up in float64 on the host. A float32 sum of counts in the
+    """``resp.T @ x`` in a chunk form float32 cannot spoil: ``(4, K, F)`` holding each class's
+    weight, its mean, the sum of the rows' deviations from their own class mean, which
+    :func:`finish_class_sums` adds up in float64 on the host, and a flag where that sum may
+    be rounded (:func:`_centred_form`). A float32 sum of counts in the
     millions is rounded; the deviations are small, so their sum keeps the digits the class
     totals (and the differences between classes' rates) depend on. A chunk whose sums are
     certainly exact (integer values and weights, ``max(x) * total weight < 2**24``, or
-    ``2**53`` in float64) takes one product instead. Fractional values (a Multinomial of term
+    ``2**53`` in float64) takes one product instead; another integer chunk is centred on its
+    means rounded to integers, so that the deviations and their sums stay exact (the float32
+    means left small columns beside large ones, counts near 60 beside counts near 1e6, with
+    totals 1e-6 off and ``log_evidence`` 1e-4), unless a class's deviations are so large
+    that their float32 sum may be rounded (a class of counts near 0 and near 1e7: totals
+    hundreds off, ``log_evidence`` thousands of nats), which the flag sends to the float64
+    redo. Fractional values (a Multinomial of term
     weights) keep the centred form, whose float32 class totals are closer to float64 than one
     plain sum per chunk. With missing values (``observed``, the 0/1 flags of ``x``'s entries,
     missing ones 0 in ``x``), the weights and means are per column over the observed entries
@@ -119,16 +126,18 @@ def class_sums(resp: jax.Array, x: jax.Array, observed: jax.Array | None = None)
         else:
             weight = resp.T @ observed
         mean = (resp.T @ x) / jnp.where(weight > 0, weight, 1.0)
+        mean = jnp.where(integral, jnp.round(mean), mean)  # integer deviations: exact sums
         dev = x - (resp > 0).astype(x.dtype) @ mean  # each row against its own class
         if observed is not None:
             dev = dev * observed
-        return jnp.stack([weight, mean, resp.T @ dev])
+        both = resp.T @ jnp.concatenate([dev, jnp.abs(dev)], axis=1)
+        return _centred_form(weight, mean, both, integral)
 
     def plain(x):  # every partial sum an integer the dtype holds: added exactly
         ones = jnp.ones((resp.shape[1], x.shape[1]), x.dtype)
-        return jnp.stack([ones, resp.T @ x, jnp.zeros_like(ones)])
+        return jnp.stack([ones, resp.T @ x, jnp.zeros_like(ones), jnp.zeros_like(ones)])
 
-    exact = _integer_sums_exact(x, resp)
+    integral, exact = _integer_sums_exact(x, resp)
     return jax.lax.cond(exact, plain, centred, x)
 
 
@@ -150,37 +159,61 @@ def label_class_sums(labels, x: jax.Array, observed: jax.Array | None = None) ->
             first = labels.sum(jnp.concatenate([observed, x], axis=1))
             weight = first[:, :f]
         mean = first[:, -f:] / jnp.where(weight > 0, weight, 1.0)
+        mean = jnp.where(integral, jnp.round(mean), mean)  # as in class_sums
         dev = x - labels.gather(mean)  # each row against its own class
         if observed is not None:
             dev = dev * observed
-        return jnp.stack([weight, mean, labels.sum(dev)])
+        both = labels.sum(jnp.concatenate([dev, jnp.abs(dev)], axis=1))
+        return _centred_form(weight, mean, both, integral)
 
     def plain(x):  # every partial sum an integer the dtype holds: added exactly
         ones = jnp.ones((k, f), x.dtype)
-        return jnp.stack([ones, labels.sum(x), jnp.zeros_like(ones)])
+        return jnp.stack([ones, labels.sum(x), jnp.zeros_like(ones), jnp.zeros_like(ones)])
 
-    return jax.lax.cond(_integer_sums_exact(x, labels.weights), plain, centred, x)
+    integral, exact = _integer_sums_exact(x, labels.weights)
+    return jax.lax.cond(exact, plain, centred, x)
 
 
-def _integer_sums_exact(x: jax.Array, weights: jax.Array) -> jax.Array:
-    """Whether every weighted sum of a chunk's rows is exact in its dtype: integer values and
-    weights whose largest possible sum is below ``2**24`` in float32 (``2**53`` in float64),
-    where adding integers is exact. The largest value and fractional part are the value
-    checks' own reduction (``_steps.chunk_bounds``), so XLA computes them once."""
+#: an integer chunk's deviation sums are certainly exact in float32 while the sum of their
+#: absolute values stays below this (``2**24``, halved for that sum's own rounding)
+DEVIATIONS_EXACT = 2.0 ** 23
+
+
+def _centred_form(weight, mean, both, integral) -> jax.Array:
+    """The centred chunk form ``(4, K, F)`` from the deviations' sums and their absolute sums
+    (``both``, ``(K, 2 F)``): the fourth row is 1 where an integer chunk's deviation sum may
+    be rounded (its absolute sum, which bounds every partial sum, reaches
+    :data:`DEVIATIONS_EXACT`), which :func:`finish_class_sums` reports as NaN."""
+    import jax.numpy as jnp
+
+    f = mean.shape[1]
+    inexact = integral & (both[:, f:] >= DEVIATIONS_EXACT)
+    return jnp.stack([weight, mean, both[:, :f], inexact.astype(mean.dtype)])
+
+
+def _integer_sums_exact(x: jax.Array, weights: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Whether a chunk's values and weights are all integers, and whether every weighted sum
+    of its rows is then exact in its dtype: the largest possible sum is below ``2**24`` in
+    float32 (``2**53`` in float64), where adding integers is exact. The largest value and
+    fractional part are the value checks' own reduction (``_steps.chunk_bounds``), so XLA
+    computes them once."""
     import jax.numpy as jnp
 
     from ._steps import chunk_bounds
 
     _, top, frac = chunk_bounds(x)
     integral = (frac == 0) & jnp.all(weights == jnp.floor(weights))
-    return integral & (top * jnp.sum(weights) < 2.0 ** (jnp.finfo(x.dtype).nmant + 1))
+    return integral, integral & (top * jnp.sum(weights) < 2.0 ** (jnp.finfo(x.dtype).nmant + 1))
 
 
 def finish_class_sums(sums: np.ndarray) -> np.ndarray:
     """The float64 class totals from :func:`class_sums`' chunk form (else ``sums`` itself: a
-    float64 chunk's plain sums)."""
+    float64 chunk's plain sums); NaN where float32 may have rounded an integer chunk's sum,
+    which the count families' ``float32_inexact`` sends to the float64 redo."""
     sums = np.asarray(sums, dtype=np.float64)
-    return sums[0] * sums[1] + sums[2] if sums.ndim == 3 else sums
+    if sums.ndim != 3:
+        return sums
+    return np.where(sums[3] > 0, np.nan, sums[0] * sums[1] + sums[2])
 
 
 def rising_polynomial(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -456,7 +456,7 @@ def scores(families, levels, exact, output, class_log_prior, tables, xs, n_valid
     # (``n_valid`` rows are data, the rest padding)
     valid = (jnp.arange(xs[0].shape[0]) < (xs[0].shape[0] if n_valid is None else n_valid))
     risk = tuple(jnp.max(jnp.where(
-        valid, class_weighted(form_of(f).score_rounding(t, x, s), weight), 0.0))
+        valid, class_weighted(form_of(f).score_rounding(t, x, s), shifted), 0.0))
                  for f, t, x, s in zip(families, tables, xs, own, strict=True))
     # one array, one read on the host: each scalar read alone is a wait of its own (``_store``)
     bad = jnp.stack([*(b.astype(out.dtype) for b in bad), *(r.astype(out.dtype) for r in risk)])
@@ -466,18 +466,27 @@ def scores(families, levels, exact, output, class_log_prior, tables, xs, n_valid
     return {"scores": out, "log_proba": shifted, "proba": weight}[output], norm, bad
 
 
-def class_weighted(rounding, weight, xp=jnp) -> jax.Array:
+def class_weighted(rounding, log_weight, xp=jnp) -> jax.Array:
     r"""``(n,)`` a row's rounding bound from ``score_rounding``: as given (one bound ``r`` on
     every class's score, so probabilities move by at most ``r / 2``), or from per-class bounds
-    ``r_k`` ``(n, K)`` weighed by the class probabilities (``weight`` their unnormalised
-    exponentials): to first order :math:`\delta p_k = p_k \sum_{l \ne k} p_l(\delta s_k -
+    ``r_k`` ``(n, K)`` weighed by the class probabilities (``log_weight`` the scores less each
+    row's largest): to first order :math:`\delta p_k = p_k \sum_{l \ne k} p_l(\delta s_k -
     \delta s_l)`, so :math:`|\delta p_k| \le p_k(1 - p_k) r_k + p_k \sum_{l \ne k} p_l r_l`,
     and twice the largest of these is returned (the same scale: the limit keeps
     probabilities within half of it). A class with no probability may be far off without
-    moving any. ``xp``: ``jax.numpy`` in a kernel, NumPy on the host (``_exact``)."""
+    moving any. Each :math:`p_k` is taken as large as the bounds allow,
+    :math:`\min(1, p_k e^{r_k + \max_l r_l})`: a class whose rounded score put it at
+    probability 0 may hold all of it (a Dirichlet-multinomial score 62,000 nats off was so
+    weighed to 0, and its row's class flipped). ``xp``: ``jax.numpy`` in a kernel, NumPy on
+    the host (``_exact``)."""
     if rounding.ndim == 1:
         return rounding
-    p = weight / xp.sum(weight, axis=1, keepdims=True)
+    log_p = log_weight - xp.log(xp.sum(xp.exp(log_weight), axis=1, keepdims=True))
+    # a class of score -inf (a zero probability estimate) holds none, exactly: its bound, inf
+    # as its score, would make every class's NaN
+    rounding = xp.where(xp.isfinite(log_weight), rounding, 0.0)
+    reach = xp.max(rounding, axis=1, keepdims=True)
+    p = xp.exp(xp.minimum(log_p + rounding + reach, 0.0))
     pr = xp.where(p > 0, p * rounding, 0.0)
     others = xp.sum(pr, axis=1, keepdims=True) - pr
     return 2 * xp.max((1 - p) * pr + p * others, axis=1)

@@ -63,6 +63,24 @@ def _rounding(delta: np.ndarray) -> np.ndarray:
     return 2.0 * eps * np.max(np.where(np.isfinite(delta), np.abs(delta), 0.0), axis=0)
 
 
+def _whole_rounding(table: DirichletMultinomialShifted, n: jax.Array) -> jax.Array:
+    r"""``(n, K)``: twice float32's epsilon times the size of the parts the complete rows'
+    scores take :math:`h(A_k, n)` from. Past ``u = n / A_k = 1/4``, ``log_rising`` takes
+    :math:`A_k\psi(u)` in closed form, whose terms (up to :math:`A_k u^3 / 6`) cancel to far
+    less than their size: with documents a third as long as a class's whole training text,
+    probabilities were 0.01 off and the class flipped, unrefused. Below ``u = 1/4`` its
+    series is exact to float32; then only the float64 tables' :math:`n^2, n^3` terms count
+    (and below ``A_k = 10``, ``gammaln`` of about :math:`(A_k + n) \log(A_k + n)`)."""
+    eps = jnp.finfo(n.dtype).eps
+    a, n = table.total[None, :], n[:, None]
+    u = n / a
+    closed = (1.0 + u) * jnp.log1p(u) + u + u * u * (0.5 + u / 6.0)
+    size = jnp.where(a >= 10.0, a * jnp.where(u >= 0.25, closed, 0.0),
+                     (a + n) * jnp.log1p(a + n) + n * jnp.abs(jnp.log(a)))
+    size = size + n * n * jnp.abs(table.total_quadratic) + n * n * n * jnp.abs(table.total_cubic)
+    return 2.0 * eps * size
+
+
 def _stats_of_chunk(x, class_totals, row_weights) -> MultinomialStats:
     """A chunk's column totals per class and its rows' log multinomial coefficient terms
     (:func:`coefficient_rows`).
@@ -100,7 +118,7 @@ class MultinomialFast(FastForm):
     @staticmethod
     def class_axes(tree):
         """Classes lead every field but: the chunk statistics' class totals in their float32
-        chunk form (``(3, K, V)``, ``_float32.class_sums``) and their per-row coefficient terms
+        chunk form (``(4, K, V)``, ``_float32.class_sums``) and their per-row coefficient terms
         (``_counts.coefficient_rows``: class-free), the tables' per-count ``rounding`` and the
         exact table's ``steps`` (``((S - 1) V, K)``)."""
         if isinstance(tree, MultinomialStats):
@@ -121,6 +139,11 @@ class MultinomialFast(FastForm):
     def finish_stats(stats: MultinomialStats, shift) -> MultinomialStats:
         return MultinomialStats(finish_class_sums(stats.counts),
                                 finish_coefficient(stats.log_coef, with_totals=True))
+
+    @staticmethod
+    def float32_inexact(stats: MultinomialStats, shift) -> bool:
+        """Class totals float32 may have rounded (NaN: ``_float32.finish_class_sums``)."""
+        return bool(np.isnan(stats.counts).any())
 
     @staticmethod
     def refine_stats(stats: MultinomialStats, read) -> MultinomialStats:
@@ -202,6 +225,10 @@ class MultinomialFast(FastForm):
         # the part every class shares; where it is small, the per-class part is weighed by the
         # class probabilities in the kernel and the costly per-class product is not needed
         shared = products + renorm + sum_rounding(spread, f)
+        whole = 0.0  # (n, K) for the exact predictive: h(A_k, n)'s rounding
+        if isinstance(table, DirichletMultinomialShifted):
+            whole = _whole_rounding(table, jnp.sum(x0, axis=1))
+            shared = shared + jnp.max(whole, axis=1)
         coarse = shared[:, None] + sum_rounding(jnp.abs(scores), f)
 
         def per_class(x):
@@ -212,7 +239,7 @@ class MultinomialFast(FastForm):
             x0 = jnp.nan_to_num(x, nan=0.0).astype(weights.dtype)
             spread_k = jnp.sqrt((x0 * x0) @ (weights * weights).T)
             eps = jnp.finfo(table.rounding.dtype).eps
-            return (2 * eps * spread_k + renorm[:, None]
+            return (2 * eps * spread_k + renorm[:, None] + whole
                     + sum_rounding(jnp.abs(scores) + spread_k, f))
 
         # the raw chunk again as the operand (not x0, which the cond would materialise)

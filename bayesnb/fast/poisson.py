@@ -107,7 +107,7 @@ class PoissonFast(FastForm):
     @staticmethod
     def class_axes(tree):
         """Classes lead every field but: the chunk statistics' class totals in their float32
-        chunk form (``(3, K, F)``, ``_float32.class_sums``) and their per-row log-factorial
+        chunk form (``(4, K, F)``, ``_float32.class_sums``) and their per-row log-factorial
         terms (``_counts.coefficient_rows``: class-free), the tables' per-column ``center``
         and ``rounding`` and the exact table's ``steps`` (``((S - 1) F, K)``)."""
         if isinstance(tree, PoissonStats):
@@ -143,6 +143,11 @@ class PoissonFast(FastForm):
     def finish_stats(stats: PoissonStats, shift) -> PoissonStats:
         return stats._replace(total=finish_class_sums(stats.total),
                               log_factorial=finish_coefficient(stats.log_factorial, False))
+
+    @staticmethod
+    def float32_inexact(stats: PoissonStats, shift) -> bool:
+        """Class totals float32 may have rounded (NaN: ``_float32.finish_class_sums``)."""
+        return bool(np.isnan(stats.total).any())
 
     @staticmethod
     def refine_stats(stats: PoissonStats, read) -> PoissonStats:
