@@ -66,6 +66,31 @@ def _agreement(make, X, y, Xt=None, methods=METHODS):
             np.abs(f64[m][:, 0] - 0.5) < TOL).all(), m
 
 
+def _agrees_or_refuses(predict, reference) -> None:
+    """``predict()`` (float32 probabilities) within TOL of ``reference``, or refused with the
+    column named and the x64 advice."""
+    try:
+        p32 = predict()
+    except ValueError as err:
+        assert "x64" in str(err) and "column" in str(err), str(err)
+    else:
+        np.testing.assert_allclose(p32, reference, atol=TOL)
+
+
+def _dirichlet_multinomial_proba(X, y, Xt, n_classes: int) -> np.ndarray:
+    """The exact predictive p(c | x) of Multinomial(alpha=1) with a Dirichlet(1) class prior,
+    by hand with SciPy: log B(a + x) - log B(a) plus the multinomial coefficient's class-free
+    part, for a = 1 + the class's training counts."""
+    from scipy.special import gammaln, softmax
+
+    alpha = 1.0 + np.array([X[y == k].sum(axis=0) for k in range(n_classes)])
+    n = Xt.sum(axis=1)
+    scores = np.stack([gammaln(a.sum()) - gammaln(a.sum() + n)
+                       + np.sum(gammaln(a + Xt) - gammaln(a), axis=1) for a in alpha], axis=1)
+    prior = (np.bincount(y, minlength=n_classes) + 1.0) / (len(y) + n_classes)
+    return softmax(scores + np.log(prior), axis=1)
+
+
 # ------------------------------------------------------------------ the issue's reproducers
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("scale", [1e4, 1e5, 1e6])
@@ -873,7 +898,6 @@ def test_multinomial_bayes_documents_far_longer_than_the_training_agree_or_refus
     weighed by the float32 probabilities, which put the true class at 0. The weighting now
     takes each class's probability as large as its bound allows. The reference is the
     Dirichlet-multinomial predictive by hand (SciPy's ``gammaln``)."""
-    from scipy.special import gammaln, softmax
 
     rng = np.random.default_rng(2)
     y = rng.integers(0, 2, 150)
@@ -881,18 +905,9 @@ def test_multinomial_bayes_documents_far_longer_than_the_training_agree_or_refus
     X = rng.poisson(lam[y]).astype(float)
     Xt = rng.poisson(lam[0] * 1e5, (5, 12)).astype(float)
     Xt[:, :3] = rng.integers(0, 2, (5, 3))
-    alpha = 1.0 + np.array([X[y == k].sum(axis=0) for k in (0, 1)])  # Dirichlet(1, ..., 1)
-    n = Xt.sum(axis=1, keepdims=True)
-    scores = np.stack([gammaln(a.sum()) - gammaln(a.sum() + n[:, 0])
-                       + np.sum(gammaln(a + Xt) - gammaln(a), axis=1) for a in alpha], axis=1)
-    reference = softmax(scores + np.log((np.bincount(y) + 1.0) / (len(y) + 2.0)), axis=1)
+    reference = _dirichlet_multinomial_proba(X, y, Xt, 2)
     clf = NaiveBayes(Multinomial(), method="bayes").fit(X, y)
-    try:
-        p32 = clf.predict_proba(Xt)
-    except ValueError as err:
-        assert "x64" in str(err) and "column" in str(err), str(err)
-    else:
-        np.testing.assert_allclose(p32, reference, atol=TOL)
+    _agrees_or_refuses(lambda: clf.predict_proba(Xt), reference)
     with jax.enable_x64(True):
         np.testing.assert_allclose(clf.predict_proba(Xt), reference, atol=1e-9)
 
@@ -903,24 +918,15 @@ def test_multinomial_bayes_documents_a_third_of_the_training_agree_or_refuse():
     form, whose float32 terms cancel to a thousandth of their size, and classes of nearly
     equal totals had probabilities 0.01 off (the class flipped), with a rounding bound that
     left those terms out. The reference is the Dirichlet-multinomial predictive by hand."""
-    from scipy.special import gammaln, softmax
 
     rng = np.random.default_rng(7)
     y = np.arange(96) % 3
     rate = np.array([1.6, 3.2e3, 3e2, 25.0, 1.6e4, 2e3])
     X = rng.poisson(rate, (96, 6)).astype(float)
     Xt = rng.poisson(10 * rate, (40, 6)).astype(float)
-    alpha = 1.0 + np.array([X[y == k].sum(axis=0) for k in range(3)])
-    n = Xt.sum(axis=1)
-    scores = np.stack([gammaln(a.sum()) - gammaln(a.sum() + n)
-                       + np.sum(gammaln(a + Xt) - gammaln(a), axis=1) for a in alpha], axis=1)
-    reference = softmax(scores + np.log((np.bincount(y) + 1.0) / (len(y) + 3.0)), axis=1)
-    try:
-        p32 = NaiveBayes(Multinomial(), method="bayes").fit(X, y).predict_proba(Xt)
-    except ValueError as err:
-        assert "x64" in str(err) and "column" in str(err), str(err)
-    else:
-        np.testing.assert_allclose(p32, reference, atol=TOL)
+    reference = _dirichlet_multinomial_proba(X, y, Xt, 3)
+    _agrees_or_refuses(
+        lambda: NaiveBayes(Multinomial(), method="bayes").fit(X, y).predict_proba(Xt), reference)
 
 
 def test_rounding_bound_beside_a_class_of_probability_zero():
@@ -945,12 +951,8 @@ def test_rounding_bound_beside_a_class_of_probability_zero():
     assert np.any(theta == 0) and Xt.max() > 3e7  # a class of probability zero, huge counts
     with np.errstate(divide="ignore"):
         reference = softmax(xlogy(Xt[:, None, :], theta).sum(axis=2), axis=1)
-    try:
-        p32 = NaiveBayes(Multinomial(), method="ml").fit(X, y).predict_proba(Xt)
-    except ValueError as err:
-        assert "x64" in str(err) and "column" in str(err), str(err)
-    else:
-        np.testing.assert_allclose(p32, reference, atol=TOL)
+    _agrees_or_refuses(
+        lambda: NaiveBayes(Multinomial(), method="ml").fit(X, y).predict_proba(Xt), reference)
 
 
 def test_the_known_gap_of_count_evidence_in_float32_stays_near_float32s_precision():
