@@ -7,7 +7,8 @@
 (b) import + first Gaussian fit + first ``predict_proba`` on a 150 x 4, 3-class table: bayesnb
     with its compiled-kernel cache warm (filled by an untimed run first; under ``--quick``
     with one run, by the cold run), cold (a new, empty folder each run) and off
-    (``BAYESNB_COMPILATION_CACHE=0``), against scikit-learn's ``GaussianNB`` doing the same.
+    (``BAYESNB_COMPILATION_CACHE=0``), against scikit-learn's ``GaussianNB`` doing the same;
+    the cases take turns, one run each, so the machine's slow spells fall on all of them.
 (c) 30 models with 2..31 classes fitted (+ ``predict_proba``) in one process: the wall time of
     the fits (mostly compilation) and the growth of resident memory, with the cache off, cold
     and warm (one process each).
@@ -137,10 +138,13 @@ def first_answer(n_runs: int, scratch: Path, quick: bool = False) -> None:
         order = ["bayesnb, cache cold", "bayesnb, cache warm", "bayesnb, cache off"]
     else:
         run(OURS, str(warm))  # fills the warm folder, untimed
-    measured = {name: median_of([run(OURS, cases[name](i))[0] for i in range(n_runs)])
-                for name in order}
-    rows = {name: measured[name] for name in cases}
-    rows["scikit-learn GaussianNB"] = median_of([run(THEIRS, "0")[0] for _ in range(n_runs)])
+    # one run of every case in turn, n_runs times: a slow spell of the machine falls on all
+    runs = {name: [] for name in [*order, "scikit-learn GaussianNB"]}
+    for i in range(n_runs):
+        for name in order:
+            runs[name].append(run(OURS, cases[name](i))[0])
+        runs["scikit-learn GaussianNB"].append(run(THEIRS, "0")[0])
+    rows = {name: median_of(runs[name]) for name in [*cases, "scikit-learn GaussianNB"]}
     reference = rows["scikit-learn GaussianNB"][3]
     print("| case | import | fit | predict_proba | total | total / scikit-learn |")
     print("| --- | --- | --- | --- | --- | --- |")
