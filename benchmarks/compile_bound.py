@@ -9,6 +9,10 @@ with its own number of classes, then asked for ``predict_proba``: every one need
 a new shape. Printed per model: seconds (fit + predict, mostly compilation), the resident
 memory of the process and the executables the package's kernels hold
 (``bayesnb.fast._compiled``); then the totals.
+
+Then one more model's first ``predict_proba`` on small batches (``--batches``, rows): the
+seconds of each first call and the score kernels it compiled (rows are padded to a bucket,
+``bayesnb.fast._kernels.bucket``, so a batch in a bucket already compiled compiles nothing).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ def main(argv=None) -> None:
                         help="first and last number of classes")
     parser.add_argument("--max-executables", type=int, default=None,
                         help="the bound to use (default: the package's)")
+    parser.add_argument("--batches", type=int, nargs="*", default=(1, 5, 12, 30, 64),
+                        help="rows of the small batches predicted after the models")
     args = parser.parse_args(argv)
 
     import bayesnb as bnb
@@ -59,6 +65,23 @@ def main(argv=None) -> None:
     print(f"models: {len(times)}; seconds: total {sum(times):.1f}, median "
           f"{np.median(times):.2f}; RSS: +{peaks[-1] - start_rss:.0f} MB at the end, "
           f"+{max(peaks) - start_rss:.0f} MB at most")
+    if args.batches:
+        small_batches(bnb, rng, args.batches)
+
+
+def small_batches(bnb, rng, batches) -> None:
+    from bayesnb.fast import _kernels
+
+    y = np.arange(300) % 4
+    X = pd.DataFrame({"x": rng.normal(y, 1.0), "z": rng.normal(-y, 2.0)})
+    clf = bnb.NaiveBayes(method="mean").fit(X, y)
+    print(f"\nfirst predict_proba on small batches (4 classes, 2 columns)\n"
+          f"{'rows':>7} {'seconds':>8} {'compiled':>8}")
+    for rows in batches:
+        traces, t0 = _kernels.TRACES["scores"], time.perf_counter()
+        clf.predict_proba(X.head(rows))
+        print(f"{rows:>7} {time.perf_counter() - t0:>8.3f} "
+              f"{_kernels.TRACES['scores'] - traces:>8}")
 
 
 if __name__ == "__main__":

@@ -320,8 +320,9 @@ def kernel_alone(clf, Xd, rows, repeats, check, ref):
     valid = np.int32(rows)
 
     def run():
-        return [_kernels.scores(fams, levels, False, "proba", scorer.log_prior, tables, (c,),
-                                valid)[0] for c in chunks]
+        return [_kernels.chosen(_kernels.scores(fams, levels, False, False, scorer.log_prior,
+                                                tables, (c,), valid)[0], "proba")
+                for c in chunks]
 
     first, steady = timed(run, repeats)
     head = np.concatenate([np.asarray(p) for p in steady[-1].out[: -(-check // rows)]])[:check]

@@ -185,7 +185,7 @@ def profile_case(X, y, family, method, k, dtype, repeats, make_ref,
                       lambda: _kernels.stream_scores(fams, levels, exact, "proba", log_prior,
                                                      tables, sources, n, k))
                 streamed_halves(stage, _kernels, sources, n, lambda xs, c, w: _kernels.scores(
-                    fams, levels, exact, "proba", log_prior, tables, xs))
+                    fams, levels, exact, False, log_prior, tables, xs))
         ref = make_ref()
         t_fit, _ = median_time(lambda: ref.fit(X, y), repeats)
         t_pp, q = median_time(lambda: ref.predict_proba(X), repeats)

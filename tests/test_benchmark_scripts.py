@@ -111,11 +111,15 @@ def test_tune_measures_a_constant_against_an_alternative():
 
 def test_compile_bound_reports_each_model_within_the_bound():
     text = run_script("compile_bound.py", "--classes", "2", "5", "--max-executables", "3")
-    rows = [line.split() for line in text.splitlines() if line.strip()[:1].isdigit()]
+    models, batches = text.split("small batches")
+    rows = [line.split() for line in models.splitlines() if line.strip()[:1].isdigit()]
     assert [int(r[0]) for r in rows] == [2, 3, 4, 5], text
     # one model adds a few kernels; past the bound of 3 every kernel is dropped first
     assert all(int(r[3]) <= 3 + 3 for r in rows) and min(int(r[3]) for r in rows[1:]) <= 3, text
     assert "models: 4;" in text, text
+    # batches of 1..64 rows: one bucket, so only the first call compiles a score kernel
+    compiled = [int(r.split()[2]) for r in batches.splitlines() if r.strip()[:1].isdigit()]
+    assert compiled == [1, 0, 0, 0, 0], text
 
 
 def test_first_answer_reports_every_case():
