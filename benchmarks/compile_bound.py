@@ -72,10 +72,12 @@ def main(argv=None) -> None:
 def small_batches(bnb, rng, batches) -> None:
     from bayesnb.fast import _kernels
 
+    # three Gaussian columns: a score kernel none of the models above compiled
     y = np.arange(300) % 4
-    X = pd.DataFrame({"x": rng.normal(y, 1.0), "z": rng.normal(-y, 2.0)})
+    X = pd.DataFrame({"x": rng.normal(y, 1.0), "z": rng.normal(-y, 2.0),
+                      "w": rng.normal(size=300)})
     clf = bnb.NaiveBayes(method="mean").fit(X, y)
-    print(f"\nfirst predict_proba on small batches (4 classes, 2 columns)\n"
+    print(f"\nfirst predict_proba on small batches (4 classes, 3 Gaussian columns)\n"
           f"{'rows':>7} {'seconds':>8} {'compiled':>8}")
     for rows in batches:
         traces, t0 = _kernels.TRACES["scores"], time.perf_counter()
