@@ -48,8 +48,9 @@ class TableScorer(NamedTuple):
     unseen: str  # what a category level unseen in training means (see Categorical.encode)
 
     def scores(self, X, output: str) -> tuple[np.ndarray, np.ndarray]:
-        """``(n, K)`` scores (``output`` as in ``_kernels.scores``: "scores", "joint",
-        "proba", "log_proba") and the per-row log normaliser of the class scores.
+        """``(n, K)`` scores (``output`` as in ``_kernels.chosen``: "scores", log p(x, c) up
+        to a constant per row; "joint"; "proba"; "log_proba") and the per-row log normaliser
+        of the class scores (only its finiteness is read: :func:`check_rows_defined`).
 
         The joint density is computed in float64 whatever the dtype: its class-free constants
         (log x!, log n!, the reference class's terms) are large numbers whose float32
