@@ -974,3 +974,30 @@ def test_the_known_gap_of_count_evidence_in_float32_stays_near_float32s_precisio
     labels = gammaln(2) - gammaln(2 + 100_000) + 2 * gammaln(1 + n_k)
     reference = 2 * per_class + labels
     assert abs(evidence - reference) <= 2e-7 * abs(reference)
+
+
+def test_dense_block_beside_sparse_counts_that_outweigh_it():
+    """A dense Gaussian block's class scores are added to a sparse Multinomial block's on the
+    host; the kernel weighed its per-class rounding bounds by the probabilities the Gaussian
+    alone gives, so a class it all but excludes (score ~5,000 nats down, rounded by ~1e-3)
+    went unbounded while the counts gave it half the probability: 3.1e-3 off, unrefused
+    (the same rows dense are refused). The reference is the x64 run."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(0)
+    y = np.arange(400) % 2
+    g = np.where(y == 0, rng.normal(0, 1e4, 400), rng.normal(1e4, 1, 400))
+    counts = np.stack([rng.multinomial(1000, [0.5 - 0.1 * k, 0.5 + 0.1 * k]) for k in y])
+    X = np.column_stack([g, counts.astype(float)])
+    # Gaussian 100 standard deviations from class 1; counts that bring it back to even odds
+    c = 27622.55 + np.linspace(-5, 5, 64) / np.log(1.2)
+    Xt = sparse.csr_matrix(np.column_stack([np.full(64, 1e4 + 100), np.zeros(64), c]))
+
+    def predict():
+        model = NaiveBayes(features={0: Gaussian(), (1, 2): Multinomial()}, method="ml")
+        return model.fit(X, y).predict_proba(Xt)
+
+    with jax.enable_x64(True):
+        reference = predict()
+    assert reference[:, 1].min() < 0.05 and reference[:, 1].max() > 0.95  # the odds cross
+    _agrees_or_refuses(predict, reference)
