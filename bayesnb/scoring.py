@@ -290,12 +290,14 @@ def answer(X, scores, norm, method: str):
     """A prediction's ``scores`` as the estimator returns them: refused where a row is
     undefined (:func:`check_rows_defined`), and of ``X``'s kind. For a ``jax.Array`` ``X``
     a ``jax.Array`` on its device, as scikit-learn's array-API mode returns the input's kind:
-    device-resident results (``_kernels._device_results``: normalised there, in JAX's float
-    dtype, so rows sum to 1 to its precision) as they are, host results (NumPy float64: the
+    device-resident results (``_kernels._device_results``: normalised there, so rows sum to 1
+    to its precision) in JAX's float dtype, host results (NumPy float64: the
     host-scored blocks, the exact count predictive, the draws) converted to JAX's float dtype
     (float32 unless x64 is enabled) there. NumPy, pandas and other input: float64 NumPy."""
     check_rows_defined(norm, method)  # an undefined posterior has no best class
-    if not isinstance(X, jax.Array) or isinstance(scores, jax.Array):
+    if isinstance(scores, jax.Array):  # float64 if redone so (``fast.float32_safe``)
+        return scores.astype(jnp.result_type(float))
+    if not isinstance(X, jax.Array):
         return scores
     return jax.device_put(np.asarray(scores, dtype=jnp.result_type(float)),
                           next(iter(X.devices())))
