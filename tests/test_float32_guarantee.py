@@ -1022,3 +1022,31 @@ def test_gaussian_many_columns_of_many_classes_against_scipy():
                                   for m, s in zip(mean, sd, strict=True)], axis=1), axis=1)
     _agrees_or_refuses(lambda: NaiveBayes(Gaussian(), method="ml").fit(X, y).predict_proba(Xt),
                        reference)
+
+
+def test_gaussian_beside_categorical_columns_that_outweigh_it():
+    """The same with Categorical columns (scored on the host) in a DataFrame: 100 columns
+    whose level says class 1 bring back to even odds a row 730 standard deviations from
+    class 1's narrow Gaussian (its score rounded by ~1e-4, weighed to 0 by the kernel):
+    1.6e-4 off, unrefused. The reference is the x64 run."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    y = np.arange(400) % 2
+    g = np.where(y == 0, rng.normal(0, 1e4, 400), rng.normal(1e4, 1, 400))
+    names = [f"c{j}" for j in range(100)]
+    frame = pd.DataFrame({"g": g, **{c: pd.Categorical(np.where(y == 0, "a", "b"))
+                                     for c in names}})
+    test = pd.DataFrame({"g": 1e4 + 729.926 + np.linspace(-0.05, 0.05, 64),
+                         **{c: pd.Categorical(["b"] * 64, categories=["a", "b"])
+                            for c in names}})
+
+    def predict():
+        model = NaiveBayes(features={"g": Gaussian(), tuple(names): Categorical()},
+                           method="mean")
+        return model.fit(frame, y).predict_proba(test)
+
+    with jax.enable_x64(True):
+        reference = predict()
+    assert reference[:, 1].min() < 0.49 and reference[:, 1].max() > 0.51  # near even odds
+    _agrees_or_refuses(predict, reference)
