@@ -49,8 +49,9 @@ class TableScorer(NamedTuple):
 
     def scores(self, X, output: str) -> tuple[np.ndarray, np.ndarray]:
         """``(n, K)`` scores (``output`` as in ``_kernels.chosen``: "scores", log p(x, c) up
-        to a constant per row; "joint"; "proba"; "log_proba") and the per-row log normaliser
-        of the class scores (only its finiteness is read: :func:`check_rows_defined`).
+        to a constant per row; "joint"; "proba"; "log_proba"; or "partial": scores others
+        are added to) and the per-row log normaliser of the class scores (only its
+        finiteness is read: :func:`check_rows_defined`).
 
         The joint density is computed in float64 whatever the dtype: its class-free constants
         (log x!, log n!, the reference class's terms) are large numbers whose float32
@@ -80,13 +81,7 @@ class TableScorer(NamedTuple):
             for i in host[1:]:
                 total += self._host_scores(blocks[i], self.tables[i], raws[i], n, output)
             rest = [i for i in range(len(blocks)) if i not in host]
-            if rest:
-                scores, _ = self._replace(
-                    model=self.model.replace(blocks=tuple(blocks[i] for i in rest)),
-                    tables=tuple(self.tables[i] for i in rest)).scores(
-                        X, "joint" if output == "joint" else "scores")
-            else:
-                scores = self.log_prior
+            scores = self._partial_scores(X, rest, output) if rest else self.log_prior
             total += np.asarray(scores)  # in place (one (n, K) array, normalised in place)
             return normalised(total, output, out=total)
         sources = [block_source(b.family, raw, b.schema, self.unseen)
@@ -96,12 +91,26 @@ class TableScorer(NamedTuple):
             # indicator products and host tails (see ``_exact``), normalised after the tails
             return normalised(_exact.stream(self.model.families, levels, output == "joint",
                                             self.log_prior, self.tables, sources, n,
-                                            n_classes), output)
+                                            n_classes, added=output == "partial"), output)
         # the plug-in, or an exact predictive with no host tail: normalised in the kernel; a
         # device-resident X gets device-resident scores where every block streams there
         return _kernels.stream_scores(self.model.families, levels, self.exact, output,
                                       self.log_prior, self.tables, sources, n, n_classes,
-                                      device_out=isinstance(X, jax.Array) and output != "joint")
+                                      device_out=isinstance(X, jax.Array)
+                                      and output not in ("joint", "partial"))
+
+    def _partial_scores(self, X, rest: list, output: str):
+        """The prior and blocks ``rest`` 's scores, to which the caller adds the others': in
+        float32 where their rounding bounds over every class allow it, else in float64 (the
+        added scores may give any class the probability these blocks deny it)."""
+        scorer = self._replace(model=self.model.replace(blocks=tuple(
+            self.model.blocks[i] for i in rest)), tables=tuple(self.tables[i] for i in rest))
+        output = "joint" if output == "joint" else "partial"
+        try:
+            return scorer.scores(X, output)[0]
+        except _kernels.InexactScores:
+            with jax.enable_x64(True):
+                return scorer.scores(X, output)[0]
 
     def _host_scores(self, block, table, raw, n: int, output: str) -> np.ndarray:
         """``(n, K)`` float64 log p(x | c) of a block scored on the host, constants included:
@@ -124,11 +133,7 @@ class TableScorer(NamedTuple):
         rest = [i for i in range(len(blocks)) if i not in at]
         scores = np.asarray(self.log_prior, dtype=np.float64)
         if rest:  # the prior and the dense blocks (their constants too, for "joint")
-            scores, _ = self._replace(
-                model=self.model.replace(blocks=tuple(blocks[i] for i in rest)),
-                tables=tuple(self.tables[i] for i in rest)).scores(
-                    X, "joint" if output == "joint" else "scores")
-            scores = np.asarray(scores, dtype=np.float64)
+            scores = np.asarray(self._partial_scores(X, rest, output), dtype=np.float64)
         xs = [blocks[i].family.encode(raws[i], blocks[i].schema, unseen=self.unseen)
               for i in at]
         for i, x in zip(at, xs, strict=True):
@@ -286,12 +291,14 @@ def answer(X, scores, norm, method: str):
     """A prediction's ``scores`` as the estimator returns them: refused where a row is
     undefined (:func:`check_rows_defined`), and of ``X``'s kind. For a ``jax.Array`` ``X``
     a ``jax.Array`` on its device, as scikit-learn's array-API mode returns the input's kind:
-    device-resident results (``_kernels._device_results``: normalised there, in JAX's float
-    dtype, so rows sum to 1 to its precision) as they are, host results (NumPy float64: the
+    device-resident results (``_kernels._device_results``: normalised there, so rows sum to 1
+    to its precision) in JAX's float dtype, host results (NumPy float64: the
     host-scored blocks, the exact count predictive, the draws) converted to JAX's float dtype
     (float32 unless x64 is enabled) there. NumPy, pandas and other input: float64 NumPy."""
     check_rows_defined(norm, method)  # an undefined posterior has no best class
-    if not isinstance(X, jax.Array) or isinstance(scores, jax.Array):
+    if isinstance(scores, jax.Array):  # float64 if redone so (``fast.float32_safe``)
+        return scores.astype(jnp.result_type(float))
+    if not isinstance(X, jax.Array):
         return scores
     return jax.device_put(np.asarray(scores, dtype=jnp.result_type(float)),
                           next(iter(X.devices())))
@@ -336,9 +343,9 @@ def normalised(scores: np.ndarray, output: str,
     ``(n, K)`` array leave the cache), each chunk transposed (:func:`_normalised_rows`).
     ``out`` (float64, ``scores`` itself allowed) receives the probabilities."""
     scores = np.asarray(scores, dtype=np.float64)
-    if output in ("scores", "joint") or scores.size == 0:
+    if output in ("scores", "joint", "partial") or scores.size == 0:
         norm = logsumexp_rows(scores)[:, 0]
-        if output in ("scores", "joint"):
+        if output in ("scores", "joint", "partial"):
             return scores, norm
         return _kernels.finish(scores, output), norm
     out = np.empty_like(scores) if out is None else out

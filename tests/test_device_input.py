@@ -296,3 +296,27 @@ def test_device_rows_of_new_counts_reuse_the_compiled_kernel(device_chunks):
     for n in (650, 999, 333):
         device_result(clf.predict_proba(jnp.asarray(X[:n])), clf.predict_proba(X[:n]))
     assert _kernels.TRACES["scores"] == traced
+
+
+def test_device_input_of_a_family_scored_in_float64():
+    """A family with no float32 fast form (NegativeBinomial) is scored in float64 whatever the
+    dtype; with a ``jax.Array`` X its results came back as float64 device arrays, and
+    ``predict`` and ``score`` crashed (JAX's float32 ``argmax`` refused a float64 operand).
+    Every output is now in JAX's float dtype; the reference is the ML plug-in with SciPy's
+    ``nbinom`` (``p = r n / (r n + sum x)``) and the class frequencies."""
+    from scipy.special import softmax
+    from scipy.stats import nbinom
+
+    rng = np.random.default_rng(3)
+    y = np.arange(200) % 3
+    X = rng.poisson(3 + y[:, None], (200, 4)).astype(float)
+    Xt = X[:5]
+    p = np.array([2.0 * 1 / (2.0 + X[y == k].mean(axis=0)) for k in range(3)])
+    reference = softmax(np.stack([nbinom.logpmf(Xt, 2.0, p[k]).sum(axis=1) + np.log(
+        np.mean(y == k)) for k in range(3)], axis=1), axis=1)
+    model = bnb.NaiveBayes(bnb.NegativeBinomial(r=2.0), method="ml").fit(X, y)
+    proba = model.predict_proba(jnp.asarray(Xt))
+    assert proba.dtype == jnp.float32
+    np.testing.assert_allclose(np.asarray(proba), reference, rtol=1e-5)
+    assert np.array_equal(model.predict(jnp.asarray(Xt)), reference.argmax(axis=1))
+    assert model.score(jnp.asarray(Xt), y[:5]) == np.mean(reference.argmax(axis=1) == y[:5])

@@ -974,3 +974,79 @@ def test_the_known_gap_of_count_evidence_in_float32_stays_near_float32s_precisio
     labels = gammaln(2) - gammaln(2 + 100_000) + 2 * gammaln(1 + n_k)
     reference = 2 * per_class + labels
     assert abs(evidence - reference) <= 2e-7 * abs(reference)
+
+
+def test_dense_block_beside_sparse_counts_that_outweigh_it():
+    """A dense Gaussian block's class scores are added to a sparse Multinomial block's on the
+    host; the kernel weighed its per-class rounding bounds by the probabilities the Gaussian
+    alone gives, so a class it all but excludes (score ~5,000 nats down, rounded by ~1e-3)
+    went unbounded while the counts gave it half the probability: 3.1e-3 off, unrefused
+    (the same rows dense are refused). The reference is the x64 run."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(0)
+    y = np.arange(400) % 2
+    g = np.where(y == 0, rng.normal(0, 1e4, 400), rng.normal(1e4, 1, 400))
+    counts = np.stack([rng.multinomial(1000, [0.5 - 0.1 * k, 0.5 + 0.1 * k]) for k in y])
+    X = np.column_stack([g, counts.astype(float)])
+    # Gaussian 100 standard deviations from class 1; counts that bring it back to even odds
+    c = 27622.55 + np.linspace(-5, 5, 64) / np.log(1.2)
+    Xt = sparse.csr_matrix(np.column_stack([np.full(64, 1e4 + 100), np.zeros(64), c]))
+
+    def predict():
+        model = NaiveBayes(features={0: Gaussian(), (1, 2): Multinomial()}, method="ml")
+        return model.fit(X, y).predict_proba(Xt)
+
+    with jax.enable_x64(True):
+        reference = predict()
+    assert reference[:, 1].min() < 0.05 and reference[:, 1].max() > 0.95  # the odds cross
+    _agrees_or_refuses(predict, reference)
+
+
+def test_gaussian_many_columns_of_many_classes_against_scipy():
+    """5,000 standardised columns, 20 classes of 30 rows: the expanded form's terms, taken
+    relative to each column's widest class, all had one sign, so the float32 matmuls' partial
+    sums reached 1,000 nats and rounded the scores by 7e-4, four times the bound, which had
+    no term for the accumulation: probabilities 1.6e-4 off, unrefused. The reference is the
+    plug-in likelihood with SciPy (ML: population variances; 20 equal classes)."""
+    from scipy.special import softmax
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(2)
+    y = np.arange(730) % 20
+    X = rng.normal(0, 1, (20, 5000))[y] * 0.03 + rng.normal(0, 1, (730, 5000))
+    X, Xt, y = X[:600], X[600:], y[:600]
+    mean = np.array([X[y == k].mean(axis=0) for k in range(20)])
+    sd = np.array([X[y == k].std(axis=0) for k in range(20)])
+    reference = softmax(np.stack([norm.logpdf(Xt, m, s).sum(axis=1)
+                                  for m, s in zip(mean, sd, strict=True)], axis=1), axis=1)
+    _agrees_or_refuses(lambda: NaiveBayes(Gaussian(), method="ml").fit(X, y).predict_proba(Xt),
+                       reference)
+
+
+def test_gaussian_beside_categorical_columns_that_outweigh_it():
+    """The same with Categorical columns (scored on the host) in a DataFrame: 100 columns
+    whose level says class 1 bring back to even odds a row 730 standard deviations from
+    class 1's narrow Gaussian (its score rounded by ~1e-4, weighed to 0 by the kernel):
+    1.6e-4 off, unrefused. The reference is the x64 run."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    y = np.arange(400) % 2
+    g = np.where(y == 0, rng.normal(0, 1e4, 400), rng.normal(1e4, 1, 400))
+    names = [f"c{j}" for j in range(100)]
+    frame = pd.DataFrame({"g": g, **{c: pd.Categorical(np.where(y == 0, "a", "b"))
+                                     for c in names}})
+    test = pd.DataFrame({"g": 1e4 + 729.926 + np.linspace(-0.05, 0.05, 64),
+                         **{c: pd.Categorical(["b"] * 64, categories=["a", "b"])
+                            for c in names}})
+
+    def predict():
+        model = NaiveBayes(features={"g": Gaussian(), tuple(names): Categorical()},
+                           method="mean")
+        return model.fit(frame, y).predict_proba(test)
+
+    with jax.enable_x64(True):
+        reference = predict()
+    assert reference[:, 1].min() < 0.49 and reference[:, 1].max() > 0.51  # near even odds
+    _agrees_or_refuses(predict, reference)

@@ -130,10 +130,13 @@ def scores(families, levels, joint, class_log_prior, tables, xs, n_valid, whole=
     return out, tails, bad, risk
 
 
-def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_classes):
+def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_classes,
+           added: bool = False):
     """``(n, K)`` float64 exact class scores (log p(x, c) up to a class-free constant, or
     with every constant if ``joint``), chunk by chunk; the host adds each chunk's tail while
-    the next chunk computes. The caller normalises them (``scoring.normalised``)."""
+    the next chunk computes. The caller normalises them (``scoring.normalised``). With
+    ``added``, the caller adds other blocks' scores: per-class rounding bounds are taken over
+    every class (``_kernels.kernel_kind``)."""
     keep_bounded()
     small = n_rows * sum(s.width for s in sources) <= SMALL_BATCH_CELLS
     sample = [min(n_rows, SAMPLE_ROWS, max(1, SAMPLE_CELLS // max(s.width, 1))) for s in sources]
@@ -164,8 +167,8 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
                 continue
             if r.ndim == 2:  # per class: weighed by the probabilities the tails left
                 chunk = out[start:stop]
-                r = _kernels.class_weighted(r, chunk - np.max(chunk, axis=1, keepdims=True),
-                                            xp=np)
+                weigh = _kernels.every_class if added else _kernels.class_weighted
+                r = weigh(r, chunk - np.max(chunk, axis=1, keepdims=True), xp=np)
             if r.max() > _kernels.SCORE_ROUNDING_LIMIT:
                 raise _kernels.inexact_scores(source, float(r.max()))
 

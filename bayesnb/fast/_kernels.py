@@ -432,17 +432,17 @@ def posterior(family, prior, stats):
 
 @compiled(static_argnums=(0, 1, 2, 3))
 @full_float32
-def scores(families, levels, exact, joint, class_log_prior, tables, xs, n_valid=None):
+def scores(families, levels, exact, kind, class_log_prior, tables, xs, n_valid=None):
     """Class scores of one chunk and their per-row log normaliser ``logsumexp``.
 
-    With ``joint``, log p(x, c) with every family's class-free constant included; else the
-    pair (the scores shifted by their row maximum, their exponentials), which every other
-    output reads (:func:`chosen`: one compiled program serves ``predict``,
-    ``predict_proba`` and ``predict_log_proba``); :func:`finish` turns them into float64
-    log p(c | x) and p(c | x) that sum to one to float64 precision. The plug-in
-    likelihood is used, or the exact posterior predictive if ``exact``. A row whose normaliser
-    is not finite has every class impossible; the caller reports it. The third output holds,
-    for ``B`` blocks, ``B`` flags (1 where the block holds an invalid value,
+    ``kind`` (:func:`kernel_kind`): ``"joint"``, log p(x, c) with every family's class-free
+    constant included; else the pair (the scores shifted by their row maximum, their
+    exponentials), which every other output reads (:func:`chosen`: one compiled program
+    serves ``predict``, ``predict_proba`` and ``predict_log_proba``); :func:`finish` turns
+    them into float64 log p(c | x) and p(c | x) that sum to one to float64 precision. The
+    plug-in likelihood is used, or the exact posterior predictive if ``exact``. A row whose
+    normaliser is not finite has every class impossible; the caller reports it. The third
+    output holds, for ``B`` blocks, ``B`` flags (1 where the block holds an invalid value,
     :func:`invalid_values`) and then ``B`` bounds on the scores' float32 rounding."""
     TRACES["scores"] += 1
     out = jnp.broadcast_to(class_log_prior, (xs[0].shape[0], class_log_prior.shape[0]))
@@ -458,22 +458,39 @@ def scores(families, levels, exact, joint, class_log_prior, tables, xs, n_valid=
     # per block, the largest bound on its float32 rounding in the scores (kernel tables only)
     # (``n_valid`` rows are data, the rest padding)
     valid = (jnp.arange(xs[0].shape[0]) < (xs[0].shape[0] if n_valid is None else n_valid))
+    # (``"partial"``: other blocks' scores are added on the host, which may give any class
+    # the probability these blocks deny it, so per-class bounds are taken over every class)
+    weigh = class_weighted if kind != "partial" else every_class
     risk = tuple(jnp.max(jnp.where(
-        valid, class_weighted(form_of(f).score_rounding(t, x, s), shifted), 0.0))
+        valid, weigh(form_of(f).score_rounding(t, x, s), shifted), 0.0))
                  for f, t, x, s in zip(families, tables, xs, own, strict=True))
     # one array, one read on the host: each scalar read alone is a wait of its own (``_store``)
     bad = jnp.stack([*(b.astype(out.dtype) for b in bad), *(r.astype(out.dtype) for r in risk)])
-    if joint:
+    if kind == "joint":
         constant = sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))
         return out + constant[:, None], norm, bad
     return (shifted, weight), norm, bad
+
+
+def kernel_kind(output: str) -> str:
+    """The ``scores`` kernel serving ``output``: ``"joint"``, ``"partial"`` (scores another
+    block's are added to: ``scoring``'s host-scored and sparse blocks) or ``"pair"``."""
+    return output if output in ("joint", "partial") else "pair"
+
+
+def every_class(rounding, log_weight, xp=jnp):
+    """``(n,)`` a row's rounding bound over every class a block's scores leave possible (those
+    of score -inf stay impossible whatever is added): no class weighed by a probability."""
+    if rounding.ndim == 1:
+        return rounding
+    return xp.max(xp.where(xp.isfinite(log_weight), rounding, 0.0), axis=1)
 
 
 def chosen(values, output: str):
     """What ``output`` reads of a ``scores`` kernel's values: the exponentials for
     ``"proba"``; the row-shifted scores for ``"scores"`` (log p(x, c) up to a constant per
     row: the same best class and, with the host-scored blocks added, the same
-    probabilities) and ``"log_proba"``; the joint scores as they are."""
+    probabilities), ``"partial"`` and ``"log_proba"``; the joint scores as they are."""
     if output == "joint":
         return values
     return values[1] if output == "proba" else values[0]
@@ -871,7 +888,7 @@ def stream_scores(families, levels, exact, output, class_log_prior, tables, sour
     for i, start in enumerate(range(0, n_rows, rows)):
         stop = min(start + rows, n_rows)
         xs = chunks.fill(i, start, stop)  # chunk i - 2 was stored (and so waited for)
-        result = scores(families, levels, exact, output == "joint", class_log_prior,
+        result = scores(families, levels, exact, kernel_kind(output), class_log_prior,
                         kernel_tables, xs, np.int32(stop - start))
         if pending is not None:  # finish the previous chunk while this one computes
             _store(out, norm, output, sources, n_classes, *pending)
@@ -886,9 +903,13 @@ def stream_scores(families, levels, exact, output, class_log_prior, tables, sour
 SCORE_ROUNDING_LIMIT = 2e-4
 
 
+class InexactScores(ValueError):
+    """A block's float32 scores beyond the rounding limit (:func:`inexact_scores`)."""
+
+
 def inexact_scores(source: Source, rounding: float) -> ValueError:
     """The refusal of a block whose float32 scores' rounding bound exceeds the limit."""
-    return ValueError(
+    return InexactScores(
         f"{_column(source, 0)} (and the rest of its block): values this large or this far "
         f"from the classes (or this many columns) make the float32 class scores inexact "
         f"(rounding up to {rounding:.2g} in a log probability); float32 (JAX's default dtype) "
@@ -907,7 +928,7 @@ def _device_results(families, levels, exact, output, class_log_prior, kernel_tab
     results = []
     for i, start in enumerate(range(0, n_rows, rows)):
         stop = min(start + rows, n_rows)
-        results.append(scores(families, levels, exact, output == "joint", class_log_prior,
+        results.append(scores(families, levels, exact, kernel_kind(output), class_log_prior,
                               kernel_tables, chunks.fill(i, start, stop),
                               np.int32(stop - start)))
     _check_score_flags(sources, np.asarray(jnp.stack([r[2] for r in results]),
