@@ -984,9 +984,7 @@ def test_dense_block_beside_sparse_counts_that_outweigh_it():
     (the same rows dense are refused). The reference is the x64 run."""
     from scipy import sparse
 
-    rng = np.random.default_rng(0)
-    y = np.arange(400) % 2
-    g = np.where(y == 0, rng.normal(0, 1e4, 400), rng.normal(1e4, 1, 400))
+    rng, y, g = _wide_class_beside_a_narrow_one()
     counts = np.stack([rng.multinomial(1000, [0.5 - 0.1 * k, 0.5 + 0.1 * k]) for k in y])
     X = np.column_stack([g, counts.astype(float)])
     # Gaussian 100 standard deviations from class 1; counts that bring it back to even odds
@@ -997,9 +995,23 @@ def test_dense_block_beside_sparse_counts_that_outweigh_it():
         model = NaiveBayes(features={0: Gaussian(), (1, 2): Multinomial()}, method="ml")
         return model.fit(X, y).predict_proba(Xt)
 
+    _agrees_with_x64_where_the_odds_cross(predict, 0.05, 0.95)
+
+
+def _wide_class_beside_a_narrow_one():
+    """400 rows, classes 0 and 1 alternating, and one Gaussian column: class 0 ~ N(0, 1e4),
+    class 1 ~ N(1e4, 1) (and the generator, for the other columns)."""
+    rng = np.random.default_rng(0)
+    y = np.arange(400) % 2
+    return rng, y, np.where(y == 0, rng.normal(0, 1e4, 400), rng.normal(1e4, 1, 400))
+
+
+def _agrees_with_x64_where_the_odds_cross(predict, low: float, high: float) -> None:
+    """``predict()`` agrees with its x64 run or is refused, on rows whose x64 probability of
+    class 1 runs from below ``low`` to above ``high``."""
     with jax.enable_x64(True):
         reference = predict()
-    assert reference[:, 1].min() < 0.05 and reference[:, 1].max() > 0.95  # the odds cross
+    assert reference[:, 1].min() < low and reference[:, 1].max() > high
     _agrees_or_refuses(predict, reference)
 
 
@@ -1031,9 +1043,7 @@ def test_gaussian_beside_categorical_columns_that_outweigh_it():
     1.6e-4 off, unrefused. The reference is the x64 run."""
     import pandas as pd
 
-    rng = np.random.default_rng(0)
-    y = np.arange(400) % 2
-    g = np.where(y == 0, rng.normal(0, 1e4, 400), rng.normal(1e4, 1, 400))
+    _, y, g = _wide_class_beside_a_narrow_one()
     names = [f"c{j}" for j in range(100)]
     frame = pd.DataFrame({"g": g, **{c: pd.Categorical(np.where(y == 0, "a", "b"))
                                      for c in names}})
@@ -1046,10 +1056,7 @@ def test_gaussian_beside_categorical_columns_that_outweigh_it():
                            method="mean")
         return model.fit(frame, y).predict_proba(test)
 
-    with jax.enable_x64(True):
-        reference = predict()
-    assert reference[:, 1].min() < 0.49 and reference[:, 1].max() > 0.51  # near even odds
-    _agrees_or_refuses(predict, reference)
+    _agrees_with_x64_where_the_odds_cross(predict, 0.49, 0.51)  # near even odds
 
 
 def test_categorical_draws_over_thousands_of_columns_agree_with_numpy():
@@ -1090,7 +1097,13 @@ def test_multinomial_draws_with_a_missing_count_agree_with_float64():
     y = np.arange(200) % 2
     Xt = rng.multinomial(2000, p, 8).astype(float)
     Xt[:, 0] = np.nan
-    clf = NaiveBayes(Multinomial(), method="bayes").fit(X, y, sample_weight=np.full(200, 1e3))
+    _draws_agree_with_x64(Multinomial(), X, y, Xt)
+
+
+def _draws_agree_with_x64(family, X, y, Xt) -> None:
+    """``predict_uncertainty`` on 30 draws of a fit weighted 1,000 a row (a narrow
+    posterior): probabilities and 90% bands within ``TOL`` of the same draws under x64."""
+    clf = NaiveBayes(family, method="bayes").fit(X, y, sample_weight=np.full(len(y), 1e3))
     draws = clf.sample_posterior(30, seed=0)
     u32 = clf.predict_uncertainty(Xt, draws=draws)
     with jax.enable_x64(True):
@@ -1108,10 +1121,4 @@ def test_gaussian_draws_over_thousands_of_columns_agree_with_float64():
     X = rng.normal(0, 1, (200, 5000))
     y = np.arange(200) % 2
     Xt = rng.normal(0, 1, (8, 5000))
-    clf = NaiveBayes(Gaussian(), method="bayes").fit(X, y, sample_weight=np.full(200, 1e3))
-    draws = clf.sample_posterior(30, seed=0)
-    u32 = clf.predict_uncertainty(Xt, draws=draws)
-    with jax.enable_x64(True):
-        u64 = clf.predict_uncertainty(Xt, draws=draws)
-    for k in ("proba", "lower", "upper"):
-        np.testing.assert_allclose(u32[k], u64[k], atol=TOL, err_msg=k)
+    _draws_agree_with_x64(Gaussian(), X, y, Xt)
