@@ -26,23 +26,25 @@ from typing import NamedTuple
 
 import numpy as np
 
-#: up to this many classes the buckets are powers of two (``_kernels.Labels.DOT_CLASSES``: the
-#: one-hot products' range, whose cost grows with the classes); beyond, eight steps per octave
-POWER_OF_TWO_CLASSES = 64
+#: up to this many classes the buckets are powers of two and three quarters of them (two steps
+#: per octave: ``_kernels.Labels.DOT_CLASSES``, the one-hot products' range, whose cost grows
+#: with the classes); beyond, eight steps per octave
+HALF_OCTAVE_CLASSES = 64
 
 
 def class_bucket(k: int) -> int:
     """The class count the kernels are compiled for, given ``k`` real classes.
 
-    ``k`` itself up to 2 (binary models pay no padding), then the next power of two up to
-    :data:`POWER_OF_TWO_CLASSES` (3 and 4 share a kernel, 5..8 another, ...), then eight steps
-    per octave (at most 1/8 of the octave's top added: a model of thousands of classes pays
-    little memory or time for the padding)."""
+    ``k`` itself up to 2 (binary models pay no padding), 4 for 3 and 4, then the next of
+    6, 8, 12, 16, 24, 32, 48, 64 (two steps per octave: at most half of ``k`` added, and 8
+    buckets for 2..31 classes), then eight steps per octave (at most 1/8 of the octave's top
+    added: a model of thousands of classes pays little memory or time for the padding)."""
     if k <= 2:
         return k
-    if k <= POWER_OF_TWO_CLASSES:
-        return 1 << (k - 1).bit_length()
-    step = 1 << ((k - 1).bit_length() - 3)
+    top = 1 << (k - 1).bit_length()  # the next power of two
+    if k <= HALF_OCTAVE_CLASSES:
+        return top * 3 // 4 if top >= 8 and k <= top * 3 // 4 else top
+    step = top >> 3
     return -(-k // step) * step
 
 

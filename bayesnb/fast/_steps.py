@@ -82,22 +82,18 @@ def all_small(sums: jax.Array) -> jax.Array:
     return jnp.max(sums, initial=0.0) < NOT_SMALL / 2
 
 
-def _bounds_step(a, b):
-    return jnp.minimum(a[0], b[0]), jnp.maximum(a[1], b[1]), jnp.maximum(a[2], b[2])
-
-
 def chunk_bounds(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     r"""``(lo, hi, frac)``: a chunk's smallest and largest value and its largest fractional
-    part :math:`\max(x - \lfloor x \rfloor)`, read in one pass: one variadic reduction along
-    the rows, then three over the ``(rows,)`` results (three separate reductions would read
-    the chunk three times). A NaN may make any of them NaN, or be skipped (XLA:CPU's min and
-    max do either): callers with missing values redo them masked."""
-    inf = jnp.asarray(jnp.inf, x.dtype)
-    # the barrier keeps the three per-row results together: XLA computes the reduction once
-    # for every caller (else a kernel would read the chunk twice for its bounds)
-    lo, hi, frac = jax.lax.optimization_barrier(jax.lax.reduce(
-        (x, x, x - jnp.floor(x)), (inf, -inf, -inf), _bounds_step, (x.ndim - 1,)))
-    return jnp.min(lo), jnp.max(hi), jnp.max(frac)
+    part :math:`\max(x - \lfloor x \rfloor)`. Each is reduced along the rows first, then over
+    the ``(F,)`` results: XLA:CPU vectorises a reduction along the rows over the columns, two
+    to three times faster than one variadic reduction or one along each row (and XLA
+    computes each only where it is read). A NaN may make any of them NaN, or be skipped
+    (XLA:CPU's min and max do either): callers with missing values redo them masked."""
+    def reduce(f, v, empty):  # ``empty``: what an empty chunk gives
+        return f(f(v, axis=0, initial=empty), initial=empty)
+
+    return (reduce(jnp.min, x, jnp.inf), reduce(jnp.max, x, -jnp.inf),
+            reduce(jnp.max, x - jnp.floor(x), -jnp.inf))
 
 
 def tail_positions(x: jax.Array, steps: jax.Array, top: jax.Array) -> jax.Array:
