@@ -194,15 +194,24 @@ def _centred_form(weight, mean, sums, dev, integral) -> jax.Array:
 def _integer_sums_exact(x: jax.Array, weights: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Whether a chunk's values and weights are all integers, and whether every weighted sum
     of its rows is then exact in its dtype: the largest possible sum is below ``2**24`` in
-    float32 (``2**53`` in float64), where adding integers is exact. The largest value and
-    fractional part are the value checks' own reduction (``_steps.chunk_bounds``), so XLA
-    computes them once."""
+    float32 (``2**53`` in float64), where adding integers is exact. A chunk of integer counts
+    below 256 says so by the log-factorial pass's markers (``_steps.all_small``: the count
+    families' kernels take that pass anyway, and XLA computes it once); only another chunk
+    reads its largest value and fractional part (``_steps.chunk_bounds``), which cost the
+    statistics kernel about a third of its time."""
     import jax.numpy as jnp
 
-    from ._steps import chunk_bounds
+    from ._steps import LOG_FACTORIAL, all_small, chunk_bounds, small_count_log_factorials
 
-    _, top, frac = chunk_bounds(x)
-    integral = (frac == 0) & jnp.all(weights == jnp.floor(weights))
+    def bounds(x):
+        _, top, frac = chunk_bounds(x)
+        return frac == 0, top
+
+    def small(x):
+        return jnp.asarray(True), jnp.asarray(LOG_FACTORIAL.shape[0] - 1, x.dtype)
+
+    integral, top = jax.lax.cond(all_small(small_count_log_factorials(x)), small, bounds, x)
+    integral = integral & jnp.all(weights == jnp.floor(weights))
     return integral, integral & (top * jnp.sum(weights) < 2.0 ** (jnp.finfo(x.dtype).nmant + 1))
 
 
