@@ -525,12 +525,14 @@ def class_weighted(rounding, log_weight, xp=jnp) -> jax.Array:
 def finish(values: np.ndarray, output: str) -> np.ndarray:
     """Float64 normalisation on the host of a chunk of ``scores`` output (``(m, K)``: cheap
     next to the kernel, which reads ``(m, F)``)."""
-    values = np.asarray(values, dtype=np.float64)
+    values = np.array(values, dtype=np.float64)  # a new array, finished in place
+    # row sums as a product with ones: NumPy's sum along rows of a few classes is slower
+    ones = np.ones(values.shape[1])
     with np.errstate(divide="ignore", invalid="ignore"):
         if output == "proba":  # divided rather than exp(log p): each probability <= 1
-            return values / np.sum(values, axis=1, keepdims=True)
-        if output == "log_proba":
-            return values - np.log(np.sum(np.exp(values), axis=1, keepdims=True))
+            values /= (values @ ones)[:, None]
+        elif output == "log_proba":
+            values -= np.log(np.exp(values) @ ones)[:, None]
     return values
 
 
@@ -585,13 +587,15 @@ class _Staging:
         # per block, a float64 value per column subtracted on the host before the conversion
         # to the kernel dtype (so float32 holds the deviations, not the offset), or None
         self.shifts = shifts if shifts is not None else [None] * len(sources)
-        self.buffers = [[aligned_empty((rows, s.width), s.dtype) for _ in range(2)]
-                        for s in sources]
+        # the second of each pair only once a second chunk comes (most small calls have one)
+        self.buffers = [[aligned_empty((rows, s.width), s.dtype), None] for s in sources]
 
     def fill(self, i: int, start: int, stop: int) -> tuple:
         m = stop - start
         out = []
         for source, pair, shift in zip(self.sources, self.buffers, self.shifts, strict=True):
+            if pair[i % 2] is None:
+                pair[i % 2] = aligned_empty(pair[0].shape, pair[0].dtype)
             buf = pair[i % 2]
             with np.errstate(over="ignore", invalid="ignore"):  # the kernel flags inf
                 if shift is None:
@@ -809,6 +813,8 @@ def _column(source: Source, j: int) -> str:
 
 #: kernel tables by the identity of the fitted table they were built from (see ``_tables``)
 _kernel_tables: dict = {}
+#: class log priors padded and placed as the score kernel reads them, by the same identity
+_placed_priors: dict = {}
 
 
 def _tables(families, tables, exact: bool, joint: bool, sources=(), classes=(0, 0)):
@@ -878,7 +884,10 @@ def stream_scores(families, levels, exact, output, class_log_prior, tables, sour
                                     (n_classes, padded))
     chunks = staging(sources, rows, shifts)
     # once for the stream, not at every chunk's call
-    class_log_prior = _placed(pad_prior(class_log_prior, n_classes, padded), None)
+    class_log_prior = cached_by_identity(
+        _placed_priors, class_log_prior,
+        ("prior", padded, float64_mode(), jax.config.jax_default_device),
+        lambda: _placed(pad_prior(class_log_prior, n_classes, padded), None), limit=32)
     if device_out and isinstance(chunks, _DeviceChunks):
         out, norm = _device_results(families, levels, exact, output, class_log_prior,
                                     kernel_tables, sources, chunks, n_rows, rows)
