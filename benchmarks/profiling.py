@@ -76,6 +76,28 @@ def stream(X, dtype, kernel, consts=(), y=None, n_out=None):
     return out if y is None else acc
 
 
+def numpy_predict_proba(X, weights, bias):
+    """What any library's ``predict_proba`` of a linear model must do, in plain NumPy on the
+    host with nothing around it: check the values (one min and one max), one float64 BLAS
+    product (float32 X converted first, as scikit-learn's is), and the normalisation. Its
+    time against scikit-learn's bounds the ratio a float64 cell can reach."""
+    weights_t = np.ascontiguousarray(np.asarray(weights, dtype=np.float64).T)
+    bias = np.asarray(bias, dtype=np.float64)
+    ones = np.ones(len(bias))
+
+    def run():
+        if not (X.min() >= 0 and np.isfinite(X.max())):
+            raise ValueError("invalid value")
+        s = np.asarray(X, dtype=np.float64) @ weights_t
+        s += bias
+        s -= s.max(axis=1, keepdims=True)
+        np.exp(s, out=s)
+        s /= (s @ ones)[:, None]
+        return s
+
+    return run
+
+
 def host_alternatives(X, k) -> dict:
     """Host-side stages common to every case: reductions, copies, device_put, logsumexp."""
     import jax

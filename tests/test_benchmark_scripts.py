@@ -63,7 +63,7 @@ def test_profile_stages_reach_the_current_internals():
                       "multinomial", "--only", "categorical")
     assert "[n/a" not in text, [line for line in text.splitlines() if "[n/a" in line]
     for stage in ("stream_suff_stats", "stream_scores", "of which staging copies",
-                  "of which kernel, one device-resident chunk"):
+                  "of which kernel, one device-resident chunk", "PROTOTYPE NumPy predict_proba"):
         assert stage in text, stage
 
 

@@ -59,7 +59,7 @@ def prototypes(X, y, k, ref) -> dict:
     x log p + (1 - x) log(1 - p) = x (log p - log(1 - p)) + sum log(1 - p)."""
     import jax
     import jax.numpy as jnp
-    from profiling import stream
+    from profiling import numpy_predict_proba, stream
 
     ft = jnp.result_type(float)
     lp = ref.feature_log_prob_
@@ -72,6 +72,9 @@ def prototypes(X, y, k, ref) -> dict:
     return {
         "PROTOTYPE streamed predict_proba (matmul + log_softmax in the kernel)":
             lambda: stream(X, ft, pk, (w, b), n_out=k),
+        "PROTOTYPE NumPy predict_proba (min/max checks, one float64 BLAS product, "
+        "normalisation; no library)":
+            numpy_predict_proba(X, lp - l1p, l1p.sum(axis=1) + ref.class_log_prior_),
         "PROTOTYPE streamed fit (counts + min/sum checks)": lambda: stream(X, ft, fk, y=y),
     }
 

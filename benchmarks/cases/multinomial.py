@@ -71,7 +71,7 @@ def prototypes(X, y, k, ref) -> dict:
     multinomial coefficient by a lookup table and on the host."""
     import jax
     import jax.numpy as jnp
-    from profiling import stream
+    from profiling import numpy_predict_proba, stream
     from scipy.special import gammaln
 
     ft = jnp.result_type(float)
@@ -87,6 +87,9 @@ def prototypes(X, y, k, ref) -> dict:
     return {
         "PROTOTYPE streamed predict_proba (matmul + log_softmax in the kernel)":
             lambda: stream(X, ft, pk, (w, b), n_out=k),
+        "PROTOTYPE NumPy predict_proba (min/max checks, one float64 BLAS product, "
+        "normalisation; no library)":
+            numpy_predict_proba(X, ref.feature_log_prob_, ref.class_log_prior_),
         "PROTOTYPE streamed fit (counts + min/sum checks)": lambda: stream(X, ft, fk, y=y),
         "PROTOTYPE streamed fit + log_coef by a log-factorial lookup table":
             lambda: stream(X, ft, fk2, y=y),
