@@ -103,6 +103,24 @@ def test_poisson_large_counts_agree_with_float64(seed, scale):
     _agreement(lambda: NaiveBayes(Poisson(), method="ml"), X, y)
 
 
+def test_poisson_rates_in_the_thousands_are_answered():
+    """Rates of 1,000-3,000 put the classes hundreds of nats apart, and float32 refused them
+    ("rounding up to 0.0011") where every probability is 0 or 1: the bound took each column's
+    largest slope for every class. Each class's own bound, weighed by its probability,
+    answers: float64's answer, and SciPy's Poisson pmf with the classes' ML rates."""
+    from scipy.special import softmax
+    from scipy.stats import poisson
+
+    rng = np.random.default_rng(0)
+    y = np.arange(300) % 3
+    X = rng.poisson(rng.uniform(1000, 3000, (3, 50))[y]).astype(float)
+    _agreement(lambda: NaiveBayes(Poisson()), X, y, X[:60], methods=("ml", "mean", "bayes"))
+    rates = np.array([X[y == k].mean(axis=0) for k in range(3)])
+    joint = np.stack([poisson.logpmf(X[:60], r).sum(axis=1) for r in rates], axis=1)
+    proba = NaiveBayes(Poisson(), method="ml", class_alpha=0).fit(X, y).predict_proba(X[:60])
+    np.testing.assert_allclose(proba, softmax(joint + np.log(1 / 3), axis=1), atol=TOL)
+
+
 @pytest.mark.parametrize("offset", [0.0, 100.0, 1e4])
 def test_gaussian_tiny_class_variance_is_fitted(offset):
     """issue 11: class 1 of [0, 1, 2, 100, 100.01, 100.02] has variance 6.7e-5; float32 said

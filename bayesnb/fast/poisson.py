@@ -17,7 +17,7 @@ from ..families.poisson import GammaPrior, Poisson, PoissonParams, PoissonStats
 from . import FastForm, _sparse, register
 from ._buckets import leading
 from ._counts import coefficient_rows, finish_coefficient, refine_coefficient
-from ._float32 import finish_class_sums, label_class_sums, reference
+from ._float32 import COARSE_ROUNDING, finish_class_sums, label_class_sums, reference
 from ._steps import step_sums
 
 
@@ -197,23 +197,38 @@ class PoissonFast(FastForm):
 
     @staticmethod
     def score_rounding(table, x, scores) -> jax.Array:
-        r"""Twice float32's epsilon times :math:`\sqrt{\sum_j ((x_j - c_j) \max_k |s_{kj}|)^2}
-        + \max_k |o_{kj}|` (slopes ``s``, offsets ``o``; for a complete row the offsets' one
-        rounding instead), per row: the products' roundings are independent, so their typical
-        size is the root sum of squares (as for the Multinomial; the plain sum refused ordinary
-        200-column count data). Counts beyond float32's exact integers (2**24) are refused
-        unless their products stay small."""
+        r"""``(n, K)``: twice float32's epsilon times :math:`\sqrt{\sum_j ((x_j - c_j)
+        \max_k |s_{kj}|)^2} + \max_k |o_{kj}|` (slopes ``s``, offsets ``o``; for a complete
+        row the offsets' one rounding instead), per row: the products' roundings are
+        independent, so their typical size is the root sum of squares (as for the Multinomial;
+        the plain sum refused ordinary 200-column count data). Where that exceeds
+        ``COARSE_ROUNDING``, each class's own slopes and offsets instead, which the kernel
+        weighs by the class probabilities: rates in the thousands, whose classes are hundreds
+        of nats apart, were refused with probabilities of exactly 0 and 1. Counts beyond
+        float32's exact integers (2**24) are refused unless their products stay small."""
         if not isinstance(table, (PoissonShifted, NegBinShifted)) or float64_mode():
             return jnp.zeros(x.shape[0])  # float64 kernels: nothing to bound (no pass over x)
         observed = ~jnp.isnan(x)
         obs = observed.astype(table.rounding.dtype)
         x0 = jnp.where(observed, x, 0).astype(obs.dtype)
         complete = jnp.all(observed, axis=1)
+        eps = jnp.finfo(obs.dtype).eps
         # a complete row's offsets are one float64 sum, rounded once to float32
-        once = jnp.finfo(obs.dtype).eps * jnp.max(jnp.abs(table.bias))
-        dev = x0 - obs * table.center
-        return (jnp.sqrt((dev * dev) @ (table.rounding[0] * table.rounding[0]))
-                + jnp.where(complete, once, obs @ table.rounding[1]))
+        once = eps * jnp.max(jnp.abs(table.bias))
+        squares = (x0 - obs * table.center) ** 2
+        shared = (jnp.sqrt(squares @ (table.rounding[0] * table.rounding[0]))
+                  + jnp.where(complete, once, obs @ table.rounding[1]))
+
+        def per_class(squares):
+            slope, offset = (jnp.where(jnp.isfinite(v), v, 0.0)
+                             for v in (table.slope, table.offset))
+            return (2 * eps * jnp.sqrt(squares @ (slope * slope).T)
+                    + jnp.where(complete[:, None], eps * jnp.abs(table.bias),
+                                obs @ (2 * eps * jnp.abs(offset)).T))
+
+        coarse = jnp.broadcast_to(shared[:, None], scores.shape)
+        return jax.lax.cond(jnp.max(shared) <= COARSE_ROUNDING, lambda _: coarse, per_class,
+                            squares)
 
     @staticmethod
     def linear_scores(params: PoissonParams) -> tuple:
