@@ -73,6 +73,10 @@ class TableScorer(NamedTuple):
         n_classes = len(self.model.classes)
         if n == 0:
             return np.zeros((0, n_classes)), np.zeros(0)
+        if not self.exact and _host.scored_by_products(self.model.families, raws):
+            answered = self._dense_product_scores(raws, output)
+            if answered is not None:
+                return answered
         host = [i for i, b in enumerate(blocks)
                 if b.family.nonparametric or form_of(b.family).host_counting]
         if host:  # scored on the host, added to the kernel's scores of the other blocks
@@ -124,6 +128,32 @@ class TableScorer(NamedTuple):
             return scores
         return _host.stream_scores(block, table, raw, n, len(self.model.classes), self.unseen,
                                    self.exact)
+
+    def _dense_product_scores(self, raws, output):
+        """Scores of dense blocks by their forms' float64 host products (the sparse path's
+        ``sparse_log_likelihood``, which takes a dense array as well), in row chunks that stay
+        in cache (``_host.product_chunks``), each block's chunk validated by its family's
+        ``encode`` (an error names the row of the block); None where a value is missing
+        (NaN), which the kernels' masked forms score."""
+        blocks = self.model.blocks
+        n = raws[0].shape[0]
+        out, norm = np.empty((n, len(self.model.classes))), np.empty(n)
+        for start, stop in _host.product_chunks(n, sum(raw.shape[1] for raw in raws)):
+            xs = [_encoded_rows(block, raw, start, stop, self.unseen)
+                  for block, raw in zip(blocks, raws, strict=True)]
+            scores = self.log_prior
+            for block, table, x in zip(blocks, self.tables, xs, strict=True):
+                block_scores = form_of(block.family).sparse_log_likelihood(table, x)
+                block_scores += scores  # in place: the products are fresh arrays
+                scores = block_scores
+            if output == "joint":
+                scores += log_normalizer(blocks, xs)
+            out[start:stop], norm[start:stop] = normalised(scores, output, out=scores)
+            # a missing count's NaN reaches its row's normaliser (every other score is a
+            # number or -inf: the products' impossible classes)
+            if np.isnan(norm[start:stop]).any():
+                return None
+        return out, norm
 
     def _sparse_scores(self, X, raws, output):
         """Scores of a sparse input: the sparse blocks by their form's sparse products, the
@@ -285,6 +315,18 @@ def check_rows_defined(norm: np.ndarray, method: str) -> None:
             f"({int(impossible.sum())} such rows), so p(class | x) is undefined; a value "
             f"never seen in training meets an unsmoothed estimate. Use method='mean', "
             f"'map' or 'bayes'.")
+
+
+def _encoded_rows(block, raw, start: int, stop: int, unseen: str) -> np.ndarray:
+    """Rows ``start:stop`` of a dense block validated and converted to float64 by its family;
+    an invalid value is reported from the whole block, so the error names its row there."""
+    try:
+        return block.family.encode(raw[start:stop], block.schema, unseen=unseen,
+                                   dtype=np.float64)
+    except (TypeError, ValueError):
+        if start > 0:
+            block.family.encode(raw, block.schema, unseen=unseen)
+        raise
 
 
 def answer(X, scores, norm, method: str):

@@ -101,13 +101,16 @@ def test_every_non_binary_bernoulli_value_is_refused(request, precision, value):
             call()
 
 
-def test_known_gap_a_subnormal_count_is_read_as_zero():
+def test_known_gap_a_subnormal_count_is_read_as_zero(monkeypatch):
     """The known gap of the guarantees (docs/user_guide/numerics.md), pinned: XLA:CPU reads
     subnormal numbers as 0, so a Poisson count of 1e-45 (float32's smallest subnormal, which
-    NumPy's host check would refuse as not an integer) is fitted and scored as a 0 count.
-    Reading the bits in the count families' check (as the Bernoulli's does,
+    NumPy's host check would refuse as not an integer) is fitted and scored as a 0 count by
+    the kernels. Reading the bits in the count families' check (as the Bernoulli's does,
     ``test_every_non_binary_bernoulli_value_is_refused``) doubled its cost
-    (``benchmarks/README.md`` of 897bae7, "Stop 29")."""
+    (``benchmarks/README.md`` of 897bae7, "Stop 29"). A call small enough for the host's
+    products (``fast._host.scored_by_products``) is checked by NumPy, which refuses it."""
+    from bayesnb.fast import _host
+
     rng = np.random.default_rng(2)
     X = rng.poisson(2.0, (300, 4)).astype(np.float32)
     X[123, 2] = 0.0
@@ -117,6 +120,9 @@ def test_known_gap_a_subnormal_count_is_read_as_zero():
     assert tiny[123, 2] != 0 and tiny[123, 2] != np.floor(tiny[123, 2])  # NumPy: not a count
     a = bnb.NaiveBayes(bnb.Poisson()).fit(tiny, y)
     b = bnb.NaiveBayes(bnb.Poisson()).fit(X, y)
+    with pytest.raises(ValueError, match=r"column 2: Poisson needs integer counts.*row 123"):
+        a.predict_proba(tiny)  # the host's products: NumPy sees the subnormal
+    monkeypatch.setattr(_host, "HOST_PRODUCT_CELLS", -1)  # the kernels: read as 0
     np.testing.assert_array_equal(a.predict_proba(tiny), b.predict_proba(X))
     np.testing.assert_array_equal(a.log_evidence(), b.log_evidence())
 

@@ -164,7 +164,12 @@ def numeric_block(values: np.ndarray, schema: Schema, family: str, dtype=None, *
 
 
 def _passes(x: np.ndarray, nonnegative: bool, binary: bool, integer: bool) -> bool:
-    """True when a numeric block certainly passes every check (NaN allowed as missing)."""
+    """True when a numeric block certainly passes every check (False: the caller searches it,
+    NaN allowed there as missing)."""
+    if binary and x.dtype.kind == "f":
+        # every value a 0 or a 1 by two comparisons, where a range and a search for fractions
+        # take four passes (NaN, a fraction or a subnormal value is neither)
+        return np.count_nonzero(x == 0) + np.count_nonzero(x == 1) == x.size
     lo, hi = x.min(), x.max()
     if x.dtype.kind == "f" and (np.isnan(lo) or np.isnan(hi)):  # missing values: skip them
         with warnings.catch_warnings():

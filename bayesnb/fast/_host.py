@@ -1,4 +1,6 @@
-"""Blocks counted and scored on the host in float64 NumPy, streamed in row chunks.
+"""Blocks counted and scored on the host in float64 NumPy: dense plug-in calls small enough
+that the kernels' fixed costs would dominate (:func:`scored_by_products`), and, streamed in row
+chunks, the host-counting families.
 
 A ``host_counting`` family (Categorical) has counts for statistics and table lookups for
 scores: ``np.bincount`` and a sparse product give both exactly in float64 and compile nothing,
@@ -15,6 +17,35 @@ import numpy as np
 
 from .._blocks import block_source, levels_of
 from . import form_of
+from ._kernels import budget_scale
+
+#: a dense plug-in call of at most this many cells is scored by the host's float64 products
+#: where every family has them (benchmarks/tune.py HOST_PRODUCT_CELLS)
+HOST_PRODUCT_CELLS = 1 << 21
+
+
+def scored_by_products(families, raws) -> bool:
+    """Whether a dense plug-in call is scored by its forms' float64 host products (the sparse
+    path's ``sparse_log_likelihood``, one BLAS product a block): on the CPU, for NumPy blocks
+    of at most :data:`HOST_PRODUCT_CELLS` cells in all. Below that the kernels' fixed costs
+    (a copy of the input into aligned buffers, the dispatch, the flags read back) outweigh
+    their cheaper float32 product; float64 answers are within any float32 bound."""
+    if budget_scale() > 1 or not all(form_of(f).supports_sparse for f in families):
+        return False
+    if not all(isinstance(raw, np.ndarray) and raw.dtype.kind in "biuf" for raw in raws):
+        return False
+    return sum(raw.size for raw in raws) <= HOST_PRODUCT_CELLS
+
+
+#: cells of a :func:`scored_by_products` chunk: its float64 rows stay in a core's cache from
+#: the checks to the product (benchmarks/tune.py PRODUCT_CHUNK_CELLS)
+PRODUCT_CHUNK_CELLS = 1 << 18
+
+
+def product_chunks(n_rows: int, width: int):
+    """Row ranges of about :data:`PRODUCT_CHUNK_CELLS` cells for the host's products."""
+    rows = max(1, PRODUCT_CHUNK_CELLS // max(width, 1))
+    return ((start, min(start + rows, n_rows)) for start in range(0, n_rows, rows))
 
 #: cells per chunk: the codes, flat indices and indicator values of a chunk stay a few MB
 #: (benchmarks/tune.py CHUNK_ENTRIES)

@@ -1,0 +1,101 @@
+"""Small dense plug-in calls scored by the forms' float64 host products
+(``fast._host.scored_by_products``) instead of the streamed kernels: the same answers as
+scikit-learn and SciPy, in either dtype mode, at either side of the size limit; errors that
+name the row of the whole block; missing counts left to the kernels' masked forms."""
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.naive_bayes import BernoulliNB, MultinomialNB
+
+import bayesnb as bnb
+from bayesnb.fast import _host, _kernels
+
+
+def _counts(n=600, f=40, k=3, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    rates = rng.gamma(1.0, 2.0, (k, f))
+    return rng.poisson(rates[y]).astype(np.float64), y
+
+
+@pytest.fixture(params=["host", "kernels"])
+def route(request, monkeypatch):
+    """Every test at both sides of the size limit: the host products, then the kernels."""
+    if request.param == "kernels":
+        monkeypatch.setattr(_host, "HOST_PRODUCT_CELLS", -1)
+    return request.param
+
+
+def _spy(monkeypatch) -> list:
+    calls = []
+    real = _kernels.stream_scores
+    monkeypatch.setattr(_kernels, "stream_scores",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_multinomial_matches_multinomialnb(x64, route, dtype, monkeypatch):
+    X, y = _counts()
+    calls = _spy(monkeypatch)
+    ours = bnb.NaiveBayes(bnb.Multinomial(alpha=0.5), method="mean", class_alpha=0).fit(X, y)
+    ref = MultinomialNB(alpha=0.5).fit(X, y)
+    np.testing.assert_allclose(ours.predict_proba(X.astype(dtype)), ref.predict_proba(X),
+                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ours.predict_log_proba(X), ref.predict_log_proba(X), rtol=1e-12)
+    assert bool(calls) == (route == "kernels")
+
+
+def test_bernoulli_matches_bernoullinb(x64, route):
+    rng = np.random.default_rng(1)
+    X = (rng.random((500, 30)) < 0.3).astype(np.float64)
+    y = rng.integers(0, 4, 500)
+    ours = bnb.NaiveBayes(bnb.Bernoulli(alpha=1.0, beta=1.0), method="mean",
+                          class_alpha=0).fit(X, y)
+    ref = BernoulliNB(alpha=1.0, binarize=None).fit(X, y)
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), rtol=1e-12,
+                               atol=1e-14)
+
+
+def test_poisson_ml_joint_matches_scipy(x64, route):
+    """The joint density, constants included, against SciPy's Poisson pmf with the classes'
+    ML rates; a class that never saw a count in a column is impossible for a row with one."""
+    X, y = _counts(n=90, f=6, k=3, seed=2)
+    X[y == 0, 2] = 0.0  # class 0 never counts in column 2: its ML rate is 0
+    model = bnb.NaiveBayes(bnb.Poisson(), method="ml", class_alpha=0).fit(X, y)
+    rates = np.stack([X[y == c].mean(axis=0) for c in range(3)])
+    prior = np.log(np.bincount(y) / len(y))
+    expected = prior + np.stack([stats.poisson.logpmf(X, rates[c]).sum(axis=1)
+                                 for c in range(3)], axis=1)
+    joint = model.predict_joint_log_proba(X)
+    np.testing.assert_allclose(joint, expected, rtol=1e-12)
+    assert np.isneginf(joint[X[:, 2] > 0, 0]).all()
+
+
+def test_an_invalid_value_names_the_row_of_the_block(route):
+    """A negative count past the first chunk: the error names its row in the whole input."""
+    X, y = _counts(n=4000, f=200, k=2)  # 800,000 cells: chunks of 1,310 rows
+    model = bnb.NaiveBayes(bnb.Multinomial()).fit(X, y)
+    X[3001, 17] = -1.0
+    with pytest.raises(ValueError, match=r"column 17.*row 3001|row 3001.*column 17"):
+        model.predict_proba(X)
+
+
+def test_missing_counts_go_to_the_masked_forms(x64, monkeypatch):
+    """A NaN count is missing: the host products give up on it and the kernels' masked form
+    answers, which renormalises the observed columns (checked against that formula)."""
+    X, y = _counts(n=200, f=8, k=2, seed=3)
+    model = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="mean", class_alpha=0).fit(X, y)
+    calls = _spy(monkeypatch)
+    Xm = X[:5].copy()
+    Xm[1, 3] = np.nan
+    proba = model.predict_proba(Xm)
+    assert calls  # the kernels answered
+    counts = np.stack([X[y == c].sum(axis=0) for c in range(2)]) + 1.0
+    theta = counts / counts.sum(axis=1, keepdims=True)
+    observed = ~np.isnan(Xm[1])
+    x = Xm[1, observed]
+    mass = theta[:, observed].sum(axis=1)
+    log_p = np.log(np.bincount(y) / len(y)) + x @ np.log(theta[:, observed] / mass[:, None]).T
+    np.testing.assert_allclose(proba[1], np.exp(log_p - np.logaddexp.reduce(log_p)), rtol=1e-10)
