@@ -240,6 +240,10 @@ def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
     ``_data.SparseRows``)."""
     from scipy import sparse
 
+    if _host.counted_by_products([b.family for b in blocks], raws):
+        counted = _counted_on_host(blocks, raws, codes, weight, n_classes)
+        if counted is not None:
+            return counted
     out: list = [None] * len(blocks)
     if any(sparse.issparse(raw) for raw in raws):
         from .fast._sparse import Labels
@@ -271,6 +275,22 @@ def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
                     tuple(levels_of(blocks[i].schema) for i in kernel),
                     n_classes, sources, codes, weight), strict=True):
                 out[i] = s
+    return out
+
+
+def _counted_on_host(blocks, raws, codes, weight, n_classes: int) -> list | None:
+    """Every block's statistics by its form's float64 host products (a small dense fit,
+    ``_host.counted_by_products``), each block validated by its family's ``encode``; None
+    where a value is missing (NaN, which reaches the sums): the kernels' masked forms count
+    it."""
+    from .fast._sparse import Labels
+
+    resp = Labels(codes, weight, n_classes)
+    out = [host_f64(form_of(b.family).sparse_suff_stats(
+        b.family.encode(raw, b.schema, dtype=np.float64), resp))
+        for b, raw in zip(blocks, raws, strict=True)]
+    if any(np.isnan(leaf).any() for stats in out for leaf in stats):
+        return None
     return out
 
 

@@ -99,3 +99,43 @@ def test_missing_counts_go_to_the_masked_forms(x64, monkeypatch):
     mass = theta[:, observed].sum(axis=1)
     log_p = np.log(np.bincount(y) / len(y)) + x @ np.log(theta[:, observed] / mass[:, None]).T
     np.testing.assert_allclose(proba[1], np.exp(log_p - np.logaddexp.reduce(log_p)), rtol=1e-10)
+
+
+def test_bernoulli_ml_impossible_values_match_scipy(x64, route):
+    """ML tables with p = 0 and p = 1 columns: a 1 (or a 0) there is impossible for the class,
+    as SciPy's Bernoulli pmf says; fitted with integer weights, which equal duplicated rows."""
+    rng = np.random.default_rng(4)
+    X = (rng.random((60, 5)) < 0.5).astype(np.float64)
+    y = np.arange(60) % 2
+    X[y == 0, 1] = 0.0  # class 0: p = 0 in column 1
+    X[y == 1, 3] = 1.0  # class 1: p = 1 in column 3
+    w = rng.integers(1, 4, 60)
+    model = bnb.NaiveBayes(bnb.Bernoulli(), method="ml", class_alpha=0).fit(X, y,
+                                                                           sample_weight=w)
+    Xd, yd = np.repeat(X, w, axis=0), np.repeat(y, w)
+    p = np.stack([Xd[yd == c].mean(axis=0) for c in range(2)])
+    prior = np.log(np.bincount(yd) / len(yd))
+    Xt = (rng.random((40, 5)) < 0.5).astype(np.float64)
+    with np.errstate(divide="ignore"):
+        expected = prior + np.stack([stats.bernoulli.logpmf(Xt, p[c]).sum(axis=1)
+                                     for c in range(2)], axis=1)
+    defined = np.isfinite(expected).any(axis=1)
+    np.testing.assert_allclose(model.predict_joint_log_proba(Xt[defined]), expected[defined],
+                               rtol=1e-12)
+
+
+def test_missing_bernoulli_values_are_counted_by_the_kernels(x64):
+    """A NaN in a small dense Bernoulli fit: the host's sums give up on it (their NaN) and
+    the kernels count the observed values only, per column."""
+    rng = np.random.default_rng(5)
+    X = (rng.random((50, 3)) < 0.5).astype(np.float64)
+    y = np.arange(50) % 2
+    X[7, 2] = np.nan
+    model = bnb.NaiveBayes(bnb.Bernoulli(alpha=1.0, beta=1.0), method="mean",
+                           class_alpha=0).fit(X, y)
+    p = np.stack([(np.nansum(X[y == c], axis=0) + 1.0)
+                  / ((~np.isnan(X[y == c])).sum(axis=0) + 2.0) for c in range(2)])
+    x = np.array([[1.0, 0.0, 1.0]])
+    log_p = np.log([0.5, 0.5]) + np.log(np.where(x == 1, p, 1 - p)).sum(axis=1)
+    np.testing.assert_allclose(model.predict_proba(x)[0], np.exp(log_p - np.logaddexp.reduce(
+        log_p)), rtol=1e-12)

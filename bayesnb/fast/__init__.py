@@ -173,6 +173,10 @@ class FastForm:
     #: ``sparse_log_predictive`` and ``sparse_log_normalizer``; without it a sparse block is
     #: read densified a chunk of rows at a time (``_data.SparseRows``) by the dense paths
     supports_sparse: ClassVar[bool] = False
+    #: True when ``sparse_suff_stats`` is also the cheaper statistics of a small dense block
+    #: (products alone, no per-entry function such as a log-factorial):
+    #: ``_host.counted_by_products``
+    dense_host_stats: ClassVar[bool] = False
 
 
 _FORMS: dict[type, type[FastForm]] = {}

@@ -37,6 +37,14 @@ def scored_by_products(families, raws) -> bool:
     return sum(raw.size for raw in raws) <= HOST_PRODUCT_CELLS
 
 
+def counted_by_products(families, raws) -> bool:
+    """Whether a dense fit is counted by its forms' float64 host products (``sparse_suff_stats``,
+    which take a dense block as well): as :func:`scored_by_products`, for forms that declare
+    ``dense_host_stats``."""
+    return (all(form_of(f).dense_host_stats for f in families)
+            and scored_by_products(families, raws))
+
+
 #: cells of a :func:`scored_by_products` chunk: its float64 rows stay in a core's cache from
 #: the checks to the product (benchmarks/tune.py PRODUCT_CHUNK_CELLS)
 PRODUCT_CHUNK_CELLS = 1 << 18

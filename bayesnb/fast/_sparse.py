@@ -104,6 +104,10 @@ def class_totals(X, resp) -> np.ndarray:
     """``resp.T @ X`` as a dense ``(K, F)`` float64 array."""
     if not isinstance(resp, Labels):
         return np.asarray((X.T @ np.asarray(resp, dtype=np.float64)).T)
+    if not sparse.issparse(X):  # a dense block (``_host.counted_by_products``): one product
+        weighted = np.zeros((resp.n_classes, X.shape[0]))
+        weighted[resp.codes, np.arange(X.shape[0])] = resp.weight
+        return weighted @ X
     data = X.data
     if not np.all(resp.weight == 1):
         data = data * _row_of_each_value(X, np.asarray(resp.weight, dtype=np.float64))
