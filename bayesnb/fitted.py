@@ -240,7 +240,7 @@ def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
     ``_data.SparseRows``)."""
     from scipy import sparse
 
-    if _host.counted_by_products([b.family for b in blocks], raws):
+    if _host.counted_by_products([b.family for b in blocks], raws, weight):
         counted = _counted_on_host(blocks, raws, codes, weight, n_classes)
         if counted is not None:
             return counted

@@ -19,11 +19,17 @@ def _counts(n=600, f=40, k=3, seed=0):
     return rng.poisson(rates[y]).astype(np.float64), y
 
 
+def use_kernels(monkeypatch) -> None:
+    """Send every dense call to the streamed kernels, as calls past the size limit go."""
+    monkeypatch.setattr(_host, "scored_by_products", lambda families, raws: False)
+    monkeypatch.setattr(_host, "counted_by_products", lambda families, raws, weight: False)
+
+
 @pytest.fixture(params=["host", "kernels"])
 def route(request, monkeypatch):
-    """Every test at both sides of the size limit: the host products, then the kernels."""
+    """Every test by both routes: the host products, then the kernels."""
     if request.param == "kernels":
-        monkeypatch.setattr(_host, "HOST_PRODUCT_CELLS", -1)
+        use_kernels(monkeypatch)
     return request.param
 
 

@@ -1,6 +1,6 @@
-"""Blocks counted and scored on the host in float64 NumPy: dense plug-in calls small enough
-that the kernels' fixed costs would dominate (:func:`scored_by_products`), and, streamed in row
-chunks, the host-counting families.
+"""Blocks counted and scored on the host in float64 NumPy: dense plug-in calls of the families
+with host products (:func:`scored_by_products`, :func:`counted_by_products`), and, streamed in
+row chunks, the host-counting families.
 
 A ``host_counting`` family (Categorical) has counts for statistics and table lookups for
 scores: ``np.bincount`` and a sparse product give both exactly in float64 and compile nothing,
@@ -16,33 +16,45 @@ from __future__ import annotations
 import numpy as np
 
 from .._blocks import block_source, levels_of
+from ..families._base import float64_mode
 from . import form_of
 from ._kernels import budget_scale
 
-#: a dense plug-in call of at most this many cells is scored by the host's float64 products
-#: where every family has them (benchmarks/tune.py HOST_PRODUCT_CELLS)
-HOST_PRODUCT_CELLS = 1 << 21
+#: in float32, a dense call of at most this many cells is scored (and a Bernoulli fit counted)
+#: by the host's float64 products (benchmarks/tune.py HOST_PRODUCT_CELLS)
+HOST_PRODUCT_CELLS = 1 << 22
+
+
+def _dense_with_products(families, raws) -> bool:
+    """On the CPU, every family with host products (``supports_sparse``) and every block a
+    NumPy array of numbers."""
+    return (budget_scale() == 1 and all(form_of(f).supports_sparse for f in families)
+            and all(isinstance(raw, np.ndarray) and raw.dtype.kind in "biuf" for raw in raws))
 
 
 def scored_by_products(families, raws) -> bool:
     """Whether a dense plug-in call is scored by its forms' float64 host products (the sparse
-    path's ``sparse_log_likelihood``, one BLAS product a block): on the CPU, for NumPy blocks
-    of at most :data:`HOST_PRODUCT_CELLS` cells in all. Below that the kernels' fixed costs
-    (a copy of the input into aligned buffers, the dispatch, the flags read back) outweigh
-    their cheaper float32 product; float64 answers are within any float32 bound."""
-    if budget_scale() > 1 or not all(form_of(f).supports_sparse for f in families):
+    path's ``sparse_log_likelihood``, one BLAS product a block, in row chunks) rather than
+    streamed through the kernels: always in float64, where OpenBLAS's product is at least as
+    fast as XLA:CPU's and reads the caller's array in place (the kernels copy it into aligned
+    buffers first); in float32 up to :data:`HOST_PRODUCT_CELLS` cells, past which the kernels'
+    float32 product wins. Float64 answers are within any float32 bound."""
+    if not _dense_with_products(families, raws):
         return False
-    if not all(isinstance(raw, np.ndarray) and raw.dtype.kind in "biuf" for raw in raws):
-        return False
-    return sum(raw.size for raw in raws) <= HOST_PRODUCT_CELLS
+    return float64_mode() or sum(raw.size for raw in raws) <= HOST_PRODUCT_CELLS
 
 
-def counted_by_products(families, raws) -> bool:
+def counted_by_products(families, raws, weight: np.ndarray) -> bool:
     """Whether a dense fit is counted by its forms' float64 host products (``sparse_suff_stats``,
-    which take a dense block as well): as :func:`scored_by_products`, for forms that declare
-    ``dense_host_stats``."""
+    which take a dense block as well, whole): forms that declare ``dense_host_stats``, up to
+    :data:`HOST_PRODUCT_CELLS` cells in either dtype (past it the kernels' chunked statistics
+    win), with integer row weights. Their sums are exact in any order, so a column of ones
+    counts exactly its class's weight, as an ML estimate of 1 needs (BLAS's order differs from
+    the class weights' ``bincount``: fractional weights left 1e-16 between them)."""
     return (all(form_of(f).dense_host_stats for f in families)
-            and scored_by_products(families, raws))
+            and _dense_with_products(families, raws)
+            and sum(raw.size for raw in raws) <= HOST_PRODUCT_CELLS
+            and bool(np.all(weight == np.floor(weight))) and weight.sum() < 2.0 ** 53)
 
 
 #: cells of a :func:`scored_by_products` chunk: its float64 rows stay in a core's cache from
@@ -54,6 +66,7 @@ def product_chunks(n_rows: int, width: int):
     """Row ranges of about :data:`PRODUCT_CHUNK_CELLS` cells for the host's products."""
     rows = max(1, PRODUCT_CHUNK_CELLS // max(width, 1))
     return ((start, min(start + rows, n_rows)) for start in range(0, n_rows, rows))
+
 
 #: cells per chunk: the codes, flat indices and indicator values of a chunk stay a few MB
 #: (benchmarks/tune.py CHUNK_ENTRIES)
