@@ -20,8 +20,8 @@ from ..families._base import float64_mode
 from . import form_of
 from ._kernels import budget_scale
 
-#: in float32, a dense call of at most this many cells is scored (and a Bernoulli fit counted)
-#: by the host's float64 products (benchmarks/tune.py HOST_PRODUCT_CELLS)
+#: in float32, a dense call of at most this many cells is scored by the host's float64
+#: products; in float64, a Bernoulli fit counted (benchmarks/tune.py HOST_PRODUCT_CELLS)
 HOST_PRODUCT_CELLS = 1 << 22
 
 
@@ -46,12 +46,13 @@ def scored_by_products(families, raws) -> bool:
 
 def counted_by_products(families, raws, weight: np.ndarray) -> bool:
     """Whether a dense fit is counted by its forms' float64 host products (``sparse_suff_stats``,
-    which take a dense block as well, whole): forms that declare ``dense_host_stats``, up to
-    :data:`HOST_PRODUCT_CELLS` cells in either dtype (past it the kernels' chunked statistics
-    win), with integer row weights. Their sums are exact in any order, so a column of ones
-    counts exactly its class's weight, as an ML estimate of 1 needs (BLAS's order differs from
-    the class weights' ``bincount``: fractional weights left 1e-16 between them)."""
-    return (all(form_of(f).dense_host_stats for f in families)
+    which take a dense block as well, whole): in float64 (in float32 the kernels' float32
+    sums are the cheaper), forms that declare ``dense_host_stats``, up to
+    :data:`HOST_PRODUCT_CELLS` cells (past it the kernels' chunked statistics win), with
+    integer row weights. Their sums are exact in any order, so a column of ones counts exactly
+    its class's weight, as an ML estimate of 1 needs (BLAS's order differs from the class
+    weights' ``bincount``: fractional weights left 1e-16 between them)."""
+    return (float64_mode() and all(form_of(f).dense_host_stats for f in families)
             and _dense_with_products(families, raws)
             and sum(raw.size for raw in raws) <= HOST_PRODUCT_CELLS
             and bool(np.all(weight == np.floor(weight))) and weight.sum() < 2.0 ** 53)
