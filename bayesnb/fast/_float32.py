@@ -166,7 +166,8 @@ def label_class_sums(labels, x: jax.Array, observed: jax.Array | None = None) ->
 
     def plain(x):  # every partial sum an integer the dtype holds: added exactly
         ones = jnp.ones((k, f), x.dtype)
-        return jnp.stack([ones, labels.sum(x), jnp.zeros_like(ones), jnp.zeros_like(ones)])
+        return jnp.stack([ones, labels.exact_sum(x), jnp.zeros_like(ones),
+                          jnp.zeros_like(ones)])
 
     integral, exact = _integer_sums_exact(x, labels.weights)
     return jax.lax.cond(exact, plain, centred, x)
