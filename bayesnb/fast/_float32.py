@@ -91,62 +91,31 @@ def log_rising(a: jax.Array, x: jax.Array, polynomial: bool = True) -> jax.Array
     return jnp.where(big, large, small)
 
 
-def class_sums(resp: jax.Array, x: jax.Array, observed: jax.Array | None = None) -> jax.Array:
-    """``resp.T @ x`` in a chunk form float32 cannot spoil: ``(4, K, F)`` holding each class's
-    weight, its mean, the sum of the rows' deviations from their own class mean, which
-    :func:`finish_class_sums` adds up in float64 on the host, and a flag where that sum may
-    be rounded (:func:`_centred_form`). A float32 sum of counts in the
-    millions is rounded; the deviations are small, so their sum keeps the digits the class
-    totals (and the differences between classes' rates) depend on. A chunk whose sums are
-    certainly exact (integer values and weights, ``max(x) * total weight < 2**24``, or
-    ``2**53`` in float64) takes one product instead; another integer chunk is centred on its
-    means rounded to integers, so that the deviations and their sums stay exact (the float32
-    means left small columns beside large ones, counts near 60 beside counts near 1e6, with
-    totals 1e-6 off and ``log_evidence`` 1e-4), unless a class's deviations are so large
-    that their float32 sum may be rounded (a class of counts near 0 and near 1e7: totals
-    hundreds off, ``log_evidence`` thousands of nats), which the flag sends to the float64
-    redo. Fractional values (a Multinomial of term
-    weights) keep the centred form, whose float32 class totals are closer to float64 than one
-    plain sum per chunk. With missing values (``observed``, the 0/1 flags of ``x``'s entries,
-    missing ones 0 in ``x``), the weights and means are per column over the observed entries
-    and the missing ones have no deviation (centred on the mean of all rows, a missing entry's
-    deviation would be the whole mean). In float64 every chunk takes the one product, as
-    scikit-learn's float64 fit does, and returns it alone, ``(K, F)``: its rounding, about
-    1e-16 of a total, is what the centred form would leave too, and the choice's check and
-    the stacked form would only cost time."""
+def label_class_sums(labels, x: jax.Array, observed: jax.Array | None = None) -> jax.Array:
+    """A chunk's per-class sums of ``x`` by label (``labels``: a ``_kernels.Labels``) in a
+    chunk form float32 cannot spoil: ``(4, K, F)`` holding each class's weight, its mean, the
+    sum of the rows' deviations from their own class mean, which :func:`finish_class_sums`
+    adds up in float64 on the host, and a flag where that sum may be rounded
+    (:func:`_centred_form`). A float32 sum of counts in the millions is rounded; the
+    deviations are small, so their sum keeps the digits the class totals (and the differences
+    between classes' rates) depend on. A chunk whose sums are certainly exact (integer values
+    and weights, ``max(x) * total weight < 2**24``) takes one plain scatter-add instead
+    (``Labels.exact_sum``); another integer chunk is centred on its means rounded to
+    integers, so that the deviations and their sums stay exact (the float32 means left small
+    columns beside large ones, counts near 60 beside counts near 1e6, with totals 1e-6 off and
+    ``log_evidence`` 1e-4), unless a class's deviations are so large that their float32 sum
+    may be rounded (a class of counts near 0 and near 1e7: totals hundreds off,
+    ``log_evidence`` thousands of nats), which the flag sends to the float64 redo. Fractional
+    values (a Multinomial of term weights) keep the centred form, whose float32 class totals
+    are closer to float64 than one plain sum per chunk. With missing values (``observed``,
+    the 0/1 flags of ``x``'s entries, missing ones 0 in ``x``), the weights and means are per
+    column over the observed entries and the missing ones have no deviation (centred on the
+    mean of all rows, a missing entry's deviation would be the whole mean). In float64 every
+    chunk is summed once, as scikit-learn's float64 fit does, and returned alone, ``(K, F)``:
+    its rounding, about 1e-16 of a total, is what the centred form would leave too."""
     import jax.numpy as jnp
 
     if x.dtype == jnp.float64:
-        return resp.T @ x
-
-    def centred(x):
-        if observed is None:
-            weight = jnp.broadcast_to(jnp.sum(resp, axis=0)[:, None],
-                                      (resp.shape[1], x.shape[1]))
-        else:
-            weight = resp.T @ observed
-        mean = (resp.T @ x) / jnp.where(weight > 0, weight, 1.0)
-        mean = jnp.where(integral, jnp.round(mean), mean)  # integer deviations: exact sums
-        dev = x - (resp > 0).astype(x.dtype) @ mean  # each row against its own class
-        if observed is not None:
-            dev = dev * observed
-        return _centred_form(weight, mean, resp.T @ dev, dev, integral)
-
-    def plain(x):  # every partial sum an integer the dtype holds: added exactly
-        ones = jnp.ones((resp.shape[1], x.shape[1]), x.dtype)
-        return jnp.stack([ones, resp.T @ x, jnp.zeros_like(ones), jnp.zeros_like(ones)])
-
-    integral, exact = _integer_sums_exact(x, resp)
-    return jax.lax.cond(exact, plain, centred, x)
-
-
-def label_class_sums(labels, x: jax.Array, observed: jax.Array | None = None) -> jax.Array:
-    """:func:`class_sums` summed by label (``labels``: a ``_kernels.Labels``): the same chunk
-    form, by scatter-adds and a gather instead of products with the ``(rows, classes)``
-    one-hot."""
-    import jax.numpy as jnp
-
-    if x.dtype == jnp.float64:  # as in class_sums
         return labels.sum(x)
     k, f = labels.n_classes, x.shape[1]
 
@@ -158,7 +127,7 @@ def label_class_sums(labels, x: jax.Array, observed: jax.Array | None = None) ->
             first = labels.sum(jnp.concatenate([observed, x], axis=1))
             weight = first[:, :f]
         mean = first[:, -f:] / jnp.where(weight > 0, weight, 1.0)
-        mean = jnp.where(integral, jnp.round(mean), mean)  # as in class_sums
+        mean = jnp.where(integral, jnp.round(mean), mean)  # integer deviations: exact sums
         dev = x - labels.gather(mean)  # each row against its own class
         if observed is not None:
             dev = dev * observed
@@ -217,7 +186,7 @@ def _integer_sums_exact(x: jax.Array, weights: jax.Array) -> tuple[jax.Array, ja
 
 
 def finish_class_sums(sums: np.ndarray) -> np.ndarray:
-    """The float64 class totals from :func:`class_sums`' chunk form (else ``sums`` itself: a
+    """The float64 class totals from :func:`label_class_sums`' chunk form (else ``sums`` itself: a
     float64 chunk's plain sums); NaN where float32 may have rounded an integer chunk's sum,
     which the count families' ``float32_inexact`` sends to the float64 redo."""
     sums = np.asarray(sums, dtype=np.float64)

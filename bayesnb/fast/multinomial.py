@@ -118,9 +118,9 @@ class MultinomialFast(FastForm):
     @staticmethod
     def class_axes(tree):
         """Classes lead every field but: the chunk statistics' class totals in their float32
-        chunk form (``(4, K, V)``, ``_float32.class_sums``) and their per-row coefficient terms
-        (``_counts.coefficient_rows``: class-free), the tables' per-count ``rounding`` and the
-        exact table's ``steps`` (``((S - 1) V, K)``)."""
+        chunk form (``(4, K, V)``, ``_float32.label_class_sums``) and their per-row
+        coefficient terms (``_counts.coefficient_rows``: class-free), the tables' per-count
+        ``rounding`` and the exact table's ``steps`` (``((S - 1) V, K)``)."""
         if isinstance(tree, MultinomialStats):
             return leading(tree, counts=np.ndim(tree.counts) - 2, log_coef=None)
         if isinstance(tree, MultinomialShifted):

@@ -107,7 +107,7 @@ class PoissonFast(FastForm):
     @staticmethod
     def class_axes(tree):
         """Classes lead every field but: the chunk statistics' class totals in their float32
-        chunk form (``(4, K, F)``, ``_float32.class_sums``) and their per-row log-factorial
+        chunk form (``(4, K, F)``, ``_float32.label_class_sums``) and their per-row log-factorial
         terms (``_counts.coefficient_rows``: class-free), the tables' per-column ``center``
         and ``rounding`` and the exact table's ``steps`` (``((S - 1) F, K)``)."""
         if isinstance(tree, PoissonStats):
