@@ -20,8 +20,8 @@ from ..families._base import float64_mode
 from . import form_of
 from ._kernels import budget_scale
 
-#: in float32, a dense call of at most this many cells is scored by the host's float64
-#: products; in float64, a Bernoulli fit counted (benchmarks/tune.py HOST_PRODUCT_CELLS)
+#: a dense call of at most this many cells is scored by the host's float64 products (and, in
+#: float64, a Bernoulli fit counted) (benchmarks/tune.py HOST_PRODUCT_CELLS)
 HOST_PRODUCT_CELLS = 1 << 22
 
 
@@ -35,13 +35,13 @@ def _dense_with_products(families, raws) -> bool:
 def scored_by_products(families, raws) -> bool:
     """Whether a dense plug-in call is scored by its forms' float64 host products (the sparse
     path's ``sparse_log_likelihood``, one BLAS product a block, in row chunks) rather than
-    streamed through the kernels: always in float64, where OpenBLAS's product is at least as
-    fast as XLA:CPU's and reads the caller's array in place (the kernels copy it into aligned
-    buffers first); in float32 up to :data:`HOST_PRODUCT_CELLS` cells, past which the kernels'
-    float32 product wins. Float64 answers are within any float32 bound."""
-    if not _dense_with_products(families, raws):
-        return False
-    return float64_mode() or sum(raw.size for raw in raws) <= HOST_PRODUCT_CELLS
+    streamed through the kernels: up to :data:`HOST_PRODUCT_CELLS` cells, where the kernels'
+    fixed costs (the copy into aligned buffers, the dispatch) outweigh their product. Past it
+    the kernels' float32 product wins; in float64 the host's stays as fast or faster, but the
+    exact predictive, which the kernels compute, would then cost over three times the
+    plug-in. Float64 answers are within any float32 bound."""
+    return (_dense_with_products(families, raws)
+            and sum(raw.size for raw in raws) <= HOST_PRODUCT_CELLS)
 
 
 def counted_by_products(families, raws, weight: np.ndarray) -> bool:
