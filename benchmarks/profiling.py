@@ -79,8 +79,7 @@ def stream(X, dtype, kernel, consts=(), y=None, n_out=None):
 def numpy_predict_proba(X, weights, bias):
     """What any library's ``predict_proba`` of a linear model must do, in plain NumPy on the
     host with nothing around it: check the values (one min and one max), one float64 BLAS
-    product (float32 X converted first, as scikit-learn's is), and the normalisation: what
-    a float64 call costs with nothing around it."""
+    product (float32 X converted first, as scikit-learn's is), and the normalisation."""
     weights_t = np.ascontiguousarray(np.asarray(weights, dtype=np.float64).T)
     bias = np.asarray(bias, dtype=np.float64)
     ones = np.ones(len(bias))

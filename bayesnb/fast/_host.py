@@ -25,11 +25,12 @@ from ._kernels import budget_scale
 HOST_PRODUCT_CELLS = 1 << 22
 
 
-def _dense_with_products(families, raws) -> bool:
-    """On the CPU, every family with host products (``supports_sparse``) and every block a
-    NumPy array of numbers."""
+def _small_dense_with_products(families, raws) -> bool:
+    """On the CPU, every family with host products (``supports_sparse``), every block a NumPy
+    array of numbers, and at most :data:`HOST_PRODUCT_CELLS` cells in all."""
     return (budget_scale() == 1 and all(form_of(f).supports_sparse for f in families)
-            and all(isinstance(raw, np.ndarray) and raw.dtype.kind in "biuf" for raw in raws))
+            and all(isinstance(raw, np.ndarray) and raw.dtype.kind in "biuf" for raw in raws)
+            and sum(raw.size for raw in raws) <= HOST_PRODUCT_CELLS)
 
 
 def scored_by_products(families, raws) -> bool:
@@ -40,8 +41,7 @@ def scored_by_products(families, raws) -> bool:
     the kernels' float32 product wins; in float64 the host's stays as fast or faster, but the
     exact predictive, which the kernels compute, would then cost over three times the
     plug-in. Float64 answers are within any float32 bound."""
-    return (_dense_with_products(families, raws)
-            and sum(raw.size for raw in raws) <= HOST_PRODUCT_CELLS)
+    return _small_dense_with_products(families, raws)
 
 
 def counted_by_products(families, raws, weight: np.ndarray) -> bool:
@@ -53,8 +53,7 @@ def counted_by_products(families, raws, weight: np.ndarray) -> bool:
     its class's weight, as an ML estimate of 1 needs (BLAS's order differs from the class
     weights' ``bincount``: fractional weights left 1e-16 between them)."""
     return (float64_mode() and all(form_of(f).dense_host_stats for f in families)
-            and _dense_with_products(families, raws)
-            and sum(raw.size for raw in raws) <= HOST_PRODUCT_CELLS
+            and _small_dense_with_products(families, raws)
             and bool(np.all(weight == np.floor(weight))) and weight.sum() < 2.0 ** 53)
 
 
