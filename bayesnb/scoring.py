@@ -73,7 +73,7 @@ class TableScorer(NamedTuple):
         n_classes = len(self.model.classes)
         if n == 0:
             return np.zeros((0, n_classes)), np.zeros(0)
-        if not self.exact and _host.scored_by_products(self.model.families, raws):
+        if _host.scored_by_products(self.model.families, raws):
             answered = self._dense_product_scores(raws, output)
             if answered is not None:
                 return answered
@@ -131,7 +131,8 @@ class TableScorer(NamedTuple):
 
     def _dense_product_scores(self, raws, output):
         """Scores of dense blocks by their forms' float64 host products (the sparse path's
-        ``sparse_log_likelihood``, which takes a dense array as well), in row chunks that stay
+        ``sparse_log_likelihood`` or, exact, ``sparse_log_predictive``, which take a dense
+        array as well), in row chunks that stay
         in cache (``_host.product_chunks``), each block's chunk validated by its family's
         ``encode`` (an error names the row of the block); None where a value is missing
         (NaN), which the kernels' masked forms score."""
@@ -143,7 +144,9 @@ class TableScorer(NamedTuple):
                   for block, raw in zip(blocks, raws, strict=True)]
             scores = self.log_prior
             for block, table, x in zip(blocks, self.tables, xs, strict=True):
-                block_scores = form_of(block.family).sparse_log_likelihood(table, x)
+                form = form_of(block.family)
+                block_scores = (form.sparse_log_predictive(table, x) if self.exact
+                                else form.sparse_log_likelihood(table, x))
                 block_scores += scores  # in place: the products are fresh arrays
                 scores = block_scores
             if output == "joint":

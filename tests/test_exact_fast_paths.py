@@ -19,7 +19,7 @@ from scipy import sparse
 from scipy.special import gammaln, logsumexp
 
 import bayesnb as bnb
-from bayesnb.fast import _exact, _kernels, _sparse
+from bayesnb.fast import _exact, _host, _kernels, _sparse
 
 K = 3
 Y = np.arange(60) % K
@@ -30,9 +30,16 @@ def _fit(family, X, y=Y):
     return bnb.NaiveBayes(family, method="bayes", class_prior=PRIOR).fit(X, y)
 
 
+def on_the_kernels(monkeypatch):
+    """Score small dense calls by the kernels' exact form (they take the host's products,
+    ``_host.scored_by_products``, which ``test_host_products`` checks)."""
+    monkeypatch.setattr(_host, "scored_by_products", lambda families, raws: False)
+
+
 def force_steps(monkeypatch, s):
     """Score with ``S = s`` indicator steps (an accelerator's choice; a CPU takes 1), small
-    batches too."""
+    batches too, on the kernels."""
+    on_the_kernels(monkeypatch)
     monkeypatch.setattr(_exact, "choose_steps", lambda sample: s)
     monkeypatch.setattr(_exact, "SMALL_BATCH_CELLS", 0)
 
@@ -47,7 +54,8 @@ def steps(request, monkeypatch):
 @pytest.fixture(params=["flagged rows", "whole chunks"])
 def scan(request, monkeypatch):
     """Force how the host finds the tail: in the rows the kernel flags (an accelerator's way),
-    or by scanning every chunk whole (a CPU's, ``_exact.scans_whole``)."""
+    or by scanning every chunk whole (a CPU's, ``_exact.scans_whole``), on the kernels."""
+    on_the_kernels(monkeypatch)
     monkeypatch.setattr(_exact, "scans_whole", lambda: request.param == "whole chunks")
     return request.param
 
@@ -587,16 +595,22 @@ def test_host_terms_by_row_against_math_fsum(case, monkeypatch):
                                     np.repeat([0.5, 3.0, 100.25, 7.0], 10),
                                     np.random.default_rng(42).permutation(400)[:40].astype(float)],
                          ids=["shared totals", "shared fractional totals", "distinct totals"])
-def test_row_totals_rising_against_math_fsum(totals):
+@pytest.mark.parametrize("owner", [None, "posterior"])
+def test_row_totals_rising_against_math_fsum(totals, owner, monkeypatch):
     """h(A_k, n) per row and class, once per distinct total when rows share them (integer
-    totals told apart by a count per value, others by a sort). Fractional totals are checked
-    against SciPy's log-Gamma difference, to its own rounding: ``gammaln(2.5e5)`` is 2.9e6,
-    so the difference holds about 6e-10 of absolute error."""
+    totals told apart by a count per value, others by a sort), or, given the posterior they
+    come from, integer totals read from its table (built once: a second call reads it).
+    Fractional totals are checked against SciPy's log-Gamma difference, to its own rounding:
+    ``gammaln(2.5e5)`` is 2.9e6, so the difference holds about 6e-10 of absolute error."""
+    monkeypatch.setattr(_sparse, "_rising_totals", {})
     a = np.array([12.0, 900.0, 2.5e5])
     ref = np.array([[_h_reference(ak, n) for ak in a] for n in totals])
     whole = np.array_equal(totals, np.floor(totals))
-    assert_allclose(_sparse.log_rising_by_row(a, totals), ref, rtol=1e-11,
-                    atol=1e-12 if whole else 2e-9)
+    posterior = None if owner is None else object()
+    for _ in range(2):
+        assert_allclose(_sparse.log_rising_by_row(a, totals, owner=posterior), ref, rtol=1e-11,
+                        atol=1e-12 if whole else 2e-9)
+    assert len(_sparse._rising_totals) == (owner is not None and whole)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

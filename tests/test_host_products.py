@@ -1,4 +1,4 @@
-"""Small dense plug-in calls scored by the forms' float64 host products
+"""Small dense plug-in and exact calls scored by the forms' float64 host products
 (``fast._host.scored_by_products``) instead of the streamed kernels: the same answers as
 scikit-learn and SciPy, in either dtype mode, at either side of the size limit; errors that
 name the row of the whole block; missing counts left to the kernels' masked forms."""
@@ -6,10 +6,11 @@ name the row of the whole block; missing counts left to the kernels' masked form
 import numpy as np
 import pytest
 from scipy import stats
+from scipy.special import gammaln, logsumexp
 from sklearn.naive_bayes import BernoulliNB, MultinomialNB
 
 import bayesnb as bnb
-from bayesnb.fast import _host, _kernels
+from bayesnb.fast import _exact, _host, _kernels
 
 
 def _counts(n=600, f=40, k=3, seed=0):
@@ -34,10 +35,12 @@ def route(request, monkeypatch):
 
 
 def _spy(monkeypatch) -> list:
+    """Records a call of the kernels' plug-in or exact streams."""
     calls = []
-    real = _kernels.stream_scores
-    monkeypatch.setattr(_kernels, "stream_scores",
-                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    for module, name in ((_kernels, "stream_scores"), (_exact, "stream")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name,
+                            lambda *a, _real=real, **k: calls.append(1) or _real(*a, **k))
     return calls
 
 
@@ -156,3 +159,84 @@ def test_float32_mode_is_within_the_guarantee(route):
     got = ours.predict_proba(X.astype(np.float32))
     np.testing.assert_allclose(got, expected, rtol=0,
                                atol=1e-12 if route == "host" else 1e-4)
+
+
+# ------------------------------------------------------------------ the exact predictive
+def _exact_data(seed, n):
+    """Counts with what the host's exact form reads apart: counts past its cumulative table
+    (64 here), fractions below and above 1, an empty row."""
+    X, y = _counts(n=n, f=6, k=3, seed=seed)
+    X[3, 0], X[5, 4], X[8, 2] = 311.0, 1000.0, 70.0
+    X[::7, 1] += 0.37
+    X[10, 5] = 0.25
+    X[2] = 0.0
+    return X, y
+
+
+def dirichlet_multinomial_scores(X, y, Xn, alpha):
+    """log p(c) + log p(x | c, data) of the Dirichlet-multinomial by the Gamma function, the
+    class-free coefficient included (SciPy's ``dirichlet_multinomial`` agrees on integer rows)."""
+    a = np.stack([alpha + X[y == c].sum(axis=0) for c in range(3)])
+    n = Xn.sum(axis=1, keepdims=True)
+    out = (np.log(np.bincount(y) / len(y)) + gammaln(n + 1) - gammaln(Xn + 1).sum(axis=1,
+           keepdims=True) + gammaln(a.sum(axis=1)) - gammaln(a.sum(axis=1) + n)
+           + (gammaln(a[None] + Xn[:, None]) - gammaln(a)[None]).sum(axis=-1))
+    whole = np.flatnonzero((Xn == np.round(Xn)).all(axis=1) & (n[:, 0] > 0))
+    for i in whole[:5]:
+        np.testing.assert_allclose(
+            out[i] - np.log(np.bincount(y) / len(y)),
+            [stats.dirichlet_multinomial.logpmf(Xn[i], a[c], int(n[i, 0])) for c in range(3)],
+            rtol=1e-9)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exact_multinomial_matches_the_dirichlet_multinomial(x64, route, dtype, monkeypatch):
+    """``method="bayes"``: the Dirichlet-multinomial predictive, large and fractional counts
+    included, by either route (the host's reads counts past its table by the series)."""
+    X, y = _exact_data(7, 90)
+    Xn = _exact_data(8, 30)[0].astype(dtype)
+    alpha = np.array([0.5, 1.0, 2.0, 0.3, 4.0, 1.5])
+    calls = _spy(monkeypatch)
+    model = bnb.NaiveBayes(bnb.Multinomial(alpha=alpha), method="bayes", class_alpha=0).fit(X, y)
+    joint = dirichlet_multinomial_scores(X, y, Xn.astype(np.float64), alpha)
+    np.testing.assert_allclose(model.predict_joint_log_proba(Xn), joint, rtol=1e-11)
+    np.testing.assert_allclose(model.predict_proba(Xn),
+                               np.exp(joint - logsumexp(joint, axis=1, keepdims=True)),
+                               rtol=1e-10, atol=1e-14)
+    assert bool(calls) == (route == "kernels")
+
+
+def test_exact_poisson_matches_the_negative_binomial(x64, route, monkeypatch):
+    """``method="bayes"`` for Poisson counts: SciPy's negative binomial with the posterior's
+    shape and rate, large counts included."""
+    X, y = _exact_data(9, 90)
+    X, Xn = np.floor(X), np.floor(_exact_data(10, 30)[0])  # the negative binomial's integers
+    shape = np.array([2.0, 0.5, 1.0, 3.0, 0.7, 1.0])
+    calls = _spy(monkeypatch)
+    model = bnb.NaiveBayes(bnb.Poisson(shape=shape, rate=0.2), method="bayes",
+                           class_alpha=0).fit(X, y)
+    joint = np.log(np.bincount(y) / len(y)) + np.stack([
+        stats.nbinom.logpmf(Xn, shape + X[y == c].sum(axis=0),
+                            (0.2 + (y == c).sum()) / (1.2 + (y == c).sum())).sum(axis=1)
+        for c in range(3)], axis=1)
+    np.testing.assert_allclose(model.predict_joint_log_proba(Xn), joint, rtol=1e-11)
+    np.testing.assert_allclose(model.predict_proba(Xn),
+                               np.exp(joint - logsumexp(joint, axis=1, keepdims=True)),
+                               rtol=1e-10, atol=1e-14)
+    assert bool(calls) == (route == "kernels")
+
+
+def test_exact_missing_counts_go_to_the_kernels(x64, monkeypatch):
+    """A NaN count under ``method="bayes"``: the host gives the call up (its row's NaN) and
+    the kernels' masked form answers: the Dirichlet-multinomial of the observed columns."""
+    X, y = _counts(n=90, f=6, k=3, seed=11)
+    model = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="bayes", class_alpha=0).fit(X, y)
+    calls = _spy(monkeypatch)
+    Xm = X[:4].copy()
+    Xm[1, 2] = np.nan
+    proba = model.predict_proba(Xm)
+    assert calls
+    observed = ~np.isnan(Xm[1])
+    joint = dirichlet_multinomial_scores(X[:, observed], y, Xm[1:2, observed], np.ones(5))
+    np.testing.assert_allclose(proba[1], np.exp(joint[0] - logsumexp(joint[0])), rtol=1e-10)

@@ -170,8 +170,9 @@ class FastForm:
     #: (``exact_table``, ``host_tail``; :mod:`._exact`)
     exact_host_tail: ClassVar[bool] = False
     #: ``scipy.sparse`` input through ``sparse_suff_stats``, ``sparse_log_likelihood``,
-    #: ``sparse_log_predictive`` and ``sparse_log_normalizer``; without it a sparse block is
-    #: read densified a chunk of rows at a time (``_data.SparseRows``) by the dense paths
+    #: ``sparse_log_predictive`` and ``sparse_log_normalizer``, which also take the dense
+    #: float64 blocks of small calls (``_host.scored_by_products``); without it a sparse block
+    #: is read densified a chunk of rows at a time (``_data.SparseRows``) by the dense paths
     supports_sparse: ClassVar[bool] = False
     #: True when ``sparse_suff_stats`` is also the cheaper statistics of a small dense block
     #: (products alone, no per-entry function such as a log-factorial):

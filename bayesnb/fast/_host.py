@@ -1,4 +1,4 @@
-"""Blocks counted and scored on the host in float64 NumPy: dense plug-in calls of the families
+"""Blocks counted and scored on the host in float64 NumPy: small dense calls of the families
 with host products (:func:`scored_by_products`, :func:`counted_by_products`), and, streamed in
 row chunks, the host-counting families.
 
@@ -34,13 +34,13 @@ def _small_dense_with_products(families, raws) -> bool:
 
 
 def scored_by_products(families, raws) -> bool:
-    """Whether a dense plug-in call is scored by its forms' float64 host products (the sparse
-    path's ``sparse_log_likelihood``, one BLAS product a block, in row chunks) rather than
+    """Whether a dense call is scored by its forms' float64 host products (the sparse path's
+    ``sparse_log_likelihood``, one BLAS product a block, in row chunks, and for the exact
+    predictive ``sparse_log_predictive``, which adds the listed counts past 1) rather than
     streamed through the kernels: up to :data:`HOST_PRODUCT_CELLS` cells, where the kernels'
     fixed costs (the copy into aligned buffers, the dispatch) outweigh their product. Past it
-    the kernels' float32 product wins; in float64 the host's stays as fast or faster, but the
-    exact predictive, which the kernels compute, would then cost over three times the
-    plug-in. Float64 answers are within any float32 bound."""
+    the kernels' float32 product wins, and the exact count predictive's step products beat
+    the host's listing of every count past 1. Float64 answers are within any float32 bound."""
     return _small_dense_with_products(families, raws)
 
 

@@ -262,15 +262,34 @@ def _series_degree(us: np.ndarray) -> int:
     return degree
 
 
-def log_rising_by_row(a: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """``(rows, K)``: :func:`log_rising` of the ``(K,)`` totals ``a`` and every row's total
-    ``n`` (``(rows,)``), evaluated once per distinct row total when rows share them (documents
-    of a few lengths), since the series costs more than the plug-in's whole sparse product.
-    Integer totals are told apart by a count per value, which is cheaper than a sort."""
-    from .._data import _small_int_labels
+#: float64 entries (8 MiB) of a posterior's table of :func:`log_rising` by integer row total
+#: (:func:`log_rising_by_row`), a memory bound
+TOTALS_ENTRIES = 1 << 20
+#: those tables by the identity of the posterior they come from
+_rising_totals: dict = {}
 
-    small = (_small_int_labels(n.astype(np.int64))
-             if n.size and np.abs(n).max() < 2**62 and np.array_equal(n, np.floor(n)) else None)
+
+def log_rising_by_row(a: np.ndarray, n: np.ndarray, owner=None) -> np.ndarray:
+    """``(rows, K)``: :func:`log_rising` of the ``(K,)`` totals ``a`` and every row's total
+    ``n`` (``(rows,)``). Integer totals below a power of two that keeps the table within
+    :data:`TOTALS_ENTRIES` are read from a table built once per ``owner`` (the posterior
+    ``a`` comes from): a row's part then costs a lookup where the series costs more than
+    the plug-in's whole product. Other totals are evaluated once per distinct value when
+    rows share them (documents of a few lengths), told apart by a count per value, which is
+    cheaper than a sort."""
+    from .._data import _small_int_labels
+    from ..families._base import cached_by_identity
+
+    integral = (n.size > 0 and 0 <= n.min() and n.max() < 2**62
+                and np.array_equal(n, np.floor(n)))
+    if integral and owner is not None:
+        rows = 1 << int(n.max()).bit_length()  # a power of two above the largest total
+        if rows * a.size <= TOTALS_ENTRIES:
+            table = cached_by_identity(
+                _rising_totals, owner, (rows,),
+                lambda: log_rising(a, np.arange(rows, dtype=np.float64)[:, None]), limit=4)
+            return table[n.astype(np.intp)]
+    small = _small_int_labels(n.astype(np.int64)) if integral else None
     totals, inverse = ((small[0].astype(np.float64), small[1]) if small is not None
                        else np.unique(n, return_inverse=True))
     if 2 * totals.size > n.size:
@@ -599,9 +618,12 @@ def linear_rising(X, owner, slope_of, a: np.ndarray,
 
     A call with fewer stored values than the table would have rows, before any call has
     built it, takes every value through :func:`rising_rows` instead: building the table
-    would cost far more than those few values."""
+    would cost far more than those few values. A dense block (the host's products for small
+    dense calls, ``fast._host.scored_by_products``) takes :func:`_dense_linear_rising`."""
     from ..families._base import cached_by_identity, is_cached
 
+    if not sparse.issparse(X):
+        return _dense_linear_rising(X, owner, slope_of, a, totals)
     k, f = a.shape
     if X.nnz < _linear_counts(k, f) * f and not is_cached(_linear, owner):
         slope = np.asarray(slope_of(), dtype=np.float64)
@@ -640,6 +662,53 @@ def linear_rising(X, owner, slope_of, a: np.ndarray,
         out += rising_rows(rows.rest_rows, rows.rest_cols, rows.rest_values, a, n, 1,
                            slope=slope)
     return out, rows.totals
+
+
+#: the dense predictives' slopes, read-only (their product operands are then kept, ``prepared``),
+#: by the identity of the posterior they come from
+_dense_slopes: dict = {}
+
+
+def _dense_linear_rising(X, owner, slope_of, a: np.ndarray, totals: bool):
+    """:func:`linear_rising` of a dense float64 block: the slopes' BLAS product (with a row of
+    ones for the row totals) and the values past 1 (:func:`_dense_rising`): a dense block's
+    CSR form would cost more than the whole predictive."""
+    from ..families._base import cached_by_identity
+
+    k = a.shape[0]
+
+    def build():
+        slope = np.asarray(slope_of(), dtype=np.float64)
+        if totals:
+            slope = np.concatenate([slope, np.ones((1, slope.shape[1]))])
+        slope = np.array(slope)
+        slope.flags.writeable = False  # so that its product operands are kept (``prepared``)
+        return slope
+
+    product = log_matmul(X, cached_by_identity(_dense_slopes, owner, (totals,), build, limit=4))
+    out = np.ascontiguousarray(product[:, :k])
+    out += _dense_rising(a, X)
+    return out, (product[:, k] if totals else None)
+
+
+def _dense_rising(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    r"""``(n, K)``: :math:`\sum_j h(a_{kj}, x_{ij})` of a dense float64 block. Only values
+    other than 0 and 1 are listed (:math:`h(a, 0) = h(a, 1) = 0`); when they are integer
+    counts the cumulative table holds (:func:`cumulative_rising`), one sparse product reads
+    them, else :func:`rising_sums` (a NaN gives NaN: the caller's kernels score it)."""
+    n, f = x.shape
+    flat = x.reshape(-1)
+    listed = flat != 0
+    listed &= flat != 1
+    where = np.flatnonzero(listed)
+    values = flat[where]
+    cum = cumulative_rising(a, 1)
+    if (cum is not None and (values.size == 0 or values.max() < 1 + cum.shape[0])
+            and np.array_equal(values, np.floor(values))):
+        index = (values.astype(np.intp) - 1) * f + where % f
+        return _table_row_sums(index, _flat_row_starts(where, n, f), cum)
+    rows = where // f
+    return rising_sums(rows, where - rows * f, values, a, n, 1)
 
 
 def _row_totals_if(X, totals: bool) -> np.ndarray | None:

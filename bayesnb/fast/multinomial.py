@@ -309,7 +309,7 @@ class MultinomialFast(FastForm):
         a_total = a.sum(axis=1)
         out, n = _sparse.linear_rising(X, posterior, lambda: np.log(a / a_total[:, None]), a,
                                        totals=True)
-        out -= _sparse.log_rising_by_row(a_total, n)
+        out -= _sparse.log_rising_by_row(a_total, n, owner=posterior)
         return out
 
     @staticmethod
