@@ -1,7 +1,7 @@
 """The dense kernels' forms chosen for speed (issue 12 section 3) against NumPy and hand counts.
 
 - ``_kernels.Labels`` sums by products with the one-hot up to ``DOT_CLASSES`` classes (in
-  float64, by one scatter-add when every weight is 1) and by a blocked scatter-add past it:
+  float64, by one scatter-add when every weight is 1 or 0) and by a blocked scatter-add past it:
   each against NumPy's weighted sums.
 - Bernoulli's chunk statistics take three branches (integer weights, fractional weights,
   missing values); the ML estimate of a column of all ones in a class must come out exactly
@@ -33,13 +33,14 @@ import bayesnb as bnb
 from bayesnb.fast import _kernels
 
 
-@pytest.mark.parametrize("weighting", ["fractional", "ones", "ones, padded"])
+@pytest.mark.parametrize("weighting", ["fractional", "ones", "ones, padded", "ones and zeros"])
 @pytest.mark.parametrize("n_classes", [3, 64, 65, 300])
 def test_labels_sums_against_numpy(x64, n_classes, weighting):
-    """Products (<= 64 classes; in float64 one scatter-add when every weight is 1) and the
-    blocked scatter-add (more) give NumPy's weighted per-class sums and counts, for 1-d and
-    2-d values. A padded last chunk (zero rows of weight 0) and fractional weights take the
-    product."""
+    """Products (<= 64 classes; in float64 one scatter-add when every weight is 1 or 0) and
+    the blocked scatter-add (more) give NumPy's weighted per-class sums and counts, for 1-d
+    and 2-d values. A padded last chunk (zero rows of weight 0) and rows a caller weighs 0
+    (their values not 0) take the scatter-add, those rows dropped; fractional weights take
+    the product."""
     assert _kernels.Labels.DOT_CLASSES == 64
     rng = np.random.default_rng(n_classes)
     rows = 700
@@ -48,6 +49,8 @@ def test_labels_sums_against_numpy(x64, n_classes, weighting):
     values = rng.normal(size=(rows, 5, 2))
     if weighting == "ones, padded":
         weights[-60:], values[-60:], codes[-60:] = 0.0, 0.0, 0
+    if weighting == "ones and zeros":
+        weights[::3] = 0.0
 
     def sums(c, w, v):
         labels = _kernels.Labels(c, w, n_classes, jnp.float64)

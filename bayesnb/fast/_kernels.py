@@ -201,8 +201,9 @@ class Labels:
     def sum(self, values):
         """``(K, ...)``: per class, the weighted sum of ``values`` ``(rows, ...)``.
 
-        In float64 a chunk whose weights are all 1 (an unweighted fit's, but for its padded
-        last chunk) is summed by one scatter-add without the weights instead of the product:
+        In float64 a chunk whose weights are all 1 or 0 (an unweighted fit's, its padded last
+        chunk included) is summed by one scatter-add without the weights instead of the
+        product, its rows of weight 0 sent past the last class (``segment_sum`` drops them):
         XLA:CPU's ``segment_sum`` adds each row once, where the product makes ``K``
         multiply-adds an entry. The float32 products are as fast as the scatter-add, and keep
         their summation order."""
@@ -212,8 +213,10 @@ class Labels:
                 sums = self.one_hot().T @ flat
             else:
                 sums = jax.lax.cond(
-                    jnp.all(self.weights == 1),
-                    lambda v: jax.ops.segment_sum(v, self.codes, num_segments=self.n_classes),
+                    jnp.all((self.weights == 1) | (self.weights == 0)),
+                    lambda v: jax.ops.segment_sum(
+                        v, jnp.where(self.weights == 0, self.n_classes, self.codes),
+                        num_segments=self.n_classes),
                     lambda v: self._hot_t @ v, flat)
             return sums.reshape((self.n_classes,) + values.shape[1:])
         return self._sum(values * self.weights.reshape(
