@@ -156,7 +156,7 @@ class Labels:
     With few classes (at most :data:`DOT_CLASSES`) the sums are products with the weighted
     one-hot (in float64 built as ``(classes, rows)``, :func:`_one_hot_t`): a BLAS product
     reads the chunk once, where XLA:CPU's blocked scatter-add is several times slower at
-    tens of classes. A float64 chunk whose weights are all 1 is the exception: one plain
+    tens of classes. A float64 chunk whose weights are all 1 or 0 is the exception: one plain
     ``segment_sum`` of its rows, without weights or blocks, is faster than the product there
     (:meth:`sum`). With more classes the product's cost grows with the class count, so the
     sums are a blocked scatter-add (``jax.ops.segment_sum``), whose cost does not:
