@@ -91,25 +91,6 @@ def test_an_invalid_value_names_the_row_of_the_block(route):
         model.predict_proba(X)
 
 
-def test_missing_counts_go_to_the_masked_forms(x64, monkeypatch):
-    """A NaN count is missing: the host products give up on it and the kernels' masked form
-    answers, which renormalises the observed columns (checked against that formula)."""
-    X, y = _counts(n=200, f=8, k=2, seed=3)
-    model = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="mean", class_alpha=0).fit(X, y)
-    calls = _spy(monkeypatch)
-    Xm = X[:5].copy()
-    Xm[1, 3] = np.nan
-    proba = model.predict_proba(Xm)
-    assert calls  # the kernels answered
-    counts = np.stack([X[y == c].sum(axis=0) for c in range(2)]) + 1.0
-    theta = counts / counts.sum(axis=1, keepdims=True)
-    observed = ~np.isnan(Xm[1])
-    x = Xm[1, observed]
-    mass = theta[:, observed].sum(axis=1)
-    log_p = np.log(np.bincount(y) / len(y)) + x @ np.log(theta[:, observed] / mass[:, None]).T
-    np.testing.assert_allclose(proba[1], np.exp(log_p - np.logaddexp.reduce(log_p)), rtol=1e-10)
-
-
 def test_bernoulli_ml_impossible_values_match_scipy(x64, route):
     """ML tables with p = 0 and p = 1 columns: a 1 (or a 0) there is impossible for the class,
     as SciPy's Bernoulli pmf says; fitted with integer weights, which equal duplicated rows."""
@@ -227,16 +208,27 @@ def test_exact_poisson_matches_the_negative_binomial(x64, route, monkeypatch):
     assert bool(calls) == (route == "kernels")
 
 
-def test_exact_missing_counts_go_to_the_kernels(x64, monkeypatch):
-    """A NaN count under ``method="bayes"``: the host gives the call up (its row's NaN) and
-    the kernels' masked form answers: the Dirichlet-multinomial of the observed columns."""
+@pytest.mark.parametrize("method", ["mean", "bayes"])
+def test_missing_counts_go_to_the_masked_forms(x64, monkeypatch, method):
+    """A NaN count is missing: the host products give up on it (its row's NaN) and the
+    kernels' masked form answers. Checked against the formulas of the observed columns: the
+    plug-in renormalises the class's word probabilities over them, the exact predictive is
+    their Dirichlet-multinomial."""
     X, y = _counts(n=90, f=6, k=3, seed=11)
-    model = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="bayes", class_alpha=0).fit(X, y)
+    model = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method=method, class_alpha=0).fit(X, y)
     calls = _spy(monkeypatch)
     Xm = X[:4].copy()
     Xm[1, 2] = np.nan
     proba = model.predict_proba(Xm)
-    assert calls
+    assert calls  # the kernels answered
     observed = ~np.isnan(Xm[1])
-    joint = dirichlet_multinomial_scores(X[:, observed], y, Xm[1:2, observed], np.ones(5))
-    np.testing.assert_allclose(proba[1], np.exp(joint[0] - logsumexp(joint[0])), rtol=1e-10)
+    x = Xm[1:2, observed]
+    if method == "bayes":
+        log_p = dirichlet_multinomial_scores(X[:, observed], y, x, np.ones(5))[0]
+    else:
+        counts = np.stack([X[y == c].sum(axis=0) for c in range(3)]) + 1.0
+        theta = counts / counts.sum(axis=1, keepdims=True)
+        mass = theta[:, observed].sum(axis=1)
+        log_p = (np.log(np.bincount(y) / len(y))
+                 + x[0] @ np.log(theta[:, observed] / mass[:, None]).T)
+    np.testing.assert_allclose(proba[1], np.exp(log_p - logsumexp(log_p)), rtol=1e-10)
