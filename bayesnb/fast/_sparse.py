@@ -1,4 +1,6 @@
-"""Host-side kernels for ``scipy.sparse`` input (Multinomial, Bernoulli, Poisson).
+"""Host-side kernels for ``scipy.sparse`` input (Multinomial, Bernoulli, Poisson), whose
+products and exact predictives also score the dense float64 blocks of small calls
+(``_host.scored_by_products``).
 
 A sparse count matrix is never densified: statistics are per-class sums of the stored values
 and plug-in scores ``X @ table.T`` (SciPy's CSR product), and the exact predictive densities are
