@@ -132,10 +132,9 @@ class TableScorer(NamedTuple):
     def _dense_product_scores(self, raws, output):
         """Scores of dense blocks by their forms' float64 host products (the sparse path's
         ``sparse_log_likelihood`` or, exact, ``sparse_log_predictive``, which take a dense
-        array as well), in row chunks that stay
-        in cache (``_host.product_chunks``), each block's chunk validated by its family's
-        ``encode`` (an error names the row of the block); None where a value is missing
-        (NaN), which the kernels' masked forms score."""
+        array as well), in row chunks that stay in cache (``_host.product_chunks``), each
+        block's chunk validated by its family's ``encode`` (an error names the row of the
+        block); None where a value is missing (NaN), which the kernels' masked forms score."""
         blocks = self.model.blocks
         n = raws[0].shape[0]
         out, norm = np.empty((n, len(self.model.classes))), np.empty(n)
