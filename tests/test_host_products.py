@@ -3,8 +3,12 @@
 scikit-learn and SciPy, in either dtype mode, at either side of the size limit; errors that
 name the row of the whole block; missing counts left to the kernels' masked forms."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from scipy.special import gammaln, logsumexp
 from sklearn.naive_bayes import BernoulliNB, MultinomialNB
@@ -232,3 +236,26 @@ def test_missing_counts_go_to_the_masked_forms(x64, monkeypatch, method):
         log_p = (np.log(np.bincount(y) / len(y))
                  + x[0] @ np.log(theta[:, observed] / mass[:, None]).T)
     np.testing.assert_allclose(proba[1], np.exp(log_p - logsumexp(log_p)), rtol=1e-10)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), family=st.sampled_from(["multinomial", "poisson"]),
+       fractions=st.booleans())
+def test_exact_routes_agree(x64, seed, family, fractions):
+    """The host's exact form and the kernels' (indicator steps plus host tails, each checked
+    against SciPy in ``test_exact_fast_paths``) give the same probabilities on random counts:
+    small and large (past the host's cumulative table), fractional where the family allows."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(40) % 3
+    X = rng.poisson(rng.gamma(1.0, 3.0, (3, 5))[y]).astype(np.float64)
+    X[rng.random(X.shape) < 0.05] = rng.integers(60, 400)
+    if fractions and family == "multinomial":
+        X[rng.random(X.shape) < 0.2] += rng.random()
+    made = (bnb.Multinomial(alpha=rng.uniform(0.1, 3.0, 5)) if family == "multinomial"
+            else bnb.Poisson(shape=rng.uniform(0.2, 3.0, 5), rate=rng.uniform(0.05, 2.0)))
+    model = bnb.NaiveBayes(made, method="bayes", class_alpha=0).fit(X, y)
+    host = model.predict_proba(X)
+    with mock.patch.object(_host, "scored_by_products", lambda families, raws: False):
+        kernels = model.predict_proba(X)
+    np.testing.assert_allclose(host, kernels, rtol=1e-9, atol=1e-12)
