@@ -143,9 +143,7 @@ class TableScorer(NamedTuple):
                   for block, raw in zip(blocks, raws, strict=True)]
             scores = self.log_prior
             for block, table, x in zip(blocks, self.tables, xs, strict=True):
-                form = form_of(block.family)
-                block_scores = (form.sparse_log_predictive(table, x) if self.exact
-                                else form.sparse_log_likelihood(table, x))
+                block_scores = self._product_scores(block, table, x)
                 block_scores += scores  # in place: the products are fresh arrays
                 scores = block_scores
             if output == "joint":
@@ -156,6 +154,13 @@ class TableScorer(NamedTuple):
             if np.isnan(norm[start:stop]).any():
                 return None
         return out, norm
+
+    def _product_scores(self, block, table, x) -> np.ndarray:
+        """``(n, K)`` float64 log p(x | c) of a block by its form's host products, a fresh
+        array: the exact predictive or the plug-in, of a sparse or a dense float64 ``x``."""
+        form = form_of(block.family)
+        return (form.sparse_log_predictive(table, x) if self.exact
+                else form.sparse_log_likelihood(table, x))
 
     def _sparse_scores(self, X, raws, output):
         """Scores of a sparse input: the sparse blocks by their form's sparse products, the
@@ -169,9 +174,7 @@ class TableScorer(NamedTuple):
         xs = [blocks[i].family.encode(raws[i], blocks[i].schema, unseen=self.unseen)
               for i in at]
         for i, x in zip(at, xs, strict=True):
-            family = form_of(blocks[i].family)
-            block_scores = (family.sparse_log_predictive(self.tables[i], x) if self.exact
-                            else family.sparse_log_likelihood(self.tables[i], x))
+            block_scores = self._product_scores(blocks[i], self.tables[i], x)
             block_scores += scores  # in place: the (n, K) products are fresh arrays
             scores = block_scores
         if output == "joint":

@@ -259,3 +259,25 @@ def test_exact_routes_agree(x64, seed, family, fractions):
     with mock.patch.object(_host, "scored_by_products", lambda families, raws: False):
         kernels = model.predict_proba(X)
     np.testing.assert_allclose(host, kernels, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e4], ids=["small", "unit", "large"])
+def test_exact_float32_mode_matches_float64_references(route, scale):
+    """Default float32 mode, ``method="bayes"``: Multinomial counts scaled by 1e-3 (fractional
+    term weights), 1 and 1e4 (counts past the cumulative table, row totals in the tens of
+    thousands), against the Dirichlet-multinomial computed in float64 by the Gamma function:
+    the host's products answer in float64 (1e-10), the kernels within the float32 guarantee
+    (1e-4) or refuse."""
+    X, y = _counts(n=120, f=6, k=3, seed=12)
+    X = (X * scale).astype(np.float32).astype(np.float64)  # values float32 holds exactly
+    Xn = X[:40]
+    alpha = np.array([0.5, 1.0, 2.0, 0.3, 4.0, 1.5])
+    model = bnb.NaiveBayes(bnb.Multinomial(alpha=alpha), method="bayes", class_alpha=0).fit(X, y)
+    joint = dirichlet_multinomial_scores(X, y, Xn, alpha)
+    expected = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
+    try:
+        got = model.predict_proba(Xn.astype(np.float32))
+    except ValueError as err:  # the kernels may refuse what float32 cannot hold
+        assert route == "kernels" and "x64" in str(err)
+        return
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10 if route == "host" else 1e-4)

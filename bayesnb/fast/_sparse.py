@@ -680,10 +680,9 @@ def _dense_linear_rising(X, owner, slope_of, a: np.ndarray, totals: bool):
     k = a.shape[0]
 
     def build():
-        slope = np.asarray(slope_of(), dtype=np.float64)
+        slope = np.array(slope_of(), dtype=np.float64)  # a copy of its own, made read-only
         if totals:
             slope = np.concatenate([slope, np.ones((1, slope.shape[1]))])
-        slope = np.array(slope)
         slope.flags.writeable = False  # so that its product operands are kept (``prepared``)
         return slope
 
