@@ -54,6 +54,9 @@ class FastForm:
     #: ``_steps.small_count_log_factorials``: the value checks then read its markers instead of
     #: a bounds pass of their own
     small_count_markers: ClassVar[bool] = False
+    #: True when ``label_stats`` also takes an ``_in_place.InPlaceRows`` chunk (float64
+    #: kernels): the statistics kernel then reads a NumPy block where it lies, no staging copy
+    reads_in_place: ClassVar[bool] = False
     #: True when the family's ``estimate``, ``posterior`` and ``merge_stats`` also run on
     #: NumPy arrays: tables are then finished in float64 on the host whatever JAX's dtype
     host_numeric: ClassVar[bool] = False

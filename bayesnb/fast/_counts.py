@@ -14,7 +14,8 @@ from jax.scipy.special import gammaln
 from scipy.special import gammaln as np_gammaln
 
 from ..families._base import float64_mode
-from ._steps import LOG_FACTORIAL, all_small, row_sums, small_count_log_factorials
+from ._in_place import row_sums_of
+from ._steps import LOG_FACTORIAL, all_small, small_count_log_factorials
 
 
 def log_factorial_sum(x: jax.Array) -> jax.Array:
@@ -29,7 +30,8 @@ def log_factorial_sum(x: jax.Array) -> jax.Array:
 
 
 def _or_gammaln(x, sums, small) -> jax.Array:
-    return jax.lax.cond(small, lambda x: sums, lambda x: row_sums(gammaln(x + 1.0)), x)
+    return jax.lax.cond(small, lambda x: sums,
+                        lambda x: row_sums_of(lambda v: gammaln(v + 1.0), x), x)
 
 
 #: :data:`LOG_FACTORIAL` in two parts for float32 (:func:`coefficient_rows`): ``HIGH`` on a

@@ -9,6 +9,9 @@ one-hot matrices, float64 copies) never exist, and peak extra memory is a few ch
 ``(n, K)`` output: a whole-array path would spend most of its time in copies, not in the
 matmuls.
 
+A float64 fit of forms that declare ``reads_in_place`` (the Multinomial) reads a C-contiguous
+NumPy block where it lies instead (:class:`_InPlace`, :mod:`._in_place`): no copy at all.
+
 On an accelerator every chunk budget is :data:`ACCELERATOR_BUDGET_SCALE` times the CPU's (no
 cache to stay in; each chunk costs a launch and a wait), and a device-resident ``jax.Array`` is
 sliced into chunks on its device (:class:`_DeviceChunks`) rather than copied through the host.
@@ -39,7 +42,7 @@ there are many (its cost does not grow with the class count).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import partial, wraps
+from functools import partial, reduce, wraps
 from typing import NamedTuple
 
 import jax
@@ -57,6 +60,7 @@ from . import form_of
 from ._buckets import kernel_classes, pad_prior, pad_table, real_scores, real_stats
 from ._compiled import compiled, keep_bounded
 from ._float32 import Float32Unrepresentable
+from ._in_place import InPlaceRows, readable, rows_in_place
 from ._steps import (
     LOG_FACTORIAL,
     all_small,
@@ -232,6 +236,11 @@ class Labels:
         sums = jax.ops.segment_sum(flat, self.codes, num_segments=self.n_classes)
         return sums.reshape((self.n_classes,) + values.shape[1:])
 
+    def rows(self, start: int, stop: int) -> Labels:
+        """The labels of rows ``start:stop`` (``_in_place.InPlaceRows``' parts)."""
+        return Labels(self.codes[start:stop], self.weights[start:stop], self.n_classes,
+                      self.dtype)
+
     def count(self):
         """``(K,)`` weighted number of rows per class."""
         if self.by_product:
@@ -305,6 +314,10 @@ def _checked_values(family, x, statistics: bool = False) -> tuple[jax.Array, jax
     checks = family.value_checks
     if checks is None:
         return jnp.zeros((), dtype=bool), jnp.zeros((), x.dtype)
+    if isinstance(x, InPlaceRows):  # every entry once, plus zeros, which every family takes
+        parts = [_checked_values(family, part, statistics) for part in x.parts]
+        return (reduce(jnp.logical_or, [bad for bad, _ in parts]),
+                reduce(jnp.maximum, [top for _, top in parts]))
     if checks.get("binary"):
         return _not_binary(x), jnp.zeros((), x.dtype)
     integral = bool(checks.get("integer"))
@@ -603,6 +616,11 @@ class _Staging:
         # the second of each pair only once a second chunk comes (most small calls have one)
         self.buffers = [[aligned_empty((rows, s.width), s.dtype), None] for s in sources]
 
+    @staticmethod
+    def first_row(start: int, stop: int) -> int:
+        """The first row chunk ``start:stop`` reads (a short chunk is padded with zeros)."""
+        return start
+
     def fill(self, i: int, start: int, stop: int) -> tuple:
         m = stop - start
         out = []
@@ -649,6 +667,8 @@ class _DeviceChunks:
                        for s, h in zip(sources, shifts, strict=True)]
         self.rows = rows
 
+    first_row = staticmethod(_Staging.first_row)
+
     @staticmethod
     def usable(sources: Sequence[Source], shifts: Sequence | None = None) -> bool:
         """Every block on the device, and each shift one the device subtracts with the host's
@@ -677,6 +697,34 @@ class _DeviceChunks:
                 out.append(jnp.pad(_shifted(x[start:stop], shift, dtype),
                                    ((0, self.rows - m), (0, 0))))
         return tuple(out)
+
+
+class _InPlace:
+    """Float64 chunks read where they lie (:mod:`._in_place`), without the staging copy. A
+    chunk shorter than the others is read as the block's last ``rows`` rows, those before it
+    (which the previous chunk counted) weighted 0 (:meth:`first_row`): one kernel shape, and
+    nothing padded."""
+
+    def __init__(self, sources: Sequence[Source], rows: int):
+        self.sources, self.rows = sources, rows
+
+    @staticmethod
+    def usable(sources: Sequence[Source], forms, rows: int, n_rows: int, shifts) -> bool:
+        """On the CPU, in float64, for forms that declare ``reads_in_place``, with no shift,
+        at least ``rows`` rows, every block a NumPy array the kernel reads as it is
+        (``_in_place.readable``)."""
+        return (budget_scale() == 1 and float64_mode() and n_rows >= rows
+                and all(form.reads_in_place for form in forms)
+                and all(shift is None for shift in shifts or ())
+                and all(not s.device and np.dtype(s.dtype) == np.float64
+                        and readable(s.read(0, rows)) for s in sources))
+
+    def first_row(self, start: int, stop: int) -> int:
+        return min(start, stop - self.rows)
+
+    def fill(self, i: int, start: int, stop: int) -> tuple:
+        first = self.first_row(start, stop)
+        return tuple(rows_in_place(s.read(first, stop)) for s in self.sources)
 
 
 def staging(sources: Sequence[Source], rows: int, shifts: Sequence | None = None):
@@ -748,8 +796,9 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
         if shift is not None and np.asarray(source.read(0, 1)).dtype == dtype:
             device[b] = shift.astype(dtype)
             shifts[b] = device[b].astype(np.float64)
-    chunks = staging(sources, rows, [s if d is None else None
-                                     for s, d in zip(shifts, device, strict=True)])
+    host_shifts = [s if d is None else None for s, d in zip(shifts, device, strict=True)]
+    in_place = _InPlace.usable(sources, forms, rows, n, shifts)
+    chunks = _InPlace(sources, rows) if in_place else staging(sources, rows, host_shifts)
     device = tuple(device) if any(d is not None for d in device) else None
     totals: list = [None] * len(families)
     accelerator = budget_scale() > 1
@@ -777,8 +826,10 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     for i, start in enumerate(range(0, n, rows)):
         stop = min(start + rows, n)
         xs = chunks.fill(i, start, stop)  # chunk i - 2 was finished (and so waited for)
-        c = pad_rows(codes[start:stop].astype(np.int32, copy=False), rows)
-        w = pad_rows(np.asarray(weights[start:stop], dtype=dtype), rows)
+        first = chunks.first_row(start, stop)
+        c = pad_rows(codes[first:stop].astype(np.int32, copy=False), rows)
+        w = pad_rows(np.array(weights[first:stop], dtype=dtype), rows)
+        w[:start - first] = 0  # rows an in-place chunk reads again: the previous one counted them
         result = suff_stats(families, levels, padded, xs, c, w, device)
         if accelerator:  # its copy to the host starts as soon as it is computed
             for leaf in jax.tree_util.tree_leaves(result):

@@ -22,6 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.special import gammaln as np_gammaln
 
+from ._in_place import row_sums_of
+
 #: :math:`\log k!` for ``k < 256`` (``gammaln``'s own float64 values): the log factorials of
 #: the usual small integer counts, looked up (:func:`small_count_log_factorials`)
 LOG_FACTORIAL = np_gammaln(np.arange(256) + 1.0)
@@ -69,10 +71,14 @@ def small_count_log_factorials(x: jax.Array, table: np.ndarray = LOG_FACTORIAL) 
 
     One gather of a table with a marker at each end: cheaper than a bounds pass followed by
     selects, and it spares the statistics kernel's value checks a bounds pass of their own."""
-    inside = jnp.clip(x, -1.0, float(table.shape[0])) + 1.0  # -1 and len(table): the markers
-    index = jnp.where(x == jnp.floor(x), inside, 0.0).astype(jnp.int32)  # NaN: a marker
     marked = np.concatenate([[NOT_SMALL], table, [NOT_SMALL]])
-    return row_sums(jnp.take(jnp.asarray(marked, x.dtype), index, mode="clip"))
+
+    def lookup(x):
+        inside = jnp.clip(x, -1.0, float(table.shape[0])) + 1.0  # -1, len(table): the markers
+        index = jnp.where(x == jnp.floor(x), inside, 0.0).astype(jnp.int32)  # NaN: a marker
+        return jnp.take(jnp.asarray(marked, x.dtype), index, mode="clip")
+
+    return row_sums_of(lookup, x)
 
 
 def all_small(sums: jax.Array) -> jax.Array:

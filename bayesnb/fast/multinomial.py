@@ -27,6 +27,7 @@ from ._float32 import (
     rising_polynomial,
     sum_rounding,
 )
+from ._in_place import InPlaceRows
 from ._steps import row_sums, step_sums
 
 
@@ -103,6 +104,23 @@ def _stats_of_chunk(x, class_totals, row_weights) -> MultinomialStats:
     return jax.lax.cond(jnp.isnan(jnp.sum(totals)), observed_only, lambda x: complete, x)
 
 
+def _stats_in_place(rows: InPlaceRows, labels) -> MultinomialStats:
+    """:func:`_stats_of_chunk` of a float64 chunk read where it lies (``_in_place``): the
+    same sums, taken over its body and edges."""
+    def stats(rows, totals):
+        return MultinomialStats(rows.class_sums(labels),
+                                coefficient_rows(labels.weights, totals, rows))
+
+    totals = rows.row_sums()  # NaN in a row with a missing count
+
+    def observed_only(rows):
+        rows = rows.map(lambda v: jnp.nan_to_num(v, nan=0.0))
+        return stats(rows, rows.row_sums())
+
+    complete = stats(rows, totals)
+    return jax.lax.cond(jnp.isnan(jnp.sum(totals)), observed_only, lambda rows: complete, rows)
+
+
 @register
 class MultinomialFast(FastForm):
     family = Multinomial
@@ -112,6 +130,7 @@ class MultinomialFast(FastForm):
     supports_sparse = True
     exact_host_tail = True
     small_count_markers = True
+    reads_in_place = True
 
     class_buckets = True
 
@@ -132,6 +151,8 @@ class MultinomialFast(FastForm):
     @staticmethod
     def label_stats(x, labels, n_levels=None) -> MultinomialStats:
         """:meth:`suff_stats` summed by label (no ``(rows, classes)`` one-hot)."""
+        if isinstance(x, InPlaceRows):
+            return _stats_in_place(x, labels)
         return _stats_of_chunk(x.astype(labels.dtype),
                                partial(label_class_sums, labels), labels.weights)
 
