@@ -147,6 +147,28 @@ def prepared(tables: tuple, build):
     return value
 
 
+class Operand(NamedTuple):
+    """A ``(K, F)`` table as both products read it (:func:`times`)."""
+
+    by_rows: np.ndarray  # (F, K) C-contiguous: SciPy's sparse product
+    by_classes: np.ndarray  # (K, F) C-contiguous: the dense product
+
+    @classmethod
+    def of(cls, table) -> Operand:
+        # copies, never the table itself: a cached operand must not keep its table alive
+        table = np.asarray(table, dtype=np.float64)
+        return cls(np.array(table.T, order="C"), np.array(table, order="C"))
+
+
+def times(X, operand: Operand) -> np.ndarray:
+    """``(n, K)``: ``X @ table.T``. A dense X's product is taken as ``(table @ X.T).T`` (an
+    F-ordered view): OpenBLAS computes a product with a short left operand faster (0.72
+    against 1.0 ms for 5,000 x 300 float64 rows and 10 classes); a sparse X's by SciPy."""
+    if isinstance(X, np.ndarray):
+        return (operand.by_classes @ X.T).T
+    return X @ operand.by_rows
+
+
 def log_matmul(X, log_table) -> np.ndarray:
     """``X @ log_table.T`` with ``0 * log 0 = 0``: an entry of -inf only counts where X > 0."""
 
@@ -154,14 +176,13 @@ def log_matmul(X, log_table) -> np.ndarray:
         table = np.asarray(log_table, dtype=np.float64)
         finite = np.isfinite(table)
         if finite.all():
-            return np.ascontiguousarray(table.T), None
-        return (np.ascontiguousarray(np.where(finite, table, 0.0).T),
-                np.ascontiguousarray((~finite).T, dtype=np.float64))
+            return Operand.of(table), None
+        return Operand.of(np.where(finite, table, 0.0)), Operand.of((~finite).astype(float))
 
     weights, impossible = prepared((log_table,), operands)
-    out = X @ weights
+    out = times(X, weights)
     if impossible is not None:
-        out[(X @ impossible) > 0] = -np.inf
+        out[times(X, impossible) > 0] = -np.inf
     return out
 
 

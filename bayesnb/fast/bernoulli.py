@@ -148,18 +148,22 @@ class BernoulliFast(FastForm):
             log1m_p = np.asarray(params.log1m_p, dtype=np.float64)
             finite_p, finite_q = np.isfinite(log_p), np.isfinite(log1m_p)
             one, zero = np.where(finite_p, log_p, 0.0), np.where(finite_q, log1m_p, 0.0)
-            never_one = None if finite_p.all() else np.ascontiguousarray((~finite_p).T, float)
-            never_zero = None if finite_q.all() else np.ascontiguousarray((~finite_q).T, float)
-            return np.ascontiguousarray((one - zero).T), zero.sum(axis=1), never_one, never_zero
+            never_one = None if finite_p.all() else (~finite_p).astype(float)
+            never_zero = None if finite_q.all() else (~finite_q).astype(float)
+            return (_sparse.Operand.of(one - zero), zero.sum(axis=1),
+                    None if never_one is None else _sparse.Operand.of(never_one),
+                    None if never_zero is None else (_sparse.Operand.of(never_zero),
+                                                     never_zero.sum(axis=1)))
 
         weights, base, never_one, never_zero = _sparse.prepared(
             (params.log_p, params.log1m_p), operands)
-        out = X @ weights
+        out = _sparse.times(X, weights)
         out += base
         if never_one is not None:  # p = 0: a one in that column is impossible
-            out[(X @ never_one) > 0] = -np.inf
+            out[_sparse.times(X, never_one) > 0] = -np.inf
         if never_zero is not None:  # p = 1: a zero in that column is impossible
-            out[(X @ never_zero) < never_zero.sum(axis=0)] = -np.inf
+            zeros_possible, columns = never_zero
+            out[_sparse.times(X, zeros_possible) < columns] = -np.inf
         return out
 
     @staticmethod
