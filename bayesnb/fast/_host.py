@@ -59,7 +59,7 @@ def counted_by_products(families, raws, weight: np.ndarray) -> bool:
 
 #: cells of a :func:`scored_by_products` chunk: its float64 rows stay in a core's cache from
 #: the checks to the product (benchmarks/tune.py PRODUCT_CHUNK_CELLS)
-PRODUCT_CHUNK_CELLS = 1 << 18
+PRODUCT_CHUNK_CELLS = 1 << 19
 
 
 def product_chunks(n_rows: int, width: int):
