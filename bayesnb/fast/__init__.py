@@ -54,9 +54,11 @@ class FastForm:
     #: ``_steps.small_count_log_factorials``: the value checks then read its markers instead of
     #: a bounds pass of their own
     small_count_markers: ClassVar[bool] = False
-    #: True when ``label_stats`` also takes an ``_in_place.InPlaceRows`` chunk (float64
-    #: kernels): the statistics kernel then reads a NumPy block where it lies, no staging copy
-    reads_in_place: ClassVar[bool] = False
+    #: ``in_place_stats(rows, labels) -> (stats, complete)``: ``label_stats`` of a float64
+    #: chunk read where it lies (``_in_place.InPlaceRows``: a NumPy block, no staging copy),
+    #: and whether its values were all ones these sums take and the family accepts (else the
+    #: chunk is redone from a copy, whose kernel checks them); None: chunks are copied
+    in_place_stats: ClassVar[Any] = None
     #: True when the family's ``estimate``, ``posterior`` and ``merge_stats`` also run on
     #: NumPy arrays: tables are then finished in float64 on the host whatever JAX's dtype
     host_numeric: ClassVar[bool] = False

@@ -14,8 +14,7 @@ from jax.scipy.special import gammaln
 from scipy.special import gammaln as np_gammaln
 
 from ..families._base import float64_mode
-from ._in_place import row_sums_of
-from ._steps import LOG_FACTORIAL, all_small, small_count_log_factorials
+from ._steps import LOG_FACTORIAL, all_small, row_sums, small_count_log_factorials
 
 
 def log_factorial_sum(x: jax.Array) -> jax.Array:
@@ -30,8 +29,7 @@ def log_factorial_sum(x: jax.Array) -> jax.Array:
 
 
 def _or_gammaln(x, sums, small) -> jax.Array:
-    return jax.lax.cond(small, lambda x: sums,
-                        lambda x: row_sums_of(lambda v: gammaln(v + 1.0), x), x)
+    return jax.lax.cond(small, lambda x: sums, lambda x: row_sums(gammaln(x + 1.0)), x)
 
 
 #: :data:`LOG_FACTORIAL` in two parts for float32 (:func:`coefficient_rows`): ``HIGH`` on a
@@ -64,9 +62,9 @@ def coefficient_rows(weights, totals, x) -> jax.Array:
     sums = small_count_log_factorials(x)  # shared with the value checks (XLA: one pass)
     small = all_small(sums)
     r = _or_gammaln(x, sums, small)
-    zero = jnp.zeros_like(r)
     if x.dtype != jnp.float32:  # float64: one part, never refined
-        return jnp.stack([weights, totals, r, zero, zero])
+        return float64_coefficient_rows(weights, totals, r)
+    zero = jnp.zeros_like(r)
     split = (jnp.max(r) > COEFFICIENT_FLOAT32_MAX) & small
     high, low = jax.lax.cond(
         split, lambda x: (small_count_log_factorials(x, _LOG_FACTORIAL_HIGH),
@@ -74,6 +72,12 @@ def coefficient_rows(weights, totals, x) -> jax.Array:
         lambda x: (r, zero), x)
     return jnp.stack([weights, totals, high, low,
                       jnp.broadcast_to(split, r.shape).astype(r.dtype)])
+
+
+def float64_coefficient_rows(weights, totals, r) -> jax.Array:
+    """:func:`coefficient_rows` of a float64 chunk whose :math:`r_i` are known."""
+    zero = jnp.zeros_like(r)
+    return jnp.stack([weights, totals, r, zero, zero])
 
 
 #: float32 rounds an :math:`r_i` (or :math:`n_i \log n_i`) past this alike in row after row:

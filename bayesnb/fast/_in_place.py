@@ -12,11 +12,14 @@ boundary instead, ``s < 8`` values in (:func:`rows_in_place`):
   row and ``x[R - 1, s:]`` in the second, every other entry 0 (a copy of two rows).
 
 Row sums and class sums of an elementwise function that is 0 at 0 (the count families' values
-and log factorials) follow from sums over the body and the edges (:class:`InPlaceRows`); a
-fast form whose statistics are such sums declares ``FastForm.reads_in_place`` and computes them
-on an :class:`InPlaceRows` chunk. The float32 kernels keep the staging copy: their chunk forms
-centre each row on its own class (``_float32.label_class_sums``), which the wrapped columns
-would take from the next row.
+and log factorials) follow from sums over the body and the edges (:class:`InPlaceRows`). A
+fast form whose statistics are such sums declares ``FastForm.in_place_stats``, which computes
+them on an :class:`InPlaceRows` chunk and says whether the chunk held only values it takes
+(the Multinomial: integer counts below 256); the driver redoes any other chunk, and the rest
+of the pass, from staging copies (``_kernels._stream_suff_stats``), whose kernel also checks
+the values. The float32 kernels keep the staging copy: their chunk forms centre each row on
+its own class (``_float32.label_class_sums``), which the wrapped columns would take from the
+next row.
 """
 
 from __future__ import annotations
@@ -41,15 +44,6 @@ class InPlaceRows(NamedTuple):
     edges: jax.Array  # (2, V): x[0, :s] and x[R - 1, s:] in place, the rest 0
     shift: jax.Array  # () int32: s
 
-    @property
-    def dtype(self):
-        return self.body.dtype
-
-    @property
-    def parts(self) -> tuple:
-        """The body and the edges: every entry of the chunk once, plus zeros."""
-        return self.body, self.edges
-
     def map(self, f) -> InPlaceRows:
         """``f`` applied to every entry; ``f(0)`` must be 0 (the edges' padding)."""
         return self._replace(body=f(self.body), edges=f(self.edges))
@@ -71,17 +65,20 @@ class InPlaceRows(NamedTuple):
 
     def class_sums(self, labels) -> jax.Array:
         """``(K, V)`` per class the weighted column sums (``labels``: the chunk's
-        ``_kernels.Labels``), in float64. The body's rows are summed by their own labels, its
-        wrapped entries moved to the next row's; body column ``u`` is the chunk's column
-        ``(u + s) mod V``."""
-        n = labels.codes.shape[0]
-        own, following = labels.rows(0, n - 1), labels.rows(1, n)
+        ``_kernels.Labels``), in float64: the body's rows by their own labels, its wrapped
+        entries moved to the next row's, then the edges; body column ``u`` is the chunk's
+        column ``(u + s) mod V``."""
+        n, k = labels.codes.shape[0], labels.n_classes
+
+        def by_label(values, rows):  # a few values a row: one weighted scatter-add
+            return jax.ops.segment_sum(values * labels.weights[rows, None], labels.codes[rows],
+                                       num_segments=k)
+
         wrapped = self._wrapped(self.body)
-        sums = own.sum(self.body)
-        sums = sums.at[:, -WINDOW:].add(following.sum(wrapped) - own.sum(wrapped))
-        sums = jnp.roll(sums, self.shift, axis=1)
-        return (sums + labels.rows(0, 1).sum(self.edges[:1])
-                + labels.rows(n - 1, n).sum(self.edges[1:]))
+        sums = labels.rows(0, n - 1).sum(self.body)
+        moved = by_label(wrapped, np.s_[1:]) - by_label(wrapped, np.s_[:-1])
+        sums = sums.at[:, -WINDOW:].add(moved)
+        return jnp.roll(sums, self.shift, axis=1) + by_label(self.edges, np.array([0, n - 1]))
 
 
 def _row_sums(x: jax.Array) -> jax.Array:

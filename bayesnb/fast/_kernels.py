@@ -9,7 +9,7 @@ one-hot matrices, float64 copies) never exist, and peak extra memory is a few ch
 ``(n, K)`` output: a whole-array path would spend most of its time in copies, not in the
 matmuls.
 
-A float64 fit of forms that declare ``reads_in_place`` (the Multinomial) reads a C-contiguous
+A float64 fit of forms with ``in_place_stats`` (the Multinomial) reads a C-contiguous
 NumPy block where it lies instead (:class:`_InPlace`, :mod:`._in_place`): no copy at all.
 
 On an accelerator every chunk budget is :data:`ACCELERATOR_BUDGET_SCALE` times the CPU's (no
@@ -60,7 +60,7 @@ from . import form_of
 from ._buckets import kernel_classes, pad_prior, pad_table, real_scores, real_stats
 from ._compiled import compiled, keep_bounded
 from ._float32 import Float32Unrepresentable
-from ._in_place import InPlaceRows, readable, rows_in_place
+from ._in_place import readable, rows_in_place
 from ._steps import (
     LOG_FACTORIAL,
     all_small,
@@ -314,10 +314,6 @@ def _checked_values(family, x, statistics: bool = False) -> tuple[jax.Array, jax
     checks = family.value_checks
     if checks is None:
         return jnp.zeros((), dtype=bool), jnp.zeros((), x.dtype)
-    if isinstance(x, InPlaceRows):  # every entry once, plus zeros, which every family takes
-        parts = [_checked_values(family, part, statistics) for part in x.parts]
-        return (reduce(jnp.logical_or, [bad for bad, _ in parts]),
-                reduce(jnp.maximum, [top for _, top in parts]))
     if checks.get("binary"):
         return _not_binary(x), jnp.zeros((), x.dtype)
     integral = bool(checks.get("integer"))
@@ -410,6 +406,19 @@ def suff_stats(families, levels, n_classes, xs, codes, weights, shifts=None):
     return stats, jnp.stack([*(bad for bad, _ in checked),
                              *(_beyond_float32_counts(f, x, top)
                                for f, x, (_, top) in zip(families, xs, checked, strict=True))])
+
+
+@compiled(static_argnums=(0, 1))
+def suff_stats_in_place(families, n_classes, xs, codes, weights):
+    """:func:`suff_stats` of float64 chunks read where they lie (``_in_place.InPlaceRows``),
+    by each form's ``in_place_stats``, and whether every block's values were ones those sums
+    take (else the host redoes the chunk from a staging copy, whose kernel also checks the
+    values)."""
+    TRACES["suff_stats"] += 1
+    labels = Labels(codes, weights, n_classes, jnp.result_type(float))
+    results = [form_of(f).in_place_stats(x, labels) for f, x in zip(families, xs, strict=True)]
+    return (tuple(stats for stats, _ in results),
+            reduce(jnp.logical_and, [complete for _, complete in results]))
 
 
 @compiled(static_argnums=(0, 3))
@@ -710,11 +719,11 @@ class _InPlace:
 
     @staticmethod
     def usable(sources: Sequence[Source], forms, rows: int, n_rows: int, shifts) -> bool:
-        """On the CPU, in float64, for forms that declare ``reads_in_place``, with no shift,
+        """On the CPU, in float64, for forms with ``in_place_stats``, with no shift,
         at least ``rows`` rows, every block a NumPy array the kernel reads as it is
         (``_in_place.readable``)."""
         return (budget_scale() == 1 and float64_mode() and n_rows >= rows
-                and all(form.reads_in_place for form in forms)
+                and all(form.in_place_stats is not None for form in forms)
                 and all(shift is None for shift in shifts or ())
                 and all(not s.device and np.dtype(s.dtype) == np.float64
                         and readable(s.read(0, rows)) for s in sources))
@@ -797,16 +806,38 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
             device[b] = shift.astype(dtype)
             shifts[b] = device[b].astype(np.float64)
     host_shifts = [s if d is None else None for s, d in zip(shifts, device, strict=True)]
-    in_place = _InPlace.usable(sources, forms, rows, n, shifts)
-    chunks = _InPlace(sources, rows) if in_place else staging(sources, rows, host_shifts)
+    chunks = (_InPlace(sources, rows) if _InPlace.usable(sources, forms, rows, n, shifts)
+              else staging(sources, rows, host_shifts))
     device = tuple(device) if any(d is not None for d in device) else None
     totals: list = [None] * len(families)
     accelerator = budget_scale() > 1
 
-    def finish(result, start, stop):
+    def compute(i, start, stop):
+        """Chunk ``i``'s kernel, dispatched, and whether it reads the chunk in place."""
+        xs = chunks.fill(i, start, stop)  # chunk i - 2 was finished (and so waited for)
+        first = chunks.first_row(start, stop)
+        c = pad_rows(codes[first:stop].astype(np.int32, copy=False), rows)
+        w = pad_rows(np.array(weights[first:stop], dtype=dtype), rows)
+        w[:start - first] = 0  # rows an in-place chunk reads again: the previous one counted them
+        if isinstance(chunks, _InPlace):
+            return suff_stats_in_place(families, padded, xs, c, w), True
+        result = suff_stats(families, levels, padded, xs, c, w, device)
+        if accelerator:  # its copy to the host starts as soon as it is computed
+            for leaf in jax.tree_util.tree_leaves(result):
+                leaf.copy_to_host_async()
+        return result, False
+
+    def finish(result, in_place, i, start, stop):
+        nonlocal chunks
         # on an accelerator every array of the chunk's result in one read (each array read
         # alone is a wait of its own there; on the CPU the reads are views)
         stats, checks = jax.device_get(result) if accelerator else result
+        if in_place and bool(checks):  # complete: values the in-place sums take are valid
+            checks = np.zeros(2 * len(families), dtype=bool)
+        elif in_place:  # other values: this chunk and the next ones from copies, checked
+            if isinstance(chunks, _InPlace):
+                chunks = staging(sources, rows, host_shifts)
+            stats, checks = compute(i, start, stop)[0]
         checks = np.asarray(checks)  # per block: an invalid value; then: beyond float32
         if checks[len(families):].any():
             raise NeedsFloat64
@@ -825,18 +856,10 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     pending = None
     for i, start in enumerate(range(0, n, rows)):
         stop = min(start + rows, n)
-        xs = chunks.fill(i, start, stop)  # chunk i - 2 was finished (and so waited for)
-        first = chunks.first_row(start, stop)
-        c = pad_rows(codes[first:stop].astype(np.int32, copy=False), rows)
-        w = pad_rows(np.array(weights[first:stop], dtype=dtype), rows)
-        w[:start - first] = 0  # rows an in-place chunk reads again: the previous one counted them
-        result = suff_stats(families, levels, padded, xs, c, w, device)
-        if accelerator:  # its copy to the host starts as soon as it is computed
-            for leaf in jax.tree_util.tree_leaves(result):
-                leaf.copy_to_host_async()
+        result, in_place = compute(i, start, stop)
         if pending is not None:  # finish the previous chunk while this one computes
             finish(*pending)
-        pending = (result, start, stop)
+        pending = (result, in_place, i, start, stop)
     finish(*pending)
     # statistics float32 could not hold are taken again in float64 rather than refused: a
     # chunked fit must take what a batch fit takes (``kernel_table`` refuses what scores cannot)

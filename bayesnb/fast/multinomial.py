@@ -17,7 +17,12 @@ from ..families._base import float64_mode, has_missing, log_matmul
 from ..families.multinomial import Multinomial, MultinomialParams, MultinomialStats
 from . import FastForm, _sparse, register
 from ._buckets import leading
-from ._counts import coefficient_rows, finish_coefficient, refine_coefficient
+from ._counts import (
+    coefficient_rows,
+    finish_coefficient,
+    float64_coefficient_rows,
+    refine_coefficient,
+)
 from ._float32 import (
     COARSE_ROUNDING,
     centre,
@@ -28,7 +33,7 @@ from ._float32 import (
     sum_rounding,
 )
 from ._in_place import InPlaceRows
-from ._steps import row_sums, step_sums
+from ._steps import all_small, row_sums, small_count_log_factorials, step_sums
 
 
 class MultinomialShifted(NamedTuple):
@@ -104,21 +109,15 @@ def _stats_of_chunk(x, class_totals, row_weights) -> MultinomialStats:
     return jax.lax.cond(jnp.isnan(jnp.sum(totals)), observed_only, lambda x: complete, x)
 
 
-def _stats_in_place(rows: InPlaceRows, labels) -> MultinomialStats:
-    """:func:`_stats_of_chunk` of a float64 chunk read where it lies (``_in_place``): the
-    same sums, taken over its body and edges."""
-    def stats(rows, totals):
-        return MultinomialStats(rows.class_sums(labels),
-                                coefficient_rows(labels.weights, totals, rows))
-
-    totals = rows.row_sums()  # NaN in a row with a missing count
-
-    def observed_only(rows):
-        rows = rows.map(lambda v: jnp.nan_to_num(v, nan=0.0))
-        return stats(rows, rows.row_sums())
-
-    complete = stats(rows, totals)
-    return jax.lax.cond(jnp.isnan(jnp.sum(totals)), observed_only, lambda rows: complete, rows)
+def _stats_in_place(rows: InPlaceRows, labels) -> tuple[MultinomialStats, jax.Array]:
+    """:func:`_stats_of_chunk` of a float64 chunk read where it lies (``_in_place``), summed
+    over its body and edges, and whether it held integer counts below 256 only (no marker in
+    its log-factorial pass): a chunk with another value (missing, fractional, large, invalid)
+    is redone from a copy."""
+    log_factorials = small_count_log_factorials(rows)
+    stats = MultinomialStats(rows.class_sums(labels), float64_coefficient_rows(
+        labels.weights, rows.row_sums(), log_factorials))
+    return stats, all_small(log_factorials)
 
 
 @register
@@ -130,7 +129,7 @@ class MultinomialFast(FastForm):
     supports_sparse = True
     exact_host_tail = True
     small_count_markers = True
-    reads_in_place = True
+    in_place_stats = staticmethod(_stats_in_place)
 
     class_buckets = True
 
@@ -151,8 +150,6 @@ class MultinomialFast(FastForm):
     @staticmethod
     def label_stats(x, labels, n_levels=None) -> MultinomialStats:
         """:meth:`suff_stats` summed by label (no ``(rows, classes)`` one-hot)."""
-        if isinstance(x, InPlaceRows):
-            return _stats_in_place(x, labels)
         return _stats_of_chunk(x.astype(labels.dtype),
                                partial(label_class_sums, labels), labels.weights)
 
