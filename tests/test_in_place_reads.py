@@ -166,3 +166,18 @@ def test_in_place_sums_equal_the_reference(x64, small_chunks, n, f, offset, seed
     counts, coef = reference(X, y, len(np.unique(y)))
     np.testing.assert_allclose(stats.counts, counts[np.unique(y)], rtol=1e-13, atol=1e-12)
     np.testing.assert_allclose(stats.log_coef, coef, rtol=1e-12)
+
+
+@pytest.mark.parametrize("classes, weighted", [(100, False), (100, True), (3, True)])
+def test_many_classes_and_fractional_weights(x64, monkeypatch, classes, weighted):
+    # 100 classes: the class sums by blocked scatter-adds (past Labels.DOT_CLASSES)
+    rng = np.random.default_rng(classes)
+    X = rng.poisson(0.7, (20000, 50)).astype(np.float64)
+    y = rng.integers(0, classes, len(X))
+    w = rng.random(len(X)) * 3 if weighted else None
+    seen = spy(monkeypatch)
+    stats = fitted_stats(at_offset(X, 3), y, w)
+    assert seen == {"in place": 2, "staged": 0}
+    counts, coef = reference(X, y, classes, w)
+    np.testing.assert_allclose(stats.counts, counts, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(stats.log_coef, coef, rtol=1e-12)
