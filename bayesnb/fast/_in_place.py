@@ -30,6 +30,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._steps import row_sums
+
 #: XLA:CPU reads an array in place from this boundary (bytes)
 ALIGNMENT = 64
 #: float64 values at most between a chunk's start and its first boundary, plus one: the
@@ -57,9 +59,9 @@ class InPlaceRows(NamedTuple):
     def row_sums(self) -> jax.Array:
         """``(R,)`` the chunk's row sums: the body's rows less their wrapped part, which
         belongs to the next row, and the edges at both ends."""
-        whole = _row_sums(self.body)
-        wrapped = _row_sums(self._wrapped(self.body))
-        edges = _row_sums(self.edges)
+        whole = row_sums(self.body)
+        wrapped = row_sums(self._wrapped(self.body))
+        edges = row_sums(self.edges)
         return (jnp.concatenate([whole - wrapped, edges[1:]])
                 + jnp.concatenate([edges[:1], wrapped]))
 
@@ -79,19 +81,6 @@ class InPlaceRows(NamedTuple):
         moved = by_label(wrapped, np.s_[1:]) - by_label(wrapped, np.s_[:-1])
         sums = sums.at[:, -WINDOW:].add(moved)
         return jnp.roll(sums, self.shift, axis=1) + by_label(self.edges, np.array([0, n - 1]))
-
-
-def _row_sums(x: jax.Array) -> jax.Array:
-    # a product with ones, as ``_steps.row_sums`` (which imports this module)
-    return x @ jnp.ones((x.shape[1],), x.dtype)
-
-
-def row_sums_of(f, x) -> jax.Array:
-    """``(R,)`` row sums of ``f`` applied to every entry of ``x``, a chunk as an array or as
-    :class:`InPlaceRows` (``f(0)`` must then be 0)."""
-    if isinstance(x, InPlaceRows):
-        return x.map(f).row_sums()
-    return _row_sums(f(x))
 
 
 def readable(chunk) -> bool:

@@ -22,8 +22,6 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.special import gammaln as np_gammaln
 
-from ._in_place import row_sums_of
-
 #: :math:`\log k!` for ``k < 256`` (``gammaln``'s own float64 values): the log factorials of
 #: the usual small integer counts, looked up (:func:`small_count_log_factorials`)
 LOG_FACTORIAL = np_gammaln(np.arange(256) + 1.0)
@@ -71,14 +69,16 @@ def small_count_log_factorials(x: jax.Array, table: np.ndarray = LOG_FACTORIAL) 
 
     One gather of a table with a marker at each end: cheaper than a bounds pass followed by
     selects, and it spares the statistics kernel's value checks a bounds pass of their own."""
+    return row_sums(marked_log_factorials(x, table))
+
+
+def marked_log_factorials(x: jax.Array, table: np.ndarray = LOG_FACTORIAL) -> jax.Array:
+    """:func:`small_count_log_factorials` entry by entry: ``table[x]``, or :data:`NOT_SMALL`
+    for an entry that is not an integer count below ``len(table)`` (0 at 0)."""
+    inside = jnp.clip(x, -1.0, float(table.shape[0])) + 1.0  # -1 and len(table): the markers
+    index = jnp.where(x == jnp.floor(x), inside, 0.0).astype(jnp.int32)  # NaN: a marker
     marked = np.concatenate([[NOT_SMALL], table, [NOT_SMALL]])
-
-    def lookup(x):
-        inside = jnp.clip(x, -1.0, float(table.shape[0])) + 1.0  # -1, len(table): the markers
-        index = jnp.where(x == jnp.floor(x), inside, 0.0).astype(jnp.int32)  # NaN: a marker
-        return jnp.take(jnp.asarray(marked, x.dtype), index, mode="clip")
-
-    return row_sums_of(lookup, x)
+    return jnp.take(jnp.asarray(marked, x.dtype), index, mode="clip")
 
 
 def all_small(sums: jax.Array) -> jax.Array:

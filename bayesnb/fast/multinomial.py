@@ -33,7 +33,7 @@ from ._float32 import (
     sum_rounding,
 )
 from ._in_place import InPlaceRows
-from ._steps import all_small, row_sums, small_count_log_factorials, step_sums
+from ._steps import all_small, marked_log_factorials, row_sums, step_sums
 
 
 class MultinomialShifted(NamedTuple):
@@ -114,7 +114,7 @@ def _stats_in_place(rows: InPlaceRows, labels) -> tuple[MultinomialStats, jax.Ar
     over its body and edges, and whether it held integer counts below 256 only (no marker in
     its log-factorial pass): a chunk with another value (missing, fractional, large, invalid)
     is redone from a copy."""
-    log_factorials = small_count_log_factorials(rows)
+    log_factorials = rows.map(marked_log_factorials).row_sums()
     stats = MultinomialStats(rows.class_sums(labels), float64_coefficient_rows(
         labels.weights, rows.row_sums(), log_factorials))
     return stats, all_small(log_factorials)
