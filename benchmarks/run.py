@@ -80,7 +80,8 @@ def main(argv=None) -> int:
     info = machine()
     print("# bayesnb benchmarks" + (" (--quick)" if args.quick else ""))
     print("; ".join(f"{k}: {v}" for k, v in info.items()), flush=True)
-    print(f"repeats: {ctx.repeats} steady calls per side after one warm-up call "
+    print(f"repeats: {ctx.repeats} steady calls per side after one warm-up call and "
+          f"{harness.SETTLE_CALLS} untimed settling calls "
           f"({ctx.repeats_big} for multinomial and bernoulli); "
           f"dtype policies: {', '.join(ctx.dtypes)}\n", flush=True)
 
