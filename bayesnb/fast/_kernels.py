@@ -718,13 +718,12 @@ class _InPlace:
         self.sources, self.rows = sources, rows
 
     @staticmethod
-    def usable(sources: Sequence[Source], forms, rows: int, n_rows: int, shifts) -> bool:
-        """On the CPU, in float64, for forms with ``in_place_stats``, with no shift,
-        at least ``rows`` rows, every block a NumPy array the kernel reads as it is
+    def usable(sources: Sequence[Source], forms, rows: int, n_rows: int) -> bool:
+        """On the CPU, in float64 (so with no shift), for forms with ``in_place_stats``, at
+        least ``rows`` rows, every block a NumPy array the kernel reads as it is
         (``_in_place.readable``)."""
         return (budget_scale() == 1 and float64_mode() and n_rows >= rows
                 and all(form.in_place_stats is not None for form in forms)
-                and all(shift is None for shift in shifts or ())
                 and all(not s.device and np.dtype(s.dtype) == np.float64
                         and readable(s.read(0, rows)) for s in sources))
 
@@ -806,7 +805,7 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
             device[b] = shift.astype(dtype)
             shifts[b] = device[b].astype(np.float64)
     host_shifts = [s if d is None else None for s, d in zip(shifts, device, strict=True)]
-    chunks = (_InPlace(sources, rows) if _InPlace.usable(sources, forms, rows, n, shifts)
+    chunks = (_InPlace(sources, rows) if _InPlace.usable(sources, forms, rows, n)
               else staging(sources, rows, host_shifts))
     device = tuple(device) if any(d is not None for d in device) else None
     totals: list = [None] * len(families)
