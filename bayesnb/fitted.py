@@ -287,7 +287,7 @@ def _counted_on_host(blocks, raws, codes, weight, n_classes: int) -> list | None
 
     resp = Labels(codes, weight, n_classes)
     out = [host_f64(form_of(b.family).sparse_suff_stats(
-        b.family.encode(raw, b.schema, dtype=np.float64), resp))
+        _host.host_block(b.family, b.family.encode(raw, b.schema, dtype=np.float64)), resp))
         for b, raw in zip(blocks, raws, strict=True)]
     if any(np.isnan(leaf).any() for stats in out for leaf in stats):
         return None

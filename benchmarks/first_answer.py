@@ -12,6 +12,10 @@
 (c) 30 models with 2..31 classes fitted (+ ``predict_proba``) in one process: the wall time of
     the fits (mostly compilation) and the growth of resident memory, with the cache off, cold
     and warm (one process each).
+(d) small count tables of 12 column counts (300 rows, 5..16 columns, 3 classes) in one
+    process: Multinomial fit + ``predict_proba`` of each, cache off, against scikit-learn's
+    ``MultinomialNB``; ``--small-fit-cells N`` sets ``bayesnb.fast._host.SMALL_FIT_CELLS`` in
+    the child (``-1``: every fit counted by the kernels), to measure that constant again.
 
 Seconds are wall clock inside the child (``perf_counter`` around the statements) and, for (a),
 of the whole process as well (interpreter start included). The children run with no JAX cache
@@ -78,6 +82,24 @@ for k in range({first}, {last} + 1):
     bnb.NaiveBayes(features=bnb.Gaussian(), method="mean").fit(X, y).predict_proba(X[:50])
     seconds += time.perf_counter() - t0
 print(seconds, rss_mb() - start)
+"""
+
+
+#: the child of (d): prints the seconds of all fits + predict_proba
+COLUMNS = """
+import time
+import numpy as np
+{setup}
+rng = np.random.default_rng(0)
+y = np.arange(300) % 3
+X = rng.poisson(2.0, size=(300, 16)).astype(np.float32)
+seconds = 0.0
+for width in range(5, 17):
+    t0 = time.perf_counter()
+    p = {estimator}.fit(X[:, :width], y).predict_proba(X[:, :width])
+    seconds += time.perf_counter() - t0
+    assert p.shape == (300, 3)
+print(seconds)
 """
 
 
@@ -167,12 +189,35 @@ def many_models(first: int, last: int, scratch: Path) -> None:
         print(f"| {name} | {seconds:.1f} | {grown:.0f} |")
 
 
+def column_counts(n_runs: int, small_fit_cells: int | None) -> None:
+    print("\n(d) 12 small count tables (300 rows, 5..16 columns) in one process: Multinomial "
+          f"fit + predict_proba, cache off (seconds, all tables; median of {n_runs} runs)\n")
+    setup = "import bayesnb as bnb\nbnb.NaiveBayes  # the estimator's modules, imported untimed"
+    if small_fit_cells is not None:
+        setup += ("\nimport bayesnb.fast._host"
+                  f"\nbayesnb.fast._host.SMALL_FIT_CELLS = {small_fit_cells}")
+    ours = COLUMNS.format(setup=setup, estimator="bnb.NaiveBayes(bnb.Multinomial())")
+    theirs = COLUMNS.format(setup="from sklearn.naive_bayes import MultinomialNB",
+                            estimator="MultinomialNB()")
+    runs: dict = {"bayesnb": [], "scikit-learn MultinomialNB": []}
+    for _ in range(n_runs):
+        runs["bayesnb"].append(run(ours, "0")[0][0])
+        runs["scikit-learn MultinomialNB"].append(run(theirs, "0")[0][0])
+    rows = {name: statistics.median(values) for name, values in runs.items()}
+    print("| case | seconds, all tables | / scikit-learn |")
+    print("| --- | --- | --- |")
+    for name, seconds in rows.items():
+        print(f"| {name} | {seconds:.3f} | {seconds / rows['scikit-learn MultinomialNB']:.1f}x |")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="fresh processes per figure")
     parser.add_argument("--classes", type=int, nargs=2,
                         help="first and last number of classes in (c) (default 2 31)")
     parser.add_argument("--quick", action="store_true", help="1 run, 2..5 classes")
+    parser.add_argument("--small-fit-cells", type=int, default=None,
+                        help="bayesnb.fast._host.SMALL_FIT_CELLS in (d)'s child (-1: none)")
     args = parser.parse_args(argv)
     if args.quick:
         args.runs = 1
@@ -183,6 +228,7 @@ def main(argv=None) -> None:
         imports(args.runs, scratch)
         first_answer(args.runs, scratch, args.quick)
         many_models(*args.classes, scratch)
+        column_counts(args.runs, args.small_fit_cells)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

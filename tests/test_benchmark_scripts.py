@@ -137,6 +137,10 @@ def test_first_answer_reports_every_case():
     many = re.findall(r"^\| cache (off|cold|warm)[^|]* \| [0-9.]+ \| -?[0-9]+ \|$", text,
                       flags=re.MULTILINE)
     assert many == ["off", "cold", "warm"], text
+    columns = re.findall(r"^\| (bayesnb|scikit-learn MultinomialNB) \| [0-9.]+ \| ([0-9.]+)x \|$",
+                         text, flags=re.MULTILINE)
+    assert [name for name, _ in columns] == ["bayesnb", "scikit-learn MultinomialNB"], text
+    assert columns[-1][1] == "1.0", text
 
 
 def test_tan_quick_agrees_with_the_log_space_reference():

@@ -108,7 +108,8 @@ def test_known_gap_a_subnormal_count_is_read_as_zero(monkeypatch):
     the kernels. Reading the bits in the count families' check (as the Bernoulli's does,
     ``test_every_non_binary_bernoulli_value_is_refused``) doubled its cost
     (``benchmarks/README.md`` of 897bae7, "Stop 29"). A call small enough for the host's
-    products (``fast._host.scored_by_products``) is checked by NumPy, which refuses it."""
+    products (``fast._host.scored_by_products``, ``counted_by_products``) is checked by NumPy,
+    which refuses it."""
     from bayesnb.fast import _host
 
     rng = np.random.default_rng(2)
@@ -118,6 +119,9 @@ def test_known_gap_a_subnormal_count_is_read_as_zero(monkeypatch):
     tiny = X.copy()
     tiny[123, 2] = np.float32(1e-45)
     assert tiny[123, 2] != 0 and tiny[123, 2] != np.floor(tiny[123, 2])  # NumPy: not a count
+    with pytest.raises(ValueError, match=r"column 2: Poisson needs integer counts.*row 123"):
+        bnb.NaiveBayes(bnb.Poisson()).fit(tiny, y)  # a small fit: the host's products
+    monkeypatch.setattr(_host, "SMALL_FIT_CELLS", -1)  # a fit the kernels count
     a = bnb.NaiveBayes(bnb.Poisson()).fit(tiny, y)
     b = bnb.NaiveBayes(bnb.Poisson()).fit(X, y)
     with pytest.raises(ValueError, match=r"column 2: Poisson needs integer counts.*row 123"):

@@ -179,9 +179,10 @@ class FastForm:
     #: float64 blocks of small calls (``_host.scored_by_products``); without it a sparse block
     #: is read densified a chunk of rows at a time (``_data.SparseRows``) by the dense paths
     supports_sparse: ClassVar[bool] = False
-    #: True when ``sparse_suff_stats`` is also the cheaper statistics of a small dense block
-    #: (products alone, no per-entry function such as a log-factorial):
-    #: ``_host.counted_by_products``
+    #: True when ``sparse_suff_stats`` takes a dense block as it is and is the cheaper
+    #: statistics up to ``_host.HOST_PRODUCT_CELLS`` in float64 (products alone, no per-entry
+    #: function such as a log-factorial); any form with host products counts a fit of up to
+    #: ``_host.SMALL_FIT_CELLS`` there (``_host.counted_by_products``, ``host_block``)
     dense_host_stats: ClassVar[bool] = False
 
 

@@ -44,17 +44,36 @@ def scored_by_products(families, raws) -> bool:
     return _small_dense_with_products(families, raws)
 
 
+#: a dense fit of at most this many cells, of forms with host products, is counted on the
+#: host in either dtype and compiles nothing: a statistics kernel for a new shape compiled in
+#: 0.55-0.75 s (Multinomial, Poisson), and even compiled it was slower up to about 20,000
+#: cells (benchmarks/tune.py SMALL_FIT_CELLS)
+SMALL_FIT_CELLS = 1 << 14
+
+
 def counted_by_products(families, raws, weight: np.ndarray) -> bool:
-    """Whether a dense fit is counted by its forms' float64 host products (``sparse_suff_stats``,
-    which take a dense block as well, whole): in float64 (in float32 the kernels' float32
-    sums are the cheaper), forms that declare ``dense_host_stats``, up to
-    :data:`HOST_PRODUCT_CELLS` cells (past it the kernels' chunked statistics win), with
-    integer row weights. Their sums are exact in any order, so a column of ones counts exactly
-    its class's weight, as an ML estimate of 1 needs (BLAS's order differs from the class
-    weights' ``bincount``: fractional weights left 1e-16 between them)."""
-    return (float64_mode() and all(form_of(f).dense_host_stats for f in families)
+    """Whether a dense fit is counted by its forms' float64 host products (``sparse_suff_stats``;
+    :func:`host_block` gives them the block): up to :data:`SMALL_FIT_CELLS` cells in either
+    dtype, and in float64 up to :data:`HOST_PRODUCT_CELLS` for forms that declare
+    ``dense_host_stats`` (past it the kernels' chunked statistics win; in float32 the kernels'
+    float32 sums are the cheaper), with integer row weights. Their sums are exact in any
+    order, so a column of ones counts exactly its class's weight, as an ML estimate of 1 needs
+    (BLAS's order differs from the class weights' ``bincount``: fractional weights left 1e-16
+    between them)."""
+    small = sum(np.size(raw) for raw in raws) <= SMALL_FIT_CELLS
+    return ((small or (float64_mode() and all(form_of(f).dense_host_stats for f in families)))
             and _small_dense_with_products(families, raws)
             and bool(np.all(weight == np.floor(weight))) and weight.sum() < 2.0 ** 53)
+
+
+def host_block(family, values: np.ndarray):
+    """A validated dense block as its form's ``sparse_suff_stats`` takes it: as it is where
+    the form declares ``dense_host_stats``, else as CSR."""
+    if form_of(family).dense_host_stats:
+        return values
+    from scipy import sparse
+
+    return sparse.csr_array(values)
 
 
 #: cells of a :func:`scored_by_products` chunk: its float64 rows stay in a core's cache from

@@ -1,0 +1,143 @@
+"""Small dense fits of the count families compile nothing (``fast._host.SMALL_FIT_CELLS``).
+
+A dense fit of at most ``SMALL_FIT_CELLS`` cells of Multinomial, Poisson or Bernoulli columns
+is counted by the forms' float64 host products in either dtype, so a table with a column count
+no kernel was compiled for answers without compiling (a statistics kernel for a new shape
+compiled in 0.55-0.75 s). Checked here: nothing is traced, the statistics equal
+scikit-learn's and the log evidence a float64 computation written from the conjugate formulas
+(SciPy's ``gammaln``), integer weights equal duplicated rows, and what the host cannot count
+(fractional weights, missing counts) still reaches the kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import gammaln
+from sklearn.naive_bayes import BernoulliNB, MultinomialNB
+
+import bayesnb as bnb
+from bayesnb.fast import _host, _kernels
+
+FAMILIES = {"multinomial": bnb.Multinomial, "poisson": bnb.Poisson, "bernoulli": bnb.Bernoulli}
+
+
+def _data(name: str, rows: int = 120, cols: int = 13, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, rows)
+    x = rng.poisson(1.5, size=(rows, cols)).astype(np.float32)
+    return ((x > 1).astype(np.float32) if name == "bernoulli" else x), y
+
+
+def _multinomial_log_evidence(x, y, alpha: float = 1.0) -> float:
+    """log p(X | y) of Dirichlet(alpha)-multinomial columns, float64, from the formulas:
+    sum_i log(n_i! / prod_v x_iv!) + sum_k [log B(alpha + s_k) - log B(alpha)]."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.sum(gammaln(x.sum(axis=1) + 1.0)) - np.sum(gammaln(x + 1.0))
+    for k in np.unique(y):
+        s = x[y == k].sum(axis=0) + alpha
+        out += (np.sum(gammaln(s)) - gammaln(s.sum())
+                - (x.shape[1] * gammaln(alpha) - gammaln(x.shape[1] * alpha)))
+    return float(out)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_small_fit_and_predict_compile_nothing(name, dtype, request):
+    if dtype == "float64":
+        request.getfixturevalue("x64")
+    x, y = _data(name, cols=17 if dtype == "float32" else 19)  # widths no other test uses
+    assert x.size <= _host.SMALL_FIT_CELLS
+    before = dict(_kernels.TRACES)
+    clf = bnb.NaiveBayes(FAMILIES[name]()).fit(x, y)
+    clf.predict_proba(x)
+    assert _kernels.TRACES == before
+
+
+def test_multinomial_small_fit_against_sklearn_and_formulas(x64):
+    x, y = _data("multinomial")
+    clf = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="mean", class_alpha=0).fit(x, y)
+    ref = MultinomialNB(alpha=1.0).fit(x, y)
+    np.testing.assert_array_equal(clf.feature_count_, ref.feature_count_)
+    np.testing.assert_allclose(clf.predict_proba(x), ref.predict_proba(x), rtol=1e-12, atol=0)
+    feature_part = clf.set_params(class_alpha=1.0).log_evidence(per_block=True).iloc[1]
+    np.testing.assert_allclose(feature_part, _multinomial_log_evidence(x, y), rtol=1e-13)
+
+
+def test_float32_small_fit_matches_float64_evidence(x64):
+    """The host counts in float64 whatever the dtype policy: the float32 fit's evidence is the
+    float64 one (the float32 kernels' coefficient rounds each row's log factorials)."""
+    import jax
+
+    x, y = _data("multinomial")
+    with jax.enable_x64(False):
+        low = bnb.NaiveBayes(bnb.Multinomial()).fit(x, y).log_evidence()
+    high = bnb.NaiveBayes(bnb.Multinomial()).fit(x.astype(np.float64), y).log_evidence()
+    np.testing.assert_allclose(low, high, rtol=1e-12)
+
+
+def test_bernoulli_small_fit_against_sklearn():
+    x, y = _data("bernoulli")
+    clf = bnb.NaiveBayes(bnb.Bernoulli(alpha=1.0), method="mean", class_alpha=0).fit(x, y)
+    ref = BernoulliNB(alpha=1.0, binarize=None).fit(x, y)
+    np.testing.assert_array_equal(clf.feature_count_, ref.feature_count_)
+    np.testing.assert_allclose(clf.predict_proba(x), ref.predict_proba(x), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_integer_weights_are_duplicated_rows(name):
+    x, y = _data(name, rows=40)
+    w = np.random.default_rng(1).integers(0, 4, len(y))
+    weighted = bnb.NaiveBayes(FAMILIES[name]()).fit(x, y, sample_weight=w)
+    copies = bnb.NaiveBayes(FAMILIES[name]()).fit(np.repeat(x, w, axis=0), np.repeat(y, w))
+    np.testing.assert_allclose(weighted.predict_proba(x), copies.predict_proba(x),
+                               rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(weighted.log_evidence(), copies.log_evidence(), rtol=1e-12)
+
+
+def test_fractional_weights_and_missing_counts_reach_the_kernels():
+    """The host takes integer weights and complete blocks only: fractional weights (whose BLAS
+    order would round a class total away from its weight) and NaN (a missing count, which the
+    kernels' masked forms skip) are counted by the kernels, as before."""
+    x, y = _data("multinomial", cols=23)
+    w = np.linspace(0.5, 2.0, len(y))
+    before = _kernels.TRACES["suff_stats"]
+    clf = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="mean", class_alpha=0)
+    clf.fit(x, y, sample_weight=w)
+    assert _kernels.TRACES["suff_stats"] > before
+    np.testing.assert_allclose(clf.feature_count_,
+                               MultinomialNB(alpha=1.0).fit(x, y, sample_weight=w).feature_count_,
+                               rtol=1e-6)
+    missing = x.copy()
+    missing[3, 4] = np.nan
+    before = _kernels.TRACES["suff_stats"]
+    fitted = bnb.NaiveBayes(bnb.Multinomial()).fit(missing, y)
+    assert _kernels.TRACES["suff_stats"] > before
+    counts = [np.nansum(missing[y == k], axis=0) for k in range(3)]
+    np.testing.assert_allclose(fitted.feature_count_, counts, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_small_fit_refuses_bad_values_naming_the_cell(name):
+    x, y = _data(name)
+    x[5, 3] = -1.0
+    with pytest.raises(ValueError, match=r"column 3: .*\(row 5\)"):
+        bnb.NaiveBayes(FAMILIES[name]()).fit(x, y)
+
+
+def test_past_the_threshold_the_kernels_count(monkeypatch):
+    x, y = _data("poisson", cols=29)
+    monkeypatch.setattr(_host, "SMALL_FIT_CELLS", x.size - 1)
+    before = _kernels.TRACES["suff_stats"]
+    clf = bnb.NaiveBayes(bnb.Poisson()).fit(x, y)
+    assert _kernels.TRACES["suff_stats"] > before
+    sums = np.stack([x[y == k].sum(axis=0) for k in range(3)]).astype(np.float64)
+    np.testing.assert_allclose(clf.fitted_.blocks[0].stats.total, sums, rtol=0)
+
+
+def test_the_numerics_page_quotes_the_threshold():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs/user_guide/numerics.md").read_text()
+    assert _host.SMALL_FIT_CELLS == 16_384
+    assert page.count("16,384 cells") == 2
