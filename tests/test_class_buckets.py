@@ -15,6 +15,9 @@ import bayesnb as bnb
 from bayesnb.fast import _kernels
 from bayesnb.fast._buckets import class_bucket
 
+# the statistics kernels' own paths, however small the fit (fast._host.SMALL_FIT_CELLS)
+pytestmark = pytest.mark.usefixtures("kernel_fits")
+
 N = 96
 CLASS_COUNTS = [3, 4, 5, 7, 8]  # 4 and 8: exactly a bucket's size, nothing padded
 

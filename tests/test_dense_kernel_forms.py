@@ -32,6 +32,9 @@ from scipy.special import gammaln, logsumexp
 import bayesnb as bnb
 from bayesnb.fast import _kernels
 
+# the statistics kernels' own paths, however small the fit (fast._host.SMALL_FIT_CELLS)
+pytestmark = pytest.mark.usefixtures("kernel_fits")
+
 
 @pytest.mark.parametrize("weighting", ["fractional", "ones", "ones, padded", "ones and zeros"])
 @pytest.mark.parametrize("n_classes", [3, 64, 65, 300])

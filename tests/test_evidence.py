@@ -456,7 +456,7 @@ def _count_evidence_reference(family: str, X: np.ndarray, y: np.ndarray) -> floa
 
 @pytest.mark.parametrize("case", ["multinomial 1e7 per row", "poisson mean 1e6",
                                   "poisson mean 2, 200 columns", "documents of 100 words"])
-def test_float32_count_evidence_against_scipy(case):
+def test_float32_count_evidence_against_scipy(kernel_fits, case):
     """Default float32. The count blocks' evidence is a small difference of large terms (the
     class totals' log Gamma and the rows' log factorials, up to 1e10 here): the closed forms
     are evaluated in float64 and the rows' coefficients added up on the host in float64,

@@ -14,6 +14,9 @@ from hypothesis import strategies as st
 
 from bayesnb import Bernoulli, Categorical, Gaussian, Multinomial, NaiveBayes, Poisson
 
+# the statistics kernels' own paths, however small the fit (fast._host.SMALL_FIT_CELLS)
+pytestmark = pytest.mark.usefixtures("kernel_fits")
+
 METHODS = ("ml", "map", "mean", "bayes")
 TOL = 1e-4
 

@@ -299,7 +299,7 @@ def test_no_retrace_within_a_bucket(request, name, method, x64_mode):
 
 
 @pytest.mark.parametrize("name", FAMILIES)
-def test_no_retrace_of_the_fit_kernels(x64, name):
+def test_no_retrace_of_the_fit_kernels(x64, kernel_fits, name):
     """Fitting streams rows through one compiled statistics kernel per chunk shape: another
     fit or update with a batch of the same width and bucket does not trace again, and a batch
     of several chunks reuses the same two kernels (first chunk, then accumulate)."""

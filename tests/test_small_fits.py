@@ -141,3 +141,25 @@ def test_the_numerics_page_quotes_the_threshold():
     page = (Path(__file__).resolve().parents[1] / "docs/user_guide/numerics.md").read_text()
     assert _host.SMALL_FIT_CELLS == 16_384
     assert page.count("16,384 cells") == 2
+
+
+@pytest.mark.parametrize("case", ["multinomial 1e7 per row", "poisson mean 1e6"])
+def test_float32_small_fit_of_large_counts_against_scipy(case):
+    """Default float32, counts in the millions (the float32 kernels' hardest case for the
+    evidence, ``tests/test_evidence.py``): a fit this small is counted on the host in
+    float64, its evidence SciPy's to float64's rounding of the terms that cancel (their
+    sum about 2.6e10; the float32 kernels' bound is 1e-9 of the result plus 5e-3)."""
+    from test_evidence import _count_evidence_reference
+
+    rng = np.random.default_rng(3)
+    y = np.repeat([0, 1], 100)
+    if case == "multinomial 1e7 per row":
+        X, family = rng.multinomial(10**7, rng.dirichlet(np.ones(10)), 200), "multinomial"
+    else:
+        X, family = rng.poisson(1e6, (200, 10)), "poisson"
+    assert X.size <= _host.SMALL_FIT_CELLS
+    block = bnb.Multinomial() if family == "multinomial" else bnb.Poisson()
+    got = bnb.NaiveBayes(block).fit(X.astype(np.float32), y).log_evidence(per_block=True).iloc[1]
+    ref = _count_evidence_reference(family, X.astype(np.float32), y)
+    scale = np.sum(gammaln(X + 1.0))  # the terms that cancel: about 2.6e10 here
+    assert abs(got - ref) <= 1e-14 * scale, (got, ref)
