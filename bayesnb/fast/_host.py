@@ -47,7 +47,7 @@ def scored_by_products(families, raws) -> bool:
 #: a dense fit of at most this many cells, of forms with host products, is counted on the
 #: host in either dtype and compiles nothing: a statistics kernel for a new shape compiled in
 #: 0.55-0.75 s (Multinomial, Poisson), and even compiled it was slower up to about 20,000
-#: cells (benchmarks/tune.py SMALL_FIT_CELLS)
+#: cells (benchmarks/first_answer.py (d), ``--small-fit-cells``)
 SMALL_FIT_CELLS = 1 << 14
 
 
