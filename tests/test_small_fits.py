@@ -29,6 +29,19 @@ def _data(name: str, rows: int = 120, cols: int = 13, seed: int = 0):
     return ((x > 1).astype(np.float32) if name == "bernoulli" else x), y
 
 
+def _kernel_passes(monkeypatch) -> list:
+    """Records each statistics pass the kernels stream (``_kernels.stream_suff_stats``)."""
+    passes = []
+    stream = _kernels.stream_suff_stats
+
+    def counted(*args):
+        passes.append(1)
+        return stream(*args)
+
+    monkeypatch.setattr(_kernels, "stream_suff_stats", counted)
+    return passes
+
+
 def _multinomial_log_evidence(x, y, alpha: float = 1.0) -> float:
     """log p(X | y) of Dirichlet(alpha)-multinomial columns, float64, from the formulas:
     sum_i log(n_i! / prod_v x_iv!) + sum_k [log B(alpha + s_k) - log B(alpha)]."""
@@ -95,24 +108,23 @@ def test_integer_weights_are_duplicated_rows(name):
     np.testing.assert_allclose(weighted.log_evidence(), copies.log_evidence(), rtol=1e-12)
 
 
-def test_fractional_weights_and_missing_counts_reach_the_kernels():
+def test_fractional_weights_and_missing_counts_reach_the_kernels(monkeypatch):
     """The host takes integer weights and complete blocks only: fractional weights (whose BLAS
     order would round a class total away from its weight) and NaN (a missing count, which the
     kernels' masked forms skip) are counted by the kernels, as before."""
     x, y = _data("multinomial", cols=23)
     w = np.linspace(0.5, 2.0, len(y))
-    before = _kernels.TRACES["suff_stats"]
+    passes = _kernel_passes(monkeypatch)
     clf = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="mean", class_alpha=0)
     clf.fit(x, y, sample_weight=w)
-    assert _kernels.TRACES["suff_stats"] > before
+    assert len(passes) == 1
     np.testing.assert_allclose(clf.feature_count_,
                                MultinomialNB(alpha=1.0).fit(x, y, sample_weight=w).feature_count_,
                                rtol=1e-6)
     missing = x.copy()
     missing[3, 4] = np.nan
-    before = _kernels.TRACES["suff_stats"]
     fitted = bnb.NaiveBayes(bnb.Multinomial()).fit(missing, y)
-    assert _kernels.TRACES["suff_stats"] > before
+    assert len(passes) == 2
     counts = [np.nansum(missing[y == k], axis=0) for k in range(3)]
     np.testing.assert_allclose(fitted.feature_count_, counts, rtol=1e-6)
 
@@ -127,10 +139,13 @@ def test_small_fit_refuses_bad_values_naming_the_cell(name):
 
 def test_past_the_threshold_the_kernels_count(monkeypatch):
     x, y = _data("poisson", cols=29)
+    passes = _kernel_passes(monkeypatch)
+    monkeypatch.setattr(_host, "SMALL_FIT_CELLS", x.size)
+    bnb.NaiveBayes(bnb.Poisson()).fit(x, y)
+    assert passes == []  # at the threshold: the host
     monkeypatch.setattr(_host, "SMALL_FIT_CELLS", x.size - 1)
-    before = _kernels.TRACES["suff_stats"]
     clf = bnb.NaiveBayes(bnb.Poisson()).fit(x, y)
-    assert _kernels.TRACES["suff_stats"] > before
+    assert len(passes) == 1
     sums = np.stack([x[y == k].sum(axis=0) for k in range(3)]).astype(np.float64)
     np.testing.assert_allclose(clf.fitted_.blocks[0].stats.total, sums, rtol=0)
 
