@@ -178,3 +178,22 @@ def test_float32_small_fit_of_large_counts_against_scipy(case):
     ref = _count_evidence_reference(family, X.astype(np.float32), y)
     scale = np.sum(gammaln(X + 1.0))  # the terms that cancel: about 2.6e10 here
     assert abs(got - ref) <= 1e-14 * scale, (got, ref)
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1e5])
+def test_float32_small_fit_of_fractional_counts_against_float64_numpy(scale):
+    """Default float32, term weights (fractional counts) far below and far above 1: the host
+    counts the float32 values in float64, so the class totals are NumPy's float64 sums of
+    them and the block evidence is the conjugate formula (SciPy's ``gammaln``) on them."""
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 3, 150)
+    x = (scale * rng.gamma(0.7, 2.0, (150, 20))).astype(np.float32)
+    assert x.size <= _host.SMALL_FIT_CELLS
+    clf = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="mean", class_alpha=1.0).fit(x, y)
+    wide = x.astype(np.float64)
+    totals = np.stack([wide[y == k].sum(axis=0) for k in range(3)])
+    np.testing.assert_allclose(clf.feature_count_, totals, rtol=1e-13)
+    scale_of_terms = np.sum(np.abs(gammaln(wide + 1.0))) + np.sum(gammaln(wide.sum(axis=1) + 1))
+    got = clf.log_evidence(per_block=True).iloc[1]
+    ref = _multinomial_log_evidence(wide, y)
+    assert abs(got - ref) <= 1e-13 * (abs(ref) + scale_of_terms), (got, ref)

@@ -60,10 +60,11 @@ def counted_by_products(families, raws, weight: np.ndarray) -> bool:
     order, so a column of ones counts exactly its class's weight, as an ML estimate of 1 needs
     (BLAS's order differs from the class weights' ``bincount``: fractional weights left 1e-16
     between them)."""
-    small = sum(np.size(raw) for raw in raws) <= SMALL_FIT_CELLS
-    return ((small or (float64_mode() and all(form_of(f).dense_host_stats for f in families)))
-            and _small_dense_with_products(families, raws)
-            and bool(np.all(weight == np.floor(weight))) and weight.sum() < 2.0 ** 53)
+    if not (_small_dense_with_products(families, raws)
+            and bool(np.all(weight == np.floor(weight))) and weight.sum() < 2.0 ** 53):
+        return False
+    return (sum(raw.size for raw in raws) <= SMALL_FIT_CELLS
+            or (float64_mode() and all(form_of(f).dense_host_stats for f in families)))
 
 
 def host_block(family, values: np.ndarray):
