@@ -496,7 +496,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         """log p(c = k | x): plug-in or, under ``method="bayes"``, exact posterior predictive.
 
         Computed in log space: a probability too small for a float keeps its log (below,
-        -114.29, as ``scipy.stats.norm`` gives for the two classes' ML Gaussians).
+        -1149.29, as ``scipy.stats.norm`` gives for the two classes' ML Gaussians).
 
         Examples
         --------
@@ -505,10 +505,10 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         >>> clf = bnb.NaiveBayes(method="ml").fit(X, ["a", "a", "a", "b", "b", "b"])
         >>> clf.predict_log_proba([[3.5, 4.0]]).round(4)
         array([[-0.7891, -0.6056]])
-        >>> clf.predict_proba([[15.0, 10.0]])  # p(a | x) underflows to 0 ...
+        >>> clf.predict_proba([[50.0, 25.0]])  # p(a | x) underflows to 0 ...
         array([[0., 1.]])
-        >>> clf.predict_log_proba([[15.0, 10.0]]).round(2)  # ... its log does not
-        array([[-114.29,    0.  ]])"""
+        >>> clf.predict_log_proba([[50.0, 25.0]]).round(2)  # ... its log does not
+        array([[-1149.29,     0.  ]])"""
         return self._predict(X, "log_proba", "predict_log_proba")
 
     def predict_proba(self, X: Data) -> np.ndarray:

@@ -240,7 +240,7 @@ def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
     ``_data.SparseRows``)."""
     from scipy import sparse
 
-    if _host.counted_by_products([b.family for b in blocks], raws, weight):
+    if _host.counted_on_host([b.family for b in blocks], raws, weight, n_classes):
         counted = _counted_on_host(blocks, raws, codes, weight, n_classes)
         if counted is not None:
             return counted
@@ -279,15 +279,14 @@ def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
 
 
 def _counted_on_host(blocks, raws, codes, weight, n_classes: int) -> list | None:
-    """Every block's statistics by its form's float64 host products (a small dense fit,
-    ``_host.counted_by_products``), each block validated by its family's ``encode``; None
-    where a value is missing (NaN, which reaches the sums): the kernels' masked forms count
-    it."""
+    """Every block's statistics in float64 on the host (a small dense fit,
+    ``_host.counted_on_host``), each block validated by its family's ``encode``; None where a
+    missing value (NaN) reached a count family's sums: the kernels' masked forms count it."""
     from .fast._sparse import Labels
 
-    resp = Labels(codes, weight, n_classes)
-    out = [host_f64(form_of(b.family).sparse_suff_stats(
-        _host.host_block(b.family, b.family.encode(raw, b.schema, dtype=np.float64)), resp))
+    labels = Labels(codes, weight, n_classes)
+    out = [host_f64(_host.host_stats(
+        b.family, b.family.encode(raw, b.schema, dtype=np.float64), labels))
         for b, raw in zip(blocks, raws, strict=True)]
     if any(np.isnan(leaf).any() for stats in out for leaf in stats):
         return None

@@ -73,8 +73,8 @@ class TableScorer(NamedTuple):
         n_classes = len(self.model.classes)
         if n == 0:
             return np.zeros((0, n_classes)), np.zeros(0)
-        if _host.scored_by_products(self.model.families, raws):
-            answered = self._dense_product_scores(raws, output)
+        if _host.scored_on_host(self.model.families, raws, n_classes):
+            answered = self._dense_host_scores(raws, output)
             if answered is not None:
                 return answered
         host = [i for i, b in enumerate(blocks)
@@ -129,12 +129,12 @@ class TableScorer(NamedTuple):
         return _host.stream_scores(block, table, raw, n, len(self.model.classes), self.unseen,
                                    self.exact)
 
-    def _dense_product_scores(self, raws, output):
-        """Scores of dense blocks by their forms' float64 host products (the sparse path's
-        ``sparse_log_likelihood`` or, exact, ``sparse_log_predictive``, which take a dense
-        array as well), in row chunks that stay in cache (``_host.product_chunks``), each
-        block's chunk validated by its family's ``encode`` (an error names the row of the
-        block); None where a value is missing (NaN), which the kernels' masked forms score."""
+    def _dense_host_scores(self, raws, output):
+        """Scores of dense blocks in float64 on the host (``_host.host_scores``: the forms'
+        products, or the families' own maths), in row chunks that stay in cache
+        (``_host.product_chunks``), each block's chunk validated by its family's ``encode``
+        (an error names the row of the block); None where a missing count (NaN) reached a
+        row's normaliser: the kernels' masked forms score it."""
         blocks = self.model.blocks
         n = raws[0].shape[0]
         out, norm = np.empty((n, len(self.model.classes))), np.empty(n)
@@ -143,7 +143,7 @@ class TableScorer(NamedTuple):
                   for block, raw in zip(blocks, raws, strict=True)]
             scores = self.log_prior
             for block, table, x in zip(blocks, self.tables, xs, strict=True):
-                block_scores = self._product_scores(block, table, x)
+                block_scores = self._host_block_scores(block, table, x)
                 block_scores += scores  # in place: the products are fresh arrays
                 scores = block_scores
             if output == "joint":
@@ -155,12 +155,10 @@ class TableScorer(NamedTuple):
                 return None
         return out, norm
 
-    def _product_scores(self, block, table, x) -> np.ndarray:
-        """``(n, K)`` float64 log p(x | c) of a block by its form's host products, a fresh
-        array: the exact predictive or the plug-in, of a sparse or a dense float64 ``x``."""
-        form = form_of(block.family)
-        return (form.sparse_log_predictive(table, x) if self.exact
-                else form.sparse_log_likelihood(table, x))
+    def _host_block_scores(self, block, table, x) -> np.ndarray:
+        """``(n, K)`` float64 log p(x | c) of a block on the host (``_host.host_scores``), a
+        fresh array: the exact predictive or the plug-in, of a sparse or a dense float64 ``x``."""
+        return _host.host_scores(block.family, table, x, self.exact)
 
     def _sparse_scores(self, X, raws, output):
         """Scores of a sparse input: the sparse blocks by their form's sparse products, the
@@ -174,7 +172,7 @@ class TableScorer(NamedTuple):
         xs = [blocks[i].family.encode(raws[i], blocks[i].schema, unseen=self.unseen)
               for i in at]
         for i, x in zip(at, xs, strict=True):
-            block_scores = self._product_scores(blocks[i], self.tables[i], x)
+            block_scores = self._host_block_scores(blocks[i], self.tables[i], x)
             block_scores += scores  # in place: the (n, K) products are fresh arrays
             scores = block_scores
         if output == "joint":

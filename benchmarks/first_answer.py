@@ -12,10 +12,13 @@
 (c) 30 models with 2..31 classes fitted (+ ``predict_proba``) in one process: the wall time of
     the fits (mostly compilation) and the growth of resident memory, with the cache off, cold
     and warm (one process each).
-(d) small count tables of 12 column counts (300 rows, 5..16 columns, 3 classes) in one
-    process: Multinomial fit + ``predict_proba`` of each, cache off, against scikit-learn's
-    ``MultinomialNB``; ``--small-fit-cells N`` sets ``bayesnb.fast._host.SMALL_FIT_CELLS`` in
-    the child (``-1``: every fit counted by the kernels), to measure that constant again.
+(d), (e) small tables of 12 column counts (300 rows, 5..16 columns, 3 classes) in one
+    process, cache off: Multinomial (counts) and Gaussian fit + ``predict_proba`` of each,
+    against scikit-learn's ``MultinomialNB`` and ``GaussianNB``.
+
+``--small-fit-cells N`` and ``--host-maths-entries N`` set ``bayesnb.fast._host``'s
+``SMALL_FIT_CELLS`` and ``HOST_MATHS_ENTRIES`` in every bayesnb child (``-1``: the kernels fit
+and score every table), to measure those constants again.
 
 Seconds are wall clock inside the child (``perf_counter`` around the statements) and, for (a),
 of the whole process as well (interpreter start included). The children run with no JAX cache
@@ -54,8 +57,15 @@ t3 = time.perf_counter()
 assert p.shape == (150, 3) and abs(p.sum() - 150) < 1e-3
 print(t1 - t0, t2 - t1, t3 - t2, t3 - t0)
 """
-OURS = FIRST.format(imports="import bayesnb as bnb",
-                    estimator="bnb.NaiveBayes(features=bnb.Gaussian(), method='ml')")
+#: what every bayesnb child runs after ``import bayesnb as bnb`` (:func:`main` sets it)
+SETUP: list[str] = []
+
+
+def ours_first() -> str:
+    return FIRST.format(imports="\n".join(["import bayesnb as bnb", *SETUP]),
+                        estimator="bnb.NaiveBayes(features=bnb.Gaussian(), method='ml')")
+
+
 THEIRS = FIRST.format(imports="from sklearn.naive_bayes import GaussianNB",
                       estimator="GaussianNB()")
 
@@ -64,6 +74,7 @@ MANY = """
 import time
 import numpy as np
 import bayesnb as bnb
+{setup}
 
 def rss_mb():
     with open("/proc/self/status") as status:
@@ -85,14 +96,14 @@ print(seconds, rss_mb() - start)
 """
 
 
-#: the child of (d): prints the seconds of all fits + predict_proba
+#: the child of (d) and (e): prints the seconds of all fits + predict_proba
 COLUMNS = """
 import time
 import numpy as np
 {setup}
 rng = np.random.default_rng(0)
 y = np.arange(300) % 3
-X = rng.poisson(2.0, size=(300, 16)).astype(np.float32)
+X = {data}
 seconds = 0.0
 for width in range(5, 17):
     t0 = time.perf_counter()
@@ -159,12 +170,12 @@ def first_answer(n_runs: int, scratch: Path, quick: bool = False) -> None:
         cases["bayesnb, cache cold"] = lambda i: str(warm)
         order = ["bayesnb, cache cold", "bayesnb, cache warm", "bayesnb, cache off"]
     else:
-        run(OURS, str(warm))  # fills the warm folder, untimed
+        run(ours_first(), str(warm))  # fills the warm folder, untimed
     # one run of every case in turn, n_runs times: a slow spell of the machine falls on all
     runs = {name: [] for name in [*order, "scikit-learn GaussianNB"]}
     for i in range(n_runs):
         for name in order:
-            runs[name].append(run(OURS, cases[name](i))[0])
+            runs[name].append(run(ours_first(), cases[name](i))[0])
         runs["scikit-learn GaussianNB"].append(run(THEIRS, "0")[0])
     rows = {name: median_of(runs[name]) for name in [*cases, "scikit-learn GaussianNB"]}
     reference = rows["scikit-learn GaussianNB"][3]
@@ -178,7 +189,7 @@ def first_answer(n_runs: int, scratch: Path, quick: bool = False) -> None:
 def many_models(first: int, last: int, scratch: Path) -> None:
     print(f"\n(c) {last - first + 1} Gaussian models of {first}..{last} classes in one process "
           "(fit + predict_proba; one process each)\n")
-    code = MANY.format(first=first, last=last)
+    code = MANY.format(first=first, last=last, setup="\n".join(SETUP))
     folder = str(scratch / "many")
     rows = {"cache off": run(code, "0")[0],
             "cache cold": run(code, folder)[0],
@@ -189,25 +200,35 @@ def many_models(first: int, last: int, scratch: Path) -> None:
         print(f"| {name} | {seconds:.1f} | {grown:.0f} |")
 
 
-def column_counts(n_runs: int, small_fit_cells: int | None) -> None:
-    print("\n(d) 12 small count tables (300 rows, 5..16 columns) in one process: Multinomial "
-          f"fit + predict_proba, cache off (seconds, all tables; median of {n_runs} runs)\n")
-    setup = "import bayesnb as bnb\nbnb.NaiveBayes  # the estimator's modules, imported untimed"
-    if small_fit_cells is not None:
-        setup += ("\nimport bayesnb.fast._host"
-                  f"\nbayesnb.fast._host.SMALL_FIT_CELLS = {small_fit_cells}")
-    ours = COLUMNS.format(setup=setup, estimator="bnb.NaiveBayes(bnb.Multinomial())")
-    theirs = COLUMNS.format(setup="from sklearn.naive_bayes import MultinomialNB",
-                            estimator="MultinomialNB()")
-    runs: dict = {"bayesnb": [], "scikit-learn MultinomialNB": []}
-    for _ in range(n_runs):
-        runs["bayesnb"].append(run(ours, "0")[0][0])
-        runs["scikit-learn MultinomialNB"].append(run(theirs, "0")[0][0])
-    rows = {name: statistics.median(values) for name, values in runs.items()}
-    print("| case | seconds, all tables | / scikit-learn |")
-    print("| --- | --- | --- |")
-    for name, seconds in rows.items():
-        print(f"| {name} | {seconds:.3f} | {seconds / rows['scikit-learn MultinomialNB']:.1f}x |")
+#: (d) and (e): family, data, scikit-learn's estimator
+TABLES = {
+    "(d) 12 small count tables": (
+        "Multinomial", "rng.poisson(2.0, size=(300, 16)).astype(np.float32)", "MultinomialNB"),
+    "(e) 12 small real-valued tables": (
+        "Gaussian", "rng.normal(y[:, None], 1.0, size=(300, 16))", "GaussianNB"),
+}
+
+
+def column_counts(n_runs: int) -> None:
+    for title, (family, data, reference) in TABLES.items():
+        print(f"\n{title} (300 rows, 5..16 columns) in one process: {family} fit + "
+              f"predict_proba, cache off (seconds, all tables; median of {n_runs} runs)\n")
+        setup = "\n".join(["import bayesnb as bnb", *SETUP,
+                           "bnb.NaiveBayes  # the estimator's modules, imported untimed"])
+        ours = COLUMNS.format(setup=setup, data=data,
+                              estimator=f"bnb.NaiveBayes(bnb.{family}())")
+        theirs = COLUMNS.format(setup=f"from sklearn.naive_bayes import {reference}",
+                                data=data, estimator=f"{reference}()")
+        runs: dict = {"bayesnb": [], f"scikit-learn {reference}": []}
+        for _ in range(n_runs):
+            runs["bayesnb"].append(run(ours, "0")[0][0])
+            runs[f"scikit-learn {reference}"].append(run(theirs, "0")[0][0])
+        rows = {name: statistics.median(values) for name, values in runs.items()}
+        print("| case | seconds, all tables | / scikit-learn |")
+        print("| --- | --- | --- |")
+        for name, seconds in rows.items():
+            print(f"| {name} | {seconds:.3f} | "
+                  f"{seconds / rows[f'scikit-learn {reference}']:.1f}x |")
 
 
 def main(argv=None) -> None:
@@ -217,8 +238,15 @@ def main(argv=None) -> None:
                         help="first and last number of classes in (c) (default 2 31)")
     parser.add_argument("--quick", action="store_true", help="1 run, 2..5 classes")
     parser.add_argument("--small-fit-cells", type=int, default=None,
-                        help="bayesnb.fast._host.SMALL_FIT_CELLS in (d)'s child (-1: none)")
+                        help="bayesnb.fast._host.SMALL_FIT_CELLS in the children (-1: none)")
+    parser.add_argument("--host-maths-entries", type=int, default=None,
+                        help="bayesnb.fast._host.HOST_MATHS_ENTRIES in the children "
+                             "(-1: none)")
     args = parser.parse_args(argv)
+    for name, value in (("SMALL_FIT_CELLS", args.small_fit_cells),
+                        ("HOST_MATHS_ENTRIES", args.host_maths_entries)):
+        if value is not None:
+            SETUP.extend(["import bayesnb.fast._host", f"bayesnb.fast._host.{name} = {value}"])
     if args.quick:
         args.runs = 1
     args.classes = args.classes or ((2, 5) if args.quick else (2, 31))
@@ -228,7 +256,7 @@ def main(argv=None) -> None:
         imports(args.runs, scratch)
         first_answer(args.runs, scratch, args.quick)
         many_models(*args.classes, scratch)
-        column_counts(args.runs, args.small_fit_cells)
+        column_counts(args.runs)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -68,11 +68,14 @@ def x64():
 @pytest.fixture
 def kernel_fits(monkeypatch):
     """Fits counted by the statistics kernels however small (``fast._host.SMALL_FIT_CELLS``
-    sends a small dense fit of the count families to the host's float64 products): for the
-    tests of the kernels' own paths (chunks, float32 forms, redone passes, value checks)."""
+    sends a small dense fit of the count families to the host's float64 products), and
+    Gaussian fits and predictions computed by them (``HOST_MATHS_ENTRIES`` sends small ones to
+    the family's float64 NumPy maths): for the tests of the kernels' own paths (chunks,
+    float32 forms and rounding bounds, redone passes, value checks)."""
     from bayesnb.fast import _host
 
     monkeypatch.setattr(_host, "SMALL_FIT_CELLS", -1)
+    monkeypatch.setattr(_host, "HOST_MATHS_ENTRIES", -1)
 
 
 #: drop JAX's compiled kernels past this many memory maps (vm.max_map_count is 65,530 here)

@@ -22,14 +22,11 @@ from bayesnb.fast import _kernels
 
 
 @pytest.fixture
-def device_chunks(monkeypatch):
+def device_chunks(monkeypatch, kernel_fits):
     """Counts the chunks sliced on the device; small chunks, so a call streams several and
-    the last one is short (padded on the device). NumPy input is counted by the kernels too,
-    chunk by chunk, not by the host's products a fit this small would take
-    (``_host.SMALL_FIT_CELLS``), so the two inputs take the same kernels."""
-    from bayesnb.fast import _host
-
-    monkeypatch.setattr(_host, "SMALL_FIT_CELLS", -1)
+    the last one is short (padded on the device). NumPy input takes the kernels too, chunk by
+    chunk, not the host a table this small would take (``kernel_fits``), so the two inputs
+    take the same kernels."""
     calls = {"n": 0}
     fill = _kernels._DeviceChunks.fill
 

@@ -32,8 +32,8 @@ def _fit(family, X, y=Y):
 
 def on_the_kernels(monkeypatch):
     """Score small dense calls by the kernels' exact form (they take the host's products,
-    ``_host.scored_by_products``, which ``test_host_products`` checks)."""
-    monkeypatch.setattr(_host, "scored_by_products", lambda families, raws: False)
+    ``_host.scored_on_host``, which ``test_host_products`` checks)."""
+    monkeypatch.setattr(_host, "scored_on_host", lambda *args: False)
 
 
 def force_steps(monkeypatch, s):
@@ -62,7 +62,9 @@ def scan(request, monkeypatch):
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    """64-row chunks (the smallest), so a 200-row input spans four with a partial last one."""
+    """64-row chunks (the smallest), so a 200-row input spans four with a partial last one,
+    on the kernels."""
+    on_the_kernels(monkeypatch)
     monkeypatch.setattr(_kernels, "CHUNK_BYTES", 1)
 
 
@@ -229,11 +231,12 @@ def test_student_t_grouped_log1p_terms(x64, small_chunks, f, missing_at_fit):
     check(_fit(family, X), Xn, student_t_joint(X, Y, Xn))
 
 
-def test_student_t_far_outliers_take_the_term_by_term_form(x64):
+def test_student_t_far_outliers_take_the_term_by_term_form(x64, monkeypatch):
     """A value so far out that a group's product ``(1 + u)**LOG1P_GROUP`` would overflow
     sends its chunk to one ``log1p`` per column: still exact."""
     from bayesnb.fast import gaussian
 
+    on_the_kernels(monkeypatch)
     rng = np.random.default_rng(30)
     X = rng.normal(np.arange(K)[Y % K, None], 1.0, (60, 8))
     Xn = rng.normal(1.0, 2.0, (20, 8))

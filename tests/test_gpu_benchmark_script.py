@@ -218,7 +218,7 @@ def test_compiled_float32_kernels_carry_highest_precision(tmp_path, monkeypatch)
     # dump: CPU ignores the setting, so the numbers cannot show it): fit, plug-in and exact
     # scores, draws and model averaging (leave-one-out's kernels are left to the check
     # above: 5 s more). The scores are taken by the kernels, as on an accelerator (on the CPU
-    # a call this small takes the host's float64 products, ``_host.scored_by_products``)
+    # a call this small takes the host's float64 products, ``_host.scored_on_host``)
     import jax
     import numpy as np
 
@@ -226,7 +226,7 @@ def test_compiled_float32_kernels_carry_highest_precision(tmp_path, monkeypatch)
     from bayesnb.fast import _host
     from bayesnb.scoring import DrawsScorer
 
-    monkeypatch.setattr(_host, "scored_by_products", lambda families, raws: False)
+    monkeypatch.setattr(_host, "scored_on_host", lambda *args: False)
 
     # the shapes of the gpu.py run above (500 x 50 float32 counts, 20 classes, 20 draws): the
     # kernels it compiled are read from the suite's compilation cache, not compiled again (their

@@ -1,5 +1,5 @@
 """Small dense plug-in and exact calls scored by the forms' float64 host products
-(``fast._host.scored_by_products``) instead of the streamed kernels: the same answers as
+(``fast._host.scored_on_host``) instead of the streamed kernels: the same answers as
 scikit-learn and SciPy, in either dtype mode, at either side of the size limit; errors that
 name the row of the whole block; missing counts left to the kernels' masked forms."""
 
@@ -26,8 +26,8 @@ def _counts(n=600, f=40, k=3, seed=0):
 
 def use_kernels(monkeypatch) -> None:
     """Send every dense call to the streamed kernels, as calls past the size limit go."""
-    monkeypatch.setattr(_host, "scored_by_products", lambda families, raws: False)
-    monkeypatch.setattr(_host, "counted_by_products", lambda families, raws, weight: False)
+    monkeypatch.setattr(_host, "scored_on_host", lambda *args: False)
+    monkeypatch.setattr(_host, "counted_on_host", lambda *args: False)
 
 
 @pytest.fixture(params=["host", "kernels"])
@@ -256,7 +256,7 @@ def test_exact_routes_agree(x64, seed, family, fractions):
             else bnb.Poisson(shape=rng.uniform(0.2, 3.0, 5), rate=rng.uniform(0.05, 2.0)))
     model = bnb.NaiveBayes(made, method="bayes", class_alpha=0).fit(X, y)
     host = model.predict_proba(X)
-    with mock.patch.object(_host, "scored_by_products", lambda families, raws: False):
+    with mock.patch.object(_host, "scored_on_host", lambda *args: False):
         kernels = model.predict_proba(X)
     np.testing.assert_allclose(host, kernels, rtol=1e-9, atol=1e-12)
 

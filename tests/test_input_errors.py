@@ -108,7 +108,7 @@ def test_known_gap_a_subnormal_count_is_read_as_zero(monkeypatch):
     the kernels. Reading the bits in the count families' check (as the Bernoulli's does,
     ``test_every_non_binary_bernoulli_value_is_refused``) doubled its cost
     (``benchmarks/README.md`` of 897bae7, "Stop 29"). A call small enough for the host's
-    products (``fast._host.scored_by_products``, ``counted_by_products``) is checked by NumPy,
+    products (``fast._host.scored_on_host``, ``counted_on_host``) is checked by NumPy,
     which refuses it."""
     from bayesnb.fast import _host
 
@@ -126,7 +126,7 @@ def test_known_gap_a_subnormal_count_is_read_as_zero(monkeypatch):
     b = bnb.NaiveBayes(bnb.Poisson()).fit(X, y)
     with pytest.raises(ValueError, match=r"column 2: Poisson needs integer counts.*row 123"):
         a.predict_proba(tiny)  # the host's products: NumPy sees the subnormal
-    monkeypatch.setattr(_host, "scored_by_products", lambda families, raws: False)
+    monkeypatch.setattr(_host, "scored_on_host", lambda *args: False)
     np.testing.assert_array_equal(a.predict_proba(tiny), b.predict_proba(X))  # kernels: 0
     np.testing.assert_array_equal(a.log_evidence(), b.log_evidence())
 
@@ -694,9 +694,14 @@ def test_read_csv_chunks_errors_name_file_and_chunk(tmp_path, content, match):
 @pytest.mark.parametrize("scale", [1e200, 1e307, 1e154, -1e160])
 @pytest.mark.parametrize("method", ["ml", "mean", "bayes"])
 @pytest.mark.parametrize("stage", ["fit", "predict"])
-def test_values_whose_squares_overflow_float64(x64, scale, method, stage):
+@pytest.mark.parametrize("path", ["host", "kernels"])
+def test_values_whose_squares_overflow_float64(x64, request, scale, method, stage, path):
     """1e200 used to report "no observed value in this class" and 1e307 an "infinite value":
-    the real cause is the squares overflowing float64. Said as such, naming the column."""
+    the real cause is the squares overflowing float64. Said as such, naming the column, by
+    the host's NumPy maths (a table this small, ``fast._host.HOST_MATHS_ENTRIES``) and by the
+    kernels."""
+    if path == "kernels":
+        request.getfixturevalue("kernel_fits")
     X = pd.DataFrame({"size": [1.0, 2.0, 3.0, 1.5, 5.0, 2.5]})
     y = [0, 0, 0, 1, 1, 1]
     clf = bnb.NaiveBayes(method=method)

@@ -9,7 +9,7 @@ import bayesnb as bnb
 from bayesnb.fast import _compiled
 
 
-def test_kernels_of_many_class_counts_stay_within_the_bound(monkeypatch):
+def test_kernels_of_many_class_counts_stay_within_the_bound(monkeypatch, kernel_fits):
     monkeypatch.setattr(_compiled, "MAX_EXECUTABLES", 4)
     rng = np.random.default_rng(5)
     held = []

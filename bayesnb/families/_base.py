@@ -70,6 +70,17 @@ def xp_of(*trees) -> Any:
     return jnp
 
 
+def gammaln_of(xp):
+    """``gammaln`` of the array namespace ``xp`` (:func:`xp_of`): SciPy's for NumPy."""
+    if xp is np:
+        from scipy.special import gammaln
+
+        return gammaln
+    from jax.scipy.special import gammaln
+
+    return gammaln
+
+
 def _leaf_f64(a) -> np.ndarray:
     a = np.asarray(a)  # one conversion of a JAX array (each costs a few microseconds)
     return a if a.dtype.kind in "biu" or a.dtype == np.float64 else a.astype(np.float64)

@@ -28,14 +28,15 @@ class Moments(NamedTuple):
 
 def moments(x, resp) -> Moments:
     """Weighted count, mean and centred squares per class and column, the squares taken about
-    each class's own mean (two passes); NaN is a missing value."""
-    observed = ~jnp.isnan(x)
+    each class's own mean (two passes); NaN is a missing value. NumPy arrays in, NumPy out."""
+    xp = xp_of(x, resp)
+    observed = ~xp.isnan(x)
     obs = observed.astype(resp.dtype)
-    x0 = jnp.where(observed, x, 0.0).astype(resp.dtype)
+    x0 = xp.where(observed, x, 0.0).astype(resp.dtype)
     count = resp.T @ obs
-    mean = jnp.where(count > 0, resp.T @ x0 / jnp.where(count > 0, count, 1.0), 0.0)
+    mean = xp.where(count > 0, resp.T @ x0 / xp.where(count > 0, count, 1.0), 0.0)
     dev = (x0[:, None, :] - mean[None]) * obs[:, None, :]  # (n, K, F)
-    return Moments(count, mean, jnp.einsum("ik,ikj->kj", resp, dev * dev))
+    return Moments(count, mean, xp.einsum("ik,ikj->kj", resp, dev * dev))
 
 
 def merge_moments(a: Moments, b: Moments) -> Moments:

@@ -53,6 +53,7 @@ from ._base import (
     column_units,
     dist,
     gamma_draws,
+    gammaln_of,
     numeric_block,
     numpyro,
     observe_columns,
@@ -182,32 +183,32 @@ class Gaussian(ConjugateFamily):
 
     @staticmethod
     def posterior(prior: NormalGammaPrior, stats: GaussianStats) -> NormalGammaPrior:
-        jnp = xp_of(prior, stats)  # noqa: F811 -- NumPy on the host (float64), else JAX
+        xp = xp_of(prior, stats)  # NumPy float64 on the host, JAX when traced
         kappa_n, loc_n, spread = Gaussian._class_terms(prior, stats)
         shape_k = prior.shape + 0.5 * stats.count
         rate_k = prior.rate + spread
         shape_pooled = prior.shape + 0.5 * stats.count.sum(axis=0)
         rate_pooled = prior.rate + spread.sum(axis=0)
-        shape_n = jnp.where(prior.pooled, jnp.broadcast_to(shape_pooled, shape_k.shape), shape_k)
-        rate_n = jnp.where(prior.pooled, jnp.broadcast_to(rate_pooled, rate_k.shape), rate_k)
+        shape_n = xp.where(prior.pooled, xp.broadcast_to(shape_pooled, shape_k.shape), shape_k)
+        rate_n = xp.where(prior.pooled, xp.broadcast_to(rate_pooled, rate_k.shape), rate_k)
         return NormalGammaPrior(loc_n, kappa_n, shape_n, rate_n, prior.pooled, prior.ddof)
 
     @staticmethod
     def estimate(prior: NormalGammaPrior, stats: GaussianStats, method: str) -> GaussianParams:
-        jnp = xp_of(prior, stats)  # noqa: F811 -- NumPy on the host (float64), else JAX
+        xp = xp_of(prior, stats)  # NumPy float64 on the host, JAX when traced
         if method == "ml":
             var_k = stats.m2 / (stats.count - prior.ddof)
             var_pooled = stats.m2.sum(axis=0) / (stats.count - prior.ddof).sum(axis=0)
             # a class with no observed value has no ML mean (0/0), pooled variance or not
-            mean = jnp.where(stats.count > 0, stats.mean, jnp.nan)
-            precision = 1.0 / jnp.where(prior.pooled, var_pooled, var_k)
+            mean = xp.where(stats.count > 0, stats.mean, xp.nan)
+            precision = 1.0 / xp.where(prior.pooled, var_pooled, var_k)
         else:
             post = Gaussian.posterior(prior, stats)
             mean = post.loc
             if method == "mean":
                 precision = post.shape / post.rate
             else:
-                extra = jnp.where(prior.pooled, stats.count.shape[0] / 2.0 - 1.0, -0.5)
+                extra = xp.where(prior.pooled, stats.count.shape[0] / 2.0 - 1.0, -0.5)
                 precision = (post.shape + extra) / post.rate
         return GaussianParams(mean, precision)
 
@@ -215,24 +216,27 @@ class Gaussian(ConjugateFamily):
     def log_likelihood(params, x, n_levels=None) -> jax.Array:
         r""":math:`\sum_j [\log\lambda_{kj}/2 - \lambda_{kj}(x_j - \mu_{kj})^2/2]` over the
         observed columns (the class-free :math:`-\log(2\pi)/2` is ``log_normalizer``'s)."""
-        observed = ~jnp.isnan(x)
-        d = jnp.where(observed, x, 0.0).astype(params.mean.dtype)[:, None, :] - params.mean
+        xp = xp_of(params, x)  # NumPy float64 on the host, JAX in the kernels
+        observed = ~xp.isnan(x)
+        d = xp.where(observed, x, 0.0).astype(params.mean.dtype)[:, None, :] - params.mean
         lam = params.precision
-        log_lik = 0.5 * jnp.log(lam) - 0.5 * lam * d * d
-        return jnp.sum(jnp.where(observed[:, None, :], log_lik, 0.0), axis=-1)
+        log_lik = 0.5 * xp.log(lam) - 0.5 * lam * d * d
+        return xp.sum(xp.where(observed[:, None, :], log_lik, 0.0), axis=-1)
 
     @staticmethod
     def log_predictive(posterior, x, n_levels=None) -> jax.Array:
-        observed = ~jnp.isnan(x)
-        x0 = jnp.where(observed, x, 0.0)[:, None, :]
+        xp = xp_of(posterior, x)
+        gammaln = gammaln_of(xp)
+        observed = ~xp.isnan(x)
+        x0 = xp.where(observed, x, 0.0)[:, None, :]
         a, b, kappa, loc = posterior.shape, posterior.rate, posterior.kappa, posterior.loc
         dof = 2.0 * a
         scale2 = b * (kappa + 1.0) / (a * kappa)
         z2 = (x0 - loc) ** 2 / scale2  # (n, K, F)
-        log_t = (gammaln((dof + 1) / 2) - gammaln(dof / 2) - 0.5 * jnp.log(dof * scale2)
-                 - 0.5 * (dof + 1) * jnp.log1p(z2 / dof) + 0.5 * LOG_2PI - 0.5 * jnp.log(jnp.pi))
+        log_t = (gammaln((dof + 1) / 2) - gammaln(dof / 2) - 0.5 * xp.log(dof * scale2)
+                 - 0.5 * (dof + 1) * xp.log1p(z2 / dof) + 0.5 * LOG_2PI - 0.5 * np.log(np.pi))
         # the t's -log(pi)/2 here, less the class-free -log(2 pi)/2 that log_normalizer adds
-        return jnp.sum(jnp.where(observed[:, None, :], log_t, 0.0), axis=-1)
+        return xp.sum(xp.where(observed[:, None, :], log_t, 0.0), axis=-1)
 
     @staticmethod
     def log_normalizer(x) -> jax.Array:

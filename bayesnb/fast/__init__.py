@@ -176,14 +176,18 @@ class FastForm:
     exact_host_tail: ClassVar[bool] = False
     #: ``scipy.sparse`` input through ``sparse_suff_stats``, ``sparse_log_likelihood``,
     #: ``sparse_log_predictive`` and ``sparse_log_normalizer``, which also take the dense
-    #: float64 blocks of small calls (``_host.scored_by_products``); without it a sparse block
+    #: float64 blocks of small calls (``_host.scored_on_host``); without it a sparse block
     #: is read densified a chunk of rows at a time (``_data.SparseRows``) by the dense paths
     supports_sparse: ClassVar[bool] = False
     #: True when ``sparse_suff_stats`` takes a dense block as it is and is the cheaper
     #: statistics up to ``_host.HOST_PRODUCT_CELLS`` in float64 (products alone, no per-entry
     #: function such as a log-factorial); any form with host products counts a fit of up to
-    #: ``_host.SMALL_FIT_CELLS`` there (``_host.counted_by_products``, ``host_block``)
+    #: ``_host.SMALL_FIT_CELLS`` there (``_host.counted_on_host``, ``host_block``)
     dense_host_stats: ClassVar[bool] = False
+    #: True when the family's ``suff_stats``, ``log_likelihood`` and ``log_predictive`` run
+    #: on float64 NumPy as written (``families._base.xp_of``): small dense fits and calls
+    #: (``_host.HOST_MATHS_ENTRIES``) are then computed by them on the host, compiling nothing
+    host_maths: ClassVar[bool] = False
 
 
 _FORMS: dict[type, type[FastForm]] = {}

@@ -1,6 +1,6 @@
 """Blocks counted and scored on the host in float64 NumPy: small dense calls of the families
-with host products (:func:`scored_by_products`, :func:`counted_by_products`), and, streamed in
-row chunks, the host-counting families.
+with host products or host maths (:func:`scored_on_host`, :func:`counted_on_host`), and,
+streamed in row chunks, the host-counting families.
 
 A ``host_counting`` family (Categorical) has counts for statistics and table lookups for
 scores: ``np.bincount`` and a sparse product give both exactly in float64 and compile nothing,
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._blocks import block_source, levels_of
-from ..families._base import float64_mode
+from ..families._base import float64_mode, host_f64
 from . import form_of
 from ._kernels import budget_scale
 
@@ -25,23 +25,43 @@ from ._kernels import budget_scale
 HOST_PRODUCT_CELLS = 1 << 22
 
 
-def _small_dense_with_products(families, raws) -> bool:
-    """On the CPU, every family with host products (``supports_sparse``), every block a NumPy
-    array of numbers, and at most :data:`HOST_PRODUCT_CELLS` cells in all."""
-    return (budget_scale() == 1 and all(form_of(f).supports_sparse for f in families)
-            and all(isinstance(raw, np.ndarray) and raw.dtype.kind in "biuf" for raw in raws)
-            and sum(raw.size for raw in raws) <= HOST_PRODUCT_CELLS)
+#: a dense call of at most this many entries (rows x columns x classes, ``(n, K, F)``
+#: temporaries) of the families with host maths (``FastForm.host_maths``: the Gaussian) is
+#: fitted and scored by the family's own maths in float64 NumPy and compiles nothing: a new
+#: shape's kernels compiled in 0.6-0.7 s, and compiled they were no faster up to about 50,000
+#: entries (benchmarks/first_answer.py (b) and (e), ``--host-maths-entries``)
+HOST_MATHS_ENTRIES = 1 << 16
 
 
-def scored_by_products(families, raws) -> bool:
-    """Whether a dense call is scored by its forms' float64 host products (the sparse path's
-    ``sparse_log_likelihood``, one BLAS product a block, in row chunks, and for the exact
-    predictive ``sparse_log_predictive``, which adds the listed counts past 1) rather than
-    streamed through the kernels: up to :data:`HOST_PRODUCT_CELLS` cells, where the kernels'
-    fixed costs (the copy into aligned buffers, the dispatch) outweigh their product. Past it
-    the kernels' float32 product wins, and the exact count predictive's step products beat
-    the host's listing of every count past 1. Float64 answers are within any float32 bound."""
-    return _small_dense_with_products(families, raws)
+def _small_dense(families, raws, n_classes: int, product_cells: int) -> bool:
+    """On the CPU, every block a NumPy array of numbers, and every family with host products
+    (``supports_sparse``; at most ``product_cells`` cells of their blocks in all) or host maths
+    (``host_maths``; at most :data:`HOST_MATHS_ENTRIES` entries)."""
+    if budget_scale() != 1 or not all(isinstance(raw, np.ndarray) and raw.dtype.kind in "biuf"
+                                      for raw in raws):
+        return False
+    cells = entries = 0
+    for family, raw in zip(families, raws, strict=True):
+        form = form_of(family)
+        if form.supports_sparse:
+            cells += raw.size
+        elif form.host_maths:
+            entries += raw.size * n_classes
+        else:
+            return False
+    return cells <= product_cells and entries <= HOST_MATHS_ENTRIES
+
+
+def scored_on_host(families, raws, n_classes: int) -> bool:
+    """Whether a dense call is scored on the host in float64 rather than streamed through the
+    kernels: by its forms' products (the sparse path's ``sparse_log_likelihood``, one BLAS
+    product a block, in row chunks, and for the exact predictive ``sparse_log_predictive``,
+    which adds the listed counts past 1) up to :data:`HOST_PRODUCT_CELLS` cells, where the
+    kernels' fixed costs (the copy into aligned buffers, the dispatch) outweigh their product,
+    or by the families' own maths (:data:`HOST_MATHS_ENTRIES`). Past it the kernels' float32
+    product wins, and the exact count predictive's step products beat the host's listing of
+    every count past 1. Float64 answers are within any float32 bound."""
+    return _small_dense(families, raws, n_classes, HOST_PRODUCT_CELLS)
 
 
 #: a dense fit of at most this many cells, of forms with host products, is counted on the
@@ -51,20 +71,47 @@ def scored_by_products(families, raws) -> bool:
 SMALL_FIT_CELLS = 1 << 14
 
 
-def counted_by_products(families, raws, weight: np.ndarray) -> bool:
-    """Whether a dense fit is counted by its forms' float64 host products (``sparse_suff_stats``;
-    :func:`host_block` gives them the block): up to :data:`SMALL_FIT_CELLS` cells in either
-    dtype, and in float64 up to :data:`HOST_PRODUCT_CELLS` for forms that declare
-    ``dense_host_stats`` (past it the kernels' chunked statistics win; in float32 the kernels'
-    float32 sums are the cheaper), with integer row weights. Their sums are exact in any
-    order, so a column of ones counts exactly its class's weight, as an ML estimate of 1 needs
-    (BLAS's order differs from the class weights' ``bincount``: fractional weights left 1e-16
-    between them)."""
-    if not (_small_dense_with_products(families, raws)
-            and bool(np.all(weight == np.floor(weight))) and weight.sum() < 2.0 ** 53):
+def counted_on_host(families, raws, weight: np.ndarray, n_classes: int) -> bool:
+    """Whether a dense fit is counted on the host in float64, with integer row weights: by its
+    forms' products (``sparse_suff_stats``; :func:`host_block` gives them the block) up to
+    :data:`SMALL_FIT_CELLS` cells in either dtype, and in float64 up to
+    :data:`HOST_PRODUCT_CELLS` for forms that declare ``dense_host_stats`` (past it the
+    kernels' chunked statistics win; in float32 the kernels' float32 sums are the cheaper), or
+    by the families' own ``suff_stats`` (:data:`HOST_MATHS_ENTRIES`). The products' sums are
+    exact in any order, so a column of ones counts exactly its class's weight, as an ML
+    estimate of 1 needs (BLAS's order differs from the class weights' ``bincount``:
+    fractional weights left 1e-16 between them)."""
+    if not (bool(np.all(weight == np.floor(weight))) and weight.sum() < 2.0 ** 53):
         return False
-    return (sum(raw.size for raw in raws) <= SMALL_FIT_CELLS
-            or (float64_mode() and all(form_of(f).dense_host_stats for f in families)))
+    return (_small_dense(families, raws, n_classes, SMALL_FIT_CELLS)
+            or (float64_mode() and all(form_of(f).dense_host_stats for f in families)
+                and _small_dense(families, raws, n_classes, HOST_PRODUCT_CELLS)))
+
+
+def host_stats(family, values: np.ndarray, labels):
+    """A validated dense block's float64 statistics (:func:`counted_on_host`): its form's
+    ``sparse_suff_stats`` (of the block as it is where the form declares ``dense_host_stats``,
+    else as CSR), or its family's ``suff_stats`` against the weighted one-hot of ``labels``
+    (``_sparse.Labels``)."""
+    form = form_of(family)
+    if form.host_maths:
+        resp = np.zeros((labels.codes.shape[0], labels.n_classes))
+        resp[np.arange(labels.codes.shape[0]), labels.codes] = labels.weight
+        return type(family).suff_stats(values, resp)
+    return form.sparse_suff_stats(host_block(family, values), labels)
+
+
+def host_scores(family, table, x, exact: bool) -> np.ndarray:
+    """``(n, K)`` float64 log p(x | c) of a validated float64 block (dense, or sparse for forms
+    with host products), a fresh array: the exact predictive if ``exact``, else the plug-in, by
+    the form's ``sparse_log_predictive`` or ``sparse_log_likelihood`` or the family's own
+    ``log_predictive`` or ``log_likelihood`` (``host_maths``)."""
+    form = form_of(family)
+    if form.host_maths:
+        table, maths = host_f64(table), type(family)
+        with np.errstate(divide="ignore"):  # a zero precision: log 0, a class ruled out
+            return (maths.log_predictive if exact else maths.log_likelihood)(table, x)
+    return form.sparse_log_predictive(table, x) if exact else form.sparse_log_likelihood(table, x)
 
 
 def host_block(family, values: np.ndarray):
@@ -77,7 +124,7 @@ def host_block(family, values: np.ndarray):
     return sparse.csr_array(values)
 
 
-#: cells of a :func:`scored_by_products` chunk: its float64 rows stay in a core's cache from
+#: cells of a :func:`scored_on_host` chunk: its float64 rows stay in a core's cache from
 #: the checks to the product (benchmarks/tune.py PRODUCT_CHUNK_CELLS)
 PRODUCT_CHUNK_CELLS = 1 << 19
 

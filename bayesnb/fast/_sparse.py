@@ -1,6 +1,6 @@
 """Host-side kernels for ``scipy.sparse`` input (Multinomial, Bernoulli, Poisson), whose
 products and exact predictives also score the dense float64 blocks of small calls
-(``_host.scored_by_products``).
+(``_host.scored_on_host``).
 
 A sparse count matrix is never densified: statistics are per-class sums of the stored values
 and plug-in scores ``X @ table.T`` (SciPy's CSR product), and the exact predictive densities are
@@ -106,7 +106,7 @@ def class_totals(X, resp) -> np.ndarray:
     """``resp.T @ X`` as a dense ``(K, F)`` float64 array."""
     if not isinstance(resp, Labels):
         return np.asarray((X.T @ np.asarray(resp, dtype=np.float64)).T)
-    if not sparse.issparse(X):  # a dense block (``_host.counted_by_products``): one product
+    if not sparse.issparse(X):  # a dense block (``_host.counted_on_host``): one product
         weighted = np.zeros((resp.n_classes, X.shape[0]))
         weighted[resp.codes, np.arange(X.shape[0])] = resp.weight
         return weighted @ X
@@ -642,7 +642,7 @@ def linear_rising(X, owner, slope_of, a: np.ndarray,
     A call with fewer stored values than the table would have rows, before any call has
     built it, takes every value through :func:`rising_rows` instead: building the table
     would cost far more than those few values. A dense block (the host's products for small
-    dense calls, ``fast._host.scored_by_products``) takes :func:`_dense_linear_rising`."""
+    dense calls, ``fast._host.scored_on_host``) takes :func:`_dense_linear_rising`."""
     from ..families._base import cached_by_identity, is_cached
 
     if not sparse.issparse(X):

@@ -192,6 +192,7 @@ def _check_tiny(var: np.ndarray) -> None:
 class GaussianFast(FastForm):
     family = Gaussian
     host_numeric = True
+    host_maths = True
     quadratic_in_x = True
     class_buckets = True
 
