@@ -192,6 +192,25 @@ def test_past_the_threshold_the_kernels_fit_and_score(monkeypatch):
     np.testing.assert_allclose(proba, ref.predict_proba(x), atol=1e-4)
 
 
+def test_each_threshold_bounds_its_own_kind_of_block(monkeypatch):
+    """``HOST_MATHS_ENTRIES`` bounds the Gaussian blocks and ``SMALL_FIT_CELLS`` the count
+    blocks: turning one kind off (-1) leaves a table of the other kind on the host."""
+    x, y = _data(rows=60, cols=5)
+    counts = np.random.default_rng(8).poisson(2.0, (60, 5)).astype(np.float64)
+    calls = _kernel_calls(monkeypatch)
+    monkeypatch.setattr(_host, "HOST_MATHS_ENTRIES", -1)
+    bnb.NaiveBayes(bnb.Multinomial()).fit(counts, y).predict_proba(counts)
+    assert calls == []
+    monkeypatch.setattr(_host, "HOST_MATHS_ENTRIES", 1 << 16)
+    monkeypatch.setattr(_host, "SMALL_FIT_CELLS", -1)
+    bnb.NaiveBayes(bnb.Gaussian()).fit(x, y).predict_proba(x)
+    assert calls == []
+    mixed = np.hstack([x, counts])
+    bnb.NaiveBayes(features={tuple(range(5)): bnb.Gaussian(),
+                             tuple(range(5, 10)): bnb.Multinomial()}).fit(mixed, y)
+    assert calls == ["fit"]  # the count block's bound is off: the kernels fit both
+
+
 def test_the_numerics_page_quotes_the_threshold():
     page = (Path(__file__).resolve().parents[1] / "docs/user_guide/numerics.md").read_text()
     assert _host.HOST_MATHS_ENTRIES == 65_536

@@ -28,8 +28,8 @@ HOST_PRODUCT_CELLS = 1 << 22
 #: a dense call of at most this many entries (rows x columns x classes, ``(n, K, F)``
 #: temporaries) of the families with host maths (``FastForm.host_maths``: the Gaussian) is
 #: fitted and scored by the family's own maths in float64 NumPy and compiles nothing: a new
-#: shape's kernels compiled in 0.6-0.7 s, and compiled they were no faster up to about 50,000
-#: entries (benchmarks/first_answer.py (b) and (e), ``--host-maths-entries``)
+#: shape's kernels compiled in 0.6-0.7 s, and compiled they were no faster up to about 64,000
+#: entries (benchmarks/first_answer.py (b), (c) and (e), ``--host-maths-entries``)
 HOST_MATHS_ENTRIES = 1 << 16
 
 
@@ -49,7 +49,8 @@ def _small_dense(families, raws, n_classes: int, product_cells: int) -> bool:
             entries += raw.size * n_classes
         else:
             return False
-    return cells <= product_cells and entries <= HOST_MATHS_ENTRIES
+    # each bound applies where there are blocks of its kind (a bound of -1 turns its kind off)
+    return (not cells or cells <= product_cells) and (not entries or entries <= HOST_MATHS_ENTRIES)
 
 
 def scored_on_host(families, raws, n_classes: int) -> bool:
