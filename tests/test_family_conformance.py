@@ -132,3 +132,27 @@ def test_decayed_updates_equal_one_weighted_fit(cls):
 
     with jax.enable_x64(True):
         check()
+
+
+@pytest.mark.parametrize("cls", FAMILIES)
+@pytest.mark.parametrize("method", ["mean", "bayes"])
+def test_host_maths_agree_with_the_kernels(cls, method, x64, monkeypatch):
+    """A form that declares ``host_maths`` has small tables fitted and scored by the family's
+    own maths on float64 NumPy (``fast._host.HOST_MATHS_ENTRIES``): nothing traced, and the
+    statistics and probabilities of the float64 kernels, which the checks above hold to
+    their references."""
+    from bayesnb.fast import _host, _kernels, form_of
+
+    if not form_of(cls).host_maths:
+        pytest.skip("the form declares no host maths")
+    X, y = simulate(cls, 200, n_columns=4, seed=11)
+    before = dict(_kernels.TRACES)
+    host = fit(cls, X, y, method=method)
+    p_host = host.predict_proba(X)
+    assert _kernels.TRACES == before
+    monkeypatch.setattr(_host, "HOST_MATHS_ENTRIES", -1)
+    kernels = fit(cls, X, y, method=method)
+    for a, b in zip(jax.tree.leaves(host.blocks_[0].stats),
+                    jax.tree.leaves(kernels.blocks_[0].stats), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(p_host, kernels.predict_proba(X), rtol=1e-10, atol=1e-12)
