@@ -148,6 +148,33 @@ def test_mixed_gaussian_and_count_columns_against_references(monkeypatch):
     assert calls == []
 
 
+def test_evidence_and_joint_of_a_small_table_use_no_jax(monkeypatch):
+    """``log_evidence`` and ``predict_joint_log_proba`` of a small table run the family's
+    maths on NumPy too (no JAX operation to compile): the evidence is the chain of the
+    sequential Student-t predictives (SciPy), the joint scikit-learn's."""
+    from bayesnb.families import gaussian
+
+    x, y = _data(rows=40, cols=3, seed=9)
+    ml = bnb.NaiveBayes(bnb.Gaussian(), method="ml", class_alpha=0).fit(x, y)
+    clf = bnb.NaiveBayes(bnb.Gaussian()).fit(x, y)
+    monkeypatch.setattr(gaussian, "jnp", None)  # the family's maths may not reach for JAX
+    np.testing.assert_allclose(
+        ml.predict_joint_log_proba(x),
+        GaussianNB(var_smoothing=0.0).fit(x, y).predict_joint_log_proba(x), rtol=1e-12)
+    m0, k0, a0, b0 = 0.0, 1e-3, 1.0, 0.01
+    chain = 0.0
+    for k in range(3):
+        for column in x[y == k].T:
+            for i, value in enumerate(column):
+                seen = column[:i]
+                n, mean = len(seen), seen.mean() if i else 0.0
+                kn, an = k0 + n, a0 + n / 2
+                mn = (k0 * m0 + n * mean) / kn
+                bn = b0 + ((seen - mean) ** 2).sum() / 2 + k0 * n * (mean - m0) ** 2 / (2 * kn)
+                chain += stats.t(2 * an, mn, np.sqrt(bn * (kn + 1) / (an * kn))).logpdf(value)
+    np.testing.assert_allclose(clf.log_evidence(per_block=True).iloc[1], chain, rtol=1e-12)
+
+
 def test_integer_weights_are_duplicated_rows_and_partial_fits_one_fit():
     x, y = _data(rows=50, cols=4, seed=6)
     w = np.random.default_rng(7).integers(1, 4, len(y))

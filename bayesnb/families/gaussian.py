@@ -43,7 +43,6 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.special import gammaln
 
 from .._typing import Hyper
 from . import _moments
@@ -240,16 +239,18 @@ class Gaussian(ConjugateFamily):
 
     @staticmethod
     def log_normalizer(x) -> jax.Array:
-        return -0.5 * LOG_2PI * jnp.sum(~jnp.isnan(x), axis=1)
+        xp = xp_of(x)
+        return -0.5 * LOG_2PI * xp.sum(~xp.isnan(x), axis=1)
 
     @staticmethod
     def log_evidence(prior: NormalGammaPrior, stats: GaussianStats) -> jax.Array:
-        post = Gaussian.posterior(prior, stats)
-        kappa_terms = 0.5 * jnp.sum(jnp.log(prior.kappa) - jnp.log(post.kappa))
-        gamma_k = (gammaln(post.shape) - gammaln(prior.shape) + prior.shape * jnp.log(prior.rate)
-                   - post.shape * jnp.log(post.rate))
-        gamma_terms = jnp.where(prior.pooled, jnp.sum(gamma_k[0]), jnp.sum(gamma_k))
-        return kappa_terms + gamma_terms - 0.5 * LOG_2PI * jnp.sum(stats.count)
+        xp = xp_of(prior, stats)
+        post, gammaln = Gaussian.posterior(prior, stats), gammaln_of(xp)
+        kappa_terms = 0.5 * xp.sum(xp.log(prior.kappa) - xp.log(post.kappa))
+        gamma_k = (gammaln(post.shape) - gammaln(prior.shape) + prior.shape * xp.log(prior.rate)
+                   - post.shape * xp.log(post.rate))
+        gamma_terms = xp.where(prior.pooled, xp.sum(gamma_k[0]), xp.sum(gamma_k))
+        return kappa_terms + gamma_terms - 0.5 * LOG_2PI * xp.sum(stats.count)
 
     @staticmethod
     def describe(params: GaussianParams, schema: Schema, classes) -> dict:

@@ -184,9 +184,10 @@ class FastForm:
     #: function such as a log-factorial); any form with host products counts a fit of up to
     #: ``_host.SMALL_FIT_CELLS`` there (``_host.counted_on_host``, ``host_block``)
     dense_host_stats: ClassVar[bool] = False
-    #: True when the family's ``suff_stats``, ``log_likelihood`` and ``log_predictive`` run
-    #: on float64 NumPy as written (``families._base.xp_of``): small dense fits and calls
-    #: (``_host.HOST_MATHS_ENTRIES``) are then computed by them on the host, compiling nothing
+    #: True when the family's ``suff_stats``, ``log_likelihood``, ``log_predictive`` and
+    #: ``log_normalizer`` run on float64 NumPy as written (``families._base.xp_of``): small
+    #: dense fits and calls (``_host.HOST_MATHS_ENTRIES``) are then computed by them on the
+    #: host, compiling nothing
     host_maths: ClassVar[bool] = False
 
 
