@@ -48,6 +48,7 @@ from ._base import (
     first_bad,
     numeric_block,
     observe_columns,
+    xp_of,
 )
 from ._contract import ConjugateFamily
 from ._moments import merge_moments, moments, remove_moments, scale_moments
@@ -57,12 +58,13 @@ from .gaussian import Gaussian, GaussianParams, GaussianStats, NormalGammaPrior
 def _log(x) -> jax.Array:
     """``log x`` with NaN (missing) where ``x`` is not positive: ``encode`` refuses such
     values, so only the kernels' zero padding rows reach here as missing."""
-    return jnp.log(jnp.where(x > 0, x, jnp.nan))
+    xp = xp_of(x)  # NumPy float64 on the host, JAX in the kernels
+    return xp.log(xp.where(x > 0, x, xp.nan))
 
 
 def _sum_log(stats: GaussianStats):
     r""":math:`\sum_i \log x_i` over the data the statistics describe: :math:`\sum n\bar\ell`."""
-    return jnp.sum(stats.count * stats.mean)
+    return xp_of(stats).sum(stats.count * stats.mean)
 
 
 class LogNormal(ConjugateFamily):
@@ -147,10 +149,10 @@ class LogNormal(ConjugateFamily):
     def log_normalizer(x) -> jax.Array:
         r"""The Gaussian's :math:`-\tfrac12\log 2\pi` and the Jacobian :math:`-\log x` per
         observed value."""
-        log_x = _log(x)
-        observed = ~jnp.isnan(log_x)
-        return (-0.5 * float(np.log(2 * np.pi)) * jnp.sum(observed, axis=1)
-                - jnp.sum(jnp.where(observed, log_x, 0.0), axis=1))
+        log_x, xp = _log(x), xp_of(x)
+        observed = ~xp.isnan(log_x)
+        return (-0.5 * float(np.log(2 * np.pi)) * xp.sum(observed, axis=1)
+                - xp.sum(xp.where(observed, log_x, 0.0), axis=1))
 
     @staticmethod
     def log_evidence(prior: NormalGammaPrior, stats: GaussianStats) -> jax.Array:
