@@ -175,6 +175,20 @@ def test_evidence_and_joint_of_a_small_table_use_no_jax(monkeypatch):
     np.testing.assert_allclose(clf.log_evidence(per_block=True).iloc[1], chain, rtol=1e-12)
 
 
+def test_explain_of_a_small_table_against_scipy(monkeypatch):
+    """``explain`` scores the row and its masked copies (an object array, None for a missing
+    value) on the host too: each column's factor is SciPy's normal density."""
+    calls = _kernel_calls(monkeypatch)
+    x, y = _data(rows=60, cols=4, seed=12)
+    clf = bnb.NaiveBayes(bnb.Gaussian(), method="ml", class_alpha=0).fit(x, y)
+    factors = clf.explain(x[:1])
+    for j in range(4):
+        np.testing.assert_allclose(factors.loc[j].to_numpy(dtype=float),
+                                   stats.norm(clf.theta_[:, j], np.sqrt(clf.var_[:, j]))
+                                   .pdf(x[0, j]), rtol=1e-12)
+    assert calls == []
+
+
 def test_integer_weights_are_duplicated_rows_and_partial_fits_one_fit():
     x, y = _data(rows=50, cols=4, seed=6)
     w = np.random.default_rng(7).integers(1, 4, len(y))

@@ -34,10 +34,12 @@ HOST_MATHS_ENTRIES = 1 << 16
 
 
 def _small_dense(families, raws, n_classes: int, product_cells: int) -> bool:
-    """On the CPU, every block a NumPy array of numbers, and every family with host products
+    """On the CPU, every block a NumPy array (of numbers, or of objects such as ``explain``'s
+    rows with None for a missing value, which the family's ``encode`` converts and checks as
+    it does for the kernels), and every family with host products
     (``supports_sparse``; at most ``product_cells`` cells of their blocks in all) or host maths
     (``host_maths``; at most :data:`HOST_MATHS_ENTRIES` entries)."""
-    if budget_scale() != 1 or not all(isinstance(raw, np.ndarray) and raw.dtype.kind in "biuf"
+    if budget_scale() != 1 or not all(isinstance(raw, np.ndarray) and raw.dtype.kind in "biufO"
                                       for raw in raws):
         return False
     cells = entries = 0
