@@ -98,9 +98,7 @@ def host_stats(family, values: np.ndarray, labels):
     (``_sparse.Labels``)."""
     form = form_of(family)
     if form.host_maths:
-        resp = np.zeros((labels.codes.shape[0], labels.n_classes))
-        resp[np.arange(labels.codes.shape[0]), labels.codes] = labels.weight
-        return type(family).suff_stats(values, resp)
+        return type(family).suff_stats(values, labels.one_hot())
     return form.sparse_suff_stats(host_block(family, values), labels)
 
 

@@ -45,6 +45,12 @@ class Labels(NamedTuple):
     weight: np.ndarray  # (n,) row weights
     n_classes: int
 
+    def one_hot(self) -> np.ndarray:
+        """``(n, K)`` float64: the weighted one-hot ``resp`` these codes and weights stand for."""
+        hot = np.zeros((self.codes.shape[0], self.n_classes))
+        hot[np.arange(self.codes.shape[0]), self.codes] = self.weight
+        return hot
+
 
 def row_weights(resp) -> np.ndarray:
     """``(n,)`` total weight of each row."""
@@ -107,9 +113,7 @@ def class_totals(X, resp) -> np.ndarray:
     if not isinstance(resp, Labels):
         return np.asarray((X.T @ np.asarray(resp, dtype=np.float64)).T)
     if not sparse.issparse(X):  # a dense block (``_host.counted_on_host``): one product
-        weighted = np.zeros((resp.n_classes, X.shape[0]))
-        weighted[resp.codes, np.arange(X.shape[0])] = resp.weight
-        return weighted @ X
+        return resp.one_hot().T @ X
     data = X.data
     if not np.all(resp.weight == 1):
         data = data * _row_of_each_value(X, np.asarray(resp.weight, dtype=np.float64))
