@@ -368,7 +368,7 @@ def log_normalizer(blocks, xs) -> np.ndarray:
     the dtype (log x! of counts near 1e6 is about 1.3e7: float32 keeps it to within 1)."""
     def dense(family, x):  # on the host where the family's maths runs on NumPy
         x = np.asarray(x, dtype=np.float64)
-        return type(family).log_normalizer(x if form_of(family).host_maths else jnp.asarray(x))
+        return type(family).log_normalizer(x)
 
     with jax.enable_x64(True):
         total = sum(form_of(b.family).sparse_log_normalizer(x) if sparse.issparse(x) else

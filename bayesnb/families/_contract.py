@@ -34,7 +34,7 @@ from typing import Any, ClassVar, NamedTuple
 import jax
 import numpy as np
 
-from ._base import Schema, _short, is_distribution
+from ._base import Schema, _short, is_distribution, xp_of
 
 
 class Capabilities:
@@ -472,7 +472,7 @@ class ConjugateFamily(Family):
     @staticmethod
     def log_normalizer(x: jax.Array) -> jax.Array:
         """``(n,)`` the class-free constant left out of the two functions above."""
-        return jax.numpy.zeros(x.shape[0])
+        return xp_of(x).zeros(x.shape[0])
 
     @staticmethod
     @abc.abstractmethod

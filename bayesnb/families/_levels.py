@@ -83,16 +83,21 @@ def flat_layout(sizes) -> tuple[np.ndarray, np.ndarray]:
     return offset, np.repeat(np.arange(len(sizes)), sizes).astype(np.int32)
 
 
-def column_totals(values, segment, n_columns: int):
-    """Each flat entry's column total, ``(.., L) -> (.., L)`` (NumPy in, NumPy out: float64 on
-    the host; JAX otherwise)."""
+def column_sums(values, segment, n_columns: int):
+    """Each column's sum of its flat entries, ``(.., L) -> (.., F)`` (NumPy in, NumPy out:
+    float64 on the host; JAX otherwise)."""
     if isinstance(values, np.ndarray):
         segment = np.asarray(segment)
         rows = values.reshape(-1, values.shape[-1])
         sums = np.stack([np.bincount(segment, weights=r, minlength=n_columns) for r in rows])
-        return sums.reshape(values.shape[:-1] + (n_columns,))[..., segment]
+        return sums.reshape(values.shape[:-1] + (n_columns,))
     sums = jax.ops.segment_sum(jnp.moveaxis(values, -1, 0), segment, num_segments=n_columns)
-    return jnp.moveaxis(sums, 0, -1)[..., segment]
+    return jnp.moveaxis(sums, 0, -1)
+
+
+def column_totals(values, segment, n_columns: int):
+    """Each flat entry's column total, ``(.., L) -> (.., L)`` (:func:`column_sums`)."""
+    return column_sums(values, segment, n_columns)[..., segment]
 
 
 def split_levels(flat, offset) -> list:

@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from jax.scipy.special import gammaln, xlog1py, xlogy
+from jax.scipy.special import xlog1py, xlogy
 
 from .._typing import Hyper
 from ..fast import _sparse
@@ -37,6 +37,7 @@ from ._base import (
     broadcast_hyper,
     check_beta_map,
     dist,
+    gammaln_of,
     imprecise_level_bounds,
     log_matmul,
     numeric_block,
@@ -183,7 +184,8 @@ class Bernoulli(Pooled, ConjugateFamily):
     @staticmethod
     def log_evidence(prior: BetaPrior, stats: BernoulliStats) -> jax.Array:
         post = Bernoulli.posterior(prior, stats)
-        return jnp.sum(_betaln(post.alpha, post.beta) - _betaln(prior.alpha, prior.beta))
+        return xp_of(prior, stats).sum(_betaln(post.alpha, post.beta)
+                                       - _betaln(prior.alpha, prior.beta))
 
     @staticmethod
     def describe(params: BernoulliParams, schema: Schema, classes) -> dict:
@@ -283,4 +285,5 @@ class Bernoulli(Pooled, ConjugateFamily):
 
 def _betaln(a, b):
     # jax.scipy.special.betaln is off by ~1e-7 even in float64 (measured against scipy)
+    gammaln = gammaln_of(xp_of(a, b))
     return gammaln(a) + gammaln(b) - gammaln(a + b)

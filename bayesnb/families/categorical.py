@@ -40,7 +40,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.special import gammaln, xlogy
+from jax.scipy.special import xlogy
 
 from .._typing import ArrayLike, Hyper
 from . import _levels as levels
@@ -48,9 +48,11 @@ from ._base import (
     Schema,
     dirichlet_draws,
     dist,
+    gammaln_of,
     imprecise_level_bounds,
     numpyro,
     pseudo_log,
+    xp_of,
 )
 from ._contract import ConjugateFamily
 from ._levels import UnseenCategoryWarning
@@ -223,12 +225,13 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
 
     @staticmethod
     def log_evidence(prior: DirichletPrior, stats: CategoricalStats) -> jax.Array:
-        post = Categorical.posterior(prior, stats)
+        xp = xp_of(prior, stats)
+        post, gammaln = Categorical.posterior(prior, stats), gammaln_of(xp)
         f = prior.offset.shape[0]
-        per_level = gammaln(post.alpha) - gammaln(prior.alpha)
-        a0 = jax.ops.segment_sum(prior.alpha, prior.segment, num_segments=f)
-        n = jax.ops.segment_sum(stats.counts.T, prior.segment, num_segments=f).T
-        return jnp.sum(per_level) + jnp.sum(gammaln(a0) - gammaln(a0 + n))
+        a0 = levels.column_sums(prior.alpha, prior.segment, f)  # (F,)
+        n = levels.column_sums(stats.counts, prior.segment, f)  # (K, F)
+        return (xp.sum(gammaln(post.alpha) - gammaln(prior.alpha))
+                + xp.sum(gammaln(a0) - gammaln(a0 + n)))
 
     @staticmethod
     def describe(params: CategoricalParams, schema: Schema, classes) -> dict:

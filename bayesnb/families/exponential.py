@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from jax.scipy.special import gammaln, xlogy
+from jax.scipy.special import xlogy
 
 from .._typing import Hyper
 from ._base import (
@@ -45,6 +45,7 @@ from ._base import (
     gamma_draws,
     gamma_log_prior_at,
     gamma_prior,
+    gammaln_of,
     numeric_block,
     observe_columns,
     observed_pairs,
@@ -163,9 +164,10 @@ class Exponential(ConjugateFamily):
 
     @staticmethod
     def log_evidence(prior: GammaPrior, stats: ExponentialStats) -> jax.Array:
-        post = Exponential.posterior(prior, stats)
-        return jnp.sum(prior.shape * jnp.log(prior.rate) - gammaln(prior.shape)
-                       + gammaln(post.shape) - post.shape * jnp.log(post.rate))
+        xp = xp_of(prior, stats)
+        post, gammaln = Exponential.posterior(prior, stats), gammaln_of(xp)
+        return xp.sum(prior.shape * xp.log(prior.rate) - gammaln(prior.shape)
+                      + gammaln(post.shape) - post.shape * xp.log(post.rate))
 
     @staticmethod
     def describe(params: ExponentialParams, schema: Schema, classes) -> dict:

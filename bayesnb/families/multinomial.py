@@ -47,6 +47,7 @@ from ._base import (
     broadcast_hyper,
     dirichlet_draws,
     dist,
+    gammaln_of,
     has_missing,
     log_matmul,
     numeric_block,
@@ -189,15 +190,19 @@ class Multinomial(Pooled, ConjugateFamily):
 
     @staticmethod
     def log_normalizer(x) -> jax.Array:
-        x0 = jnp.nan_to_num(x, nan=0.0)  # a missing count counts as 0
-        return gammaln(jnp.sum(x0, axis=1) + 1.0) - jnp.sum(gammaln(x0 + 1.0), axis=1)
+        xp = xp_of(x)
+        gammaln = gammaln_of(xp)
+        x0 = xp.nan_to_num(x, nan=0.0)  # a missing count counts as 0
+        return gammaln(xp.sum(x0, axis=1) + 1.0) - xp.sum(gammaln(x0 + 1.0), axis=1)
 
     @staticmethod
     def log_evidence(prior, stats: MultinomialStats) -> jax.Array:
+        xp = xp_of(prior, stats)
+        gammaln = gammaln_of(xp)
         a0, a = prior.alpha, prior.alpha + stats.counts
         per_class = (gammaln(a0.sum()) - gammaln(a.sum(axis=1))
-                     + jnp.sum(gammaln(a) - gammaln(a0), axis=1))
-        return jnp.sum(per_class) + stats.log_coef
+                     + xp.sum(gammaln(a) - gammaln(a0), axis=1))
+        return xp.sum(per_class) + stats.log_coef
 
     @staticmethod
     def describe(params: MultinomialParams, schema: Schema, classes) -> dict:

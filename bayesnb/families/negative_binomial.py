@@ -235,8 +235,8 @@ class NegativeBinomial(ConjugateFamily):
     @staticmethod
     def log_evidence(prior: NegativeBinomialPrior, stats: NegativeBinomialStats) -> jax.Array:
         post = NegativeBinomial.posterior(prior, stats)
-        return jnp.sum(_betaln(post.alpha, post.beta) - _betaln(prior.alpha, prior.beta)
-                       + stats.log_coef)
+        return xp_of(prior, stats).sum(_betaln(post.alpha, post.beta)
+                                       - _betaln(prior.alpha, prior.beta) + stats.log_coef)
 
     @staticmethod
     def describe(params: NegativeBinomialParams, schema: Schema, classes) -> dict:

@@ -38,6 +38,7 @@ from ._base import (
     gamma_draws,
     gamma_log_prior_at,
     gamma_prior,
+    gammaln_of,
     log_matmul,
     numeric_block,
     observe_columns,
@@ -154,13 +155,15 @@ class Poisson(ConjugateFamily):
 
     @staticmethod
     def log_normalizer(x) -> jax.Array:
-        return -jnp.sum(gammaln(jnp.nan_to_num(x, nan=0.0) + 1.0), axis=1)
+        xp = xp_of(x)
+        return -xp.sum(gammaln_of(xp)(xp.nan_to_num(x, nan=0.0) + 1.0), axis=1)
 
     @staticmethod
     def log_evidence(prior: GammaPrior, stats: PoissonStats) -> jax.Array:
-        post = Poisson.posterior(prior, stats)
-        return (jnp.sum(prior.shape * jnp.log(prior.rate) - post.shape * jnp.log(post.rate)
-                        + gammaln(post.shape) - gammaln(prior.shape))
+        xp = xp_of(prior, stats)
+        post, gammaln = Poisson.posterior(prior, stats), gammaln_of(xp)
+        return (xp.sum(prior.shape * xp.log(prior.rate) - post.shape * xp.log(post.rate)
+                       + gammaln(post.shape) - gammaln(prior.shape))
                 - stats.log_factorial)
 
     @staticmethod
