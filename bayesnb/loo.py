@@ -40,15 +40,24 @@ from scipy import sparse
 from ._blocks import levels_of, raw_blocks
 from ._classes import class_log_prior
 from ._data import labels_to_codes
-from .fast import _kernels, form_of
+from .families._base import host_f64
+from .fast import _host, _kernels, form_of
 from .fast._compiled import compiled
 from .fast._kernels import bucket, full_float32, pad_rows
+from .fast._sparse import Labels
 from .fitted import FittedModel, check_parametric, check_weight, chunk_statistics
 
 #: rows x classes x (block width) elements held at once while scoring left-out rows
 _BUDGET = 1 << 22
 #: left-out rows whose statistics are computed in one pass (each row its own "class")
 _ROWS = 1024
+#: a table of at most this many rows x blocks is left out row by row on the host in float64
+#: where every block can be counted and scored there (:func:`_on_host`), compiling nothing:
+#: the host took 0.03-0.09 ms a row and block, the kernels' first call 0.7-1.2 s with the
+#: compilation cache cold and 0.18-0.21 s warm (``benchmarks/first_answer.py`` (f))
+HOST_ROW_BLOCKS = 1 << 12
+#: left-out rows a chunk of the host's holds
+_HOST_CHUNK_ROWS = 128
 
 QUANTITIES = ("conditional", "joint")
 
@@ -134,18 +143,22 @@ def leave_one_out(model: FittedModel, method: str, class_alpha, class_prior, X, 
     n_classes = len(model.classes)
     with jax.enable_x64(True):
         xs = [b.family.encode(raw, b.schema) for b, raw in zip(model.blocks, raws, strict=True)]
-        full = _statistics(model, raws, xs, codes, weight, n_classes)
+        host = n * len(model.blocks) <= HOST_ROW_BLOCKS and _on_host(model, xs)
+        full = (_host_statistics(model, xs, codes, weight, n_classes) if host else
+                _statistics(model, raws, xs, codes, weight, n_classes))
         counts = np.bincount(codes, weights=weight, minlength=n_classes)
         _check_training_data(model, full, counts, sample_weight is None)
         pointwise = np.empty(n)
         width = sum(np.shape(r)[1] for r in raws) + 1
         step = int(np.clip(_BUDGET // (n_classes * width), 8, _ROWS))
+        # the host's one-hot of a chunk's rows as classes has step**2 entries
+        step = min(step, _HOST_CHUNK_ROWS) if host else step
         for start in range(0, n, step):
             stop = min(n, start + step)
             pointwise[start:stop] = _left_out(model, method, class_alpha, class_prior, full,
                                               counts, [r[start:stop] for r in raws],
                                               [x[start:stop] for x in xs], codes[start:stop],
-                                              weight[start:stop], quantity, start)
+                                              weight[start:stop], quantity, start, host)
     total = float(np.sum(pointwise))
     se = float(np.sqrt(n * np.var(pointwise))) if np.all(np.isfinite(pointwise)) else np.nan
     index = X.index if isinstance(X, pd.DataFrame) else None
@@ -194,13 +207,40 @@ def _statistics(model, raws, xs, codes, weight, n_classes) -> tuple:
                                       n_classes, sources, codes, weight)
 
 
+def _on_host(model, xs) -> bool:
+    """Whether every block can be counted and scored on the host in float64: a dense block of
+    a form that counts there (``host_counting``), runs the family's maths there
+    (``host_maths``), or has host products (``supports_sparse``) and no missing count."""
+    def ok(block, x):
+        form = form_of(block.family)
+        if sparse.issparse(x):
+            return False
+        return (form.host_counting or form.host_maths
+                or (form.supports_sparse and not np.isnan(x).any()))
+
+    return all(ok(b, x) for b, x in zip(model.blocks, xs, strict=True))
+
+
+def _host_statistics(model, xs, codes, weight, n_classes) -> tuple:
+    """Per-class statistics of the encoded blocks ``xs`` on the host (float64, :func:`_on_host`)."""
+    def stats(block, x):
+        form = form_of(block.family)
+        if form.host_counting:
+            return form.host_stats(x, codes, weight, n_classes, levels_of(block.schema))
+        return host_f64(_host.host_stats(block.family, x, Labels(codes, weight, n_classes)))
+
+    return tuple(stats(b, x) for b, x in zip(model.blocks, xs, strict=True))
+
+
 def _left_out(model, method, class_alpha, class_prior, full, counts, raws, xs, codes, weight,
-              quantity, first_row) -> np.ndarray:
-    """The pointwise values of one chunk of rows (float64; x64 is on)."""
+              quantity, first_row, host) -> np.ndarray:
+    """The pointwise values of one chunk of rows (float64; x64 is on), on the host if
+    ``host`` (:func:`_on_host`)."""
     m, n_classes = len(codes), len(model.classes)
     hot = np.eye(n_classes)[codes]  # (m, K): each row's own class
     # each row's statistics: the chunk's rows as so many "classes" of one row each
-    rows = _statistics(model, raws, xs, np.arange(m), weight, bucket(m))
+    rows = (_host_statistics(model, xs, np.arange(m), weight, m) if host else
+            _statistics(model, raws, xs, np.arange(m), weight, bucket(m)))
     scores = class_log_prior(counts - weight[:, None] * hot, class_alpha, class_prior,
                              method).copy()
     normalizer = np.zeros(m)
@@ -208,8 +248,9 @@ def _left_out(model, method, class_alpha, class_prior, full, counts, raws, xs, c
         family = type(block.family)
         x = x.toarray() if sparse.issparse(x) else np.asarray(x)
         if quantity == "joint":
-            normalizer += np.asarray(_log_normalizer(family, jnp.asarray(x)), np.float64)
-        scores += _block_scores(block, family, method, stats, row_stats, hot, x)
+            normalizer += np.asarray(family.log_normalizer(x) if host else
+                                     _log_normalizer(family, jnp.asarray(x)), np.float64)
+        scores += _block_scores(block, family, method, stats, row_stats, hot, x, host)
     own = scores[np.arange(m), codes]
     if quantity == "joint":
         out = own + normalizer
@@ -231,8 +272,9 @@ def _left_out(model, method, class_alpha, class_prior, full, counts, raws, xs, c
     return out
 
 
-def _block_scores(block, family, method, stats, row_stats, hot, x) -> np.ndarray:
-    """``(m, K)`` log p(x_i | k, D without row i) of one block, class-free constants left out."""
+def _block_scores(block, family, method, stats, row_stats, hot, x, host) -> np.ndarray:
+    """``(m, K)`` log p(x_i | k, D without row i) of one block, class-free constants left out
+    (on the host, row by row, if ``host``)."""
     m = hot.shape[0]
 
     def embed(full_leaf, row_leaf):
@@ -245,12 +287,31 @@ def _block_scores(block, family, method, stats, row_stats, hot, x) -> np.ndarray
                 own * row_leaf[:, None])  # the row's statistics in its own class, 0 elsewhere
 
     pairs = [embed(f, r) for f, r in zip(stats, row_stats, strict=True)]
+    if host:
+        kept = family.remove_stats(type(stats)(*(p[0] for p in pairs)),
+                                   type(stats)(*(p[1] for p in pairs)))
+        prior = host_f64(block.prior)
+        return np.stack([_host_row_scores(block, method, prior, jax.tree_util.tree_map(
+            lambda leaf, i=i: leaf[i], kept), x[i:i + 1])[0] for i in range(m)])
     rows = bucket(m)  # padded to a few sizes, so the compiled function is reused
     a = type(stats)(*(pad_rows(p[0], rows) for p in pairs))
     b = type(stats)(*(pad_rows(p[1], rows) for p in pairs))
     out = _scores(family, method, levels_of(block.schema), block.prior, a, b,
                   pad_rows(x, rows))
     return np.asarray(out, dtype=np.float64)[:m]
+
+
+def _host_row_scores(block, method: str, prior, kept, x) -> np.ndarray:
+    """``(1, K)`` float64 scores of one row ``x`` under the method's table from the
+    statistics ``kept`` (the data without the row), by the form's host scores or products, or
+    the family's own maths (:func:`_on_host`)."""
+    family, form, exact = type(block.family), form_of(block.family), method == "bayes"
+    # ml/map may leave a class ruled out (log 0) or undefined (NaN): the caller names the row
+    with np.errstate(divide="ignore", invalid="ignore"):
+        table = family.posterior(prior, kept) if exact else family.estimate(prior, kept, method)
+        if form.host_counting:
+            return form.host_scores(form.host_score_table(table, exact), x)
+        return _host.host_scores(block.family, table, x, exact)
 
 
 @compiled(static_argnums=(0, 1, 2))

@@ -15,10 +15,14 @@
 (d), (e) small tables of 12 column counts (300 rows, 5..16 columns, 3 classes) in one
     process, cache off: Multinomial (counts) and Gaussian fit + ``predict_proba`` of each,
     against scikit-learn's ``MultinomialNB`` and ``GaussianNB``.
+(f) the first analysis calls after a fit, each timed alone in a fresh process: ``log_evidence``,
+    ``predict_joint_log_proba``, ``explain`` of a row and exact ``loo``, on small tables, with
+    the cache off and warm.
 
-``--small-fit-cells N`` and ``--host-maths-entries N`` set ``bayesnb.fast._host``'s
-``SMALL_FIT_CELLS`` and ``HOST_MATHS_ENTRIES`` in every bayesnb child (``-1``: the kernels fit
-and score every table), to measure those constants again.
+``--small-fit-cells N``, ``--host-maths-entries N`` and ``--loo-host-row-blocks N`` set
+``bayesnb.fast._host``'s ``SMALL_FIT_CELLS`` and ``HOST_MATHS_ENTRIES`` and ``bayesnb.loo``'s
+``HOST_ROW_BLOCKS`` in every bayesnb child (``-1``: the kernels fit, score and leave out every
+table), to measure those constants again.
 
 Seconds are wall clock inside the child (``perf_counter`` around the statements) and, for (a),
 of the whole process as well (interpreter start included). The children run with no JAX cache
@@ -113,6 +117,36 @@ for width in range(5, 17):
     assert p.shape == (300, 3)
 print(seconds)
 """
+
+
+#: the child of (f): prints the seconds of each first analysis call after an untimed fit
+ANALYSIS = """
+import time
+import numpy as np
+import bayesnb as bnb
+{setup}
+{data}
+clf = bnb.NaiveBayes({features}).fit(X, y)
+row = X.iloc[0] if hasattr(X, "iloc") else X[0]
+seconds = []
+for call in (clf.log_evidence, lambda: clf.predict_joint_log_proba(X),
+             lambda: clf.explain(row), lambda: clf.loo(X, y)):
+    t0 = time.perf_counter()
+    call()
+    seconds.append(time.perf_counter() - t0)
+print(*seconds)
+"""
+
+#: (f): table, its data, the estimator's features
+ANALYSIS_TABLES = {
+    "Gaussian, 500 x 4": ("rng = np.random.default_rng(0); y = np.arange(500) % 3\n"
+                          "X = rng.normal(y[:, None], 1.0, size=(500, 4))", "bnb.Gaussian()"),
+    "Multinomial, 500 x 20": ("rng = np.random.default_rng(0); y = np.arange(500) % 3\n"
+                              "X = rng.poisson(1.0 + y[:, None], size=(500, 20)).astype(float)",
+                              "bnb.Multinomial()"),
+    "Titanic, 2,201 x 3 (categorical)": ("from bayesnb.datasets import load_titanic\n"
+                                         "X, y = load_titanic()", ""),
+}
 
 
 def child_env(cache: str | None) -> dict:
@@ -232,6 +266,20 @@ def column_counts(n_runs: int) -> None:
                   f"{seconds / rows[f'scikit-learn {reference}']:.1f}x |")
 
 
+def analysis_calls(n_runs: int, scratch: Path) -> None:
+    print("\n(f) first analysis calls after a fit, fresh process each (seconds; median of "
+          f"{n_runs} runs)\n")
+    print("| table | cache | log_evidence | predict_joint_log_proba | explain | loo |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for title, (data, features) in ANALYSIS_TABLES.items():
+        code = ANALYSIS.format(setup="\n".join(SETUP), data=data, features=features)
+        warm = str(scratch / f"analysis{len(title)}")
+        run(code, warm)  # fills the warm folder, untimed
+        for cache, folder in (("off", "0"), ("warm", warm)):
+            seconds = median_of([run(code, folder)[0] for _ in range(n_runs)])
+            print(f"| {title} | {cache} | " + " | ".join(f"{s:.3f}" for s in seconds) + " |")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="fresh processes per figure")
@@ -243,11 +291,16 @@ def main(argv=None) -> None:
     parser.add_argument("--host-maths-entries", type=int, default=None,
                         help="bayesnb.fast._host.HOST_MATHS_ENTRIES in the children "
                              "(-1: none)")
+    parser.add_argument("--loo-host-row-blocks", type=int, default=None,
+                        help="bayesnb.loo.HOST_ROW_BLOCKS in the children (-1: none)")
     args = parser.parse_args(argv)
     for name, value in (("SMALL_FIT_CELLS", args.small_fit_cells),
                         ("HOST_MATHS_ENTRIES", args.host_maths_entries)):
         if value is not None:
             SETUP.extend(["import bayesnb.fast._host", f"bayesnb.fast._host.{name} = {value}"])
+    if args.loo_host_row_blocks is not None:
+        SETUP.extend(["import bayesnb.loo", f"bayesnb.loo.HOST_ROW_BLOCKS = "
+                      f"{args.loo_host_row_blocks}"])
     if args.quick:
         args.runs = 1
     args.classes = args.classes or ((2, 5) if args.quick else (2, 31))
@@ -258,6 +311,7 @@ def main(argv=None) -> None:
         first_answer(args.runs, scratch, args.quick)
         many_models(*args.classes, scratch)
         column_counts(args.runs)
+        analysis_calls(args.runs, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -205,8 +205,25 @@ def _brute_force(features, method, X, y, weight=None, joint=False, **params):
     return out
 
 
+@pytest.fixture(params=["host", "kernels"])
+def loo_route(request, monkeypatch):
+    """Leave-one-out on the host, row by row, with the kernels unreachable (this table's size,
+    ``loo.HOST_ROW_BLOCKS``), or by the vectorised kernels (as tables past it are)."""
+    from bayesnb import loo
+
+    if request.param == "kernels":
+        monkeypatch.setattr(loo, "HOST_ROW_BLOCKS", -1)
+    else:
+        def unreachable(*args, **kwargs):
+            raise AssertionError("a small table's leave-one-out reached the kernels")
+
+        monkeypatch.setattr(loo, "_scores", unreachable)
+        monkeypatch.setattr(loo, "_statistics", unreachable)
+    return request.param
+
+
 @pytest.mark.parametrize("method", ["ml", "map", "mean", "bayes"])
-def test_loo_equals_brute_force_refits(method, x64):
+def test_loo_equals_brute_force_refits(method, x64, loo_route):
     X, y = _mixed()
     params = {"class_alpha": 2.0} if method == "map" else {}
     clf = bnb.NaiveBayes(_features(), method=method, **params).fit(X, y)
@@ -222,7 +239,7 @@ def test_loo_equals_brute_force_refits(method, x64):
             _features(), method, X, y, joint=True, **params), rtol=1e-9, atol=1e-9)
 
 
-def test_loo_with_weights_and_fixed_class_prior(x64):
+def test_loo_with_weights_and_fixed_class_prior(x64, loo_route):
     X, y = _mixed()
     weight = np.random.default_rng(0).uniform(0.5, 3.0, len(y))
     params = {"class_prior": [0.2, 0.3, 0.5]}
@@ -234,7 +251,7 @@ def test_loo_with_weights_and_fixed_class_prior(x64):
         clf.loo(X, y)
 
 
-def test_loo_refuses_other_data_and_undefined_rows(x64):
+def test_loo_refuses_other_data_and_undefined_rows(x64, loo_route):
     X, y = _mixed()
     clf = bnb.NaiveBayes(_features(), method="mean").fit(X, y)
     with pytest.raises(ValueError, match="not the training data"):
@@ -250,7 +267,7 @@ def test_loo_refuses_other_data_and_undefined_rows(x64):
         bnb.NaiveBayes(method="ml").fit(Xs, ys).loo(Xs, ys)
 
 
-def test_loo_in_float32_is_the_float64_answer():
+def test_loo_in_float32_is_the_float64_answer(loo_route):
     """The fit may be float32; leave-one-out recomputes the statistics in float64."""
     X, y = _mixed()
     clf32 = bnb.NaiveBayes(_features(), method="bayes").fit(X, y)
