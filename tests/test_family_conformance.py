@@ -6,13 +6,13 @@ the family's own generative model (``_conformance.simulate``).
 
 References are independent of the code under test: float32 against float64, weights against
 duplicated rows, chunked, merged and decayed fits against one fit, a saved model against the
-one saved.
+one saved, leave-one-out against refits on the other rows.
 """
 
 import jax
 import numpy as np
 import pytest
-from _conformance import FAMILIES, N_CLASSES, fit, make, simulate
+from _conformance import FAMILIES, N_CLASSES, PARAMETRIC, fit, make, simulate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -133,6 +133,36 @@ def test_decayed_updates_equal_one_weighted_fit(cls):
 
     with jax.enable_x64(True):
         check()
+
+
+def _rows(X, index):
+    return X.iloc[index] if hasattr(X, "iloc") else X[index]
+
+
+@pytest.mark.parametrize("cls", PARAMETRIC)
+def test_loo_equals_refits_on_the_other_rows(cls, x64, monkeypatch):
+    """Exact leave-one-out, conditional and joint, under ``mean`` and ``bayes``, against
+    refits on the other n - 1 rows: on the host where the family's form can count and score
+    there (``loo.HOST_ROW_BLOCKS``), and by the kernels."""
+    from bayesnb import loo
+
+    X, y = simulate(cls, 12, seed=10)
+    assert np.bincount(y, minlength=N_CLASSES).min() >= 2  # no class left empty
+    for method in ("mean", "bayes"):
+        expected = {"conditional": [], "joint": []}
+        for i in range(len(y)):
+            refit = fit(cls, _rows(X, np.arange(len(y)) != i), y[np.arange(len(y)) != i],
+                        method)
+            row, own = _rows(X, [i]), list(refit.classes_).index(y[i])
+            expected["conditional"].append(refit.predict_log_proba(row)[0, own])
+            expected["joint"].append(refit.predict_joint_log_proba(row)[0, own])
+        clf = fit(cls, X, y, method)
+        for bound in (loo.HOST_ROW_BLOCKS, -1):
+            monkeypatch.setattr(loo, "HOST_ROW_BLOCKS", bound)
+            for quantity, values in expected.items():
+                np.testing.assert_allclose(clf.loo(X, y, quantity=quantity).pointwise, values,
+                                           rtol=1e-9, atol=1e-9,
+                                           err_msg=f"{method}, {quantity}, bound {bound}")
 
 
 # the families whose fast form declares host maths
