@@ -248,8 +248,7 @@ def _left_out(model, method, class_alpha, class_prior, full, counts, raws, xs, c
         family = type(block.family)
         x = x.toarray() if sparse.issparse(x) else np.asarray(x)
         if quantity == "joint":
-            normalizer += np.asarray(family.log_normalizer(x) if host else
-                                     _log_normalizer(family, jnp.asarray(x)), np.float64)
+            normalizer += np.asarray(family.log_normalizer(x), np.float64)
         scores += _block_scores(block, family, method, stats, row_stats, hot, x, host)
     own = scores[np.arange(m), codes]
     if quantity == "joint":
@@ -327,12 +326,6 @@ def _scores(family, method, levels, prior, full, row, x):
         return family.log_likelihood(family.estimate(prior, s, method), xi[None], levels)[0]
 
     return jax.vmap(one)(kept, x)
-
-
-@compiled(static_argnums=0)
-@full_float32
-def _log_normalizer(family, x):
-    return family.log_normalizer(x)
 
 
 # ---------------------------------------------------------------------- draws (ArviZ)

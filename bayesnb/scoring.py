@@ -366,13 +366,10 @@ def _all_finite(x):
 def log_normalizer(blocks, xs) -> np.ndarray:
     """``(n, 1)``: the class-free constants the class scores leave out, in float64 whatever
     the dtype (log x! of counts near 1e6 is about 1.3e7: float32 keeps it to within 1)."""
-    def dense(family, x):  # on the host where the family's maths runs on NumPy
-        x = np.asarray(x, dtype=np.float64)
-        return type(family).log_normalizer(x)
-
-    with jax.enable_x64(True):
+    with jax.enable_x64(True):  # families written with jax.numpy still compute in float64
         total = sum(form_of(b.family).sparse_log_normalizer(x) if sparse.issparse(x) else
-                    np.asarray(dense(b.family, x), dtype=np.float64)
+                    np.asarray(type(b.family).log_normalizer(np.asarray(x, dtype=np.float64)),
+                               dtype=np.float64)
                     for b, x in zip(blocks, xs, strict=True))
     return np.reshape(total, (-1, 1))
 
