@@ -16,8 +16,8 @@
     process, cache off: Multinomial (counts) and Gaussian fit + ``predict_proba`` of each,
     against scikit-learn's ``MultinomialNB`` and ``GaussianNB``.
 (f) the first analysis calls after a fit, each timed alone in a fresh process: ``log_evidence``,
-    ``predict_joint_log_proba``, ``explain`` of a row and exact ``loo``, on small tables, with
-    the cache off and warm.
+    ``predict_joint_log_proba``, ``explain`` of a row, exact ``loo`` and ``simulate`` of 20 rows,
+    on small tables, with the cache off and warm.
 
 ``--small-fit-cells N``, ``--host-maths-entries N`` and ``--loo-host-row-blocks N`` set
 ``bayesnb.fast._host``'s ``SMALL_FIT_CELLS`` and ``HOST_MATHS_ENTRIES`` and ``bayesnb.loo``'s
@@ -130,7 +130,7 @@ clf = bnb.NaiveBayes({features}).fit(X, y)
 row = X.iloc[0] if hasattr(X, "iloc") else X[0]
 seconds = []
 for call in (clf.log_evidence, lambda: clf.predict_joint_log_proba(X),
-             lambda: clf.explain(row), lambda: clf.loo(X, y)):
+             lambda: clf.explain(row), lambda: clf.loo(X, y), lambda: clf.simulate(20)):
     t0 = time.perf_counter()
     call()
     seconds.append(time.perf_counter() - t0)
@@ -269,8 +269,8 @@ def column_counts(n_runs: int) -> None:
 def analysis_calls(n_runs: int, scratch: Path) -> None:
     print("\n(f) first analysis calls after a fit, fresh process each (seconds; median of "
           f"{n_runs} runs)\n")
-    print("| table | cache | log_evidence | predict_joint_log_proba | explain | loo |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| table | cache | log_evidence | predict_joint_log_proba | explain | loo | simulate |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for title, (data, features) in ANALYSIS_TABLES.items():
         code = ANALYSIS.format(setup="\n".join(SETUP), data=data, features=features)
         warm = str(scratch / f"analysis{len(title)}")

@@ -197,7 +197,7 @@ def test_mcmc_refuses_improper_class_prior():
 def test_prior_and_posterior_predictive_simulation(x64):
     X, y, features = mixed_data()
     clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
-    # one simulation (every new number of rows or draws compiles NumPyro's Predictive again)
+    # one simulation (every new number of rows or draws compiles the simulation program again)
     sim = big = clf.simulate(200, num_draws=40, seed=3)  # average over posterior draws
     assert sim.shape == (8000, X.shape[1] + 2)
     assert list(sim.columns) == [*X.columns, "y", "draw"]
@@ -214,14 +214,32 @@ def test_prior_and_posterior_predictive_simulation(x64):
         assert abs(fake["visits"].mean() - train["visits"].mean()) < 0.3
         assert abs(fake["flag"].mean() - train["flag"].mean()) < 0.1
     assert abs((big["y"] == "b").mean() - (y == "b").mean()) < 0.1
-    # a document length is not modelled: rows have the requested number of words (the shapes
-    # of the simulation above: NumPyro's Predictive runs op by op, compiled per shape)
+    # a document length is not modelled: rows have the requested number of words (a new
+    # total_count is a new program, compiled once)
     words = clf.simulate(200, num_draws=40, seed=3, total_count=25)[["w0", "w1", "w2"]]
     assert len(words) == 8000 and (words.sum(axis=1) == 25).all()
     # the shape of to_arviz's prior predictive in test_arviz_predictive_groups (compiled once)
     prior = clf.simulate(15, posterior=False, num_draws=200)
     assert prior.shape == (3000, X.shape[1] + 2) and set(prior["colour"]) <= {"red", "green",
                                                                                 "blue"}
+
+
+def test_a_model_of_the_same_structure_simulates_with_the_program_already_compiled(
+        monkeypatch):
+    from bayesnb.fast import _compiled
+    from bayesnb.model import _simulated
+
+    monkeypatch.setattr(_compiled, "MAX_EXECUTABLES", 10**6)  # nothing dropped meanwhile
+    rng = np.random.default_rng(4)
+    y = np.arange(60) % 2
+    X = rng.normal(y[:, None] * [1.0, -1.0], 1.0)
+    near = bnb.NaiveBayes(bnb.Gaussian(), method="bayes").fit(X, y).simulate(30, seed=1)
+    held = _simulated._cache_size()
+    # other data, the same structure and hyperparameters: the same program, its own draws
+    far = bnb.NaiveBayes(bnb.Gaussian(), method="bayes").fit(X + 100.0, y).simulate(30, seed=1)
+    assert _simulated._cache_size() == held
+    assert abs(near[[0, 1]].to_numpy().mean()) < 2.0
+    assert abs(far[[0, 1]].to_numpy().mean() - 100.0) < 2.0
 
 
 def test_mcmc_simulation_uses_the_nuts_draws(mcmc_fit):
