@@ -36,6 +36,7 @@ from .fast._float32 import sum_rounding
 from .fast._kernels import full_float32
 from .model import (
     ColumnSites,
+    block_draws,
     block_sites,
     column_labels,
     parameter_sites,
@@ -193,12 +194,6 @@ def _prior_per_class(family, block, k):
     return family.posterior(block.prior, empty)
 
 
-def _block_draws(draws, index, blocks):
-    """Block ``index``'s draws keyed as its family keys them (``"{j}.probs"``, ``"theta"``)."""
-    return {key: draws[site] for site, (i, key) in parameter_sites(blocks).items()
-            if i == index}
-
-
 def _chunk_scores(families, linear, lp, tables, xs):
     """``(n, S, K)`` joint scores log pi_k + log p(x | theta_k) of one chunk of ``S`` draws.
 
@@ -302,7 +297,7 @@ def _chunked_tables(families, blocks, flat, class_lp, n_draws, chunk, x_complete
     for i, (family, block) in enumerate(zip(families, blocks, strict=True)):
         # only Categorical reads the posterior (the predictive of a value unseen in training)
         post = family.posterior(block.prior, block.stats)
-        sample = jax.tree_util.tree_map(jnp.asarray, _block_draws(flat, i, blocks))
+        sample = jax.tree_util.tree_map(jnp.asarray, block_draws(flat, i, blocks))
         table = jax.vmap(lambda s, f=family, post=post: f.params_from_sample(s, post))(sample)
         if x_complete[i] and form_of(family).linear_in_x:
             weights, bias, finite = _linear_layout(family, n_chunks, chunk, table)
@@ -388,10 +383,16 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
     ``joint_only``: only ``log_joint`` (a scorer normalises it itself), without the host's
     float64 probabilities and entropies (5-7 ms of a 27 ms call on an H200).
     """
+    from . import _draws_host
     from .fast._kernels import bucket, budget_scale
 
     families = tuple(type(b.family) for b in blocks)
     n_classes, n_draws = _draw_shape(class_prior, draws)
+    if prepared is None and _draws_host.on_host(blocks, xs, n_draws, n_classes):
+        log_joint, mean, aleatoric, probs = _draws_host.predictive(_draws_host.joint_scores(
+            blocks, _class_log_prior(class_prior, draws, n_draws), _flat(draws), xs))
+        return _summary(log_joint, mean, aleatoric, joint_only, interval,
+                        lambda quantiles: np.quantile(probs, quantiles, axis=-1))
     # on an accelerator, products as wide as the budget allows: 20 chunks of 51 draws made
     # as many passes of small kernels (1,000 draws, 20 classes: one chunk there)
     per_chunk = max(1, min(n_draws, _DRAW_COLUMNS * budget_scale() // n_classes))
@@ -399,12 +400,9 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
     complete = complete_blocks(xs)
 
     def build():
-        flat = _flat(draws)
-        if class_prior is None:
-            class_lp = np.log(flat["class_probs"])
-        else:
-            class_lp = np.broadcast_to(np.log(class_prior), (n_draws, len(class_prior)))
-        return _chunked_tables(families, blocks, flat, class_lp, n_draws, chunk, complete)
+        return _chunked_tables(families, blocks, _flat(draws),
+                               _class_log_prior(class_prior, draws, n_draws), n_draws, chunk,
+                               complete)
 
     lp, tables, valid, linear = _cached(prepared, ("tables", float64_mode(), complete), build)
     n = xs[0].shape[0]
@@ -420,6 +418,34 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
         res = _draw_sums(families, linear, lp, tables, valid, padded)
         out.append(tuple(np.asarray(r, dtype=np.float64)[:m] for r in res))
     log_joint, mean, aleatoric = (np.concatenate(parts) for parts in zip(*out, strict=True))
+
+    def quantiles(q):
+        rows = _even_rows(n, max(8, _DRAWS_BUDGET // max(1, n_draws * width)))
+        bands = []
+        for start in range(0, n, rows):
+            part = [x[start:start + rows] for x in xs]
+            m = part[0].shape[0]
+            padded = tuple(pad_any(c, bucket(m)) for c in part)
+            p = np.asarray(_draw_probs(families, linear, n_draws, lp, tables, padded))[:m]
+            # NumPy's selection (introselect): XLA:CPU sorts every row, about 10x slower
+            bands.append(np.quantile(p, q, axis=-1).astype(np.float64))
+        return np.concatenate(bands, axis=1)
+
+    return _summary(log_joint, mean, aleatoric, joint_only, interval, quantiles)
+
+
+def _class_log_prior(class_prior, draws: dict, n_draws: int) -> np.ndarray:
+    """``(D, K)`` log class probabilities of every draw (the fixed ``class_prior``'s, or the
+    drawn ``class_probs``)."""
+    if class_prior is None:
+        return np.log(_flat({"class_probs": draws["class_probs"]})["class_probs"])
+    return np.broadcast_to(np.log(class_prior), (n_draws, len(class_prior)))
+
+
+def _summary(log_joint, mean, aleatoric, joint_only: bool, interval, quantiles) -> dict:
+    """:func:`predict_from_draws`' result from the draw-averaged joint and p(c | x, theta),
+    the mean entropy and ``quantiles(q)`` (``(2, n, K)``: p(c | x, theta)'s ``q`` quantiles
+    over the draws)."""
     if joint_only:
         return {"log_joint": log_joint}
     from scipy.special import entr, logsumexp
@@ -431,18 +457,8 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
     aleatoric = np.minimum(aleatoric, total)
     result = {"log_joint": log_joint, "proba": proba}
     if interval is not None:
-        rows = _even_rows(n, max(8, _DRAWS_BUDGET // max(1, n_draws * width)))
-        bands = []
-        for start in range(0, n, rows):
-            part = [x[start:start + rows] for x in xs]
-            m = part[0].shape[0]
-            padded = tuple(pad_any(c, bucket(m)) for c in part)
-            p = np.asarray(_draw_probs(families, linear, n_draws, lp, tables, padded))[:m]
-            # NumPy's selection (introselect): XLA:CPU sorts every row, about 10x slower
-            lo, hi = np.quantile(p, [(1.0 - interval) / 2, (1.0 + interval) / 2], axis=-1)
-            bands.append((lo.astype(np.float64), hi.astype(np.float64)))
-        result["lower"], result["upper"] = (np.concatenate(p) for p in zip(*bands,
-                                                                          strict=True))
+        result["lower"], result["upper"] = quantiles([(1.0 - interval) / 2,
+                                                      (1.0 + interval) / 2])
     result.update(entropy=total, aleatoric=aleatoric, mutual_info=total - aleatoric)
     return result
 
@@ -457,15 +473,20 @@ def predict_rows(model, class_prior, draws, X, unseen: str, *, interval=0.9, pre
     float64 (the same draws). Where :func:`draws_rounding` bounds the rounding above
     ``SCORE_ROUNDING_LIMIT`` (the closed-form kernels' limit), the rows are encoded and scored
     again in float64 (``jax.enable_x64``, scoped, as NUTS runs), so the answer is float64's.
+    A small call without ``prepared`` tables is computed on the host in float64
+    (``_draws_host``), which needs no bound.
 
     A device-resident ``jax.Array`` ``X`` stays on its device (:func:`encode_dense`).
     ``prepared``: a dict keeping what depends on the draws alone from call to call (see
     :func:`predict_from_draws`), for draws that do not change (``DrawsScorer``)."""
+    from . import _draws_host
     from .families._base import float64_mode
     from .fast._kernels import SCORE_ROUNDING_LIMIT
 
     xs = encode_dense(model, X, unseen, on_device=True)
-    if not float64_mode() and (
+    n_classes, n_draws = _draw_shape(class_prior, draws)
+    host = prepared is None and _draws_host.on_host(model.blocks, xs, n_draws, n_classes)
+    if not host and not float64_mode() and (
             not float32_safe(model.families)  # no bound to trust: float64 (``bayesnb.fast``)
             or draws_rounding(model.blocks, class_prior, draws, xs, prepared)
             > SCORE_ROUNDING_LIMIT):
@@ -613,7 +634,7 @@ def draws_rounding(blocks, class_prior, draws, xs, prepared=None) -> float:
             return np.inf
 
         def extents(i=i, block=block, family=family, linear=linear):
-            sample = {k: jnp.asarray(v) for k, v in _block_draws(_flat(draws), i,
+            sample = {k: jnp.asarray(v) for k, v in block_draws(_flat(draws), i,
                                                                   blocks).items()}
             # in float32 where that is the mode: the bound's own rounding is a 1e-7 part of it
             post = jax.tree_util.tree_map(jnp.asarray,

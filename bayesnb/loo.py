@@ -336,7 +336,7 @@ def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
     constants included) or :math:`\log p(y_i \mid x_i, \theta_s)` (``"conditional"``), for
     the ``log_likelihood`` group of ArviZ (PSIS-LOO, WAIC). ``class_prior`` is the fixed
     class probabilities, or None when they are drawn (site ``class_probs``)."""
-    from .inference import _block_draws
+    from .model import block_draws
 
     if quantity not in QUANTITIES:
         raise ValueError(f"quantity must be one of {QUANTITIES}, got {quantity!r}.")
@@ -358,7 +358,7 @@ def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
         tables = tuple(
             _draw_tables(type(b.family), type(b.family).posterior(b.prior, b.stats),
                          jax.tree_util.tree_map(jnp.asarray,
-                                                _block_draws(flat, i, model.blocks)))
+                                                block_draws(flat, i, model.blocks)))
             for i, b in enumerate(model.blocks))
         families = tuple(type(b.family) for b in model.blocks)
         levels = tuple(levels_of(b.schema) for b in model.blocks)

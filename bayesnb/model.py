@@ -115,6 +115,12 @@ def parameter_sites(blocks) -> dict[str, tuple[int, str]]:
             for key in param_keys(b)}
 
 
+
+def block_draws(draws: dict, index: int, blocks) -> dict:
+    """Block ``index``'s draws keyed as its family keys them (``"{j}.probs"``, ``"theta"``)."""
+    return {key: draws[site] for site, (i, key) in parameter_sites(blocks).items()
+            if i == index}
+
 class ColumnSites(numpyro.primitives.Messenger):
     """Publish a block's per-column sites under their column names: the family samples
     ``"{block}.{j}.{parameter}"`` (it knows positions, not names) and the trace, ``priors=``

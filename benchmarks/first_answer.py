@@ -15,14 +15,16 @@
 (d), (e) small tables of 12 column counts (300 rows, 5..16 columns, 3 classes) in one
     process, cache off: Multinomial (counts) and Gaussian fit + ``predict_proba`` of each,
     against scikit-learn's ``MultinomialNB`` and ``GaussianNB``.
-(f) the first analysis calls after a fit, each timed alone in a fresh process: ``log_evidence``,
-    ``predict_joint_log_proba``, ``explain`` of a row, exact ``loo`` and ``simulate`` of 20 rows,
-    on small tables, with the cache off and warm.
+(f) the first analysis calls after a fit, timed one after another in a fresh process:
+    ``log_evidence``, ``predict_joint_log_proba``, ``explain`` of a row, exact ``loo``,
+    ``simulate`` of 20 rows and ``predict_uncertainty`` of 10 (1,000 draws), on small tables,
+    with the cache off and warm.
 
-``--small-fit-cells N``, ``--host-maths-entries N`` and ``--loo-host-row-blocks N`` set
-``bayesnb.fast._host``'s ``SMALL_FIT_CELLS`` and ``HOST_MATHS_ENTRIES`` and ``bayesnb.loo``'s
-``HOST_ROW_BLOCKS`` in every bayesnb child (``-1``: the kernels fit, score and leave out every
-table), to measure those constants again.
+``--small-fit-cells N``, ``--host-maths-entries N``, ``--loo-host-row-blocks N`` and
+``--host-draw-entries N`` set ``bayesnb.fast._host``'s ``SMALL_FIT_CELLS`` and
+``HOST_MATHS_ENTRIES``, ``bayesnb.loo``'s ``HOST_ROW_BLOCKS`` and ``bayesnb._draws_host``'s
+``HOST_DRAW_ENTRIES`` in every bayesnb child (``-1``: the kernels fit, score, leave out and
+average over draws for every table), to measure those constants again.
 
 Seconds are wall clock inside the child (``perf_counter`` around the statements) and, for (a),
 of the whole process as well (interpreter start included). The children run with no JAX cache
@@ -130,7 +132,8 @@ clf = bnb.NaiveBayes({features}).fit(X, y)
 row = X.iloc[0] if hasattr(X, "iloc") else X[0]
 seconds = []
 for call in (clf.log_evidence, lambda: clf.predict_joint_log_proba(X),
-             lambda: clf.explain(row), lambda: clf.loo(X, y), lambda: clf.simulate(20)):
+             lambda: clf.explain(row), lambda: clf.loo(X, y), lambda: clf.simulate(20),
+             lambda: clf.predict_uncertainty(X[:10])):
     t0 = time.perf_counter()
     call()
     seconds.append(time.perf_counter() - t0)
@@ -269,8 +272,9 @@ def column_counts(n_runs: int) -> None:
 def analysis_calls(n_runs: int, scratch: Path) -> None:
     print("\n(f) first analysis calls after a fit, fresh process each (seconds; median of "
           f"{n_runs} runs)\n")
-    print("| table | cache | log_evidence | predict_joint_log_proba | explain | loo | simulate |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| table | cache | log_evidence | predict_joint_log_proba | explain | loo | simulate | "
+          "predict_uncertainty |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for title, (data, features) in ANALYSIS_TABLES.items():
         code = ANALYSIS.format(setup="\n".join(SETUP), data=data, features=features)
         warm = str(scratch / f"analysis{len(title)}")
@@ -293,6 +297,8 @@ def main(argv=None) -> None:
                              "(-1: none)")
     parser.add_argument("--loo-host-row-blocks", type=int, default=None,
                         help="bayesnb.loo.HOST_ROW_BLOCKS in the children (-1: none)")
+    parser.add_argument("--host-draw-entries", type=int, default=None,
+                        help="bayesnb._draws_host.HOST_DRAW_ENTRIES in the children (-1: none)")
     args = parser.parse_args(argv)
     for name, value in (("SMALL_FIT_CELLS", args.small_fit_cells),
                         ("HOST_MATHS_ENTRIES", args.host_maths_entries)):
@@ -301,6 +307,9 @@ def main(argv=None) -> None:
     if args.loo_host_row_blocks is not None:
         SETUP.extend(["import bayesnb.loo", f"bayesnb.loo.HOST_ROW_BLOCKS = "
                       f"{args.loo_host_row_blocks}"])
+    if args.host_draw_entries is not None:
+        SETUP.extend(["import bayesnb._draws_host", f"bayesnb._draws_host.HOST_DRAW_ENTRIES = "
+                      f"{args.host_draw_entries}"])
     if args.quick:
         args.runs = 1
     args.classes = args.classes or ((2, 5) if args.quick else (2, 31))

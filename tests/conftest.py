@@ -78,6 +78,16 @@ def kernel_fits(monkeypatch):
     monkeypatch.setattr(_host, "HOST_MATHS_ENTRIES", -1)
 
 
+@pytest.fixture
+def kernel_draws(monkeypatch):
+    """Predictions over draws streamed through the kernels however small
+    (``_draws_host.HOST_DRAW_ENTRIES`` sends a small call to the host's float64 NumPy): for the
+    tests of the kernels' chunks, float32 forms and rounding bounds."""
+    from bayesnb import _draws_host
+
+    monkeypatch.setattr(_draws_host, "HOST_DRAW_ENTRIES", -1)
+
+
 #: drop JAX's compiled kernels past this many memory maps (vm.max_map_count is 65,530 here)
 _MAX_MAPS = 20_000
 

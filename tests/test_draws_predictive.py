@@ -113,6 +113,29 @@ def count_data(family, seed=0, n=120, f=6, k=3):
 FAMILIES = {"multinomial": bnb.Multinomial, "bernoulli": bnb.Bernoulli, "poisson": bnb.Poisson}
 
 
+@pytest.fixture(autouse=True)
+def _kernels_by_default(kernel_draws):
+    """These tests are the kernels' (chunks, float32 bounds, device-resident rows); those that
+    also check the host's route (``_draws_host``) take ``draws_route``."""
+
+
+@pytest.fixture(params=["kernels", "host"])
+def draws_route(request, monkeypatch):
+    """Each route of a small call without prepared tables: the kernels, or the host, whose
+    run proves it: the kernels' entry points raise there."""
+    from bayesnb import _draws_host
+
+    if request.param == "host":
+        monkeypatch.setattr(_draws_host, "HOST_DRAW_ENTRIES", 1 << 30)
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("the kernels were called on the host's route")
+
+        for name in ("_draw_sums", "_draw_probs", "draws_rounding", "_chunked_tables"):
+            monkeypatch.setattr(inference, name, refuse)
+    return request.param
+
+
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Chunks of 3 draws (3 classes, 10 columns per matmul) and batches of 8 rows, so 37
@@ -138,12 +161,13 @@ def linear_used(monkeypatch):
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_linear_families_match_scipy_over_chunk_boundaries(name, x64, small_chunks,
-                                                           linear_used):
+                                                           linear_used, draws_route):
     X, y = count_data(name)
     clf = bnb.NaiveBayes(FAMILIES[name](), method="bayes").fit(X, y)
     draws = clf.sample_posterior(N_DRAWS, seed=1)
     u = clf.predict_uncertainty(X[:30], draws=draws, interval=0.8)
-    assert linear_used == [(True,)]  # the one-matmul path, not the per-draw fallback
+    if draws_route == "kernels":
+        assert linear_used == [(True,)]  # the one-matmul path, not the per-draw fallback
     ref = reference_uncertainty(reference_scores(clf, draws, X[:30]), 0.8)
     assert set(u) == set(ref)
     for key in ref:
@@ -188,6 +212,34 @@ def test_mixed_blocks_with_missing_values_match_scipy(x64, small_chunks, linear_
     linear = dict(zip(names, linear_used[-1], strict=True))
     assert linear == {"bernoulli": True, "categorical": False, "gaussian": False,
                       "multinomial": True, "poisson": True}
+
+
+def test_missing_values_of_host_scored_blocks_match_scipy(draws_route):
+    """A Gaussian with missing values and a Categorical with a missing level (scored on the
+    host with them), beside complete Bernoulli and Multinomial blocks, in the default dtype
+    policy: against SciPy, on both routes (float32's bound on the kernels' one)."""
+    rng = np.random.default_rng(8)
+    n = 90
+    y = rng.choice(["a", "b", "c"], n)
+    k = pd.Series(y).map({"a": 0, "b": 1, "c": 2}).to_numpy()
+    X = pd.DataFrame({
+        "flag": (rng.random(n) < 0.2 + 0.3 * k).astype(float),
+        "colour": rng.choice(["red", "green", "blue"], n),
+        "size": rng.normal(1.5 * k, 1.0),
+        "w0": rng.poisson(2 + k).astype(float), "w1": rng.poisson(1 + k).astype(float),
+    })
+    bag = bnb.Multinomial()
+    features = {"flag": bnb.Bernoulli(), "colour": bnb.Categorical(),
+                "size": bnb.Gaussian(kappa=0.1, rate=1.0), "w0": bag, "w1": bag}
+    clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
+    draws = clf.sample_posterior(N_DRAWS, seed=5)
+    test = X.head(20).copy()
+    test.loc[rng.random(20) < 0.3, "size"] = np.nan
+    test.loc[[2, 7], "colour"] = None
+    u = clf.predict_uncertainty(test, draws=draws, interval=0.7)
+    ref = reference_uncertainty(reference_scores(clf, draws, test), 0.7)
+    for key in ref:
+        np.testing.assert_allclose(u[key], ref[key], rtol=1e-5, atol=1e-6, err_msg=key)
 
 
 def test_float32_agrees_with_x64():

@@ -1080,7 +1080,7 @@ def test_gaussian_beside_categorical_columns_that_outweigh_it():
     _agrees_with_x64_where_the_odds_cross(predict, 0.49, 0.51)  # near even odds
 
 
-def test_categorical_draws_over_thousands_of_columns_agree_with_numpy():
+def test_categorical_draws_over_thousands_of_columns_agree_with_numpy(kernel_draws):
     """The predictive over draws scored Categorical blocks in float32 with no rounding bound
     (they are neither linear nor quadratic in x): a row's score sums 3,000 uncentred log
     probabilities, partial sums in the thousands, and the 90% band of p(c | x, theta) was
@@ -1107,7 +1107,7 @@ def test_categorical_draws_over_thousands_of_columns_agree_with_numpy():
     np.testing.assert_allclose(u["upper"], upper, atol=TOL)
 
 
-def test_multinomial_draws_with_a_missing_count_agree_with_float64():
+def test_multinomial_draws_with_a_missing_count_agree_with_float64(kernel_draws):
     """A Multinomial block with a missing count is scored draw by draw, its log probabilities
     not centred (only the complete block's product is), yet its rounding bound took the
     centred extents: rows of 2,000 tokens over 2,000 words had bands 2e-4 off (1.8e-6 for the
@@ -1133,7 +1133,7 @@ def _draws_agree_with_x64(family, X, y, Xt) -> None:
         np.testing.assert_allclose(u32[k], u64[k], atol=TOL, err_msg=k)
 
 
-def test_gaussian_draws_over_thousands_of_columns_agree_with_float64():
+def test_gaussian_draws_over_thousands_of_columns_agree_with_float64(kernel_draws):
     """A Gaussian draw's score sums one term of one sign per column; its rounding bound was
     their root sum of squares alone, without the accumulation of partial sums that reach
     their sum: 5,000 standardised columns of two close classes had bands 4.3e-4 off.

@@ -107,8 +107,9 @@ def split_levels(flat, offset) -> list:
 
 
 def join_levels(pieces) -> jax.Array:
-    """The inverse of :func:`split_levels`."""
-    return jnp.concatenate(pieces, axis=-1)
+    """The inverse of :func:`split_levels` (NumPy for NumPy pieces)."""
+    xp = np if all(isinstance(p, np.ndarray) for p in pieces) else jnp
+    return xp.concatenate(pieces, axis=-1)
 
 
 def flat_one_hot(codes: np.ndarray, sizes) -> np.ndarray:

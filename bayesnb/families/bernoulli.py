@@ -233,8 +233,8 @@ class Bernoulli(Pooled, ConjugateFamily):
 
     @staticmethod
     def params_from_sample(sample, posterior) -> BernoulliParams:
-        theta = sample["theta"]
-        return BernoulliParams(jnp.log(theta), jnp.log1p(-theta))
+        theta, xp = sample["theta"], xp_of(sample)
+        return BernoulliParams(xp.log(theta), xp.log1p(-theta))
 
     @staticmethod
     def posterior_distributions(posterior: BetaPrior) -> dict:

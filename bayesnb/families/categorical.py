@@ -279,8 +279,8 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
 
     @staticmethod
     def params_from_sample(sample, posterior: DirichletPrior) -> CategoricalParams:
-        log_prob = jnp.log(levels.join_levels([sample[f"{j}.probs"]
-                                               for j in range(posterior.offset.shape[0])]))
+        probs = [sample[f"{j}.probs"] for j in range(posterior.offset.shape[0])]
+        log_prob = xp_of(sample).log(levels.join_levels(probs))
         # a value unseen in training has no parameter in a draw: it gets the exact predictive
         exact = Categorical.estimate(posterior, _NO_DATA, "mean")
         return CategoricalParams(log_prob, posterior.offset, exact.log_unseen)

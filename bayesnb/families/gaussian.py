@@ -306,7 +306,7 @@ class Gaussian(ConjugateFamily):
     @staticmethod
     def params_from_sample(sample, posterior) -> GaussianParams:
         mean = sample["mean"]
-        return GaussianParams(mean, jnp.broadcast_to(sample["precision"], mean.shape))
+        return GaussianParams(mean, xp_of(sample).broadcast_to(sample["precision"], mean.shape))
 
     @staticmethod
     def posterior_log_density(posterior: NormalGammaPrior, params: dict) -> jax.Array:

@@ -257,7 +257,7 @@ class Multinomial(Pooled, ConjugateFamily):
 
     @staticmethod
     def params_from_sample(sample, posterior) -> MultinomialParams:
-        return MultinomialParams(jnp.log(sample["probs"]))
+        return MultinomialParams(xp_of(sample).log(sample["probs"]))
 
     @staticmethod
     def posterior_distributions(posterior) -> dict:

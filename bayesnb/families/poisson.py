@@ -200,7 +200,7 @@ class Poisson(ConjugateFamily):
 
     @staticmethod
     def params_from_sample(sample, posterior) -> PoissonParams:
-        return PoissonParams(jnp.log(sample["rate"]), sample["rate"])
+        return PoissonParams(xp_of(sample).log(sample["rate"]), sample["rate"])
 
     @staticmethod
     def posterior_distributions(posterior: GammaPrior) -> dict:
