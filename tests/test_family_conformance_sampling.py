@@ -117,3 +117,46 @@ def test_nuts_matches_the_exact_posterior(cls):
         mcse = chain[0].std(axis=0) / np.sqrt(effective_sample_size(chain))
         np.testing.assert_array_less(np.abs(chain[0].mean(axis=0) - np.asarray(exact[key].mean)),
                                      5 * mcse + 1e-6)
+
+
+@pytest.mark.parametrize("cls", PARAMETRIC)
+def test_uncertainty_over_draws_matches_the_numpyro_densities(cls, x64, monkeypatch):
+    """``predict_uncertainty`` over given draws, on the host where the family's form scores
+    there (``_draws_host``) and by the kernels: the predictive, its band, the entropy and its
+    split against every draw scored by the family's NumPyro program (its observed sites'
+    ``log_prob``), averaged here over the draws."""
+    from scipy.special import entr, softmax
+
+    from bayesnb import _draws_host
+    from bayesnb.model import block_draws
+
+    X, y = simulate(cls, 30, seed=12)
+    clf = fit(cls, _take(X, slice(0, 24)), y[:24], method="bayes")
+    draws = clf.sample_posterior(23, seed=3)
+    new = _take(X, slice(24, 30))
+    fam, _, _, x, _ = block_arrays(clf, new)
+    flat = {k: np.asarray(v, dtype=np.float64).reshape((-1,) + np.shape(v)[2:])
+            for k, v in draws.items()}
+    params = {k: jnp.asarray(v) for k, v in block_draws(flat, 0, clf.blocks_).items()}
+    per_draw = jax.jit(jax.vmap(jax.vmap(lambda p, k: _row_log_likelihood(
+        fam, p, jnp.asarray(x), k), (None, 0)), (0, None)))
+    ll = np.asarray(per_draw(params, jnp.arange(N_CLASSES)))  # (draws, classes, rows)
+    s = np.log(flat["class_probs"])[:, None, :] + ll.transpose(0, 2, 1)  # (draws, rows, K)
+    p = softmax(s, axis=2)
+    mean = p.mean(axis=0)
+    total = entr(mean).sum(axis=1)
+    aleatoric = np.minimum(entr(p).sum(axis=2).mean(axis=0), total)
+    lower, upper = np.quantile(p, [0.1, 0.9], axis=0)
+    expected = {"proba": softmax(logsumexp(s, axis=0), axis=1), "lower": lower,
+                "upper": upper, "entropy": total, "aleatoric": aleatoric,
+                "mutual_info": total - aleatoric}
+    for bound in (1 << 30, -1):
+        monkeypatch.setattr(_draws_host, "HOST_DRAW_ENTRIES", bound)
+        got = clf.predict_uncertainty(new, draws=draws, interval=0.8)
+        for key, value in expected.items():
+            np.testing.assert_allclose(got[key], value, rtol=1e-9, atol=1e-12,
+                                       err_msg=f"{key}, bound {bound}")
+
+
+def _take(X, rows):
+    return X.iloc[rows] if hasattr(X, "iloc") else X[rows]
