@@ -316,18 +316,22 @@ def simulate_sites(clf, n_rows, *, posterior=True, num_draws=1, seed=0, total_co
         take = np.random.default_rng(seed).choice(next(iter(flat.values())).shape[0],
                                                   num_draws, replace=False)
         flat = {k: v[take] for k, v in flat.items()}
+    # the class setup as arrays the program reads: a constant would be validated by NumPyro
+    # op by op while tracing, each op compiled
+    classes = {name: kwargs.pop(name) for name in ("class_alpha", "class_prior")}
     program = SimulationProgram(clf.priors, kwargs, None if posterior else num_draws)
-    out = _simulated(program, jax.random.PRNGKey(seed), flat)
+    out = _simulated(program, jax.random.PRNGKey(seed), flat, classes)
     keep = {"y"} | {k for k in out if k.endswith(".x")}
     return {k: np.asarray(v) for k, v in out.items() if k in keep}
 
 
 class SimulationProgram:
     """What :func:`_simulated` compiles once: the model's replacement priors, its simulation
-    arguments (:func:`model_and_data_for_simulation`, with ``n_rows`` and ``total_count``) and
-    the number of prior draws (None: posterior draws are given). Equal by value, so a model
-    of the same structure and hyperparameters reuses the compiled program: run op by op,
-    NumPyro's ``Predictive`` compiled some 55 small programs on every first call."""
+    arguments but the class setup (:func:`model_and_data_for_simulation`, with ``n_rows`` and
+    ``total_count``) and the number of prior draws (None: posterior draws are given). Equal
+    by value, so a model of the same structure and hyperparameters reuses the compiled
+    program: run op by op, NumPyro's ``Predictive`` compiled some 55 small programs on every
+    first call."""
 
     def __init__(self, priors, kwargs: dict, num_samples: int | None):
         self.priors, self.kwargs, self.num_samples = priors, kwargs, num_samples
@@ -347,9 +351,10 @@ class SimulationProgram:
 # Gaussian model's prior program compiled in 0.5 s against 2.5 s, and ran no slower than op by op
 @compiled(static_argnums=(0,), compiler_options={
     "xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False})
-def _simulated(program: SimulationProgram, key, posterior_samples):
+def _simulated(program: SimulationProgram, key, posterior_samples, classes: dict):
     """NumPyro's ``Predictive`` of the program: from ``posterior_samples`` (``{site: (draws,
-    ...)}``), or from the prior (``program.num_samples`` draws)."""
+    ...)}``), or from the prior (``program.num_samples`` draws); ``classes`` holds the
+    ``class_alpha`` and ``class_prior`` arguments of :func:`naive_bayes_model`."""
     from numpyro.infer import Predictive
 
     model = with_priors(naive_bayes_model, program.priors)
@@ -357,12 +362,12 @@ def _simulated(program: SimulationProgram, key, posterior_samples):
         predictive = Predictive(model, num_samples=program.num_samples)
     else:
         predictive = Predictive(model, posterior_samples=posterior_samples)
-    return predictive(key, **program.kwargs)
+    return predictive(key, **program.kwargs, **classes)
 
 
 def model_and_data_for_simulation(clf):
     """``(model, kwargs)`` with no data: every block and the labels are sampled."""
-    class_alpha, class_prior = (None if a is None else jnp.asarray(a)
+    class_alpha, class_prior = (None if a is None else np.asarray(a)
                                 for a in clf._class_setup())
     return naive_bayes_model, dict(
         families=tuple(type(b.family) for b in clf.blocks_),
