@@ -29,7 +29,7 @@ import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 from scipy import sparse
 
-from .families._base import float64_mode
+from .families._base import float64_mode, host_f64
 from .fast import float32_safe, form_of
 from .fast._compiled import compiled
 from .fast._float32 import sum_rounding
@@ -189,9 +189,10 @@ def exact_draws(fitted, class_alpha, class_prior, num_draws=1000, seed=0, num_ch
 
 
 def _prior_per_class(family, block, k):
-    """The prior as a posterior of zero data (statistics of no rows)."""
-    empty = jax.tree_util.tree_map(lambda a: jnp.zeros_like(a), block.stats)
-    return family.posterior(block.prior, empty)
+    """The prior as a posterior of zero data (statistics of no rows), in float64 NumPy (the
+    family's maths on the host: nothing compiled)."""
+    empty = jax.tree_util.tree_map(lambda a: np.zeros(np.shape(a)), block.stats)
+    return family.posterior(host_f64(block.prior), empty)
 
 
 def _chunk_scores(families, linear, lp, tables, xs):
