@@ -174,9 +174,10 @@ def test_linear_families_match_scipy_over_chunk_boundaries(name, x64, small_chun
         np.testing.assert_allclose(u[key], ref[key], rtol=1e-9, atol=1e-12, err_msg=key)
 
 
-def test_mixed_blocks_with_missing_values_match_scipy(x64, small_chunks, linear_used):
-    rng = np.random.default_rng(3)
-    n = 80
+def mixed_rows(seed: int, n: int):
+    """``(X, y, features, rng)``: a Bernoulli, a Categorical, a Poisson, a Gaussian and a
+    three-word Multinomial column block of three classes, and the generator, for more."""
+    rng = np.random.default_rng(seed)
     y = rng.choice(["a", "b", "c"], n)
     k = pd.Series(y).map({"a": 0, "b": 1, "c": 2}).to_numpy()
     X = pd.DataFrame({
@@ -190,6 +191,11 @@ def test_mixed_blocks_with_missing_values_match_scipy(x64, small_chunks, linear_
     bag = bnb.Multinomial()
     features = {"flag": bnb.Bernoulli(), "colour": bnb.Categorical(), "visits": bnb.Poisson(),
                 "size": bnb.Gaussian(kappa=0.1, rate=1.0), "w0": bag, "w1": bag, "w2": bag}
+    return X, y, features, rng
+
+
+def test_mixed_blocks_with_missing_values_match_scipy(x64, small_chunks, linear_used):
+    X, y, features, rng = mixed_rows(3, 80)
     clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
     draws = clf.sample_posterior(N_DRAWS, seed=2)
     test = X.head(25).copy()
@@ -216,21 +222,9 @@ def test_mixed_blocks_with_missing_values_match_scipy(x64, small_chunks, linear_
 
 def test_missing_values_of_host_scored_blocks_match_scipy(draws_route):
     """A Gaussian with missing values and a Categorical with a missing level (scored on the
-    host with them), beside complete Bernoulli and Multinomial blocks, in the default dtype
-    policy: against SciPy, on both routes (float32's bound on the kernels' one)."""
-    rng = np.random.default_rng(8)
-    n = 90
-    y = rng.choice(["a", "b", "c"], n)
-    k = pd.Series(y).map({"a": 0, "b": 1, "c": 2}).to_numpy()
-    X = pd.DataFrame({
-        "flag": (rng.random(n) < 0.2 + 0.3 * k).astype(float),
-        "colour": rng.choice(["red", "green", "blue"], n),
-        "size": rng.normal(1.5 * k, 1.0),
-        "w0": rng.poisson(2 + k).astype(float), "w1": rng.poisson(1 + k).astype(float),
-    })
-    bag = bnb.Multinomial()
-    features = {"flag": bnb.Bernoulli(), "colour": bnb.Categorical(),
-                "size": bnb.Gaussian(kappa=0.1, rate=1.0), "w0": bag, "w1": bag}
+    host with them), beside complete Bernoulli, Poisson and Multinomial blocks, in the default
+    dtype policy: against SciPy, on both routes (float32's bound on the kernels' one)."""
+    X, y, features, rng = mixed_rows(8, 90)
     clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
     draws = clf.sample_posterior(N_DRAWS, seed=5)
     test = X.head(20).copy()
