@@ -383,6 +383,9 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
     ``jax.Array`` blocks (:func:`encode_dense` with ``on_device``): they are not copied.
     ``joint_only``: only ``log_joint`` (a scorer normalises it itself), without the host's
     float64 probabilities and entropies (5-7 ms of a 27 ms call on an H200).
+
+    A small call without ``prepared`` tables, of blocks the host scores, is computed on the
+    host in float64 instead (``_draws_host``: the same quantities, nothing compiled).
     """
     from . import _draws_host
     from .fast._kernels import bucket, budget_scale
@@ -439,7 +442,7 @@ def _class_log_prior(class_prior, draws: dict, n_draws: int) -> np.ndarray:
     """``(D, K)`` log class probabilities of every draw (the fixed ``class_prior``'s, or the
     drawn ``class_probs``)."""
     if class_prior is None:
-        return np.log(_flat({"class_probs": draws["class_probs"]})["class_probs"])
+        return np.log(_flat(draws)["class_probs"])
     return np.broadcast_to(np.log(class_prior), (n_draws, len(class_prior)))
 
 

@@ -115,11 +115,11 @@ def parameter_sites(blocks) -> dict[str, tuple[int, str]]:
             for key in param_keys(b)}
 
 
-
 def block_draws(draws: dict, index: int, blocks) -> dict:
     """Block ``index``'s draws keyed as its family keys them (``"{j}.probs"``, ``"theta"``)."""
     return {key: draws[site] for site, (i, key) in parameter_sites(blocks).items()
             if i == index}
+
 
 class ColumnSites(numpyro.primitives.Messenger):
     """Publish a block's per-column sites under their column names: the family samples
@@ -338,7 +338,8 @@ class SimulationProgram:
         leaves, treedef = jax.tree_util.tree_flatten((priors, kwargs, num_samples))
         self._key = (treedef, tuple(
             (np.dtype(leaf.dtype).str, np.shape(leaf), np.asarray(leaf).tobytes())
-            if hasattr(leaf, "dtype") else leaf for leaf in leaves))
+            if isinstance(leaf, np.ndarray | np.generic | jax.Array) else leaf
+            for leaf in leaves))
 
     def __hash__(self) -> int:
         return hash(self._key)
