@@ -180,7 +180,9 @@ class BayesianReports:
         with the labels of ``classes_``.
         The draws are streamed in chunks (one matmul per chunk for Multinomial, Bernoulli and
         Poisson blocks), so the predictive needs memory for the rows x classes sums and one
-        chunk; the band needs every draw of a row and is computed in batches of rows.
+        chunk; the band needs every draw of a row and is computed in batches of rows. A small
+        call (at most ``bayesnb._draws_host.HOST_DRAW_ENTRIES`` rows x draws x classes x
+        columns) is computed at once on the host in float64, compiling nothing.
 
         Examples
         --------
