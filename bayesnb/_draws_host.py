@@ -34,8 +34,9 @@ from .fast._kernels import budget_scale
 from .model import block_draws
 
 #: rows x draws x classes x columns of a call at most, for it to be computed here (a thousand
-#: draws of three classes and four columns: 170 rows); a larger one goes through the kernels
-HOST_DRAW_ENTRIES = 1 << 21
+#: draws of three classes and four columns: 87 rows): a first call saves the kernels' 0.2-1 s of
+#: compiling, and a later one costs at most about twice theirs (``benchmarks/tune.py``)
+HOST_DRAW_ENTRIES = 1 << 20
 
 
 def on_host(blocks, xs, n_draws: int, n_classes: int) -> bool:
@@ -96,14 +97,15 @@ def predictive(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     each class's log-sum-exp over the draws shifted by its own largest score, so a class far
     below the others keeps its finite score, and :math:`H = \log z - \sum_k e_k t_k / z`."""
     n_draws = scores.shape[1]
+    s = np.ascontiguousarray(scores.transpose(0, 2, 1))  # (n, K, D): reductions along memory
     with np.errstate(invalid="ignore", divide="ignore"):
-        top = scores.max(axis=1, keepdims=True)  # (n, 1, K)
+        top = s.max(axis=2, keepdims=True)  # (n, K, 1)
         top = np.where(np.isfinite(top), top, 0.0)
-        log_joint = np.log(np.exp(scores - top).sum(axis=1)) + top[:, 0] - np.log(n_draws)
-        best = scores.max(axis=2, keepdims=True)  # (n, D, 1)
-        t = scores - np.where(np.isfinite(best), best, 0.0)
+        log_joint = np.log(np.exp(s - top).sum(axis=2)) + top[..., 0] - np.log(n_draws)
+        best = s.max(axis=1, keepdims=True)  # (n, 1, D)
+        t = s - np.where(np.isfinite(best), best, 0.0)
         e = np.exp(t)
-        z = e.sum(axis=2)
-        p = e / z[..., None]  # NaN under a draw that rules the row out
-        entropy = np.where(z > 0, np.log(z) - np.where(e > 0, e * t, 0.0).sum(axis=2) / z, 0.0)
-    return log_joint, p.mean(axis=1), entropy.mean(axis=1), np.moveaxis(p, 1, 2)
+        z = e.sum(axis=1)  # (n, D)
+        p = e / z[:, None, :]  # NaN under a draw that rules the row out
+        entropy = np.where(z > 0, np.log(z) - np.where(e > 0, e * t, 0.0).sum(axis=1) / z, 0.0)
+    return log_joint, p.mean(axis=2), entropy.mean(axis=1), p

@@ -9,13 +9,14 @@
 
 A cell is one operation of a ``run.py`` (or ``sparse.py``) case on that case's data, next to
 its reference (scikit-learn, or the plug-in for the exact predictive), both timed in the same
-process. Each value of the constant runs in a fresh subprocess (kernels read some constants
-when they are traced, and tables built from others are cached per fitted model, so a value is
-only measured cleanly from a cold start): one warm-up call of each side, then ``--repeats``
-alternating calls, medians. The values run in turn, ``--runs`` times, their order reversed
-every other round. Printed per value: the medians over the runs of ours, of the reference and
-of their ratio, the ratio against the shipped value's, and the argmax agreement of the
-predictions with the shipped value's (a value must not change the answers).
+process; ``gaussian-uncertainty`` is ``predict_uncertainty`` of 80 rows over 1,000 draws, next
+to ``predict_proba`` of the same rows. Each value of the constant runs in a fresh subprocess
+(kernels read some constants when they are traced, and tables built from others are cached per
+fitted model, so a value is only measured cleanly from a cold start): one warm-up call of each
+side, then ``--repeats`` alternating calls, medians. The values run in turn, ``--runs`` times,
+their order reversed every other round. Printed per value: the medians over the runs of ours,
+of the reference and of their ratio, the ratio against the shipped value's, and the argmax
+agreement of the predictions with the shipped value's (a value must not change the answers).
 
 A constant earns its place when the shipped value beats every alternative by at least 10% on
 some cell (``benchmarks/README.md``, "Tuned constants").
@@ -89,6 +90,8 @@ CONSTANTS = {
     "CHUNK_ENTRIES": (["bayesnb.fast._host.CHUNK_ENTRIES"],
                       ["categorical-fit", "categorical-predict"],
                       ["shipped", "1 << 18", "1 << 22"]),
+    "HOST_DRAW_ENTRIES": (["bayesnb._draws_host.HOST_DRAW_ENTRIES"],
+                          ["gaussian-uncertainty"], ["shipped", "-1"]),
 }
 
 #: cell -> (data, operation, reference). The data of a ``run.py`` case (``bayes``: that case's
@@ -101,7 +104,12 @@ CELLS = {
     "csr-bayes": ("csr", "bayes", "mean"),
     "csr-fit": ("csr", "fit", "sklearn"),
     "csr-predict": ("csr", "predict", "sklearn"),
+    "gaussian-uncertainty": ("gaussian", "uncertainty", "predict_proba"),
 }
+#: the uncertainty cell: a fit of ``UNCERTAINTY_FIT`` rows (3 classes, 4 Gaussian columns) and
+#: ``predict_uncertainty`` of its first ``UNCERTAINTY_ROWS`` over ``UNCERTAINTY_DRAWS`` exact
+#: draws, against its plug-in ``predict_proba`` of the same rows
+UNCERTAINTY_FIT, UNCERTAINTY_ROWS, UNCERTAINTY_DRAWS = 500, 80, 1000
 #: ``sparse.py``'s shapes: rows, columns, stored values per row
 CSR_FULL, CSR_QUICK = (100_000, 50_000, 100), (2_000, 5_000, 30)
 
@@ -122,6 +130,11 @@ def load(data: str, op: str, quick: bool, dtype: str):
         method = "bayes" if op == "bayes" else "mean"
         return (X, y, bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method=method, class_alpha=0),
                 MultinomialNB(alpha=1.0))
+    if op == "uncertainty":
+        rng = np.random.default_rng(0)
+        y = np.arange(UNCERTAINTY_FIT) % 3
+        X = rng.normal(y[:, None], 1.0, size=(UNCERTAINTY_FIT, 4)).astype(dtype)
+        return X, y, bnb.NaiveBayes(bnb.Gaussian(), method="bayes"), None
     if op == "bayes":
         from cases import bayes
 
@@ -190,6 +203,14 @@ def child(spec: dict) -> dict:
             ref_est = copy.deepcopy(ours_est).set_params(method=ref_side)
             ours_call, ref_call = (lambda: ours_est.predict_proba(X)), (
                 lambda: ref_est.predict_proba(X))
+        elif op == "uncertainty":  # later calls in one process, on fixed draws
+            ours_est.fit(X, y)
+            draws = ours_est.sample_posterior(UNCERTAINTY_DRAWS, seed=0)
+            rows = X[:UNCERTAINTY_ROWS]
+            ours_call, ref_call = (
+                lambda: ours_est.predict_uncertainty(rows, draws=draws)), (
+                lambda: ours_est.predict_proba(rows))
+            answer = lambda: ours_call()["proba"]  # noqa: E731 - the call's own answer
         elif op == "fit":
             ours_call, ref_call = (lambda: ours_est.fit(X, y)), (lambda: ref_est.fit(X, y))
         else:
@@ -205,7 +226,9 @@ def child(spec: dict) -> dict:
                 start = time.perf_counter()
                 call()
                 times[side].append(time.perf_counter() - start)
-        labels = np.asarray(ours_est.predict_proba(rows)).argmax(axis=1)
+        if op != "uncertainty":
+            answer = lambda: ours_est.predict_proba(rows)  # noqa: E731
+        labels = np.asarray(answer()).argmax(axis=1)
     return {"ours": statistics.median(times["ours"]), "ref": statistics.median(times["ref"]),
             "labels": labels.tolist(), "shipped": repr(shipped)}
 

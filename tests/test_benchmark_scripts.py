@@ -109,6 +109,16 @@ def test_tune_measures_a_constant_against_an_alternative():
     assert all(float(r[3]) == 100.0 for r in rows), text  # same argmax as the shipped value
 
 
+def test_tune_times_later_uncertainty_calls_on_both_routes():
+    # the host's route (shipped) and the kernels' (-1) give the same most probable classes
+    text = run_script("tune.py", "HOST_DRAW_ENTRIES", "--quick", "--runs", "1", "--repeats", "1")
+    assert "gaussian-uncertainty (float32, quick): bayesnb._draws_host.HOST_DRAW_ENTRIES" in text, \
+        text
+    rows = re.findall(r"^\| (\S+) \| [0-9.,]+ ms \| [0-9.,]+ ms \| [0-9.]+x \| "
+                      r"[0-9.]+ \| ([0-9.]+)% \|$", text, flags=re.MULTILINE)
+    assert rows == [("shipped", "100.000"), ("-1", "100.000")], text
+
+
 def test_compile_bound_reports_each_model_within_the_bound():
     text = run_script("compile_bound.py", "--classes", "2", "5", "--max-executables", "3")
     models, batches = text.split("small batches")
