@@ -29,7 +29,7 @@ import numpy as np
 
 from .families._base import host_f64
 from .fast import form_of
-from .fast._host import host_scores
+from .fast._host import host_scores, scorable
 from .fast._kernels import budget_scale
 from .model import block_draws
 
@@ -40,22 +40,15 @@ HOST_DRAW_ENTRIES = 1 << 20
 
 
 def on_host(blocks, xs, n_draws: int, n_classes: int) -> bool:
-    """On the CPU, a small call (:data:`HOST_DRAW_ENTRIES`) whose every block is a NumPy array
-    that its form scores on the host for many tables at once: by table lookups, or, with its
-    class axes declared (``class_buckets``), by host maths or by host products where no
-    value is missing."""
+    """On the CPU, a small call (:data:`HOST_DRAW_ENTRIES`) whose every block the host scores
+    (``_host.scorable``) for many tables at once: by table lookups, or along the class axes
+    its form declares (``class_buckets``)."""
     columns = sum(x.shape[1] for x in xs)
     if budget_scale() != 1 or xs[0].shape[0] * n_draws * n_classes * columns > HOST_DRAW_ENTRIES:
         return False
-    for block, x in zip(blocks, xs, strict=True):
-        form = form_of(block.family)
-        if not isinstance(x, np.ndarray):
-            return False
-        missing = x.dtype.kind == "f" and bool(np.isnan(x).any())
-        by_classes = form.host_maths or (form.supports_sparse and not missing)
-        if not (form.host_counting or (form.class_buckets and by_classes)):
-            return False
-    return True
+    return all(scorable(b.family, x) and (form_of(b.family).host_counting
+                                          or form_of(b.family).class_buckets)
+               for b, x in zip(blocks, xs, strict=True))
 
 
 def joint_scores(blocks, class_log_prior: np.ndarray, flat: dict, xs) -> np.ndarray:

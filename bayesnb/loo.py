@@ -208,17 +208,9 @@ def _statistics(model, raws, xs, codes, weight, n_classes) -> tuple:
 
 
 def _on_host(model, xs) -> bool:
-    """Whether every block can be counted and scored on the host in float64: a dense block of
-    a form that counts there (``host_counting``), runs the family's maths there
-    (``host_maths``), or has host products (``supports_sparse``) and no missing count."""
-    def ok(block, x):
-        form = form_of(block.family)
-        if sparse.issparse(x):
-            return False
-        return (form.host_counting or form.host_maths
-                or (form.supports_sparse and not np.isnan(x).any()))
-
-    return all(ok(b, x) for b, x in zip(model.blocks, xs, strict=True))
+    """Whether every block can be counted and scored on the host in float64
+    (``_host.scorable``)."""
+    return all(_host.scorable(b.family, x) for b, x in zip(model.blocks, xs, strict=True))
 
 
 def _host_statistics(model, xs, codes, weight, n_classes) -> tuple:
@@ -302,14 +294,11 @@ def _block_scores(block, family, method, stats, row_stats, hot, x, host) -> np.n
 
 def _host_row_scores(block, method: str, prior, kept, x) -> np.ndarray:
     """``(1, K)`` float64 scores of one row ``x`` under the method's table from the
-    statistics ``kept`` (the data without the row), by the form's host scores or products, or
-    the family's own maths (:func:`_on_host`)."""
-    family, form, exact = type(block.family), form_of(block.family), method == "bayes"
+    statistics ``kept`` (the data without the row), by ``_host.host_scores``."""
+    family, exact = type(block.family), method == "bayes"
     # ml/map may leave a class ruled out (log 0) or undefined (NaN): the caller names the row
     with np.errstate(divide="ignore", invalid="ignore"):
         table = family.posterior(prior, kept) if exact else family.estimate(prior, kept, method)
-        if form.host_counting:
-            return form.host_scores(form.host_score_table(table, exact), x)
         return _host.host_scores(block.family, table, x, exact)
 
 

@@ -102,12 +102,26 @@ def host_stats(family, values: np.ndarray, labels):
     return form.sparse_suff_stats(host_block(family, values), labels)
 
 
+def scorable(family, x) -> bool:
+    """Whether :func:`host_scores` scores the encoded block ``x``: a dense NumPy block of a
+    form that counts on the host (``host_counting``), runs its family's maths there
+    (``host_maths``), or has host products (``supports_sparse``) and no missing count."""
+    form = form_of(family)
+    if not isinstance(x, np.ndarray):
+        return False
+    missing = x.dtype.kind == "f" and bool(np.isnan(x).any())
+    return form.host_counting or form.host_maths or (form.supports_sparse and not missing)
+
+
 def host_scores(family, table, x, exact: bool) -> np.ndarray:
-    """``(n, K)`` float64 log p(x | c) of a validated float64 block (dense, or sparse for forms
-    with host products), a fresh array: the exact predictive if ``exact``, else the plug-in, by
-    the form's ``sparse_log_predictive`` or ``sparse_log_likelihood`` or the family's own
+    """``(n, K)`` float64 log p(x | c) of a validated block (float64 values, dense or sparse
+    for forms with host products; codes for host counting), a fresh array: the exact
+    predictive if ``exact``, else the plug-in, by the form's lookups (``host_counting``), its
+    ``sparse_log_predictive`` or ``sparse_log_likelihood``, or the family's own
     ``log_predictive`` or ``log_likelihood`` (``host_maths``)."""
     form = form_of(family)
+    if form.host_counting:
+        return form.host_scores(form.host_score_table(table, exact), x)
     if form.host_maths:
         table, maths = host_f64(table), type(family)
         with np.errstate(divide="ignore"):  # a zero precision: log 0, a class ruled out
