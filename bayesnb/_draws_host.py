@@ -7,8 +7,9 @@ takes milliseconds to do. A call of at most :data:`HOST_DRAW_ENTRIES` (row, draw
 column) entries, every block of which the host can score, is done here instead, with what
 each form declares: every draw's table (its family's ``params_from_sample``) side by side as
 the classes of one table, along the class axes the form declares (``class_axes``), scored
-once by its family's ``log_likelihood`` (``host_maths``) or its host products
-(``supports_sparse``, complete rows), or by its table lookups (``host_counting``). With
+once by its family's ``log_likelihood`` (``host_maths``; for a form with host products, a
+block with missing values) or its host products (``supports_sparse``), or by its table
+lookups (``host_counting``). With
 :math:`s_{idk} = \log\pi_{dk} + \log p(x_i \mid \theta_{dk})`:
 
 .. math::

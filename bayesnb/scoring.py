@@ -133,14 +133,19 @@ class TableScorer(NamedTuple):
         """Scores of dense blocks in float64 on the host (``_host.host_scores``: the forms'
         products, or the families' own maths), in row chunks that stay in cache
         (``_host.product_chunks``), each block's chunk validated by its family's ``encode``
-        (an error names the row of the block); None where a missing count (NaN) reached a
-        row's normaliser: the kernels' masked forms score it."""
+        (an error names the row of the block); None where the kernels' masked forms score a
+        missing count instead: a count block with missing values past the family maths'
+        bound (``_host.past_maths_bound``), or a missing count that reached a row's
+        normaliser (a form with host products and no host maths)."""
         blocks = self.model.blocks
-        n = raws[0].shape[0]
-        out, norm = np.empty((n, len(self.model.classes))), np.empty(n)
+        n, n_classes = raws[0].shape[0], len(self.model.classes)
+        out, norm = np.empty((n, n_classes)), np.empty(n)
         for start, stop in _host.product_chunks(n, sum(raw.shape[1] for raw in raws)):
             xs = [_encoded_rows(block, raw, start, stop, self.unseen)
                   for block, raw in zip(blocks, raws, strict=True)]
+            if any(_host.past_maths_bound(block.family, x, n_classes)
+                   for block, x in zip(blocks, xs, strict=True)):
+                return None
             scores = self.log_prior
             for block, table, x in zip(blocks, self.tables, xs, strict=True):
                 block_scores = self._host_block_scores(block, table, x)

@@ -69,9 +69,10 @@ def x64():
 def kernel_fits(monkeypatch):
     """Fits counted by the statistics kernels however small (``fast._host.SMALL_FIT_CELLS``
     sends a small dense fit of the count families to the host's float64 products), and
-    Gaussian fits and predictions computed by them (``HOST_MATHS_ENTRIES`` sends small ones to
-    the family's float64 NumPy maths): for the tests of the kernels' own paths (chunks,
-    float32 forms and rounding bounds, redone passes, value checks)."""
+    Gaussian fits and predictions, and count blocks with missing values, computed by them
+    (``HOST_MATHS_ENTRIES`` sends small ones to the family's float64 NumPy maths): for the
+    tests of the kernels' own paths (chunks, float32 forms and rounding bounds, masked forms,
+    redone passes, value checks)."""
     from bayesnb.fast import _host
 
     monkeypatch.setattr(_host, "SMALL_FIT_CELLS", -1)

@@ -220,16 +220,21 @@ def test_mixed_blocks_with_missing_values_match_scipy(x64, small_chunks, linear_
                       "multinomial": True, "poisson": True}
 
 
-def test_missing_values_of_host_scored_blocks_match_scipy(draws_route):
-    """A Gaussian with missing values and a Categorical with a missing level (scored on the
-    host with them), beside complete Bernoulli, Poisson and Multinomial blocks, in the default
-    dtype policy: against SciPy, on both routes (float32's bound on the kernels' one)."""
+@pytest.mark.parametrize("missing_counts", [False, True])
+def test_missing_values_of_host_scored_blocks_match_scipy(draws_route, missing_counts):
+    """A Gaussian with missing values and a Categorical with a missing level, beside Bernoulli,
+    Poisson and Multinomial blocks complete (the host's products score them) or with missing
+    values too (the families' own maths score them on the host), in the default dtype
+    policy: against SciPy, on both routes (float32's bound on the kernels' one)."""
     X, y, features, rng = mixed_rows(8, 90)
     clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
     draws = clf.sample_posterior(N_DRAWS, seed=5)
     test = X.head(20).copy()
     test.loc[rng.random(20) < 0.3, "size"] = np.nan
     test.loc[[2, 7], "colour"] = None
+    if missing_counts:
+        for col in ("flag", "visits", "w1"):
+            test.loc[rng.random(20) < 0.25, col] = np.nan
     u = clf.predict_uncertainty(test, draws=draws, interval=0.7)
     ref = reference_uncertainty(reference_scores(clf, draws, test), 0.7)
     for key in ref:

@@ -173,19 +173,28 @@ HOST_MATHS = [p for p in FAMILIES if form_of(p.values[0]).host_maths]
 @pytest.mark.parametrize("method", ["mean", "bayes"])
 def test_host_maths_agree_with_the_kernels(cls, method, x64, monkeypatch):
     """A form that declares ``host_maths`` has small tables fitted and scored by the family's
-    own maths on float64 NumPy (``fast._host.HOST_MATHS_ENTRIES``): nothing traced, and the
-    statistics and probabilities of the float64 kernels, which the checks above hold to
-    their references."""
+    own maths on float64 NumPy (``fast._host.HOST_MATHS_ENTRIES``), here with missing values,
+    which a form's host products do not take: nothing traced, and the statistics, the
+    probabilities and the joint densities of the float64 kernels' masked forms, which the
+    checks above hold to their references."""
     from bayesnb.fast import _host, _kernels
 
     X, y = simulate(cls, 200, n_columns=4, seed=11)
+    X = X.astype(np.float64)
+    X[np.random.default_rng(3).random(X.shape) < 0.1] = np.nan
     before = dict(_kernels.TRACES)
     host = fit(cls, X, y, method=method)
-    p_host = host.predict_proba(X)
+    p_host, joint_host = host.predict_proba(X), host.predict_joint_log_proba(X)
     assert _kernels.TRACES == before
     monkeypatch.setattr(_host, "HOST_MATHS_ENTRIES", -1)
+    streamed = []
+    monkeypatch.setattr(_kernels, "stream_suff_stats", lambda *a, _f=_kernels.stream_suff_stats:
+                        streamed.append(1) or _f(*a))
     kernels = fit(cls, X, y, method=method)
+    assert streamed  # the kernels' masked forms counted it
     for a, b in zip(jax.tree.leaves(host.blocks_[0].stats),
                     jax.tree.leaves(kernels.blocks_[0].stats), strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-11, atol=1e-12)
     np.testing.assert_allclose(p_host, kernels.predict_proba(X), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(joint_host, kernels.predict_joint_log_proba(X), rtol=1e-10,
+                               atol=1e-9)

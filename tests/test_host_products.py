@@ -240,19 +240,24 @@ def test_exact_poisson_matches_the_negative_binomial(x64, route, monkeypatch):
     assert bool(calls) == (route == "kernels")
 
 
+@pytest.mark.parametrize("maths_route", ["family maths", "kernels"])
 @pytest.mark.parametrize("method", ["mean", "bayes"])
-def test_missing_counts_go_to_the_masked_forms(x64, monkeypatch, method):
-    """A NaN count is missing: the host products give up on it (its row's NaN) and the
-    kernels' masked form answers. Checked against the formulas of the observed columns: the
-    plug-in renormalises the class's word probabilities over them, the exact predictive is
-    their Dirichlet-multinomial."""
+def test_missing_counts_take_the_family_maths_or_the_masked_forms(x64, monkeypatch, method,
+                                                                  maths_route):
+    """A NaN count is missing: the host products do not take it, so a small call is scored
+    by the family's own maths on the host and a call past ``_host.HOST_MATHS_ENTRIES`` (here
+    forced) by the kernels' masked forms. Both checked against the formulas of the observed
+    columns: the plug-in renormalises the class's word probabilities over them, the exact
+    predictive is their Dirichlet-multinomial."""
     X, y = _counts(n=90, f=6, k=3, seed=11)
     model = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method=method, class_alpha=0).fit(X, y)
     calls = _spy(monkeypatch)
+    if maths_route == "kernels":
+        monkeypatch.setattr(_host, "HOST_MATHS_ENTRIES", -1)
     Xm = X[:4].copy()
     Xm[1, 2] = np.nan
     proba = model.predict_proba(Xm)
-    assert calls  # the kernels answered
+    assert bool(calls) == (maths_route == "kernels")
     observed = ~np.isnan(Xm[1])
     x = Xm[1:2, observed]
     if method == "bayes":

@@ -5,15 +5,17 @@ is counted by the forms' float64 host products in either dtype, so a table with 
 no kernel was compiled for answers without compiling (a statistics kernel for a new shape
 compiled in 0.55-0.75 s). Checked here: nothing is traced, the statistics equal
 scikit-learn's and the log evidence a float64 computation written from the conjugate formulas
-(SciPy's ``gammaln``), integer weights equal duplicated rows, and what the host cannot count
-(fractional weights, missing counts) still reaches the kernels.
+(SciPy's ``gammaln``), integer weights equal duplicated rows, that fractional weights still
+reach the kernels, and that missing counts are counted, scored and explained by the families'
+own maths on the host (past ``HOST_MATHS_ENTRIES`` by the kernels' masked forms).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.special import gammaln
+from scipy import stats
+from scipy.special import gammaln, logsumexp
 from sklearn.naive_bayes import BernoulliNB, MultinomialNB
 
 import bayesnb as bnb
@@ -108,10 +110,9 @@ def test_integer_weights_are_duplicated_rows(name):
     np.testing.assert_allclose(weighted.log_evidence(), copies.log_evidence(), rtol=1e-12)
 
 
-def test_fractional_weights_and_missing_counts_reach_the_kernels(monkeypatch):
-    """The host takes integer weights and complete blocks only: fractional weights (whose BLAS
-    order would round a class total away from its weight) and NaN (a missing count, which the
-    kernels' masked forms skip) are counted by the kernels, as before."""
+def test_fractional_weights_reach_the_kernels(monkeypatch):
+    """The host takes integer weights only: fractional weights (whose BLAS order would round
+    a class total away from its weight) are counted by the kernels, as before."""
     x, y = _data("multinomial", cols=23)
     w = np.linspace(0.5, 2.0, len(y))
     passes = _kernel_passes(monkeypatch)
@@ -121,12 +122,33 @@ def test_fractional_weights_and_missing_counts_reach_the_kernels(monkeypatch):
     np.testing.assert_allclose(clf.feature_count_,
                                MultinomialNB(alpha=1.0).fit(x, y, sample_weight=w).feature_count_,
                                rtol=1e-6)
-    missing = x.copy()
-    missing[3, 4] = np.nan
-    fitted = bnb.NaiveBayes(bnb.Multinomial()).fit(missing, y)
-    assert len(passes) == 2
-    counts = [np.nansum(missing[y == k], axis=0) for k in range(3)]
-    np.testing.assert_allclose(fitted.feature_count_, counts, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["multinomial", "poisson", "bernoulli"])
+def test_missing_counts_are_counted_by_the_family_maths_or_the_kernels(name, monkeypatch):
+    """A missing count (NaN) adds nothing to its column's sums. A small fit counts it by the
+    family's own ``suff_stats`` on the host (the products do not take NaN), compiling nothing;
+    past ``_host.HOST_MATHS_ENTRIES`` (here forced) the kernels' masked forms count it. Both
+    checked against NumPy's ``nansum`` and the observed-value counts."""
+    x, y = _data(name, cols=23)
+    missing = x.astype(np.float64)
+    missing[3, 4] = missing[7, 0] = np.nan
+    observed = [(~np.isnan(missing[y == k])).sum(axis=0) for k in range(3)]
+    totals = [np.nansum(missing[y == k], axis=0) for k in range(3)]
+    passes = _kernel_passes(monkeypatch)
+    for bound, kernel_passes in ((_host.HOST_MATHS_ENTRIES, 0), (-1, 1)):
+        monkeypatch.setattr(_host, "HOST_MATHS_ENTRIES", bound)
+        stats = bnb.NaiveBayes(FAMILIES[name]()).fit(missing, y).fitted_.blocks[0].stats
+        assert len(passes) == kernel_passes
+        if name == "multinomial":
+            np.testing.assert_allclose(stats.counts, totals, rtol=1e-6)
+        elif name == "poisson":
+            np.testing.assert_allclose(stats.total, totals, rtol=1e-6)
+            np.testing.assert_allclose(stats.count, observed, rtol=1e-6)
+        else:
+            np.testing.assert_allclose(stats.ones, totals, rtol=1e-6)
+            np.testing.assert_allclose(stats.count, observed, rtol=1e-6)
+        passes.clear()
 
 
 @pytest.mark.parametrize("name", FAMILIES)
@@ -197,3 +219,36 @@ def test_float32_small_fit_of_fractional_counts_against_float64_numpy(scale):
     got = clf.log_evidence(per_block=True).iloc[1]
     ref = _multinomial_log_evidence(wide, y)
     assert abs(got - ref) <= 1e-13 * (abs(ref) + scale_of_terms), (got, ref)
+
+
+@pytest.mark.parametrize("name", ["bernoulli", "poisson"])
+@pytest.mark.parametrize("method", ["mean", "bayes"])
+def test_small_tables_with_missing_values_compile_nothing(name, method, x64):
+    """A small table with missing values is fitted, scored and explained by the family's own
+    maths on the host (the products take complete blocks only), compiling nothing. Against
+    SciPy's pmfs of the observed values: Bernoulli with the posterior-mean theta (its
+    posterior predictive too), Poisson with the posterior-mean rate, or its negative binomial
+    posterior predictive; a missing value adds nothing (``explain``: a factor of 1)."""
+    x, y = _data(name, cols=19)
+    x = x.astype(np.float64)
+    x[np.random.default_rng(1).random(x.shape) < 0.1] = np.nan
+    row = int(np.argmax(np.isnan(x).any(axis=1)))
+    before = dict(_kernels.TRACES)
+    clf = bnb.NaiveBayes(FAMILIES[name](), method=method, class_alpha=0).fit(x, y)
+    proba, factors = clf.predict_proba(x[:30]), clf.explain(x[row], log=True)
+    assert _kernels.TRACES == before
+    observed = ~np.isnan(x)
+    count = np.stack([observed[y == k].sum(axis=0) for k in range(3)])
+    total = np.stack([np.nansum(x[y == k], axis=0) for k in range(3)])
+    if name == "bernoulli":  # Beta(1, 1): the predictive is the plug-in of the mean
+        dist = stats.bernoulli((total + 1.0) / (count + 2.0))
+    elif method == "mean":  # Gamma(1, 0.1)
+        dist = stats.poisson((1.0 + total) / (0.1 + count))
+    else:
+        dist = stats.nbinom(1.0 + total, (0.1 + count) / (1.1 + count))
+    per_column = np.where(observed[:, None, :], dist.logpmf(np.nan_to_num(x)[:, None, :]), 0.0)
+    joint = np.log(np.bincount(y) / len(y)) + per_column.sum(axis=2)
+    expected = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))[:30]
+    np.testing.assert_allclose(proba, expected, rtol=1e-10, atol=1e-14)
+    columns = factors.drop(index=["prior", "joint", "posterior"])
+    np.testing.assert_allclose(columns.to_numpy(), per_column[row].T, rtol=1e-10, atol=1e-14)

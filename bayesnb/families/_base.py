@@ -81,6 +81,17 @@ def gammaln_of(xp):
     return gammaln
 
 
+def xlogy_of(xp):
+    """``xlogy`` of the array namespace ``xp`` (:func:`xp_of`): SciPy's for NumPy."""
+    if xp is np:
+        from scipy.special import xlogy
+
+        return xlogy
+    from jax.scipy.special import xlogy
+
+    return xlogy
+
+
 def _leaf_f64(a) -> np.ndarray:
     a = np.asarray(a)  # one conversion of a JAX array (each costs a few microseconds)
     return a if a.dtype.kind in "biu" or a.dtype == np.float64 else a.astype(np.float64)
@@ -320,9 +331,16 @@ def first_bad(mask: np.ndarray, schema: Schema, x: np.ndarray, problem: str) -> 
 def has_missing(x: jax.Array) -> jax.Array:
     """Whether a block holds a NaN, from one sum (the cheapest reduction; an inf also gives
     NaN there, which only sends a chunk the kernels reject anyway down the masked path)."""
-    import jax.numpy as jnp
+    xp = xp_of(x)
+    return xp.isnan(xp.sum(x))
 
-    return jnp.isnan(jnp.sum(x))
+
+def cond(pred, true_fun, false_fun, operand):
+    """``jax.lax.cond`` in a traced family formula; a plain ``if`` on the host's float64 NumPy
+    (:func:`xp_of`), so the same formula runs in both."""
+    if xp_of(pred, operand) is np:
+        return true_fun(operand) if pred else false_fun(operand)
+    return jax.lax.cond(pred, true_fun, false_fun, operand)
 
 
 def column_units(kind: str, x: np.ndarray, prior: dict, schema: Schema) -> list[tuple]:
@@ -390,17 +408,17 @@ def log_matmul(x: jax.Array, log_table: jax.Array) -> jax.Array:
     ML and MAP tables hold ``-inf`` for events never seen; a plain matmul would turn ``0 * -inf``
     into NaN. The guarded path (one more matmul) only runs when the table has such entries.
     """
-    import jax.numpy as jnp
+    xp = xp_of(x, log_table)
 
     def plain(t):
         return x @ t.T
 
     def guarded(t):
-        finite = jnp.isfinite(t)
+        finite = xp.isfinite(t)
         hits = x @ (~finite).astype(x.dtype).T
-        return jnp.where(hits > 0, -jnp.inf, x @ jnp.where(finite, t, 0.0).T)
+        return xp.where(hits > 0, -xp.inf, x @ xp.where(finite, t, 0.0).T)
 
-    return jax.lax.cond(jnp.all(jnp.isfinite(log_table)), plain, guarded, log_table)
+    return cond(xp.all(xp.isfinite(log_table)), plain, guarded, log_table)
 
 
 class GammaPrior(NamedTuple):

@@ -36,6 +36,7 @@ from ._base import (
     beta_draws,
     broadcast_hyper,
     check_beta_map,
+    cond,
     dist,
     gammaln_of,
     imprecise_level_bounds,
@@ -135,9 +136,10 @@ class Bernoulli(Pooled, ConjugateFamily):
 
     @staticmethod
     def suff_stats(x, resp, n_levels=None) -> BernoulliStats:
-        observed = ~jnp.isnan(x)
+        xp = xp_of(x, resp)  # NumPy float64 on the host, JAX in the kernels
+        observed = ~xp.isnan(x)
         return BernoulliStats(resp.T @ observed.astype(resp.dtype),
-                              resp.T @ jnp.where(observed, x, 0).astype(resp.dtype))
+                              resp.T @ xp.where(observed, x, 0).astype(resp.dtype))
 
     @staticmethod
     def estimate(prior: BetaPrior, stats: BernoulliStats, method: str) -> BernoulliParams:
@@ -161,24 +163,26 @@ class Bernoulli(Pooled, ConjugateFamily):
 
     @staticmethod
     def log_likelihood(params: BernoulliParams, x, n_levels=None) -> jax.Array:
-        observed = ~jnp.isnan(x)
-        x0 = jnp.where(observed, x, 0).astype(params.log_p.dtype)
+        xp = xp_of(params, x)
+        observed = ~xp.isnan(x)
+        x0 = xp.where(observed, x, 0).astype(params.log_p.dtype)
 
-        def general(_):  # x log p + (1 - x) log(1 - p) over the observed entries
+        def general(x0):  # x log p + (1 - x) log(1 - p) over the observed entries
             return (log_matmul(x0, params.log_p)
                     + log_matmul(observed.astype(x0.dtype) - x0, params.log1m_p))
 
-        def complete(_):  # nothing missing, no zero probability: one matmul
-            return x0 @ (params.log_p - params.log1m_p).T + jnp.sum(params.log1m_p, axis=1)
+        def complete(x0):  # nothing missing, no zero probability: one matmul
+            return x0 @ (params.log_p - params.log1m_p).T + xp.sum(params.log1m_p, axis=1)
 
-        finite = jnp.all(jnp.isfinite(params.log_p)) & jnp.all(jnp.isfinite(params.log1m_p))
-        return jax.lax.cond(finite & jnp.all(observed), complete, general, None)
+        finite = xp.all(xp.isfinite(params.log_p)) & xp.all(xp.isfinite(params.log1m_p))
+        return cond(finite & xp.all(observed), complete, general, x0)
 
     @staticmethod
     def log_predictive(posterior: BetaPrior, x, n_levels=None) -> jax.Array:
+        xp = xp_of(posterior, x)
         total = posterior.alpha + posterior.beta
-        params = BernoulliParams(jnp.log(posterior.alpha) - jnp.log(total),
-                                 jnp.log(posterior.beta) - jnp.log(total))
+        params = BernoulliParams(xp.log(posterior.alpha) - xp.log(total),
+                                 xp.log(posterior.beta) - xp.log(total))
         return Bernoulli.log_likelihood(params, x)
 
     @staticmethod

@@ -38,13 +38,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from jax.scipy.special import gammaln, xlogy
+from jax.scipy.special import xlogy
 
 from .._typing import Hyper
 from ..fast import _sparse
 from ._base import (
     Schema,
     broadcast_hyper,
+    cond,
     dirichlet_draws,
     dist,
     gammaln_of,
@@ -54,6 +55,7 @@ from ._base import (
     numpyro,
     pseudo_log,
     rising_log_bounds,
+    xlogy_of,
     xp_of,
 )
 from ._contract import ConjugateFamily
@@ -143,8 +145,9 @@ class Multinomial(Pooled, ConjugateFamily):
 
     @staticmethod
     def suff_stats(x, resp, n_levels=None) -> MultinomialStats:
-        x0 = jnp.nan_to_num(x, nan=0.0).astype(resp.dtype)  # a missing count adds nothing
-        return MultinomialStats(resp.T @ x0, jnp.sum(resp, axis=1) @ Multinomial.log_normalizer(x0))
+        xp = xp_of(x, resp)  # NumPy float64 on the host, JAX in the kernels
+        x0 = xp.nan_to_num(x, nan=0.0).astype(resp.dtype)  # a missing count adds nothing
+        return MultinomialStats(resp.T @ x0, resp.sum(axis=1) @ Multinomial.log_normalizer(x0))
 
     @staticmethod
     def merge_stats(a: MultinomialStats, b: MultinomialStats) -> MultinomialStats:
@@ -163,30 +166,35 @@ class Multinomial(Pooled, ConjugateFamily):
 
     @staticmethod
     def log_likelihood(params, x, n_levels=None) -> jax.Array:
+        xp = xp_of(params, x)
+
         def complete(x):
             return log_matmul(x.astype(params.log_prob.dtype), params.log_prob)
 
         def missing(x):  # a row with missing columns is a multinomial over its observed ones
-            x0 = jnp.nan_to_num(x, nan=0.0).astype(params.log_prob.dtype)
-            observed = (~jnp.isnan(x)).astype(x0.dtype)
-            mass = xlogy(x0.sum(axis=1, keepdims=True), observed @ jnp.exp(params.log_prob).T)
+            x0 = xp.nan_to_num(x, nan=0.0).astype(params.log_prob.dtype)
+            observed = (~xp.isnan(x)).astype(x0.dtype)
+            mass = xlogy_of(xp)(x0.sum(axis=1, keepdims=True),
+                                observed @ xp.exp(params.log_prob).T)
             return log_matmul(x0, params.log_prob) - mass
 
-        return jax.lax.cond(has_missing(x), missing, complete, x)
+        return cond(has_missing(x), missing, complete, x)
 
     @staticmethod
     def log_predictive(posterior, x, n_levels=None) -> jax.Array:
+        xp = xp_of(posterior, x)
+        gammaln = gammaln_of(xp)
         a = posterior.alpha  # (K, V)
-        x0 = jnp.nan_to_num(x, nan=0.0).astype(a.dtype)
-        observed = (~jnp.isnan(x)).astype(a.dtype)
+        x0 = xp.nan_to_num(x, nan=0.0).astype(a.dtype)
+        observed = (~xp.isnan(x)).astype(a.dtype)
         # only the observed columns' concentration enters the Dirichlet-multinomial normaliser
         a_total = observed @ a.T  # (n, K)
         per_column = gammaln(a[None, :, :] + x0[:, None, :]) - gammaln(a)[None]  # (n, K, V)
-        per_column = jnp.sum(per_column * observed[:, None, :], axis=-1)
+        per_column = xp.sum(per_column * observed[:, None, :], axis=-1)
         n = x0.sum(axis=1, keepdims=True)
         # a row with no observed column has a_total = 0 and contributes nothing
-        safe = jnp.where(a_total > 0, a_total, 1.0)
-        return jnp.where(a_total > 0, gammaln(safe) - gammaln(safe + n), 0.0) + per_column
+        safe = xp.where(a_total > 0, a_total, 1.0)
+        return xp.where(a_total > 0, gammaln(safe) - gammaln(safe + n), 0.0) + per_column
 
     @staticmethod
     def log_normalizer(x) -> jax.Array:

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from jax.scipy.special import gammaln, xlogy
+from jax.scipy.special import xlogy
 
 from .._typing import Hyper
 from ..fast import _sparse
@@ -117,10 +117,11 @@ class Poisson(ConjugateFamily):
 
     @staticmethod
     def suff_stats(x, resp, n_levels=None) -> PoissonStats:
-        observed = ~jnp.isnan(x)
-        x0 = jnp.where(observed, x, 0).astype(resp.dtype)
+        xp = xp_of(x, resp)  # NumPy float64 on the host, JAX in the kernels
+        observed = ~xp.isnan(x)
+        x0 = xp.where(observed, x, 0).astype(resp.dtype)
         return PoissonStats(resp.T @ observed.astype(resp.dtype), resp.T @ x0,
-                            jnp.sum(resp, axis=1) @ -Poisson.log_normalizer(x0))
+                            resp.sum(axis=1) @ -Poisson.log_normalizer(x0))
 
     @staticmethod
     def estimate(prior: GammaPrior, stats: PoissonStats, method: str) -> PoissonParams:
@@ -139,19 +140,22 @@ class Poisson(ConjugateFamily):
 
     @staticmethod
     def log_likelihood(params, x, n_levels=None) -> jax.Array:
-        observed = ~jnp.isnan(x)
-        x0 = jnp.where(observed, x, 0).astype(params.rate.dtype)
+        xp = xp_of(params, x)
+        observed = ~xp.isnan(x)
+        x0 = xp.where(observed, x, 0).astype(params.rate.dtype)
         return log_matmul(x0, params.log_rate) - observed.astype(x0.dtype) @ params.rate.T
 
     @staticmethod
     def log_predictive(posterior, x, n_levels=None) -> jax.Array:
-        observed = ~jnp.isnan(x)
+        xp = xp_of(posterior, x)
+        gammaln = gammaln_of(xp)
+        observed = ~xp.isnan(x)
         a, b = posterior.shape, posterior.rate  # (K, F)
-        x0 = jnp.where(observed, x, 0).astype(a.dtype)[:, None, :]  # (n, 1, F)
+        x0 = xp.where(observed, x, 0).astype(a.dtype)[:, None, :]  # (n, 1, F)
         # negative binomial without its class-free -log x!
-        log_pmf = (gammaln(x0 + a) - gammaln(a) - a * jnp.log1p(1.0 / b)
-                   - x0 * jnp.log1p(b))
-        return jnp.sum(jnp.where(observed[:, None, :], log_pmf, 0.0), axis=-1)
+        log_pmf = (gammaln(x0 + a) - gammaln(a) - a * xp.log1p(1.0 / b)
+                   - x0 * xp.log1p(b))
+        return xp.sum(xp.where(observed[:, None, :], log_pmf, 0.0), axis=-1)
 
     @staticmethod
     def log_normalizer(x) -> jax.Array:

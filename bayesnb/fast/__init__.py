@@ -187,7 +187,8 @@ class FastForm:
     #: True when the family's ``suff_stats``, ``log_likelihood``, ``log_predictive`` and
     #: ``log_normalizer`` run on float64 NumPy as written (``families._base.xp_of``): small
     #: dense fits and calls (``_host.HOST_MATHS_ENTRIES``) are then computed by them on the
-    #: host, compiling nothing
+    #: host, compiling nothing (for a form with host products, only blocks with missing
+    #: values, which the products do not take: ``_host.by_family_maths``)
     host_maths: ClassVar[bool] = False
 
 

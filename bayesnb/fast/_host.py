@@ -26,10 +26,11 @@ HOST_PRODUCT_CELLS = 1 << 22
 
 
 #: a dense call of at most this many entries (rows x columns x classes, ``(n, K, F)``
-#: temporaries) of the families with host maths (``FastForm.host_maths``: Gaussian, LogNormal) is
-#: fitted and scored by the family's own maths in float64 NumPy and compiles nothing: a new
-#: shape's kernels compiled in 0.6-0.7 s, and compiled they were no faster up to about 64,000
-#: entries (benchmarks/first_answer.py (b), (c) and (e), ``--host-maths-entries``)
+#: temporaries) of the families with host maths (``FastForm.host_maths``: Gaussian, LogNormal;
+#: the count families' blocks with missing values) is fitted and scored by the family's own
+#: maths in float64 NumPy and compiles nothing: a new shape's kernels compiled in 0.6-0.7 s,
+#: and compiled they were no faster up to about 64,000 entries (benchmarks/first_answer.py
+#: (b), (c) and (e), ``--host-maths-entries``)
 HOST_MATHS_ENTRIES = 1 << 16
 
 
@@ -91,15 +92,34 @@ def counted_on_host(families, raws, weight: np.ndarray, n_classes: int) -> bool:
                 and _small_dense(families, raws, n_classes, HOST_PRODUCT_CELLS)))
 
 
-def host_stats(family, values: np.ndarray, labels):
-    """A validated dense block's float64 statistics (:func:`counted_on_host`): its form's
-    ``sparse_suff_stats`` (of the block as it is where the form declares ``dense_host_stats``,
-    else as CSR), or its family's ``suff_stats`` against the weighted one-hot of ``labels``
-    (``_sparse.Labels``)."""
+def has_nan(x) -> bool:
+    """Whether a dense block holds a missing value (NaN)."""
+    return isinstance(x, np.ndarray) and x.dtype.kind == "f" and bool(np.isnan(x).any())
+
+
+def by_family_maths(family, x) -> bool:
+    """Whether :func:`host_stats` and :func:`host_scores` take the family's own maths for the
+    block ``x``: a ``host_maths`` form without host products, or with them (the count
+    families) where a value is missing, which the products do not take."""
     form = form_of(family)
-    if form.host_maths:
+    return form.host_maths and (not form.supports_sparse or has_nan(x))
+
+
+def past_maths_bound(family, x, n_classes: int) -> bool:
+    """Whether the family's maths would take the block ``x`` (:func:`by_family_maths`) past
+    :data:`HOST_MATHS_ENTRIES` rows x columns x classes: a count block with missing values is
+    then counted and scored by the kernels' masked forms, as a large Gaussian one is."""
+    return by_family_maths(family, x) and x.size * n_classes > HOST_MATHS_ENTRIES
+
+
+def host_stats(family, values: np.ndarray, labels):
+    """A validated dense block's float64 statistics (:func:`counted_on_host`): its family's
+    ``suff_stats`` against the weighted one-hot of ``labels`` (``_sparse.Labels``) where
+    :func:`by_family_maths`, else its form's ``sparse_suff_stats`` (of the block as it is
+    where the form declares ``dense_host_stats``, else as CSR)."""
+    if by_family_maths(family, values):
         return type(family).suff_stats(values, labels.one_hot())
-    return form.sparse_suff_stats(host_block(family, values), labels)
+    return form_of(family).sparse_suff_stats(host_block(family, values), labels)
 
 
 def scorable(family, x) -> bool:
@@ -109,22 +129,23 @@ def scorable(family, x) -> bool:
     form = form_of(family)
     if not isinstance(x, np.ndarray):
         return False
-    missing = x.dtype.kind == "f" and bool(np.isnan(x).any())
-    return form.host_counting or form.host_maths or (form.supports_sparse and not missing)
+    return (form.host_counting or form.host_maths
+            or (form.supports_sparse and not has_nan(x)))
 
 
 def host_scores(family, table, x, exact: bool) -> np.ndarray:
     """``(n, K)`` float64 log p(x | c) of a validated block (float64 values, dense or sparse
     for forms with host products; codes for host counting), a fresh array: the exact
-    predictive if ``exact``, else the plug-in, by the form's lookups (``host_counting``), its
-    ``sparse_log_predictive`` or ``sparse_log_likelihood``, or the family's own
-    ``log_predictive`` or ``log_likelihood`` (``host_maths``)."""
+    predictive if ``exact``, else the plug-in, by the form's lookups (``host_counting``), the
+    family's own ``log_predictive`` or ``log_likelihood`` (:func:`by_family_maths`), or the
+    form's ``sparse_log_predictive`` or ``sparse_log_likelihood``."""
     form = form_of(family)
     if form.host_counting:
         return form.host_scores(form.host_score_table(table, exact), x)
-    if form.host_maths:
+    if by_family_maths(family, x):
         table, maths = host_f64(table), type(family)
-        with np.errstate(divide="ignore"):  # a zero precision: log 0, a class ruled out
+        # a zero precision or an ML rate of 0: log 0, a class ruled out
+        with np.errstate(divide="ignore"):
             return (maths.log_predictive if exact else maths.log_likelihood)(table, x)
     return form.sparse_log_predictive(table, x) if exact else form.sparse_log_likelihood(table, x)
 

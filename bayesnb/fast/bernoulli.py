@@ -40,6 +40,7 @@ class BernoulliFast(FastForm):
     product_scores = True
     linear_in_x = True
     supports_sparse = True
+    host_maths = True
     dense_host_stats = True
     class_buckets = True
 

@@ -127,6 +127,7 @@ class MultinomialFast(FastForm):
     product_scores = True
     linear_in_x = True
     supports_sparse = True
+    host_maths = True
     exact_host_tail = True
     small_count_markers = True
     in_place_stats = staticmethod(_stats_in_place)

@@ -99,6 +99,7 @@ class PoissonFast(FastForm):
     product_scores = True
     linear_in_x = True
     supports_sparse = True
+    host_maths = True
     exact_host_tail = True
     small_count_markers = True
 
