@@ -15,10 +15,10 @@
 (d), (e) small tables of 12 column counts (300 rows, 5..16 columns, 3 classes) in one
     process, cache off: Multinomial (counts) and Gaussian fit + ``predict_proba`` of each,
     against scikit-learn's ``MultinomialNB`` and ``GaussianNB``.
-(f) the first analysis calls after a fit, timed one after another in a fresh process:
-    ``log_evidence``, ``predict_joint_log_proba``, ``explain`` of a row, exact ``loo``,
-    ``simulate`` of 20 rows and ``predict_uncertainty`` of 10 (1,000 draws), on small tables,
-    with the cache off and warm.
+(f) a first fit and the first analysis calls after it, timed one after another in a fresh
+    process: ``log_evidence``, ``predict_joint_log_proba``, ``explain`` of a row, exact ``loo``,
+    ``simulate`` of 20 rows and ``predict_uncertainty`` of 10 (1,000 draws), on small tables
+    (one with missing counts), with the cache off and warm.
 
 ``--small-fit-cells N``, ``--host-maths-entries N``, ``--loo-host-row-blocks N`` and
 ``--host-draw-entries N`` set ``bayesnb.fast._host``'s ``SMALL_FIT_CELLS`` and
@@ -121,17 +121,17 @@ print(seconds)
 """
 
 
-#: the child of (f): prints the seconds of each first analysis call after an untimed fit
+#: the child of (f): prints the seconds of the first fit and of each first analysis call after it
 ANALYSIS = """
 import time
 import numpy as np
 import bayesnb as bnb
 {setup}
 {data}
-clf = bnb.NaiveBayes({features}).fit(X, y)
+clf = bnb.NaiveBayes({features})
 row = X.iloc[0] if hasattr(X, "iloc") else X[0]
 seconds = []
-for call in (clf.log_evidence, lambda: clf.predict_joint_log_proba(X),
+for call in (lambda: clf.fit(X, y), clf.log_evidence, lambda: clf.predict_joint_log_proba(X),
              lambda: clf.explain(row), lambda: clf.loo(X, y), lambda: clf.simulate(20),
              lambda: clf.predict_uncertainty(X[:10])):
     t0 = time.perf_counter()
@@ -149,6 +149,9 @@ ANALYSIS_TABLES = {
                               "bnb.Multinomial()"),
     "Titanic, 2,201 x 3 (categorical)": ("from bayesnb.datasets import load_titanic\n"
                                          "X, y = load_titanic()", ""),
+    "Poisson, 500 x 8, 5% missing": ("rng = np.random.default_rng(0); y = np.arange(500) % 3\n"
+                                     "X = rng.poisson(1.0 + y[:, None], (500, 8)) * 1.0\n"
+                                     "X[rng.random(X.shape) < 0.05] = np.nan", "bnb.Poisson()"),
 }
 
 
@@ -272,9 +275,9 @@ def column_counts(n_runs: int) -> None:
 def analysis_calls(n_runs: int, scratch: Path) -> None:
     print("\n(f) first analysis calls after a fit, fresh process each (seconds; median of "
           f"{n_runs} runs)\n")
-    print("| table | cache | log_evidence | predict_joint_log_proba | explain | loo | simulate | "
-          "predict_uncertainty |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| table | cache | fit | log_evidence | predict_joint_log_proba | explain | loo | "
+          "simulate | predict_uncertainty |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for title, (data, features) in ANALYSIS_TABLES.items():
         code = ANALYSIS.format(setup="\n".join(SETUP), data=data, features=features)
         warm = str(scratch / f"analysis{len(title)}")
