@@ -280,19 +280,15 @@ def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
 
 def _counted_on_host(blocks, raws, codes, weight, n_classes: int) -> list | None:
     """Every block's statistics in float64 on the host (a small dense fit,
-    ``_host.counted_on_host``), each block validated by its family's ``encode``; None where
-    the kernels' masked forms count a missing value instead: a count block with missing
-    values past the family maths' bound (``_host.past_maths_bound``), or a NaN that reached
-    the sums of a form with host products and no host maths."""
+    ``_host.counted_on_host``), each block validated by its family's ``encode``; None where a
+    missing value (NaN) reached a count family's sums, past what the family's maths take on
+    the host (``_host.HOST_MATHS_ENTRIES``): the kernels' masked forms count it."""
     from .fast._sparse import Labels
 
-    families = [b.family for b in blocks]
-    xs = [b.family.encode(raw, b.schema, dtype=np.float64)
-          for b, raw in zip(blocks, raws, strict=True)]
-    if any(_host.past_maths_bound(f, x, n_classes) for f, x in zip(families, xs, strict=True)):
-        return None
     labels = Labels(codes, weight, n_classes)
-    out = [host_f64(_host.host_stats(f, x, labels)) for f, x in zip(families, xs, strict=True)]
+    out = [host_f64(_host.host_stats(b.family, b.family.encode(raw, b.schema, dtype=np.float64),
+                                     labels, _host.HOST_MATHS_ENTRIES))
+           for b, raw in zip(blocks, raws, strict=True)]
     if any(np.isnan(leaf).any() for stats in out for leaf in stats):
         return None
     return out

@@ -133,22 +133,19 @@ class TableScorer(NamedTuple):
         """Scores of dense blocks in float64 on the host (``_host.host_scores``: the forms'
         products, or the families' own maths), in row chunks that stay in cache
         (``_host.product_chunks``), each block's chunk validated by its family's ``encode``
-        (an error names the row of the block); None where the kernels' masked forms score a
-        missing count instead: a count block with missing values past the family maths'
-        bound (``_host.past_maths_bound``), or a missing count that reached a row's
-        normaliser (a form with host products and no host maths)."""
+        (an error names the row of the block); None where a missing count (NaN) reached a
+        row's normaliser, past what the family's maths take on the host
+        (:data:`_host.HOST_MATHS_ENTRIES`): the kernels' masked forms score it."""
         blocks = self.model.blocks
         n, n_classes = raws[0].shape[0], len(self.model.classes)
         out, norm = np.empty((n, n_classes)), np.empty(n)
         for start, stop in _host.product_chunks(n, sum(raw.shape[1] for raw in raws)):
             xs = [_encoded_rows(block, raw, start, stop, self.unseen)
                   for block, raw in zip(blocks, raws, strict=True)]
-            if any(_host.past_maths_bound(block.family, x, n_classes)
-                   for block, x in zip(blocks, xs, strict=True)):
-                return None
             scores = self.log_prior
             for block, table, x in zip(blocks, self.tables, xs, strict=True):
-                block_scores = self._host_block_scores(block, table, x)
+                block_scores = self._host_block_scores(block, table, x,
+                                                       _host.HOST_MATHS_ENTRIES)
                 block_scores += scores  # in place: the products are fresh arrays
                 scores = block_scores
             if output == "joint":
@@ -160,10 +157,12 @@ class TableScorer(NamedTuple):
                 return None
         return out, norm
 
-    def _host_block_scores(self, block, table, x) -> np.ndarray:
-        """``(n, K)`` float64 log p(x | c) of a block on the host (``_host.host_scores``), a
-        fresh array: the exact predictive or the plug-in, of a sparse or a dense float64 ``x``."""
-        return _host.host_scores(block.family, table, x, self.exact)
+    def _host_block_scores(self, block, table, x, maths_entries: int | None = None
+                           ) -> np.ndarray:
+        """``(n, K)`` float64 log p(x | c) of a block on the host (``_host.host_scores``, a
+        missing count by the family's maths within ``maths_entries``), a fresh array: the
+        exact predictive or the plug-in, of a sparse or a dense float64 ``x``."""
+        return _host.host_scores(block.family, table, x, self.exact, maths_entries)
 
     def _sparse_scores(self, X, raws, output):
         """Scores of a sparse input: the sparse blocks by their form's sparse products, the

@@ -188,7 +188,7 @@ class FastForm:
     #: ``log_normalizer`` run on float64 NumPy as written (``families._base.xp_of``): small
     #: dense fits and calls (``_host.HOST_MATHS_ENTRIES``) are then computed by them on the
     #: host, compiling nothing (for a form with host products, only blocks with missing
-    #: values, which the products do not take: ``_host.by_family_maths``)
+    #: values, whose products are NaN: ``_host.host_stats``, ``_host.host_scores``)
     host_maths: ClassVar[bool] = False
 
 

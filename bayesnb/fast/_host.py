@@ -92,62 +92,67 @@ def counted_on_host(families, raws, weight: np.ndarray, n_classes: int) -> bool:
                 and _small_dense(families, raws, n_classes, HOST_PRODUCT_CELLS)))
 
 
-def has_nan(x) -> bool:
-    """Whether a dense block holds a missing value (NaN)."""
-    return isinstance(x, np.ndarray) and x.dtype.kind == "f" and bool(np.isnan(x).any())
+def _has_nan(stats) -> bool:
+    return any(np.isnan(leaf).any() for leaf in stats)
 
 
-def by_family_maths(family, x) -> bool:
-    """Whether :func:`host_stats` and :func:`host_scores` take the family's own maths for the
-    block ``x``: a ``host_maths`` form without host products, or with them (the count
-    families) where a value is missing, which the products do not take."""
-    form = form_of(family)
-    return form.host_maths and (not form.supports_sparse or has_nan(x))
+def _maths_take(family, x, n_classes: int, maths_entries: int | None) -> bool:
+    """Whether a block of a form with host products and host maths, whose products met a
+    missing count (NaN), is redone by its family's maths: within ``maths_entries`` rows x
+    columns x classes (None: any size)."""
+    return (form_of(family).host_maths and isinstance(x, np.ndarray)
+            and (maths_entries is None or x.size * n_classes <= maths_entries))
 
 
-def past_maths_bound(family, x, n_classes: int) -> bool:
-    """Whether the family's maths would take the block ``x`` (:func:`by_family_maths`) past
-    :data:`HOST_MATHS_ENTRIES` rows x columns x classes: a count block with missing values is
-    then counted and scored by the kernels' masked forms, as a large Gaussian one is."""
-    return by_family_maths(family, x) and x.size * n_classes > HOST_MATHS_ENTRIES
-
-
-def host_stats(family, values: np.ndarray, labels):
+def host_stats(family, values: np.ndarray, labels, maths_entries: int | None = None):
     """A validated dense block's float64 statistics (:func:`counted_on_host`): its family's
-    ``suff_stats`` against the weighted one-hot of ``labels`` (``_sparse.Labels``) where
-    :func:`by_family_maths`, else its form's ``sparse_suff_stats`` (of the block as it is
-    where the form declares ``dense_host_stats``, else as CSR)."""
-    if by_family_maths(family, values):
-        return type(family).suff_stats(values, labels.one_hot())
-    return form_of(family).sparse_suff_stats(host_block(family, values), labels)
+    ``suff_stats`` against the weighted one-hot of ``labels`` (``_sparse.Labels``) for a
+    ``host_maths`` form without host products, else its form's ``sparse_suff_stats`` (of the
+    block as it is where the form declares ``dense_host_stats``, else as CSR), which a
+    missing count makes NaN: such a block is counted by the family's maths where they take
+    it (``host_maths``, within ``maths_entries``), else left NaN for the kernels."""
+    form, maths = form_of(family), type(family)
+    if form.host_maths and not form.supports_sparse:
+        return maths.suff_stats(values, labels.one_hot())
+    stats = form.sparse_suff_stats(host_block(family, values), labels)
+    if _has_nan(stats) and _maths_take(family, values, labels.n_classes, maths_entries):
+        return maths.suff_stats(values, labels.one_hot())  # a missing count
+    return stats
 
 
 def scorable(family, x) -> bool:
     """Whether :func:`host_scores` scores the encoded block ``x``: a dense NumPy block of a
     form that counts on the host (``host_counting``), runs its family's maths there
-    (``host_maths``), or has host products (``supports_sparse``) and no missing count."""
+    (``host_maths``: for a form with host products, a block with missing counts), or has
+    host products (``supports_sparse``) and no missing count."""
     form = form_of(family)
     if not isinstance(x, np.ndarray):
         return False
-    return (form.host_counting or form.host_maths
-            or (form.supports_sparse and not has_nan(x)))
+    missing = x.dtype.kind == "f" and bool(np.isnan(x).any())
+    return form.host_counting or form.host_maths or (form.supports_sparse and not missing)
 
 
-def host_scores(family, table, x, exact: bool) -> np.ndarray:
+def host_scores(family, table, x, exact: bool, maths_entries: int | None = None) -> np.ndarray:
     """``(n, K)`` float64 log p(x | c) of a validated block (float64 values, dense or sparse
     for forms with host products; codes for host counting), a fresh array: the exact
     predictive if ``exact``, else the plug-in, by the form's lookups (``host_counting``), the
-    family's own ``log_predictive`` or ``log_likelihood`` (:func:`by_family_maths`), or the
-    form's ``sparse_log_predictive`` or ``sparse_log_likelihood``."""
+    family's own ``log_predictive`` or ``log_likelihood`` (``host_maths`` without host
+    products), or the form's ``sparse_log_predictive`` or ``sparse_log_likelihood``, whose
+    rows with a missing count are NaN: such a block is scored by the family's maths where
+    they take it (``host_maths``, within ``maths_entries``), else left NaN for the kernels."""
     form = form_of(family)
     if form.host_counting:
         return form.host_scores(form.host_score_table(table, exact), x)
-    if by_family_maths(family, x):
-        table, maths = host_f64(table), type(family)
-        # a zero precision or an ML rate of 0: log 0, a class ruled out
-        with np.errstate(divide="ignore"):
-            return (maths.log_predictive if exact else maths.log_likelihood)(table, x)
-    return form.sparse_log_predictive(table, x) if exact else form.sparse_log_likelihood(table, x)
+    if not (form.host_maths and not form.supports_sparse):
+        scores = (form.sparse_log_predictive(table, x) if exact
+                  else form.sparse_log_likelihood(table, x))
+        if not (np.isnan(scores).any()
+                and _maths_take(family, x, scores.shape[1], maths_entries)):
+            return scores
+    table, maths = host_f64(table), type(family)
+    # a zero precision or an ML rate of 0: log 0, a class ruled out
+    with np.errstate(divide="ignore"):
+        return (maths.log_predictive if exact else maths.log_likelihood)(table, x)
 
 
 def host_block(family, values: np.ndarray):
