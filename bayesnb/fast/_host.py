@@ -111,13 +111,13 @@ def host_stats(family, values: np.ndarray, labels, maths_entries: int | None = N
     block as it is where the form declares ``dense_host_stats``, else as CSR), which a
     missing count makes NaN: such a block is counted by the family's maths where they take
     it (``host_maths``, within ``maths_entries``), else left NaN for the kernels."""
-    form, maths = form_of(family), type(family)
-    if form.host_maths and not form.supports_sparse:
-        return maths.suff_stats(values, labels.one_hot())
-    stats = form.sparse_suff_stats(host_block(family, values), labels)
-    if _has_nan(stats) and _maths_take(family, values, labels.n_classes, maths_entries):
-        return maths.suff_stats(values, labels.one_hot())  # a missing count
-    return stats
+    form = form_of(family)
+    if form.supports_sparse:  # the products; a missing count makes its sums NaN
+        stats = form.sparse_suff_stats(host_block(family, values), labels)
+        if not (_has_nan(stats)
+                and _maths_take(family, values, labels.n_classes, maths_entries)):
+            return stats
+    return type(family).suff_stats(values, labels.one_hot())
 
 
 def scorable(family, x) -> bool:
@@ -143,7 +143,7 @@ def host_scores(family, table, x, exact: bool, maths_entries: int | None = None)
     form = form_of(family)
     if form.host_counting:
         return form.host_scores(form.host_score_table(table, exact), x)
-    if not (form.host_maths and not form.supports_sparse):
+    if form.supports_sparse:  # the products; a missing count makes its rows NaN
         scores = (form.sparse_log_predictive(table, x) if exact
                   else form.sparse_log_likelihood(table, x))
         if not (np.isnan(scores).any()
