@@ -86,6 +86,16 @@ class Coin(bnb.Bernoulli):
     name = "coin_flip"
 
 
+def test_a_subclass_gets_its_own_reference_form_unless_the_form_serves_it():
+    """A subclass may change the maths, so a family's fast form does not serve it unless the
+    form declares ``serves_subclasses`` (the NegativeBinomial's, for its per-r classes)."""
+    from bayesnb.fast import form_of
+
+    assert form_of(Coin) is not form_of(bnb.Bernoulli)
+    assert form_of(Coin).family is Coin and not form_of(Coin).float32_safe
+    assert form_of(bnb.NegativeBinomial(2.0)).serves_subclasses
+
+
 def test_credal_classification_reads_the_imprecise_declaration(registered, monkeypatch):
     monkeypatch.setitem(REGISTRY, Coin.name, Coin)
     X, y = registered

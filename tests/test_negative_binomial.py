@@ -57,10 +57,27 @@ def _predictive(x, r, a, b):
     return value
 
 
-def test_predictive_is_beta_negative_binomial(data, x64):
+@pytest.mark.parametrize("route", ["host", "kernels"])
+def test_predictive_is_beta_negative_binomial(data, x64, route, monkeypatch):
+    """On both routes: a small table by the family's maths on the host, compiling nothing
+    (its form serves every per-r class), and by the kernels (``HOST_MATHS_ENTRIES`` forced)."""
+    from bayesnb.fast import _host, _kernels, form_of
+
+    assert form_of(bnb.NegativeBinomial(R)) is form_of(bnb.NegativeBinomial(2.0))
+    assert form_of(bnb.NegativeBinomial(R)).host_maths
+    if route == "kernels":
+        monkeypatch.setattr(_host, "HOST_MATHS_ENTRIES", -1)
     X, y, _ = data
+    before = dict(_kernels.TRACES)
+    streamed = []
+    monkeypatch.setattr(_kernels, "stream_suff_stats", lambda *a, _f=_kernels.stream_suff_stats:
+                        streamed.append(1) or _f(*a))
     clf = bnb.NaiveBayes(features=bnb.NegativeBinomial(R, A, B), method="bayes").fit(X, y)
     rows = X[:6]
+    assert bool(streamed) == (route == "kernels")
+    if route == "host":
+        clf.predict_joint_log_proba(rows)
+        assert _kernels.TRACES == before
     lp = np.tile(clf.class_log_prior_, (len(rows), 1))
     for k in range(2):
         s, f = _ns(X, y, np.ones(len(y)), 0 + k, 0)

@@ -43,7 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from jax.scipy.special import gammaln, xlog1py, xlogy
+from jax.scipy.special import xlog1py, xlogy
 
 from .._typing import Hyper
 from ._base import (
@@ -52,6 +52,7 @@ from ._base import (
     broadcast_hyper,
     check_beta_map,
     dist,
+    gammaln_of,
     is_distribution,
     numeric_block,
     numpyro,
@@ -84,6 +85,7 @@ class NegativeBinomialParams(NamedTuple):
 
 def _log_coef(x, r):
     r""":math:`\log\binom{x + r - 1}{x}` for a real :math:`r > 0`."""
+    gammaln = gammaln_of(xp_of(x, r))
     return gammaln(x + r) - gammaln(r) - gammaln(x + 1.0)
 
 
@@ -189,11 +191,12 @@ class NegativeBinomial(ConjugateFamily):
     # ------------------------------------------------------------------ numeric side
     @classmethod
     def suff_stats(cls, x, resp, n_levels=None) -> NegativeBinomialStats:
-        observed = ~jnp.isnan(x)
-        x0 = jnp.where(observed, x, 0).astype(resp.dtype)
-        r = jnp.broadcast_to(jnp.asarray(cls.known_r, resp.dtype), x.shape[-1:])
+        xp = xp_of(x, resp)  # NumPy float64 on the host, JAX in the kernels
+        observed = ~xp.isnan(x)
+        x0 = xp.where(observed, x, 0).astype(resp.dtype)
+        r = xp.broadcast_to(xp.asarray(cls.known_r, resp.dtype), x.shape[-1:])
         return NegativeBinomialStats(r * (resp.T @ observed.astype(resp.dtype)), resp.T @ x0,
-                                     resp.T @ jnp.where(observed, _log_coef(x0, r), 0.0))
+                                     resp.T @ xp.where(observed, _log_coef(x0, r), 0.0))
 
     @staticmethod
     def estimate(prior: NegativeBinomialPrior, stats: NegativeBinomialStats,
@@ -217,20 +220,22 @@ class NegativeBinomial(ConjugateFamily):
 
     @staticmethod
     def log_likelihood(params: NegativeBinomialParams, x, n_levels=None) -> jax.Array:
-        observed = ~jnp.isnan(x)
-        x0 = jnp.where(observed, x, 0).astype(params.log_p.dtype)[:, None, :]  # (n, 1, F)
+        xp = xp_of(params, x)
+        observed = ~xp.isnan(x)
+        x0 = xp.where(observed, x, 0).astype(params.log_p.dtype)[:, None, :]  # (n, 1, F)
         # x log(1 - p) is 0 at x = 0 even where an ML p is 1
         log_pmf = (_log_coef(x0, params.r) + params.r * params.log_p
-                   + jnp.where(x0 > 0, x0 * params.log1m_p, 0.0))
-        return jnp.sum(jnp.where(observed[:, None, :], log_pmf, 0.0), axis=-1)
+                   + xp.where(x0 > 0, x0 * params.log1m_p, 0.0))
+        return xp.sum(xp.where(observed[:, None, :], log_pmf, 0.0), axis=-1)
 
     @staticmethod
     def log_predictive(posterior: NegativeBinomialPrior, x, n_levels=None) -> jax.Array:
-        observed = ~jnp.isnan(x)
+        xp = xp_of(posterior, x)
+        observed = ~xp.isnan(x)
         a, b, r = posterior.alpha, posterior.beta, posterior.r  # (K, F)
-        x0 = jnp.where(observed, x, 0).astype(a.dtype)[:, None, :]  # (n, 1, F)
+        x0 = xp.where(observed, x, 0).astype(a.dtype)[:, None, :]  # (n, 1, F)
         log_pmf = _log_coef(x0, r) + _betaln(a + r, b + x0) - _betaln(a, b)
-        return jnp.sum(jnp.where(observed[:, None, :], log_pmf, 0.0), axis=-1)
+        return xp.sum(xp.where(observed[:, None, :], log_pmf, 0.0), axis=-1)
 
     @staticmethod
     def log_evidence(prior: NegativeBinomialPrior, stats: NegativeBinomialStats) -> jax.Array:

@@ -190,6 +190,10 @@ class FastForm:
     #: host, compiling nothing (for a form with host products, only blocks with missing
     #: values, whose products are NaN: ``_host.host_stats``, ``_host.host_scores``)
     host_maths: ClassVar[bool] = False
+    #: True when the form also serves every subclass of its family (a class made per value
+    #: of a likelihood constant, ``NegativeBinomial``'s per-``r`` classes, shares the family's
+    #: maths); False: a subclass gets its own reference form
+    serves_subclasses: ClassVar[bool] = False
 
 
 _FORMS: dict[type, type[FastForm]] = {}
@@ -213,8 +217,10 @@ def form_of(family) -> type[FastForm]:
     cls = family if isinstance(family, type) else type(family)
     form = _FORMS.get(cls)
     if form is None:
-        form = _FORMS[cls] = type(f"{cls.__name__}Reference", (FastForm,),
-                                  {"family": cls, "float32_safe": False})
+        served = [_FORMS[base] for base in cls.__mro__[1:]
+                  if base in _FORMS and _FORMS[base].serves_subclasses]
+        form = _FORMS[cls] = served[0] if served else type(
+            f"{cls.__name__}Reference", (FastForm,), {"family": cls, "float32_safe": False})
     return form
 
 

@@ -26,11 +26,11 @@ HOST_PRODUCT_CELLS = 1 << 22
 
 
 #: a dense call of at most this many entries (rows x columns x classes, ``(n, K, F)``
-#: temporaries) of the families with host maths (``FastForm.host_maths``: Gaussian, LogNormal;
-#: the count families' blocks with missing values) is fitted and scored by the family's own
-#: maths in float64 NumPy and compiles nothing: a new shape's kernels compiled in 0.6-0.7 s,
-#: and compiled they were no faster up to about 64,000 entries (benchmarks/first_answer.py
-#: (b), (c) and (e), ``--host-maths-entries``)
+#: temporaries) of the families with host maths (``FastForm.host_maths``: Gaussian, LogNormal,
+#: NegativeBinomial; the count families' blocks with missing values) is fitted and scored by
+#: the family's own maths in float64 NumPy and compiles nothing: a new shape's kernels
+#: compiled in 0.6-0.7 s, and compiled they were no faster up to about 64,000 entries
+#: (benchmarks/first_answer.py (b), (c) and (e), ``--host-maths-entries``)
 HOST_MATHS_ENTRIES = 1 << 16
 
 
