@@ -128,8 +128,9 @@ def scorable(family, x) -> bool:
     form = form_of(family)
     if not isinstance(x, np.ndarray):
         return False
-    missing = x.dtype.kind == "f" and bool(np.isnan(x).any())
-    return form.host_counting or form.host_maths or (form.supports_sparse and not missing)
+    # the NaN pass only where it decides
+    return (form.host_counting or form.host_maths
+            or (form.supports_sparse and not (x.dtype.kind == "f" and np.isnan(x).any())))
 
 
 def host_scores(family, table, x, exact: bool, maths_entries: int | None = None) -> np.ndarray:
