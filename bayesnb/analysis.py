@@ -37,8 +37,9 @@ if TYPE_CHECKING:
 
 def linear_weights(clf: NaiveBayes) -> tuple[pd.DataFrame, pd.Series]:
     """``(W, b)`` with ``X_enc @ W.T + b`` equal to the plug-in log joint up to a per-row
-    constant, so its argmax is ``clf.predict`` (rows with missing values included), where
-    ``X_enc = encode_linear(clf, X)``.
+    constant, so its argmax is ``clf.predict`` (rows with missing values included, but for a
+    Multinomial block's missing count, which ``encode_linear`` refuses: its renormalisation is
+    not linear), where ``X_enc = encode_linear(clf, X)``.
 
     Columns of ``W`` are the input columns; a Categorical column becomes one column per level
     (``"col=level"``, apply it to one-hot codes; ``"col=<unseen>"`` for a value unseen in
@@ -98,12 +99,11 @@ def _linear_terms(block, table) -> tuple:
 def _linear_tables(clf) -> tuple[np.ndarray, list]:
     """The class log prior and, per block, the plug-in table the linear view reads; refuses
     what has no linear view."""
+    from .averaging import check_one_model
     from .scoring import TableScorer
 
     scorer = clf._scorer()
-    if getattr(clf, "feature_prior", None) is not None:
-        raise ValueError("the linear view is of one model; feature_prior averages over feature "
-                         "subsets (see feature_relevance_): set feature_prior=None for it.")
+    check_one_model(clf.feature_prior, "the linear view")
     if not isinstance(scorer, TableScorer) or (scorer.exact and not all(
             b.family.predictive_is_plug_in for b in clf.blocks_)):
         raise ValueError("the linear view needs a plug-in method (ml, map, mean).")

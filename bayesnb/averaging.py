@@ -88,6 +88,15 @@ def check_method(method: str, feature_prior) -> None:
                          "method='bayes' (the exact model-averaged predictive).")
 
 
+def check_one_model(feature_prior, what: str) -> None:
+    """Refuse ``what``, which is of one model (its parameters' posterior, draws, the rows it
+    would generate), when ``feature_prior`` averages the predictive over feature subsets: the
+    all-features model's answer would pass for the averaged model's."""
+    if feature_prior is not None:
+        raise ValueError(f"{what} is of one model; feature_prior averages over feature subsets "
+                         f"(see feature_relevance_): set feature_prior=None for it.")
+
+
 #: rows x classes x columns held at once while scoring
 _BUDGET = 1 << 22
 

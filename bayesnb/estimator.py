@@ -403,19 +403,20 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         once (NUTS runs here for ``method="mcmc"``) and cached with the value it scores."""
         model = self._fitted()
         self._check_method()
-        key = (self.method, freeze(self.class_alpha), freeze(self.class_prior),
-               repr(self.feature_prior))
+        if self.method == "mcmc" and model.stated is not None:
+            raise ValueError("method='mcmc' needs data; this model was built from tables.")
+        # every setting the scorer depends on (a stated model's tables serve every method)
+        key = None if model.stated is not None else (self.method, repr(self.feature_prior),
+                                                     self._nuts_key())
         cache = self.__dict__.get("_cache")
-        if cache is not None and cache[0] is model and (cache[1] == key or model.stated):
+        if cache is not None and cache[0] is model and cache[1] == key:
             return cache[2]
         original = model
-        if self.method == "mcmc" and model.stated is None:
+        if self.method == "mcmc":
             check_parametric(model, "method='mcmc'")
             model = self._with_nuts(model)
             scorer = DrawsScorer(model, self._class_setup()[1], model.nuts.draws)
         else:
-            if self.method == "mcmc":
-                raise ValueError("method='mcmc' needs data; this model was built from tables.")
             check_conjugate(model, self.priors, f"method={self.method!r}")
             args = (model, self.method, self.class_alpha, self._class_prior_array())
             scorer = (table_scorer(*args) if self.feature_prior is None
@@ -447,7 +448,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
     def _nuts_key(self) -> tuple:
         """What NUTS draws depend on besides the data: settings, class prior and priors."""
         priors = tuple(sorted((k, id(v)) for k, v in (self.priors or {}).items()))
-        return (tuple(sorted(self._mcmc_settings().items())), freeze(self.class_alpha),
+        settings = {k: v for k, v in self._mcmc_settings().items() if k != "progress_bar"}
+        return (tuple(sorted(settings.items())), freeze(self.class_alpha),
                 freeze(self.class_prior), priors)
 
     def _class_prior_array(self):

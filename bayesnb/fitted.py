@@ -172,6 +172,9 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
                             tuple(blocks))
         first = True
     else:
+        if model.stated is not None:
+            raise ValueError("a model built from stated tables (from_tables) has no statistics "
+                             "to update; fit a model on data to update it with partial_fit.")
         codes = None
         if classes is not None:
             declared, _ = encode_labels(np.asarray(classes), len(classes))

@@ -19,8 +19,8 @@ import pandas as pd
 
 from ._classes import class_log_evidence
 from ._labels import PredictiveUncertainty, row_index
+from .averaging import check_one_model, relevance
 from .averaging import log_evidence as averaged_log_evidence
-from .averaging import relevance
 from .families._base import host_f64
 from .fitted import check_conjugate, check_parametric
 from .scoring import DrawsScorer
@@ -147,6 +147,7 @@ class BayesianReports:
         from .inference import exact_draws
 
         model = self._fitted()
+        check_one_model(self.feature_prior, "sample_posterior")
         if model.stated is not None:
             raise ValueError("this model was built from stated tables (from_tables): it has "
                              "no posterior, so no posterior draws (sample_posterior, to_arviz, "
@@ -207,6 +208,8 @@ class BayesianReports:
         """
         from .inference import predict_rows
 
+        self._fitted()
+        check_one_model(self.feature_prior, "predict_uncertainty")
         real = isinstance(interval, numbers.Real) and not isinstance(interval, bool)
         if not (real and 0 < interval < 1):
             raise ValueError(f"interval must be a number strictly between 0 and 1 (the central "
@@ -244,6 +247,7 @@ class BayesianReports:
         from .model import simulate
 
         self._fitted()
+        check_one_model(self.feature_prior, "simulate")
         return simulate(self, n_rows, posterior=posterior, num_draws=num_draws, seed=seed,
                         total_count=total_count)
 
@@ -368,6 +372,7 @@ class BayesianReports:
         from .model import simulate_sites
 
         model = self._fitted()
+        check_one_model(self.feature_prior, "to_arviz")
         sample_stats = None
         if draws is None:
             draws = self._posterior_draws(1000, seed)
@@ -495,6 +500,7 @@ class BayesianReports:
         from .loo import leave_one_out
 
         model = self._fitted()
+        check_one_model(self.feature_prior, "exact leave-one-out")
         if self.method == "mcmc":
             raise ValueError("exact leave-one-out is for the closed-form methods ('ml', 'map', "
                              "'mean', 'bayes'); for method='mcmc' use PSIS-LOO: "

@@ -299,7 +299,16 @@ class Multinomial(Pooled, ConjugateFamily):
         return log_prob, [str(c) for c in schema.columns], np.zeros(log_prob.shape[0])
 
     def linear_features(self, x: np.ndarray, schema: Schema, params) -> np.ndarray:
-        return np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0)
+        x = np.asarray(x, dtype=np.float64)
+        missing = np.isnan(x)
+        if missing.any():  # the renormalisation over the observed columns is not linear
+            row, col = np.argwhere(missing)[0]
+            raise ValueError(
+                f"column {schema.columns[col]!r}: row {row} has a missing count; a Multinomial "
+                f"row with missing counts is scored with its probabilities renormalised over "
+                f"the observed columns, which no linear view holds (predict_joint_log_proba "
+                f"scores it).")
+        return x
 
     def decode(self, values: np.ndarray, schema: Schema) -> np.ndarray:
         return values.astype(np.int64)

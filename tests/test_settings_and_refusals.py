@@ -1,0 +1,115 @@
+"""Answers that belong to another model are refused, and a changed setting is never ignored:
+reports of one model under ``feature_prior``, the scorer's cache against every setting it
+depends on, models built from stated tables, and the linear view of a Multinomial row with a
+missing count."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.naive_bayes import MultinomialNB
+
+import bayesnb as bnb
+from bayesnb.analysis import decision_function, encode_linear
+
+
+@pytest.fixture(scope="module")
+def averaged():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 120)
+    X = pd.DataFrame({"signal": rng.normal(y, 1.0), "noise": rng.normal(0.0, 1.0, 120)})
+    return bnb.NaiveBayes(method="bayes", feature_prior=0.5).fit(X, y), X, y
+
+
+ONE_MODEL = {
+    "exact leave-one-out": lambda clf, X, y: clf.loo(X, y),
+    "predict_uncertainty": lambda clf, X, y: clf.predict_uncertainty(X.head(3)),
+    "sample_posterior": lambda clf, X, y: clf.sample_posterior(10),
+    "simulate": lambda clf, X, y: clf.simulate(3),
+    "to_arviz": lambda clf, X, y: clf.to_arviz(prior_draws=None),
+}
+
+
+@pytest.mark.parametrize("what", sorted(ONE_MODEL))
+def test_reports_of_one_model_refuse_feature_averaging(averaged, what):
+    # each of these would answer for the all-features model (loo: -18.51 where refits of the
+    # averaged model gave -22.67), not for the averaged predictive the model predicts with
+    clf, X, y = averaged
+    with pytest.raises(ValueError, match=f"{what} is of one model; feature_prior averages"):
+        ONE_MODEL[what](clf, X, y)
+
+
+def test_predict_uncertainty_refuses_feature_averaging_with_given_draws(averaged):
+    clf, X, y = averaged
+    draws = bnb.NaiveBayes(method="bayes").fit(X, y).sample_posterior(20)
+    with pytest.raises(ValueError, match="predict_uncertainty is of one model"):
+        clf.predict_uncertainty(X.head(3), draws=draws)
+
+
+def test_non_conjugate_priors_set_after_a_fit_are_not_ignored():
+    rng = np.random.default_rng(1)
+    X = rng.poisson(3.0, size=(40, 2)).astype(float)
+    y = rng.integers(0, 2, 40)
+    clf = bnb.NaiveBayes(bnb.Poisson(), method="bayes").fit(X, y)
+    clf.predict_proba(X[:2])  # the closed-form scorer, cached
+    import numpyro.distributions as dist
+
+    clf.set_params(priors={"poisson.rate": dist.LogNormal(0.0, 1.0)})
+    with pytest.raises(ValueError, match="replace conjugate priors"):
+        clf.predict_proba(X[:2])
+
+
+def test_nuts_settings_changed_after_a_run_take_effect():
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 2, size=(30, 2))
+    y = rng.integers(0, 2, 30)
+    clf = bnb.NaiveBayes(bnb.Bernoulli(), method="mcmc", num_warmup=40, num_samples=20,
+                         num_chains=1, progress_bar=False)
+    with pytest.warns(Warning):  # so short a run warns that it may not have converged
+        clf.fit(X, y)
+    assert clf.draws_["class_probs"].shape[:2] == (1, 20)
+    clf.set_params(num_samples=30)
+    with pytest.warns(Warning):
+        clf.predict_proba(X[:2])
+    assert clf.draws_["class_probs"].shape[:2] == (1, 30)
+    clf.set_params(progress_bar=True, num_samples=30)  # what the draws do not depend on
+    before = clf.fitted_.nuts
+    clf.set_params(progress_bar=False)
+    clf.predict_proba(X[:2])
+    assert clf.fitted_.nuts is before
+
+
+@pytest.fixture
+def stated():
+    categorical = {"Outlook": {"Yes": {"Sunny": 2 / 9, "Overcast": 4 / 9, "Rain": 3 / 9},
+                               "No": {"Sunny": 3 / 5, "Overcast": 0.0, "Rain": 2 / 5}}}
+    return bnb.from_tables({"Yes": 9 / 14, "No": 5 / 14}, categorical=categorical)
+
+
+def test_a_model_from_stated_tables_refuses_updates_and_mcmc(stated):
+    rows = pd.DataFrame({"Outlook": ["Sunny", "Rain"]})
+    with pytest.raises(ValueError, match="stated tables .* no statistics to update"):
+        stated.partial_fit(rows, ["Yes", "No"])
+    # the stated tables serve every closed-form method (float32 by default)
+    expected = (9 / 14 * 2 / 9) / (9 / 14 * 2 / 9 + 5 / 14 * 3 / 5)
+    for method in ("ml", "bayes"):
+        proba = stated.set_params(method=method).predict_proba(rows.head(1))
+        assert proba[0, list(stated.classes_).index("Yes")] == pytest.approx(expected, rel=1e-6)
+    stated.set_params(method="mcmc")
+    with pytest.raises(ValueError, match="method='mcmc' needs data"):
+        stated.predict_proba(rows)
+
+
+def test_linear_view_refuses_a_missing_multinomial_count():
+    X = np.array([[8, 1, 1], [8, 1, 1], [8, 1, 1], [1, 5, 4], [1, 4, 5]], dtype=float)
+    y = np.array(["a", "a", "a", "b", "b"])
+    clf = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="mean", class_alpha=0).fit(X, y)
+    # complete rows: scikit-learn's joint log likelihood (the same model), up to a row constant
+    rows = np.array([[3.0, 1.0, 0.0], [0.0, 2.0, 2.0], [1.0, 1.0, 1.0]])
+    reference = MultinomialNB(alpha=1.0).fit(X, y).predict_joint_log_proba(rows)
+    scores = decision_function(clf, rows)
+    np.testing.assert_allclose(scores - scores[:, :1], reference - reference[:, :1],
+                               rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="column 0: row 1 has a missing count"):
+        encode_linear(clf, np.array([[1.0, 1.0, 1.0], [np.nan, 1.0, 1.0]]))
+    with pytest.raises(ValueError, match="missing count"):
+        decision_function(clf, np.array([[np.nan, 1.0, 1.0]]))
