@@ -1143,3 +1143,49 @@ def test_gaussian_draws_over_thousands_of_columns_agree_with_float64(kernel_draw
     y = np.arange(200) % 2
     Xt = rng.normal(0, 1, (8, 5000))
     _draws_agree_with_x64(Gaussian(), X, y, Xt)
+
+
+def _halves(n_columns: int) -> np.ndarray:
+    """+1 on the first half of the columns, -1 on the second: terms that push one class, then
+    the other, so the float32 partial sums wander far past the final scores."""
+    return np.where(np.arange(n_columns) < n_columns // 2, 1.0, -1.0)
+
+
+def test_multinomial_columns_ordered_by_class_are_refused_or_agree():
+    """Two classes 9e-4 apart in opposite directions on each half of 2,000 columns, counts
+    near 5,000: the float32 partial sums reached 20 times the terms' root sum of squares, the
+    bound's old measure of them, and probabilities moved by 2.7e-4 unrefused."""
+    rng = np.random.default_rng(13)
+    n, f = 2100, 2000  # past the host's products: the float32 kernels score them
+    y = rng.integers(0, 2, n)
+    rate = 5000.0 * (1.0 + 4.5e-4 * _halves(f)[None, :] * np.where(y[:, None] == 0, 1, -1))
+    X = rng.poisson(rate).astype(np.float64)
+    assert_guarantee(lambda: NaiveBayes(Multinomial()), X, y, methods=("ml",))
+
+
+def test_bernoulli_columns_ordered_by_class_are_refused_or_agree():
+    """5,000 binary columns whose halves favour opposite classes, rows of ones but three: the
+    scores are sums of terms +-1.39 that cancel, and probabilities moved by 4.3e-4 (two
+    classes flipped) unrefused."""
+    rng = np.random.default_rng(13)
+    n, f = 1000, 5000
+    y = rng.integers(0, 2, n)
+    p = np.where((_halves(f)[None, :] > 0) == (y[:, None] == 0), 0.8, 0.2)
+    X = (rng.random((n, f)) < p).astype(np.float64)
+    Xt = np.ones((900, f))
+    for row in Xt:
+        row[rng.choice(f, 3, replace=False)] = 0.0
+    assert_guarantee(lambda: NaiveBayes(Bernoulli()), X, y, Xt, methods=("ml",))
+
+
+def test_gaussian_terms_of_one_sign_over_many_columns_are_refused_or_agree():
+    """8,000 Gaussian columns scored term by term, whose sums (about 8,500, of terms of one
+    sign) were rounded in float32 by enough to move probabilities by 1.6e-4 unrefused."""
+    rng = np.random.default_rng(13)
+    n, f = 1500, 8000
+    y = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, f)) + _halves(f)[None, :] * np.where(y[:, None] == 0, 1, -1) + 5
+    Xt = 6 + 0.3 * rng.normal(size=(300, f))
+    # on a 1/64 grid, which float32 holds: the input's rounding plays no part
+    X, Xt = np.round(X * 64) / 64, np.round(Xt * 64) / 64
+    assert_guarantee(lambda: NaiveBayes(Gaussian(), class_alpha=0), X, y, Xt, methods=("ml",))

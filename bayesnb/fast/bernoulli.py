@@ -115,17 +115,24 @@ class BernoulliFast(FastForm):
         roundings (twice epsilon times a bound on the root sum of squares of a row's terms,
         ``BernoulliLinear.spread``; a complete row's bias is one float64 sum, rounded once),
         plus the accumulation's (``_base.sum_rounding``), in proportion to the size the
-        partial sums reach: the product's plus that root sum of squares (the slopes are
-        relative to their mean over the classes, ``_base.centre``): without the bound, many
-        binary columns of two close classes would move the probabilities unrefused."""
+        partial sums reach: at most :math:`\sum_j x_j \max_k |s_{kj}|` (the slopes relative
+        to their mean over the classes, ``_base.centre``; a row with missing values: every
+        column's largest slope and :math:`\log(1-\theta)`). Without the bound, many binary
+        columns of two close classes would move the probabilities unrefused; with the terms'
+        root sum of squares in its place, 5,000 columns whose halves favour opposite classes
+        moved them by 4.3e-4."""
         if float64_mode() or not isinstance(table, (BernoulliLinear, BernoulliParams)):
             return jnp.zeros(x.shape[0])
         f = x.shape[1]
         if isinstance(table, BernoulliParams):  # guarded products: two sums of one sign
             return 2 * sum_rounding(jnp.abs(jnp.where(jnp.isfinite(scores), scores, 0.0)), f)
         eps = jnp.finfo(table.slope.dtype).eps
+        largest = jnp.max(jnp.abs(table.slope), axis=0)
+        reach = x.astype(largest.dtype) @ largest  # NaN where a value is missing
+        worst = jnp.sum(largest) + jnp.sum(jnp.max(jnp.abs(table.log1m_p), axis=0))
+        reach = jnp.where(jnp.isnan(reach), worst, reach)[:, None]
         return (2 * eps * table.spread + eps * jnp.abs(table.bias)
-                + sum_rounding(jnp.abs(scores - table.bias) + table.spread, f))
+                + sum_rounding(jnp.broadcast_to(reach, scores.shape), f))
 
     @staticmethod
     def linear_scores(params: BernoulliParams) -> tuple:
