@@ -223,6 +223,8 @@ def max_spanning_tree(log_weights) -> list[tuple[int, int]]:
     finite = np.isfinite(lw) & ~np.eye(f, dtype=bool)
     if f <= 1:
         return []
+    if not finite.any():  # every edge forbidden: no tree, and no maximum to reflect below
+        raise ValueError("the allowed edges do not connect every column: no spanning tree.")
     top = lw[finite].max()
     cost = np.where(finite, (top - lw) + 1.0, 0.0)
     tree = minimum_spanning_tree(np.triu(cost)).tocoo()

@@ -75,6 +75,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._classes import class_log_evidence, class_log_prior
+from ._data import as_table, encode_labels
 from ._spanning_trees import (
     Plan,
     elimination_plan,
@@ -85,6 +86,8 @@ from ._spanning_trees import (
 )
 from ._typing import ArrayLike, Data
 from .dependence import dirichlet_log_evidence
+from .families._levels import _may_merge, _refuse_mixing
+from .fitted import check_weight
 
 #: the values of ``tree`` besides a list of edges
 TREE_MODES = ("average", "map")
@@ -103,15 +106,24 @@ class Encoded(NamedTuple):
 
 
 def _frame(X) -> tuple[pd.DataFrame, bool]:
-    if isinstance(X, pd.DataFrame):
-        return X, True
-    array = np.asarray(X)
-    if array.ndim != 2:
-        raise ValueError(f"X must be 2-dimensional (rows x columns), got shape {array.shape}.")
-    return pd.DataFrame(array), False
+    """``X`` as a DataFrame, and whether it was one. Read as :class:`bayesnb.NaiveBayes` reads
+    it (:func:`bayesnb._data.as_table`: the same errors for complex numbers, a 1-D array,
+    ...), except a sparse matrix, refused: every column is read densely, as levels."""
+    from scipy import sparse
+
+    if sparse.issparse(X):
+        raise ValueError(f"X is a scipy.sparse matrix (shape {X.shape}); TreeAugmentedNB needs "
+                         "dense discrete columns: pass X.toarray() (or a DataFrame).")
+    table = as_table(X)
+    if table.frame is not None:
+        return table.frame, True
+    return pd.DataFrame(np.asarray(table.array)), False
 
 
-def _values(frame: pd.DataFrame, j: int, name) -> np.ndarray:
+def _values(frame: pd.DataFrame, j: int, name, levels: tuple | None = None) -> np.ndarray:
+    """Column ``j``'s values, refused when missing, not whole numbers, or booleans mixed with
+    numbers (in the column, or at prediction, against the fit's ``levels``): ``True == 1``
+    in Python would merge them into one level."""
     column = frame.iloc[:, j]
     missing = column.isna().to_numpy()
     if missing.any():
@@ -122,6 +134,11 @@ def _values(frame: pd.DataFrame, j: int, name) -> np.ndarray:
     if values.dtype.kind == "f" and not np.all(np.isfinite(values) & (values == np.round(values))):
         raise ValueError(f"column {name!r} holds numbers that are not whole: TreeAugmentedNB "
                          "models discrete columns; discretise it first (e.g. pandas.cut).")
+    if levels is None:
+        if values.dtype == object:  # a bool or number dtype holds one kind only
+            _refuse_mixing(values, name)
+    elif _may_merge(levels):  # string levels cannot equal a boolean or a number
+        _refuse_mixing(values, name, levels)
     return values
 
 
@@ -154,15 +171,22 @@ def encode_rows(X, columns: tuple, named: bool, levels: tuple) -> np.ndarray:
             raise ValueError("the model was fitted on a DataFrame: predict from a DataFrame "
                              "with the same columns.")
         absent = [c for c in columns if c not in frame.columns]
+        extra = [c for c in frame.columns if c not in columns]
         if absent:
-            raise ValueError(f"column {absent[0]!r} of the fit is not in X.")
+            also = (f", which has column(s) {extra[:10]} that the model was not fitted on "
+                    "(a misspelt name?)" if extra else "")
+            raise ValueError(f"column {absent[0]!r} of the fit is not in X{also}.")
+        if extra:  # as NaiveBayes: their values would be left out without a word
+            raise ValueError(f"X has column(s) {extra[:10]} that the model was not fitted on "
+                             f"(it reads {list(columns)[:20]}); their values would be "
+                             "ignored: drop them, or fit a model with them.")
         frame = frame[list(columns)]
     elif frame.shape[1] != len(columns):
         raise ValueError(f"X has {frame.shape[1]} columns; the model was fitted on "
                          f"{len(columns)}.")
     codes = np.empty(frame.shape, dtype=np.int64)
     for j, name in enumerate(columns):
-        values = _values(frame, j, name)
+        values = _values(frame, j, name, levels[j])
         codes[:, j] = pd.Index(list(levels[j]), dtype=object).get_indexer(values)
         unknown = codes[:, j] < 0
         if unknown.any():
@@ -376,21 +400,13 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
         >>> clf.tree_
         [('Outlook', 'Humidity'), ('Outlook', 'Wind'), ('Temperature', 'Humidity')]"""
         data = encode_fit(X)
-        labels = np.asarray(y)
-        if labels.ndim != 1 or len(labels) != len(data.codes):
-            raise ValueError(f"y must hold one label per row of X ({len(data.codes)}), got "
-                             f"shape {labels.shape}.")
-        if pd.isna(labels).any():
-            raise ValueError("y has missing labels.")
-        classes, codes_y = np.unique(labels, return_inverse=True)
-        weight = None
-        if sample_weight is not None:
-            weight = np.asarray(sample_weight, dtype=np.float64)
-            if weight.shape != (len(labels),) or not np.all(np.isfinite(weight) & (weight >= 0)):
-                raise ValueError("sample_weight must hold one finite non-negative weight per "
-                                 "row.")
+        if y is None:
+            raise ValueError("TreeAugmentedNB requires y to be passed, but the target y is None.")
+        # NaiveBayes' labels: continuous y, missing labels, booleans mixed with numbers refused
+        classes, codes_y = encode_labels(y, len(data.codes))
+        weight = check_weight(sample_weight, len(data.codes))
         sizes = [len(lv) for lv in data.levels]
-        stats = count(data.codes, codes_y, len(classes), sizes, weight)
+        stats = count(data.codes, codes_y.astype(np.int64), len(classes), sizes, weight)
         return self._install(stats, classes, data.columns, data.named, data.levels)
 
     def _install(self, stats: Statistics, classes, columns, named, levels) -> TreeAugmentedNB:
@@ -402,10 +418,11 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
         class_log_prior(stats.class_count, self.class_alpha, None, "bayes")  # checks it
         log_prior = _log_edge_prior(self.edge_prior, columns)
         tree = _tree(self.tree, columns)
-        post = posterior(stats, alpha, log_prior)
-        if not np.isfinite(post.log_z):
+        # checked before the posterior, whose maximum spanning tree needs an allowed tree
+        if not np.isfinite(log_tree_sum(log_prior)):
             raise ValueError("edge_prior forbids every spanning tree: its allowed edges must "
                              "connect all the columns.")
+        post = posterior(stats, alpha, log_prior)
         if tree is not None and not np.all(np.isfinite([log_prior[e] for e in tree])):
             raise ValueError("tree uses an edge that edge_prior forbids (weight 0).")
         if isinstance(self.tree, str) and self.tree == "map":
@@ -525,8 +542,8 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
         --------
         >>> import bayesnb as bnb
         >>> clf = bnb.TreeAugmentedNB().fit([[0, 0], [1, 1], [1, 1], [0, 1]], ["a", "a", "b", "b"])
-        >>> clf.predict([[0, 1]])
-        array(['b'], dtype='<U1')"""
+        >>> clf.predict([[0, 1]])  # a list of strings: object labels, as NaiveBayes keeps them
+        array(['b'], dtype=object)"""
         best = np.argmax(self.predict_joint_log_proba(X), axis=1)
         return self.classes_[best]
 
