@@ -73,7 +73,9 @@ def _dict_row(x, columns: list, named: bool) -> pd.Series:
 
 def one_row(model: FittedModel, x) -> pd.DataFrame:
     """``x`` (a Series, a dict ``{column: value}``, a one-row DataFrame, a 1-D sequence, a
-    one-row 2-D array or sparse matrix) as a one-row DataFrame with the model's columns."""
+    one-row 2-D array or sparse matrix) as a one-row DataFrame with the model's columns. A
+    model fitted on named columns takes exactly those (any order): a missing or unknown column
+    is refused as ``predict_proba`` refuses it."""
     from collections.abc import Mapping
 
     from scipy import sparse
@@ -86,17 +88,13 @@ def one_row(model: FittedModel, x) -> pd.DataFrame:
             raise ValueError(f"explain takes one row, got {len(x)}; pass x.iloc[[i]].")
         frame = x.reset_index(drop=True)
         if model.named:
-            missing = [c for c in columns if c not in frame.columns]
-            if missing:
-                raise ValueError(f"column {missing[0]!r} is missing from x.")
+            _check_columns(model, frame.columns)
             return frame[columns]
         return pd.DataFrame(frame.to_numpy(dtype=object), columns=columns) \
             if frame.shape[1] == len(columns) else _wrong_width(frame.shape[1], len(columns))
     if isinstance(x, pd.Series):
         if model.named:
-            missing = [c for c in columns if c not in x.index]
-            if missing:
-                raise ValueError(f"column {missing[0]!r} is missing from x.")
+            _check_columns(model, x.index)
             return pd.DataFrame([x[columns].to_numpy(dtype=object)], columns=columns)
         values = x.to_numpy(dtype=object)
     elif sparse.issparse(x):
@@ -114,6 +112,16 @@ def one_row(model: FittedModel, x) -> pd.DataFrame:
     if len(values) != len(columns):
         _wrong_width(len(values), len(columns))
     return pd.DataFrame([list(values)], columns=columns)
+
+
+def _check_columns(model: FittedModel, names) -> None:
+    """Refuse a row whose named columns are not the model's, with predict_proba's check and
+    message (``block_positions``): a column the model does not know would be silently left
+    out of the explanation, and one it lacks is an error too."""
+    from ._blocks import block_positions
+    from ._data import as_table
+
+    block_positions(model, as_table(pd.DataFrame(columns=pd.Index(list(names), dtype=object))))
 
 
 def _wrong_width(got: int, want: int):

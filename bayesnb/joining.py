@@ -89,6 +89,26 @@ def groups_from_report(report: pd.DataFrame, threshold: float = 0.0) -> list[tup
     return [tuple(g) for g in groups if g]
 
 
+def _as_frame(X) -> pd.DataFrame:
+    """``X`` as a DataFrame; an array's columns are named by position and keep its dtype (a
+    float array stays float, so its columns stay measurements for the model after the join)."""
+    from scipy import sparse
+
+    if isinstance(X, pd.DataFrame):
+        return X
+    if sparse.issparse(X):  # the joined column is text, which a sparse matrix cannot hold
+        raise ValueError("sparse input is not supported by join_columns: pass a DataFrame or "
+                         "a dense array (X.toarray()).")
+    values = np.asarray(X)
+    if values.dtype.kind in "US":  # mixed cells (["x", 1.5]) read as text: keep each cell
+        values = np.asarray(X, dtype=object)
+    if values.ndim != 2:
+        raise ValueError(f"X must be 2-D (rows by columns), got shape {values.shape}. Reshape "
+                         f"your data with X.reshape(-1, 1) for one column or X.reshape(1, -1) "
+                         f"for one row.")
+    return pd.DataFrame(values)
+
+
 def _resolve(X, groups) -> list[tuple]:
     if isinstance(groups, pd.DataFrame):  # each group in X's column order
         order = {c: i for i, c in enumerate(X.columns)}
@@ -113,7 +133,8 @@ def join_columns(X: ArrayLike, groups: Groups, *, sep: str = "&") -> pd.DataFram
 
     Parameters
     ----------
-    X : DataFrame, or array-like (columns then named by position)
+    X : DataFrame, or array-like (columns then named by position; the columns not joined keep
+        the array's dtype, so a float array's other columns stay numbers)
     groups : sequence of tuples of column labels, or a dependence report
         E.g. ``[("a", "b"), ("c1", "c2", "c3")]``. A DataFrame from
         :func:`bayesnb.analysis.dependence` joins its dependent discrete pairs
@@ -139,7 +160,7 @@ def join_columns(X: ArrayLike, groups: Groups, *, sep: str = "&") -> pd.DataFram
     2  y&0  u
     3  NaN  v
     """
-    X = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object))
+    X = _as_frame(X)
     resolved = _resolve(X, groups)
     out = {}
     first = {g[0]: g for g in resolved}
@@ -204,7 +225,12 @@ class JoinColumns(TransformerMixin, BaseEstimator):
     Attributes
     ----------
     groups_ : list of tuples, the groups joined
-    feature_names_in_ : ndarray of the input's column names
+    n_features_in_ : int, the number of columns of the ``X`` given to fit
+    feature_names_in_ : ndarray of the column names of that ``X``; only when it was a
+        DataFrame (an array's columns are named by position, 0, 1, ...)
+
+    ``transform`` takes the same columns: a DataFrame's by name (any order; a missing or
+    unknown column is an error naming it), an array's by position (the same number of columns).
 
     Examples
     --------
@@ -235,17 +261,49 @@ class JoinColumns(TransformerMixin, BaseEstimator):
         self.sep = sep
 
     def fit(self, X: ArrayLike, y: object = None) -> JoinColumns:
-        X = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object))
-        self.groups_ = _resolve(X, self.groups)
-        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        frame = _as_frame(X)
+        self.groups_ = _resolve(frame, self.groups)
+        self.n_features_in_ = frame.shape[1]
+        if isinstance(X, pd.DataFrame):
+            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        elif hasattr(self, "feature_names_in_"):  # refitted on an array: names by position
+            del self.feature_names_in_
         return self
 
     def transform(self, X: ArrayLike) -> pd.DataFrame:
         if not hasattr(self, "groups_"):
             raise ValueError("JoinColumns is not fitted; call fit first.")
-        return join_columns(X, self.groups_, sep=self.sep)
+        return join_columns(self._columns_as_fitted(X), self.groups_, sep=self.sep)
+
+    def _names_in(self) -> list:
+        return list(getattr(self, "feature_names_in_", range(self.n_features_in_)))
+
+    def _columns_as_fitted(self, X: ArrayLike) -> pd.DataFrame:
+        """``X`` with the columns seen at fit: a DataFrame fitted and given is matched by name;
+        otherwise the columns are matched by position, so their number must agree."""
+        frame = _as_frame(X)
+        names = self._names_in()
+        if isinstance(X, pd.DataFrame) and hasattr(self, "feature_names_in_"):
+            known, given = set(names), set(frame.columns)
+            missing = [c for c in names if c not in given]
+            unknown = [c for c in frame.columns if c not in known]
+            if missing or unknown:
+                wrong = ([f"lacks column(s) {missing[:10]}"] if missing else []) \
+                    + ([f"has column(s) {unknown[:10]} it was not fitted on"] if unknown else [])
+                raise ValueError(f"X {' and '.join(wrong)}: JoinColumns was fitted on the "
+                                 f"columns {names[:20]}.")
+            return frame
+        if frame.shape[1] != self.n_features_in_:  # scikit-learn's wording (NaiveBayes's too)
+            raise ValueError(f"X has {frame.shape[1]} features, but JoinColumns is expecting "
+                             f"{self.n_features_in_} features as input.")
+        if list(frame.columns) != names:  # an array (or a DataFrame for an array): by position
+            frame = frame.set_axis(pd.Index(names, dtype=object), axis=1)
+        return frame
 
     def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
-        names = self.feature_names_in_ if input_features is None else input_features
-        X = pd.DataFrame(columns=list(names))
+        names = self._names_in() if input_features is None else list(input_features)
+        if len(names) != self.n_features_in_:
+            raise ValueError(f"input_features has {len(names)} names, but JoinColumns was "
+                             f"fitted on {self.n_features_in_} columns.")
+        X = pd.DataFrame(columns=names)
         return np.asarray(join_columns(X, self.groups_, sep=self.sep).columns, dtype=object)

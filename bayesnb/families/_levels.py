@@ -482,6 +482,13 @@ def declared_levels(categories, columns: tuple) -> list[tuple] | None:
     """
     if categories is None:
         return None
+    if isinstance(categories, str | bytes | Mapping) or not np.iterable(categories):
+        # list("SML") would make each character a level
+        what = f"the {type(categories).__name__} {categories!r}"[:120]
+        raise ValueError(
+            f"Categorical: categories must be a list (tuple, array) of levels, or one list "
+            f"per column, got {what} for the column(s) {list(columns)[:5]}; e.g. "
+            f"categories=['S', 'M', 'L'].")
     entries = list(categories)
     nested = [_is_level_list(e) for e in entries]
     if entries and not any(nested):  # a flat list of levels: the single-column form
@@ -517,7 +524,9 @@ def learn_levels(values: np.ndarray, columns: tuple, declared_levels: list | Non
             declared = declared_levels[j]
             _refuse_mixing(np.asarray(declared, dtype=object), col)
             if len(set(declared)) != len(declared):
-                raise ValueError(f"column {col!r}: declared categories repeat a value.")
+                repeated = [v for k, v in enumerate(declared) if v in declared[:k]]
+                raise ValueError(f"column {col!r}: declared categories repeat a value "
+                                 f"({_show(repeated[:3])}); list each level once.")
             levels.append(declared)
             continue
         seen = distinct_values(values[:, j], col)

@@ -94,7 +94,9 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
         (``[["1st", "2nd"], ["F", "M"]]``), or for a Categorical of one column its levels
         directly (``["1st", "2nd", "3rd", "Crew"]``). By default the levels are the distinct
         values seen at fit time, sorted; a pandas ``category`` column's are its categories, in
-        their order, unused ones included (as R keeps a factor's levels).
+        their order, unused ones included (as R keeps a factor's levels). Each level is listed
+        once; a string is not a list of levels (``"SML"`` is refused, not split into
+        characters).
     unseen : {"warn", "smooth", "error"}, default="warn"
         What a value never seen in training (nor declared) means at prediction under the
         smoothing methods (``mean``, ``map``, ``bayes``, ``mcmc``): ``"smooth"`` gives it the

@@ -91,6 +91,15 @@ class GaussianParams(NamedTuple):
     precision: jax.Array  # (K, F)
 
 
+def checked_pooled(value) -> bool:
+    """``pooled`` as a bool, refused unless True or False: ``bool("False")`` is True, so a
+    string from a configuration file would silently give the pooled model."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"Gaussian: pooled must be True or False, got {value!r} "
+                         f"({type(value).__name__}).")
+    return bool(value)
+
+
 class Gaussian(ConjugateFamily):
     """Real-valued columns, each Gaussian per class with a Normal-Gamma prior.
 
@@ -101,6 +110,7 @@ class Gaussian(ConjugateFamily):
         Normal(loc, 1 / (kappa * precision)). Defaults 0, 1e-3, 1, 0.01 (see module docs).
     pooled : bool, default=False
         Share one variance per column across the classes instead of one per class and column.
+        Only ``True`` or ``False`` (a NumPy bool too): anything else is a ``ValueError``.
     ddof : float, default=0
         The ``method="ml"`` variance is ``M2 / (n - ddof)``: ``0`` is the 1/N variance
         (scikit-learn's), ``1`` R's ``sd()`` (e1071's ``naiveBayes``, reproduced exactly). The
@@ -153,7 +163,7 @@ class Gaussian(ConjugateFamily):
             broadcast_hyper(self.kappa, f, "kappa", "Gaussian", columns=cols),
             broadcast_hyper(self.shape, f, "shape", "Gaussian", columns=cols),
             broadcast_hyper(self.rate, f, "rate", "Gaussian", columns=cols, squared=True),
-            np.asarray(bool(self.pooled)),
+            np.asarray(checked_pooled(self.pooled)),
             np.asarray(_moments.checked_ddof(self.ddof), dtype=np.float64))
 
     def check_estimate(self, prior: NormalGammaPrior, stats: GaussianStats, schema: Schema,
