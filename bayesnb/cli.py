@@ -825,6 +825,16 @@ def _warnings_as_lines(prog: str, summarise_unseen: bool = False):
                       f"the smoothing methods scored them as unseen levels.", file=sys.stderr)
 
 
+def _stdout_to_devnull() -> None:
+    """Point stdout at the null device after its reader closed the pipe, so that Python's
+    flush at exit raises no second ``BrokenPipeError`` (the Python docs' "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout is not a file (redirected in-process)
+        pass
+
+
 def main(argv=None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 a mistake, 1 a bug)."""
     parser = build_parser()
@@ -835,7 +845,12 @@ def main(argv=None) -> int:
     prog = f"bayesnb {args.command}"
     with _warnings_as_lines(prog, summarise_unseen=args.command == "compare"):
         try:
-            return args.run(args)
+            status = args.run(args)
+            sys.stdout.flush()  # a closed pipe raises here, not at exit
+            return status
+        except BrokenPipeError:  # `bayesnb compare ... | head`: the reader stopped, no error
+            _stdout_to_devnull()
+            return 0
         except (ValueError, TypeError, KeyError, OSError) as err:
             print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
             return 2

@@ -61,7 +61,7 @@ from .fitted import (
     check_parametric,
     merge_models,
 )
-from .reports import BayesianReports
+from .reports import BayesianReports, check_settings
 from .scoring import DrawsScorer, TableScorer, answer, best_index, table_scorer
 
 #: The values of ``NaiveBayes(method=...)``: maximum likelihood, posterior mode and posterior
@@ -258,11 +258,11 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         >>> copies = bnb.NaiveBayes().fit(np.repeat(X, w, axis=0), np.repeat(y, w))
         >>> bool(np.allclose(weighted.predict_proba(X), copies.predict_proba(X)))
         True"""
+        self._check_method()  # before a Dask fit's reduction too: its settings are refused first
         if is_dask(X):
             from .dask import fit as dask_fit
 
             return dask_fit(self, X, y, sample_weight=sample_weight)
-        self._check_method()
         X, y, sample_weight, X_unlabeled = labeled_rows(X, y, sample_weight, self.missing_label,
                                                         self.method)
         model = add_chunk(None, self.features, as_table(X), y, sample_weight,
@@ -354,8 +354,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         return self
 
     def _check_method(self):
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
+        check_settings(self.method, METHODS, self.priors, infer_counts=self.infer_counts,
+                       use_kernel=self.use_kernel)
         check_method(self.method, self.feature_prior)
         if self.method == "mcmc":
             check_mcmc_settings(self._mcmc_settings())

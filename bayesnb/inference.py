@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import warnings
+from collections import Counter
 from functools import partial
 
 import jax
@@ -38,6 +39,7 @@ from .model import (
     ColumnSites,
     block_draws,
     block_sites,
+    check_prior_values,
     column_labels,
     parameter_sites,
     positional_site,
@@ -148,6 +150,7 @@ def check_prior_sites(fitted, priors) -> None:
                     f"with priors={{{prefix + '.' + key!r}: <distribution>}}.")
     if not priors:
         return
+    check_prior_values(priors)
     sites = set(parameter_sites(fitted.blocks)) | {"class_probs"}
     unknown = sorted(set(priors) - sites)
     if unknown:
@@ -487,6 +490,7 @@ def predict_rows(model, class_prior, draws, X, unseen: str, *, interval=0.9, pre
     from .families._base import float64_mode
     from .fast._kernels import SCORE_ROUNDING_LIMIT
 
+    X = _absent_added(model, X)  # warned once here, though a float64 retry encodes X again
     xs = encode_dense(model, X, unseen, on_device=True)
     n_classes, n_draws = _draw_shape(class_prior, draws)
     host = prepared is None and _draws_host.on_host(model.blocks, xs, n_draws, n_classes)
@@ -500,6 +504,20 @@ def predict_rows(model, class_prior, draws, X, unseen: str, *, interval=0.9, pre
                                       prepared=prepared, joint_only=joint_only)
     return predict_from_draws(model.blocks, class_prior, draws, xs, interval=interval,
                               prepared=prepared, joint_only=joint_only)
+
+
+def _absent_added(model, X):
+    """A DataFrame ``X`` with the fitted columns it lacks added as missing, warned about once
+    (as ``scoring.absent_added``, which this module cannot import: scoring imports it);
+    encoding the result again adds nothing and warns no more."""
+    import pandas as pd
+
+    from ._blocks import with_absent_columns
+    from ._data import as_table
+
+    if not isinstance(X, pd.DataFrame):
+        return X
+    return with_absent_columns(model, as_table(X)).frame
 
 
 def encode_dense(model, X, unseen: str, on_device: bool = False) -> list:
@@ -787,8 +805,26 @@ def _dim(axis: str, key: str, site: str, labels, block, coords: dict) -> str:
         coords[f"{site}_feature"] = list(labels)
         return f"{site}_feature"
     j = int(key.partition(".")[0])
-    coords[f"{labels[j]}_level"] = list(block.schema.levels[j])
+    coords[f"{labels[j]}_level"] = level_coords(block.schema.levels[j])
     return f"{labels[j]}_level"
+
+
+def level_coords(levels) -> list:
+    """A Categorical column's levels as ArviZ coordinates: the levels themselves, unless two
+    print alike (the int 1 and the string "1"), which ArviZ and xarray would hold as one
+    string twice (``az.summary`` then fails). Such levels get their type appended,
+    ``"1 (int)"``, ``"1 (str)"``, and if that still coincides their position, ``"1 (#0)"``;
+    the other levels are their strings (as columns that print alike are named by position,
+    :func:`bayesnb.model.column_labels`)."""
+    text = [str(v) for v in levels]
+    if len(set(text)) == len(text):
+        return list(levels)
+    count = Counter(text)
+    typed = [f"{t} ({type(v).__name__})" if count[t] > 1 else t
+             for t, v in zip(text, levels, strict=True)]
+    if len(set(typed)) == len(typed):
+        return typed
+    return [f"{t} (#{i})" if count[t] > 1 else t for i, t in enumerate(text)]
 
 
 def to_inference_data(fitted, draws, sample_stats=None, prior_draws=None, *, backend=None,

@@ -41,7 +41,7 @@ that name (:class:`ColumnSites`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -227,6 +227,7 @@ def model_and_data(clf: bayesnb.NaiveBayes, X: Data, y: ArrayLike | None = None
     from ._data import labels_to_codes
 
     xs, _ = encode_blocks(clf.fitted_, X, clf._unseen_rule())
+    check_prior_values(clf.priors)  # before tracing turns a non-distribution into a tracer
     _, kwargs = model_and_data_for_simulation(clf)
     kwargs.update(xs=tuple(jnp.asarray(x) for x in xs),
                   y=None if y is None else jnp.asarray(labels_to_codes(y, clf.classes_)))
@@ -313,8 +314,12 @@ def simulate_sites(clf, n_rows, *, posterior=True, num_draws=1, seed=0, total_co
     if posterior:
         draws = clf._posterior_draws(num_draws, seed)
         flat = {k: np.asarray(v).reshape((-1,) + v.shape[2:]) for k, v in draws.items()}
-        take = np.random.default_rng(seed).choice(next(iter(flat.values())).shape[0],
-                                                  num_draws, replace=False)
+        available = next(iter(flat.values())).shape[0]
+        if num_draws > available:  # distinct draws: NumPy's own message names no argument
+            raise ValueError(f"num_draws={num_draws} is more than the {available} posterior "
+                             f"draws (num_chains x num_samples of the NUTS run) to simulate "
+                             f"from.")
+        take = np.random.default_rng(seed).choice(available, num_draws, replace=False)
         flat = {k: v[take] for k, v in flat.items()}
     # the class setup as arrays the program reads: a constant would be validated by NumPyro
     # op by op while tracing, each op compiled
@@ -378,6 +383,26 @@ def model_and_data_for_simulation(clf):
         hyper=tuple(b.family.hyperpriors() for b in clf.blocks_),
         labels=tuple(column_labels(clf.blocks_)),
         pooling=tuple(b.family.pooling_prior() for b in clf.blocks_))
+
+
+def check_prior_values(priors) -> None:
+    """Refuse ``priors`` that is not a mapping, or one whose value is not a NumPyro
+    distribution (a number, a string, a ``scipy.stats`` frozen distribution), naming the site
+    and the type given: such a value would otherwise fail while the program is traced (an
+    ``AttributeError`` about a tracer) or be misread as having the wrong support."""
+    if not priors:
+        return
+    if not isinstance(priors, Mapping):
+        raise ValueError(f"priors must be a mapping {{site: numpyro distribution}}, got "
+                         f"{type(priors).__name__}.")
+    for site, prior in priors.items():
+        if not isinstance(prior, dist.Distribution):
+            module = type(prior).__module__
+            kind = type(prior).__qualname__ if module == "builtins" else (
+                f"{module}.{type(prior).__qualname__}")
+            raise ValueError(f"priors[{site!r}] must be a NumPyro distribution (e.g. "
+                             f"numpyro.distributions.Normal(0, 10)), got a {kind}: "
+                             f"{prior!r:.80}.")
 
 
 class ReplacePriors(numpyro.primitives.Messenger):

@@ -148,6 +148,8 @@ class BayesianReports:
 
         model = self._fitted()
         check_one_model(self.feature_prior, "sample_posterior")
+        _check_count("num_draws", num_draws)
+        _check_count("num_chains", num_chains)
         if model.stated is not None:
             raise ValueError("this model was built from stated tables (from_tables): it has "
                              "no posterior, so no posterior draws (sample_posterior, to_arviz, "
@@ -214,6 +216,9 @@ class BayesianReports:
         if not (real and 0 < interval < 1):
             raise ValueError(f"interval must be a number strictly between 0 and 1 (the central "
                              f"credible mass of the band), got {interval!r}.")
+        _check_count("num_draws", num_draws)
+        if draws is not None:
+            _check_draw_sites(self.fitted_, self._class_setup()[1], draws)
         prepared = None  # the NUTS scorer's draws are laid out once, in its ``prepared``
         if draws is None:
             draws = self._posterior_draws(num_draws, seed)
@@ -248,6 +253,10 @@ class BayesianReports:
 
         self._fitted()
         check_one_model(self.feature_prior, "simulate")
+        _check_count("n_rows", n_rows)
+        _check_count("num_draws", num_draws)
+        if total_count is not None:
+            _check_count("total_count", total_count)
         return simulate(self, n_rows, posterior=posterior, num_draws=num_draws, seed=seed,
                         total_count=total_count)
 
@@ -373,6 +382,9 @@ class BayesianReports:
 
         model = self._fitted()
         check_one_model(self.feature_prior, "to_arviz")
+        for name, value in (("prior_draws", prior_draws), ("predictive_rows", predictive_rows)):
+            if not (value is None or isinstance(value, numbers.Integral) and value == 0):
+                _check_count(name, value)  # None or 0: no such group
         sample_stats = None
         if draws is None:
             draws = self._posterior_draws(1000, seed)
@@ -690,6 +702,48 @@ class BayesianReports:
                   "p(x, c) and p(c | x) of one prediction (bayesnb explain MODEL ROWS.csv); "
                   "clf.weight_of_evidence(x, a, b) each column's log odds for a against b."]
         return "\n".join(lines)
+
+
+def _check_count(name: str, value) -> None:
+    """Refuse a count that is not a positive integer, naming the argument: NumPy and NumPyro
+    would otherwise fail with their own messages (a broadcast shape, a plate's assertion)."""
+    if not (isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
+            and value > 0):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+
+
+def check_settings(method: str, methods: tuple, priors, **switches) -> None:
+    """Refuse an estimator's ``method`` not in ``methods``; ``priors`` that is not a mapping
+    of NumPyro distributions (:func:`bayesnb.model.check_prior_values`); and a switch
+    (``infer_counts``, ``use_kernel``) that is not a real boolean, naming it: the string
+    "False" (from a config file, say) is truthy, so it would silently switch it on."""
+    if method not in methods:
+        raise ValueError(f"method must be one of {methods}, got {method!r}.")
+    for name, value in switches.items():
+        if not isinstance(value, bool | np.bool_):
+            raise ValueError(f"{name} must be True or False, got {value!r} "
+                             f"({type(value).__name__}).")
+    if priors:
+        from .model import check_prior_values  # NumPyro loads for priors, not for a plain fit
+
+        check_prior_values(priors)
+
+
+def _check_draw_sites(model, class_prior, draws) -> None:
+    """Refuse ``draws`` that lack a site the prediction reads (``class_probs`` unless the class
+    probabilities are fixed, and every block parameter), naming the missing and expected ones:
+    otherwise the first absent site surfaces as a bare ``KeyError`` deep in the scoring."""
+    from .model import parameter_sites
+
+    if not isinstance(draws, Mapping):
+        raise ValueError(f"draws must be a mapping {{site: array (chains, draws, ...)}}, got "
+                         f"{type(draws).__name__}.")
+    expected = ((["class_probs"] if class_prior is None else [])
+                + list(parameter_sites(model.blocks)))
+    missing = [site for site in expected if site not in draws]
+    if missing:
+        raise ValueError(f"draws lacks the site(s) {missing}; predicting from draws needs "
+                         f"{expected} (e.g. from sample_posterior or draws_).")
 
 
 def _fitted_log_likelihood_line(clf, X, y) -> str:

@@ -20,10 +20,12 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 from scipy import sparse
 
-from ._blocks import block_source, levels_of, raw_blocks
+from ._blocks import block_source, levels_of, raw_blocks, with_absent_columns
 from ._classes import class_log_prior
+from ._data import as_table
 from .families._base import float64_mode
 from .fast import (
     _exact,
@@ -67,6 +69,9 @@ class TableScorer(NamedTuple):
         # a device-resident jax.Array stays on its device for the streamed kernels; the exact
         # count predictive's host tails and the host-scored blocks read NumPy
         on_device = not (self.exact and any(_exact.counted(f) for f in self.model.families))
+        # the fitted columns a DataFrame lacks are added (warned about) here, once: the blocks
+        # scored apart below (``_partial_scores``, ``_sparse_scores``) read X again
+        X = absent_added(self.model, X)
         raws, n = raw_blocks(self.model, X, on_device=on_device)
         if any(sparse.issparse(raw) for raw in raws):
             return self._sparse_scores(X, raws, output)
@@ -182,6 +187,17 @@ class TableScorer(NamedTuple):
         if output == "joint":
             scores = scores + log_normalizer([blocks[i] for i in at], xs)
         return normalised(scores, output)
+
+
+def absent_added(model, X):
+    """A DataFrame ``X`` with the fitted columns it lacks added as missing in every row, and one
+    ``AbsentColumnWarning`` (:func:`bayesnb._blocks.with_absent_columns`); other input as
+    given. Reading the result again (``raw_blocks``) adds nothing and warns no more, so a
+    prediction that reads X twice (blocks scored apart) warns once (the draws' predictive
+    does the same, ``inference._absent_added``)."""
+    if not isinstance(X, pd.DataFrame):
+        return X
+    return with_absent_columns(model, as_table(X)).frame
 
 
 class DrawsScorer:

@@ -1,0 +1,239 @@
+"""Arguments refused with a ValueError that names them (report methods' counts and draws,
+``priors=`` values, the estimator's boolean switches), a closed output pipe that is not an
+error for the command line, one ``AbsentColumnWarning`` per prediction, and MCMC on a
+Categorical column whose levels print alike."""
+
+import os
+import re
+import subprocess
+import sys
+import warnings
+
+import arviz as az
+import numpy as np
+import numpyro.distributions as dist
+import pandas as pd
+import pytest
+import scipy.stats
+
+import bayesnb as bnb
+from bayesnb._blocks import AbsentColumnWarning
+from bayesnb.datasets import load_playtennis
+from bayesnb.inference import ConvergenceWarning, level_coords
+
+SHORT_MCMC = dict(method="mcmc", num_warmup=50, num_samples=50, num_chains=1,
+                  progress_bar=False)
+
+
+@pytest.fixture(scope="module")
+def tennis():
+    days, play = load_playtennis()
+    return days, bnb.NaiveBayes(method="bayes").fit(days, play)
+
+
+# ---------------------------------------------------------------- report methods' counts
+@pytest.mark.parametrize("value", [0, -1, 2.0, "5", True, None])
+def test_sample_posterior_counts_must_be_positive_integers(tennis, value):
+    _, clf = tennis
+    with pytest.raises(ValueError, match="num_draws must be a positive integer, got "
+                                         + re.escape(repr(value))):
+        clf.sample_posterior(value)
+    with pytest.raises(ValueError, match="num_chains must be a positive integer"):
+        clf.sample_posterior(10, num_chains=value)
+
+
+@pytest.mark.parametrize("value", [0, -5, 1.5])
+def test_predict_uncertainty_num_draws_must_be_a_positive_integer(tennis, value):
+    days, clf = tennis
+    with pytest.raises(ValueError, match="num_draws must be a positive integer, got "
+                                         + re.escape(repr(value))):
+        clf.predict_uncertainty(days.head(2), num_draws=value)
+
+
+def test_predict_uncertainty_names_the_sites_draws_lack(tennis):
+    days, clf = tennis
+    draws = {"class_probs": np.full((1, 3, 2), 0.5)}
+    with pytest.raises(ValueError, match=r"draws lacks the site\(s\) \['categorical\.Outlook"
+                                         r"\.probs'.*needs \['class_probs', "):
+        clf.predict_uncertainty(days.head(2), draws=draws)
+    with pytest.raises(ValueError, match="draws must be a mapping"):
+        clf.predict_uncertainty(days.head(2), draws=[np.zeros(3)])
+
+
+def test_predict_uncertainty_takes_complete_draws(tennis):
+    days, clf = tennis
+    draws = clf.sample_posterior(50, seed=1)
+    got = clf.predict_uncertainty(days.head(2), draws=draws)
+    assert np.allclose(got["proba"].sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    (dict(n_rows=0), "n_rows must be a positive integer, got 0"),
+    (dict(n_rows=-1), "n_rows must be a positive integer, got -1"),
+    (dict(n_rows=2.5), "n_rows must be a positive integer, got 2.5"),
+    (dict(n_rows=3, num_draws=0), "num_draws must be a positive integer, got 0"),
+    (dict(n_rows=3, total_count=-1), "total_count must be a positive integer, got -1"),
+    (dict(n_rows=3, total_count=0), "total_count must be a positive integer, got 0"),
+])
+def test_simulate_counts_must_be_positive_integers(tennis, kwargs, message):
+    _, clf = tennis
+    with pytest.raises(ValueError, match=re.escape(message)):
+        clf.simulate(**kwargs)
+
+
+def test_simulate_still_takes_numpy_integers(tennis):
+    _, clf = tennis
+    rows = clf.simulate(np.int64(3), num_draws=np.int32(2), seed=0)
+    assert len(rows) == 6 and rows["draw"].tolist() == [0, 0, 0, 1, 1, 1]
+
+
+@pytest.mark.parametrize("name", ["prior_draws", "predictive_rows"])
+def test_to_arviz_counts_must_be_positive_integers(tennis, name):
+    _, clf = tennis
+    with pytest.raises(ValueError, match=f"{name} must be a positive integer, got -1"):
+        clf.to_arviz(**{name: -1})
+
+
+# ---------------------------------------------------------------- priors= values
+@pytest.mark.parametrize(("prior", "shown"), [
+    (3.0, "a float: 3.0"),
+    ("Normal(0,1)", "a str: 'Normal(0,1)'"),
+    (scipy.stats.norm(0, 10), "a scipy.stats."),
+])
+def test_priors_values_must_be_numpyro_distributions(prior, shown):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"g": rng.normal(size=40)})
+    y = rng.choice(["a", "b"], 40)
+    clf = bnb.NaiveBayes(priors={"gaussian.mean": prior}, **SHORT_MCMC)
+    with pytest.raises(ValueError, match=r"priors\['gaussian\.mean'\] must be a NumPyro "
+                                         r"distribution.*got " + re.escape(shown)):
+        clf.fit(X, y)
+
+
+def test_priors_must_be_a_mapping():
+    X = pd.DataFrame({"g": np.arange(8.0)})
+    with pytest.raises(ValueError, match="priors must be a mapping"):
+        bnb.NaiveBayes(priors=[dist.Normal(0.0, 1.0)], **SHORT_MCMC).fit(X, ["a", "b"] * 4)
+
+
+def test_a_non_distribution_prior_is_named_under_any_method():
+    """Under a closed-form method too (which refuses replacement priors), the value's type is
+    what is wrong first."""
+    X = pd.DataFrame({"g": np.arange(8.0)})
+    with pytest.raises(ValueError, match=r"priors\['gaussian\.mean'\].*got a float"):
+        bnb.NaiveBayes(priors={"gaussian.mean": 0.0}, method="bayes").fit(X, ["a", "b"] * 4)
+
+
+def test_a_distribution_of_the_wrong_support_is_still_refused_by_its_support():
+    X = pd.DataFrame({"g": np.arange(8.0)})
+    clf = bnb.NaiveBayes(priors={"gaussian.precision": dist.Normal(0.0, 1.0)}, **SHORT_MCMC)
+    with pytest.raises(ValueError, match="its support is Real"):
+        clf.fit(X, ["a", "b"] * 4)
+
+
+# ---------------------------------------------------------------- the estimator's switches
+@pytest.mark.parametrize("name", ["infer_counts", "use_kernel"])
+@pytest.mark.parametrize("value", ["False", "True", 0, 1, None])
+def test_switches_must_be_booleans(name, value):
+    X = pd.DataFrame({"n": [1, 2, 3, 4, 0, 2, 5, 1]})
+    y = ["a", "b"] * 4
+    with pytest.raises(ValueError, match=f"{name} must be True or False, got "
+                                         + re.escape(repr(value))):
+        bnb.NaiveBayes(**{name: value}).fit(X, y)
+    with pytest.raises(ValueError, match=rf"{name} must be True or False"):
+        bnb.NaiveBayes(**{name: value}).partial_fit(X, y, classes=["a", "b"])
+
+
+@pytest.mark.parametrize(("kwargs", "family"), [
+    (dict(infer_counts=np.bool_(True)), "Poisson"), (dict(infer_counts=False), "Gaussian"),
+    (dict(use_kernel=True), "KernelDensity"), (dict(use_kernel=np.bool_(False)), "Gaussian"),
+])
+def test_real_booleans_switch(kwargs, family):
+    X = pd.DataFrame({"n": [1, 2, 3, 4, 0, 2, 5, 1]})
+    clf = bnb.NaiveBayes(**kwargs).fit(X, ["a", "b"] * 4)
+    assert [type(b.family).__name__ for b in clf.blocks_] == [family]
+
+
+# ---------------------------------------------------------------- the command line
+def test_a_closed_output_pipe_is_not_an_error():
+    """``bayesnb compare titanic | head -1``: the reader stops after a line; the command
+    exits 0 with nothing on stderr (no "Broken pipe")."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # the first line leaves before the CV runs
+    with subprocess.Popen(
+            [sys.executable, "-m", "bayesnb.cli", "compare", "titanic", "--cv", "2",
+             "--methods", "ml", "--no-progress"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as proc:
+        try:
+            first = proc.stdout.readline()
+            proc.stdout.close()  # as `head -1` does, while the command still has to write
+            err = proc.stderr.read().decode()
+            code = proc.wait(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert first.startswith(b"titanic:")
+    assert code == 0, err
+    assert "Broken pipe" not in err and "Errno 32" not in err, err
+
+
+# ---------------------------------------------------------------- absent columns: one warning
+@pytest.mark.parametrize("method", ["ml", "bayes", "mcmc"])
+def test_an_absent_column_of_a_mixed_model_warns_once(method):
+    """Blocks scored apart (here the Poisson block on the host), or a float64 retry of the
+    draws' predictive, read X again: still one warning per prediction."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.normal(size=40), "city": rng.choice(["A", "B"], 40),
+                      "visits": rng.poisson(3.0, size=40)})
+    y = rng.choice(["p", "q"], 40)
+    settings = SHORT_MCMC if method == "mcmc" else dict(method=method)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = bnb.NaiveBayes({"age": bnb.Gaussian(), "city": bnb.Categorical(),
+                              "visits": bnb.Poisson()}, **settings).fit(X, y)
+    lacking = X.drop(columns="city").head(3)
+    calls = ["predict_proba", "predict_joint_log_proba"] + (
+        ["predict_uncertainty"] if method != "ml" else [])
+    for predict in calls:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = getattr(clf, predict)(lacking)
+        absent = [w for w in caught if issubclass(w.category, AbsentColumnWarning)]
+        assert len(absent) == 1, (predict, [str(w.message) for w in absent])
+        assert "['city']" in str(absent[0].message)
+        if predict == "predict_proba" and method != "mcmc":  # a model fitted without it
+            expected = bnb.NaiveBayes({"age": bnb.Gaussian(), "visits": bnb.Poisson()},
+                                      method=method).fit(X.drop(columns="city"), y)
+            assert np.allclose(got, expected.predict_proba(lacking))
+
+
+# ---------------------------------------------------------------- levels that print alike
+def test_level_coords_tell_levels_that_print_alike_apart():
+    assert level_coords(("a", "b")) == ["a", "b"]
+    assert level_coords((1, 2)) == [1, 2]
+    assert level_coords((1, "1", 2)) == ["1 (int)", "1 (str)", "2"]
+
+    def printing_one():  # a new class each call, all named "One"
+        class One:
+            def __str__(self):
+                return "1"
+        return One()
+
+    assert level_coords((1, "1", printing_one())) == ["1 (int)", "1 (str)", "1 (One)"]
+    # same string, same type name: told apart by position
+    assert level_coords(("a", printing_one(), printing_one())) == ["a", "1 (#1)", "1 (#2)"]
+
+
+def test_mcmc_and_arviz_with_levels_that_print_alike():
+    rng = np.random.default_rng(0)
+    y = rng.choice(["a", "b"], 60)
+    X = pd.DataFrame({"c": pd.Series([1, "1", 2] * 20, dtype=object)})
+    exact = bnb.NaiveBayes(method="bayes").fit(X, y)
+    idata = exact.to_arviz(seed=0)
+    assert idata.posterior.coords["c_level"].values.tolist() == ["1 (int)", "1 (str)", "2"]
+    table = az.summary(idata)
+    assert "categorical.c.probs[a, 1 (str)]" in table.index
+    with pytest.warns(ConvergenceWarning):
+        clf = bnb.NaiveBayes(**SHORT_MCMC).fit(X, y)
+    summary = clf.mcmc_summary()
+    assert {"categorical.c.probs[a, 1 (int)]", "categorical.c.probs[b, 2]"} <= set(summary.index)
+    assert np.allclose(clf.predict_proba(X.head(3)).sum(axis=1), 1.0)
