@@ -94,6 +94,8 @@ def test_a_model_from_stated_tables_refuses_updates_and_mcmc(stated):
     for method in ("ml", "bayes"):
         proba = stated.set_params(method=method).predict_proba(rows.head(1))
         assert proba[0, list(stated.classes_).index("Yes")] == pytest.approx(expected, rel=1e-6)
+    with pytest.raises(ValueError, match="stated tables give it no probability"):
+        stated.predict_proba(pd.DataFrame({"Outlook": ["Foggy"]}))  # not: change the method
     stated.set_params(method="mcmc")
     with pytest.raises(ValueError, match="method='mcmc' needs data"):
         stated.predict_proba(rows)

@@ -444,6 +444,8 @@ def _unseen_values(col, levels, unknown, unseen: str, policy: str) -> None:
     ``policy``: the family's ``unseen=`` setting); returns when they are to be smoothed."""
     if unseen != "smooth":
         why = ("" if unseen == "error" else
+               " The stated tables give it no probability in any class; state one for it "
+               "(from_tables) to predict such rows." if unseen == "stated tables" else
                f" Under {unseen} it has probability zero in every class; use "
                f"method='mean', 'map' or 'bayes' (a prior gives it a probability).")
         raise ValueError(
