@@ -13,7 +13,8 @@
 Every mistake in a file, a column or an option is one line on standard error, ``bayesnb
 COMMAND: error: ...``, with exit status 2 (never a traceback); arguments are checked when they
 are parsed. Warnings (an unseen category, a column read as categorical because of a few text
-cells, unused columns at prediction, MCMC convergence) are one line each, ``bayesnb COMMAND:
+cells, target labels kept as text because as numbers two would be one class ("01" and "1"),
+unused columns at prediction, MCMC convergence) are one line each, ``bayesnb COMMAND:
 warning: ...``. An unexpected failure (a bug) is one line too, with exit status 1; set
 ``BAYESNB_TRACEBACK=1`` to see its traceback.
 """
@@ -185,6 +186,15 @@ def probability(text: str) -> float:
     return value
 
 
+def separator(text: str) -> str:
+    """A CSV field separator: one character; ``\\t`` or ``tab`` is a tab (``--sep``)."""
+    value = {"\\t": "\t", "tab": "\t"}.get(text, text)
+    if len(value) != 1 or value in "\"\r\n":
+        raise argparse.ArgumentTypeError(
+            f"must be one character, e.g. ';' or '\\t' (a tab), got {text!r}")
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, with its errors on one line (argparse prints the usage first)."""
 
@@ -193,25 +203,62 @@ class _Parser(argparse.ArgumentParser):
 
 
 # ---------------------------------------------------------------------- reading data
-def _read_table(source: str, target: str | None):
+def _read_table(source: str, target: str | None, sep: str = ","):
     if source in datasets.names():
         X, y = datasets.load(source)
         if target is not None and target != y.name:
             raise ValueError(f"dataset {source!r} has target {y.name!r}, not {target!r}.")
         return X, y
-    frame = _read_features(source)
+    frame = _read_features(source, sep=sep)
     if target is None:
         raise ValueError("--target is required with a data file.")
     if target not in frame.columns:
         raise ValueError(f"column {target!r} is not in {source!r} "
-                         f"(columns: {', '.join(map(str, frame.columns))}).")
+                         f"(columns: {', '.join(map(str, frame.columns))})"
+                         f"{_separator_hint(frame.columns, sep)}.")
     if frame.shape[1] == 1:
         raise ValueError(f"{source!r} has only the target column {target!r}: no feature "
                          f"to fit on.")
-    return frame.drop(columns=target), frame[target]
+    return frame.drop(columns=target), _target_labels(source, target, frame[target], sep)
 
 
-def _read_rows(source: str, model) -> pd.DataFrame:
+def _separator_hint(columns, sep: str) -> str:
+    """``"; ... give --sep ';'"`` when a file read with ``sep`` has one column whose name
+    holds another usual separator (a ``;`` or tab-separated file read with ``,``), else ""."""
+    if len(columns) != 1:
+        return ""
+    name = str(columns[0])
+    found = [c for c in (";", "\t", ",", "|") if c != sep and c in name]
+    if not found:
+        return ""
+    shown = "\\t" if found[0] == "\t" else found[0]
+    return (f"; the file seems to use another separator than {sep!r}: its one column name "
+            f"{name!r} holds '{shown}', so give --sep '{shown}'")
+
+
+def _target_labels(source: str, target: str, y: pd.Series, sep: str) -> pd.Series:
+    """The target column as read, unless reading it as numbers (or booleans) merges labels
+    that the file writes differently ("01" and "1" both the class 1): then the file's text,
+    so every label stays its own class, with a warning naming an example. Labels that parse
+    without merging are kept as parsed (integer classes stay integers)."""
+    if Path(source).suffix in (".parquet", ".pq") or not (
+            pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y)):
+        return y  # Parquet keeps its types; text labels were not parsed
+    text = pd.read_csv(source, usecols=[target], dtype=str, sep=sep)[target]
+    text.index = y.index
+    if text.nunique() == y.nunique():
+        return y
+    pairs = pd.DataFrame({"text": text, "value": y}).dropna().drop_duplicates()
+    merged = pairs[pairs["value"].duplicated(keep=False)]
+    value = merged["value"].iloc[0]
+    example = " and ".join(map(repr, merged.loc[merged["value"] == value, "text"][:3]))
+    warnings.warn(f"column {target!r} of {source}: labels {example} read as numbers would be "
+                  f"one class ({value}); the labels are kept as the file's text, so they are "
+                  f"{text.nunique()} classes, not {y.nunique()}.", UserWarning, stacklevel=2)
+    return text
+
+
+def _read_rows(source: str, model, sep: str = ",") -> pd.DataFrame:
     """The rows to predict or explain: a built-in dataset's features, or a file's columns,
     each Categorical column's cells read as the type of ``model``'s levels (a column of
     codes that ``fit`` read as text is read as text, whatever its cells look like)."""
@@ -220,13 +267,20 @@ def _read_rows(source: str, model) -> pd.DataFrame:
     from .outofcore import cells_as_levels, model_levels
 
     levels = model_levels(model.blocks_)
-    return cells_as_levels(_read_features(source, levels), levels)
+    frame = _read_features(source, levels, sep=sep)
+    hint = _separator_hint(frame.columns, sep)
+    named = model.fitted_.named
+    if hint and not (named and frame.columns[0] in set(model.fitted_.columns)):
+        raise ValueError(f"{source!r} has one column, {frame.columns[0]!r}, which the model "
+                         f"does not read{hint}.")
+    return cells_as_levels(frame, levels)
 
 
-def _read_features(source, levels=None) -> pd.DataFrame:
+def _read_features(source, levels=None, sep: str = ",") -> pd.DataFrame:
     """A CSV or Parquet file as a DataFrame; bad paths, unreadable files and files without
     data rows are one-line errors. ``levels`` (column -> a model's levels): a CSV column
-    whose levels are text is read as text (:func:`bayesnb.outofcore.text_dtypes`)."""
+    whose levels are text is read as text (:func:`bayesnb.outofcore.text_dtypes`); ``sep``
+    separates a CSV's fields."""
     path = Path(source)
     if not path.exists():
         raise ValueError(f"{source!r} is neither a file nor a built-in dataset "
@@ -237,7 +291,7 @@ def _read_features(source, levels=None) -> pd.DataFrame:
         else:
             from .outofcore import text_dtypes
 
-            frame = pd.read_csv(path, **text_dtypes({}, levels or {}))
+            frame = pd.read_csv(path, sep=sep, **text_dtypes({}, levels or {}))
     except Exception as err:  # noqa: BLE001 - any reader failure is a bad file for the user
         raise ValueError(f"could not read {source!r}: {err}") from None
     if len(frame) == 0:
@@ -349,7 +403,8 @@ def _wrap(text: str, width: int = 100) -> str:
 def _cmd_compare(args) -> int:
     from .compare import _compare
 
-    X, y = _read_table(args.data, args.target)
+    X, y = _read_table(args.data, args.target, args.sep)
+    X, y = _labelled_rows(X, y, args, args.data, scored=True)
     X = _drop_columns(X, args, args.data)
     _warn_identifiers(X, args.data)
     methods = args.methods
@@ -463,7 +518,7 @@ def _cmd_fit(args) -> int:
     from . import NaiveBayes, save
 
     _check_output(args.output, args.data)
-    X, y = _read_table(args.data, args.target)
+    X, y = _read_table(args.data, args.target, args.sep)
     X = _drop_columns(X, args, args.data)
     _warn_identifiers(X, args.data)
     features = _features(args, X)
@@ -472,12 +527,47 @@ def _cmd_fit(args) -> int:
         if args.method != "mcmc":
             raise ValueError("--seed applies to the 'mcmc' method only.")
         params["seed"] = args.seed
+    if args.missing_label is not None:
+        params["missing_label"] = args.missing_label
+    if args.missing_label != "drop":  # refused here, so the advice names the option
+        _labelled_rows(X, y, args, args.data, scored=args.method != "mcmc")
     model = NaiveBayes(features, method=args.method, class_alpha=args.class_alpha,
                        **params).fit(X, y)
     save(model, args.output)
-    print(f"fitted {args.method!r} on {len(y)} rows of {args.data}; "
-          f"training accuracy {model.score(X, y):.4f}; wrote {args.output}")
+    # the accuracy of the rows that have a label (dropped or unlabeled rows have none)
+    labelled = ~pd.isna(pd.Series(np.asarray(y, dtype=object))).to_numpy()
+    accuracy = (model.score(X, y) if labelled.all()
+                else model.score(X[labelled], np.asarray(y)[labelled]))
+    rows = int(labelled.sum()) if args.missing_label == "drop" else len(y)
+    print(f"fitted {args.method!r} on {rows} rows of {args.data}; training accuracy "
+          f"{accuracy:.4f}; wrote {args.output}")
     return 0
+
+
+def _labelled_rows(X, y, args, source: str, scored: bool):
+    """``(X, y)`` as ``--missing-label`` says for rows whose target cell is empty, where each
+    row must have a label (``scored``: compare scores every row, and only ``--method mcmc``
+    fits on unlabeled rows): ``drop`` leaves them out (said in a warning), ``error`` or no
+    option refuses them with the option that would leave them out."""
+    from ._missing_labels import missing_labels
+
+    missing = missing_labels(y)
+    if missing is None or not missing.any() or not (scored or args.missing_label == "error"):
+        return X, y
+    n, first = int(missing.sum()), int(np.argmax(missing))
+    what = f"the target column has {n} missing label(s) (first at row {first})"
+    if args.missing_label != "drop":
+        why = ("--missing-label error refuses them" if args.missing_label == "error"
+               else "--missing-label drop leaves such rows out" + (
+                   "" if args.command == "compare" else
+                   " (R's behaviour), --method mcmc uses them as unlabeled rows"))
+        raise ValueError(f"{what}; {why}.")
+    if missing.all():
+        raise ValueError(f"{what}: every label is missing, so --missing-label drop leaves "
+                         f"no row.")
+    warnings.warn(f"{what}: --missing-label drop leaves these {n} row(s) of {source} out.",
+                  UserWarning, stacklevel=2)
+    return X[~missing], y[~missing]
 
 
 def _cmd_predict(args) -> int:
@@ -486,7 +576,7 @@ def _cmd_predict(args) -> int:
     if args.output:
         _check_output(args.output, args.model, args.data)
     model = load(args.model)
-    X = _read_rows(args.data, model)
+    X = _read_rows(args.data, model, args.sep)
     X, ids = _drop_columns(X, args, args.data, keep_id=True)
     X = _used_columns(model, X, args.data)
     has_posterior = all(b.stats is not None for b in model.blocks_)
@@ -506,7 +596,11 @@ def _cmd_predict(args) -> int:
         _add_decisions(out, model, proba, args)
     if level:
         # credible intervals of p(class | x, theta) over the posterior of the parameters
-        u = model.predict_uncertainty(X, interval=level, num_draws=args.draws)
+        from .families.categorical import UnseenCategoryWarning
+
+        with warnings.catch_warnings():  # predict_proba said them already: once per row set
+            warnings.simplefilter("ignore", UnseenCategoryWarning)
+            u = model.predict_uncertainty(X, interval=level, num_draws=args.draws)
         for k, label in enumerate(model.classes_):
             out[f"lower_{label}"] = u["lower"][:, k]
             out[f"upper_{label}"] = u["upper"][:, k]
@@ -607,7 +701,7 @@ def _cmd_explain(args) -> int:
     from .explain import report
 
     model = load(args.model)
-    X = _drop_columns(_read_rows(args.data, model), args, args.data)
+    X = _drop_columns(_read_rows(args.data, model, args.sep), args, args.data)
     print(report(model, X, log=args.log, versus=args.versus), end="")
     return 0
 # ---- end explain
@@ -649,6 +743,19 @@ def _add_inference(p):
                    "over which columns matter (see bayesnb.averaging)")
 
 
+def _add_sep(p):
+    p.add_argument("--sep", type=separator, default=",", metavar="CHAR",
+                   help="the field separator of a CSV file, e.g. ';' or '\\t' (a tab; also "
+                   "'tab') (default: ',')")
+
+
+def _add_missing_label(p):
+    p.add_argument("--missing-label", choices=("error", "drop"), default=None,
+                   help="rows whose target cell is empty: 'drop' leaves them out (R "
+                   "naivebayes' behaviour); 'error' refuses them (default: refused, except "
+                   "that fit --method mcmc uses them as unlabeled rows)")
+
+
 def _add_no_progress(p, what: str = "no progress bars (neither bayesnb's nor NumPyro's)"):
     p.add_argument("--no-progress", action="store_true", help=what)
 
@@ -676,6 +783,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", help="a CSV/Parquet file or a built-in dataset name "
                    f"({', '.join(datasets.names())})")
     p.add_argument("--target", help="label column (required for a file)")
+    _add_sep(p)
+    _add_missing_label(p)
     p.add_argument("--methods", default=method_list("ml,map,mean,bayes"), type=method_list,
                    metavar="M1,M2,...", help=f"comma-separated methods, of {', '.join(METHODS)} "
                    "(default: ml,map,mean,bayes)")
@@ -703,6 +812,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "(an MCMC fit saves its draws).")
     p.add_argument("data", help="a CSV/Parquet file or a built-in dataset name")
     p.add_argument("--target", help="label column (required for a file)")
+    _add_sep(p)
+    _add_missing_label(p)
     p.add_argument("--method", default="mean", choices=METHODS,
                    help="estimation method (default: %(default)s)")
     _add_family(p)
@@ -721,6 +832,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "class probabilities of every row as CSV.")
     p.add_argument("model", help="a model file written by 'bayesnb fit'")
     p.add_argument("data", help="a CSV/Parquet file (or built-in dataset) with the columns")
+    _add_sep(p)
     p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
     p.add_argument("--interval", type=interval, nargs="?", const=DEFAULT_INTERVAL,
                    default=None, metavar="MASS",
@@ -764,6 +876,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "joint p(x, class) and p(class | x) (see NaiveBayes.explain).")
     p.add_argument("model", help="a model file")
     p.add_argument("data", help="a CSV/Parquet file with one or more rows to explain")
+    _add_sep(p)
     p.add_argument("--log", action="store_true", help="natural logs instead of probabilities")
     p.add_argument("--versus", nargs=2, metavar=("A", "B"),
                    help="also the weight of evidence of each column for class A against B")

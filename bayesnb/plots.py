@@ -93,6 +93,45 @@ def _legend_outside(ax, **kw):
                      fontsize=8, **kw)
 
 
+def _class_colours(n: int) -> list:
+    """``n`` distinct colours, one per class: the style's colour cycle (``C0``, ``C1``, ...;
+    matplotlib's tab10 by default) while it has that many colours, else tab20 (tab10's ten
+    colours, then their light versions) up to 20 classes, else evenly spaced colours along
+    the continuous turbo colormap (interpolated, so they stay distinct past its 256 entries)."""
+    import matplotlib as mpl
+
+    cycle = mpl.rcParams["axes.prop_cycle"].by_key().get("color", [])
+    if n <= len(dict.fromkeys(cycle)) and n <= len(cycle):  # today's colours for few classes
+        return [f"C{k}" for k in range(n)]
+    if n <= 20:
+        tab20 = mpl.colormaps["tab20"].colors  # pairs (dark, light): the dark ten come first
+        return [tuple(c) for c in (*tab20[0::2], *tab20[1::2])[:n]]
+    table = np.asarray(mpl.colormaps["turbo"].colors, dtype=np.float64)  # (256, 3)
+    at = np.linspace(0.0, len(table) - 1.0, n)
+    return [tuple(float(np.interp(t, np.arange(len(table)), table[:, c])) for c in range(3))
+            for t in at]
+
+
+def _class_legend(ax, entries: int, created: bool, **kw):
+    """The legend right of the axes (:func:`_legend_outside`), in as many columns as keep
+    its ``entries`` within the figure's height (a smaller font past one column); on a figure
+    the plot made itself (``created``) the figure is widened by the extra columns, so the
+    axes keep their width. Constrained layout then keeps it inside the saved figure."""
+    fig = ax.figure
+    fontsize = 8
+    # rows that fit: about 15 points a row at font size 8, less a title row and margins
+    rows = max(4, int(fig.get_figheight() * 72 / 15) - 3)
+    ncols = -(-entries // rows)
+    if ncols > 1:
+        fontsize = 7
+        rows = max(4, int(fig.get_figheight() * 72 / 13) - 3)
+        ncols = -(-entries // rows)
+        if created:
+            fig.set_figwidth(fig.get_figwidth() + 1.4 * (ncols - 1))
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                     fontsize=fontsize, ncols=ncols, **kw)
+
+
 def _axes(ax, ncols=1, figsize=(5, 4), layout="constrained"):
     import matplotlib.pyplot as plt
 
@@ -580,6 +619,7 @@ def density_plot(clf: NaiveBayes, column: Hashable, X: Data | None = None,
                  if cls.density_label is not None or cls.pmf_label is not None]
         raise ValueError(f"column {column!r}: density_plot draws the columns of "
                          f"{', '.join(drawn)}, not {type(family).__name__}.")
+    created = ax is None
     fig, (ax,) = _axes(ax, figsize=(6, 4))
     scorer = clf._scorer()
     table = (type(family).estimate(block.prior, block.stats, "mean")
@@ -604,7 +644,9 @@ def density_plot(clf: NaiveBayes, column: Hashable, X: Data | None = None,
            + (", times P(class)" if prob == "marginal" else ""))
     what = "probability" if family.pmf_label is not None else "density"
     ax.set_ylabel(f"{what}, {_PROBS[prob]}")
-    _legend_outside(ax, title="class")
+    # one entry per class, and one more per class for the observed-frequency bars
+    entries = len(classes) * (2 if family.pmf_label is not None and samples else 1)
+    _class_legend(ax, entries, created, title="class")
     return fig
 
 
@@ -641,8 +683,9 @@ def _draw_densities(ax, family, table, block, j, classes, samples, scale, share,
     density = np.exp(_column_log_density(family, table, j, x, len(block.schema.columns)))
     data = np.concatenate([v for v, _ in samples]) if samples else np.zeros(0)
     edges = np.histogram_bin_edges(data, bins=bins) if data.size else bins  # shared by classes
+    colours = _class_colours(len(classes))
     for k, c in enumerate(classes):
-        colour = f"C{k % 10}"
+        colour = colours[k]
         if samples and len(samples[k][0]):
             values, weights = samples[k]
             weights = np.asarray(weights, dtype=np.float64)
@@ -670,8 +713,9 @@ def _draw_bars(ax, family, table, block, j, classes, samples, scale, share, bins
     n_bars = len(classes) * (2 if samples else 1)
     width = 0.8 / n_bars
     position = np.arange(len(values), dtype=np.float64)
+    colours = _class_colours(len(classes))
     for k, c in enumerate(classes):
-        colour = f"C{k % 10}"
+        colour = colours[k]
         left = position - 0.4 + width * (k * (2 if samples else 1) + 0.5)
         ax.bar(left, pmf[:, k] * scale[k], width, color=colour, label=str(c))
         if samples:

@@ -526,6 +526,12 @@ class BayesianReports:
         """Conjugate posterior hyperparameters per block (whatever ``method`` is), as the
         families' NamedTuples of arrays; :meth:`posterior_tables` labels them.
 
+        Raises
+        ------
+        ValueError
+            For a model built from stated tables (:func:`bayesnb.from_tables`), which has no
+            posterior, and where a prior has no closed-form posterior.
+
         Examples
         --------
         Beta(1 + ones, 1 + zeros) per class (rows ham, spam) and column:
@@ -539,6 +545,10 @@ class BayesianReports:
                [3., 2.]]), array([[3., 2.],
                [1., 2.]]))"""
         model = self._fitted()
+        if model.stated is not None:  # no statistics: the posterior would read None
+            raise ValueError("this model was built from stated tables (from_tables): it has "
+                             "no posterior, so no posterior hyperparameters (posterior_, "
+                             "posterior_tables); its parameters are conditional_tables().")
         check_conjugate(model, self.priors, "the conjugate posterior")
         return [type(b.family).posterior(b.prior, b.stats) for b in model.blocks]
 
