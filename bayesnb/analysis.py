@@ -177,7 +177,13 @@ def log_bayes_factor(model_a: NaiveBayes, model_b: NaiveBayes) -> float:
     """log p(data | A) - log p(data | B) for two specifications fitted on the same data (> 0
     favours A; by Jeffreys' scale, > 2.3 is strong and > 4.6 decisive evidence).
 
-    Both models must have seen the same rows and classes. Comparing a density (Gaussian) with a
+    Both models must have seen the same rows and classes. What can be checked is: the same
+    classes and class counts, the same columns, and, for a block of columns that both models
+    give the same family (and levels), the same per-class statistics; a ``ValueError`` names
+    the difference. Where the two models use different families for a column (Poisson and
+    Gaussian, say), their statistics are not comparable, so rows permuted within those columns
+    (same columns, same class counts) cannot be detected: the caller must make sure both
+    models were fitted on the same ``X`` and ``y``. Comparing a density (Gaussian) with a
     mass function (Poisson) on integer data compares a density with a probability; the number
     is then only meaningful relative to the data's unit of measurement.
 
@@ -201,10 +207,59 @@ def log_bayes_factor(model_a: NaiveBayes, model_b: NaiveBayes) -> float:
     for m in (model_a, model_b):
         if "fitted_" not in m.__dict__:
             raise ValueError("both models must be fitted.")
-    if not np.array_equal(model_a.classes_, model_b.classes_) or not np.allclose(
-            model_a.class_count_, model_b.class_count_):
-        raise ValueError("the two models were not fitted on the same labels.")
+    _check_same_data(model_a.fitted_, model_b.fitted_)
     return model_a.log_evidence() - model_b.log_evidence()
+
+
+def _check_same_data(a, b) -> None:
+    """Refuse two fitted values (:class:`bayesnb.fitted.FittedModel`) that visibly saw other
+    data: other classes or class counts (other labels or rows), other columns, or other
+    statistics for a block that both model with the same family on the same columns and
+    levels. Blocks modelled by different families keep different statistics, which cannot be
+    compared, so rows permuted within such columns go unnoticed (see ``log_bayes_factor``)."""
+    if not np.array_equal(a.classes, b.classes):
+        raise ValueError(f"the two models were not fitted on the same labels: classes "
+                         f"{list(a.classes)[:10]} and {list(b.classes)[:10]}.")
+    if not np.allclose(a.class_count, b.class_count):
+        raise ValueError(f"the two models were not fitted on the same labels: class counts "
+                         f"{np.asarray(a.class_count).tolist()[:10]} and "
+                         f"{np.asarray(b.class_count).tolist()[:10]}.")
+    if tuple(a.columns) != tuple(b.columns):
+        only_a = [c for c in a.columns if c not in set(b.columns)]
+        only_b = [c for c in b.columns if c not in set(a.columns)]
+        what = (f"columns only in model_a: {only_a[:10]}, only in model_b: {only_b[:10]}"
+                if only_a or only_b else "the same columns in another order")
+        raise ValueError(f"the two models were not fitted on the same columns ({what}); the "
+                         f"evidence of one is not comparable with the other's.")
+    # statistics depend on the data, not on a family's hyperparameters: where both models
+    # hold the same kind of statistics of the same columns, they must agree
+    for block_a in a.blocks:
+        for block_b in b.blocks:
+            if (type(block_a.family) is not type(block_b.family)
+                    or block_a.schema != block_b.schema
+                    or block_a.stats is None or block_b.stats is None):
+                continue
+            if not _same_stats(block_a.stats, block_b.stats):
+                raise ValueError(
+                    f"the two models were not fitted on the same data: columns "
+                    f"{list(block_a.schema.columns)[:10]}, modelled by "
+                    f"{type(block_a.family).__name__} in both, have other per-class "
+                    f"statistics (other rows, or the labels in another order).")
+
+
+def _same_stats(sa, sb) -> bool:
+    """Whether two statistics of one family agree, up to float32 rounding (the kernels sum in
+    float32 unless x64 or weights need float64); statistics of other shapes are not compared."""
+    leaves_a = [np.asarray(x, dtype=np.float64) for x in sa]
+    leaves_b = [np.asarray(x, dtype=np.float64) for x in sb]
+    if len(leaves_a) != len(leaves_b) or any(
+            x.shape != y.shape for x, y in zip(leaves_a, leaves_b, strict=True)):
+        return True
+    for x, y in zip(leaves_a, leaves_b, strict=True):
+        scale = max(1.0, float(np.nanmax(np.abs(x), initial=0.0)))
+        if not np.allclose(x, y, rtol=1e-4, atol=1e-5 * scale, equal_nan=True):
+            return False
+    return True
 
 
 def empirical_bayes(clf: NaiveBayes, X: Data, y: ArrayLike, *, hyperparameter: str = "alpha",

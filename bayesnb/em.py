@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 from scipy.special import logsumexp
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from ._classes import class_log_prior
@@ -78,6 +79,9 @@ def fit_em(model: NaiveBayes, X: Data, y: ArrayLike, X_unlabeled: Data, *,
            return_history: bool = False) -> NaiveBayes | tuple[NaiveBayes, EMHistory]:
     """Fit ``model`` (a ``NaiveBayes``, in place) from labelled and unlabelled rows by EM.
 
+    EM runs on a copy of ``model``; its result is installed on ``model`` in one assignment
+    once EM has finished, so a call that raises leaves ``model`` as it was.
+
     Parameters
     ----------
     model : NaiveBayes
@@ -89,7 +93,10 @@ def fit_em(model: NaiveBayes, X: Data, y: ArrayLike, X_unlabeled: Data, *,
     unlabeled_weight : float, default=1.0
         Nigam's λ >= 0: the weight of each unlabelled row relative to a labelled one (λ < 1
         when the unlabelled rows outnumber the labelled ones and the mixture model fits the
-        classes imperfectly). 0 gives the labelled fit.
+        classes imperfectly). 0 gives exactly the labelled fit, ``fit(X, y, sample_weight)``.
+        Above 0, the levels of a Categorical column are learned from the labelled and the
+        unlabelled rows together: a level seen only in ``X_unlabeled`` becomes a level of the
+        model (its smoothed tables give it mass in every class).
     sample_weight : array-like of shape (n_labelled,), optional
         Weights of the labelled rows.
     tol : float, default=1e-7
@@ -160,26 +167,35 @@ def fit_em(model: NaiveBayes, X: Data, y: ArrayLike, X_unlabeled: Data, *,
     # under 'bayes' the EM runs the 'mean' updates and the model predicts with the exact
     # predictive of the fixed point (module docs)
     em_method = "mean" if method == "bayes" else method
+    # EM runs on a copy: every M-step is a fit, and an error in a later one (an undefined
+    # responsibility) must leave the caller's estimator as it was ("a fit completes or
+    # changes nothing"); the caller's estimator is set only once EM has finished
+    work = clone(model).set_params(method=em_method)
 
     def m_step(resp):  # labelled rows, then K weighted copies of the unlabelled rows
         weights = np.concatenate([w_l, lam * resp.T.reshape(-1)])
-        return model.fit(X_all, y_all, sample_weight=weights)
+        return work.fit(X_all, y_all, sample_weight=weights)
 
-    model.set_params(method=em_method)
-    try:
+    converged, n_iter = False, 0
+    if lam == 0:
+        # the labelled fit itself: the stacked copies would add the levels seen only in the
+        # unlabelled rows (at zero weight), which changes smoothed tables and the evidence
+        work.fit(X, y, sample_weight=sample_weight)
+        history = [_log_posterior(work, X, y, w_l, X_unlabeled, lam, em_method)]
+        converged = True
+    else:
         m_step(np.zeros((n_u, len(classes))))  # the labelled fit; fixes classes and levels
-        history = [_log_posterior(model, X, y, w_l, X_unlabeled, lam, em_method)]
-        converged = False
-        n_iter = 0
+        history = [_log_posterior(work, X, y, w_l, X_unlabeled, lam, em_method)]
         for n_iter in range(1, int(max_iter) + 1):  # noqa: B007 (n_iter is reported)
-            m_step(_responsibilities(model, X_unlabeled))
-            value = _log_posterior(model, X, y, w_l, X_unlabeled, lam, em_method)
+            m_step(_responsibilities(work, X_unlabeled))
+            value = _log_posterior(work, X, y, w_l, X_unlabeled, lam, em_method)
             history.append(value)
             if value - history[-2] <= tol * max(1.0, abs(value)):
                 converged = True
                 break
-    finally:
-        model.set_params(method=method)
+    # one assignment on the caller's estimator; its scorer (under its own method) is built
+    # first, so an error there too leaves it unchanged
+    model._install(work.fitted_)
     if not converged and max_iter > 0:
         warnings.warn(f"EM stopped after max_iter={max_iter} iterations with the log "
                       f"posterior still rising by {history[-1] - history[-2]:.3g}; raise "
@@ -243,6 +259,8 @@ def _log_posterior(model, X, y, w_l, X_unlabeled, lam, method) -> float:
     joint_l = np.asarray(model.predict_joint_log_proba(X), dtype=np.float64)
     codes = pd.Index(model.classes_, dtype=object).get_indexer(pd.Index(y, dtype=object))
     labelled = float(np.sum(w_l * joint_l[np.arange(len(y)), codes]))
+    if lam == 0:  # the unlabelled rows weigh nothing (0 * -inf would be NaN under ML)
+        return labelled + _log_prior(model, method)
     marginal = logsumexp(np.asarray(model.predict_joint_log_proba(X_unlabeled),
                                     dtype=np.float64), axis=1)
     return labelled + lam * float(np.sum(marginal)) + _log_prior(model, method)

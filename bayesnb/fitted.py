@@ -217,9 +217,18 @@ def decayed(model: FittedModel, gamma: float) -> FittedModel:
     """``model`` with every training weight multiplied by ``gamma`` (class counts and each
     family's ``scale_stats``): a power prior, pomegranate's ``inertia``. Updates that decay
     the old statistics by ``gamma`` before adding a chunk's equal one weighted fit in which
-    a row weighs ``gamma ** (number of later chunks)`` (:func:`add_chunk`)."""
+    a row weighs ``gamma ** (number of later chunks)`` (:func:`add_chunk`). A model holding
+    unlabeled rows (semi-supervised ``method="mcmc"``) is refused for ``gamma < 1``: those rows
+    have no statistics to scale."""
     if gamma == 1.0:
         return model
+    if model.unlabeled is not None:
+        # the unlabeled rows are rows, not statistics: they would keep weight 1 while every
+        # other weight is multiplied by gamma
+        raise ValueError(f"decay={gamma!r} multiplies every training weight, but this model "
+                         f"holds {len(model.unlabeled[0])} unlabeled rows (a semi-supervised "
+                         f"method='mcmc' fit) that cannot be down-weighted; use decay=1 or "
+                         f"refit.")
     return model.replace(
         class_count=np.asarray(model.class_count, dtype=np.float64) * gamma, nuts=None,
         blocks=tuple(b._replace(stats=type(b.family).scale_stats(b.stats, gamma))
@@ -366,11 +375,18 @@ def to_numpy(model: FittedModel) -> FittedModel:
 def merge_models(models) -> FittedModel:
     """One fitted value from fits of the same specification on different data: the
     statistics add up (Gaussian moments merge exactly), so merging fits of the parts equals
-    one fit of the union."""
+    one fit of the union. Models holding unlabeled rows (semi-supervised ``method="mcmc"``)
+    are refused: their rows are not statistics that add up."""
     first = models[0]
     for i, m in enumerate(models):
         if m.stated is not None:
             raise ValueError("a model built from stated tables has no statistics to merge.")
+        if m.unlabeled is not None:
+            # their encoded rows hold each model's own level codes: concatenating them is safe
+            # only where the encodings match, and dropping them would silently fit other data
+            raise ValueError(f"model {i} holds {len(m.unlabeled[0])} unlabeled rows (a "
+                             f"semi-supervised method='mcmc' fit), which merge cannot add up; "
+                             f"fit the union of the rows in one fit instead.")
         if i == 0:
             continue
         if not np.array_equal(m.classes, first.classes):

@@ -24,6 +24,7 @@ import copy
 import itertools
 import os
 import stat
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
 from pathlib import Path
@@ -42,6 +43,7 @@ from ._data import (
     labels_to_codes,
     resolve_features,
 )
+from ._missing_labels import MissingLabelWarning, keep_rows, missing_labels
 from ._progress import progress_bar
 from .families._levels import bool_and_number, distinct_values
 
@@ -306,7 +308,10 @@ def fit_chunks(model: bayesnb.NaiveBayes, chunks: Iterable[tuple] | Callable[[],
     Parameters
     ----------
     model : NaiveBayes
-        Its settings are used; any previous fit is discarded (as ``fit`` does).
+        Its settings are used; any previous fit is discarded (as ``fit`` does). Under its
+        ``missing_label="drop"``, rows whose label is missing (None, NaN, ``pd.NA``) are left
+        out of every pass, with one ``MissingLabelWarning`` counting them, as ``fit`` does;
+        under the other settings such a row is refused.
     chunks : iterable of (X, y) or (X, y, sample_weight), or a callable returning one
         A list, :class:`CSVChunks`, or a function returning a fresh iterator is read twice: a
         scan for the classes and the levels of Categorical columns, then the fit. A one-shot
@@ -352,14 +357,21 @@ def fit_chunks(model: bayesnb.NaiveBayes, chunks: Iterable[tuple] | Callable[[],
     if total is None and hasattr(chunks, "__len__"):
         total = len(chunks)
     iterator, fresh = _open(chunks)
-    first, skipped = None, 0
+    # missing_label='drop' leaves rows without a label out of every pass, as fit does; the
+    # other settings refuse them (fit_chunks has no unlabeled rows for method='mcmc')
+    drop = getattr(model, "missing_label", None) == "drop"
+    first, skipped, dropped_first = None, 0, []
     for item in iterator:
-        first = _as_chunk(item, skipped)
+        first = _labelled(_as_chunk(item, skipped), drop, dropped_first)
         if as_table(first.X).n_rows:
             break
         skipped += 1
     if first is None:
         raise ValueError("chunks is empty: there is nothing to fit.")
+    if dropped_first and as_table(first.X).n_rows == 0:
+        raise ValueError(f"y has {sum(dropped_first)} missing labels (None, NaN or pd.NA) and "
+                         f"no other: every label is missing, so missing_label='drop' leaves "
+                         f"nothing to fit.")
     counts = getattr(model, "infer_counts", False)  # the first chunk decides (check_layout)
     kernel = getattr(model, "use_kernel", False)
     lay = _in_chunk(skipped, layout, model.features, first.X, counts, use_kernel=kernel)
@@ -377,13 +389,13 @@ def fit_chunks(model: bayesnb.NaiveBayes, chunks: Iterable[tuple] | Callable[[],
     items, first = chain([first], iterator), None  # hold no chunk beyond the current one
     if two_pass:
         summary = _scan(lay, model.features, items, skipped, progress_bar(total, progress, "scan"),
-                        counts, kernel)
+                        counts, kernel, drop)
         text = _text_and_numbers(summary) if isinstance(chunks, CSVChunks) else []
         if text:  # pandas read a column as numbers in some chunks, as text in others
             chunks = chunks.read_as(dict.fromkeys(text, ("",)))  # all text, as read_csv
             fresh = chunks.__iter__
             summary = _scan(lay, model.features, fresh(), 0,
-                            progress_bar(total, progress, "scan"), counts, kernel)
+                            progress_bar(total, progress, "scan"), counts, kernel, drop)
         stream, offset = fresh(), 0
     else:
         stream, offset = items, skipped
@@ -393,8 +405,10 @@ def fit_chunks(model: bayesnb.NaiveBayes, chunks: Iterable[tuple] | Callable[[],
     stats = None
     bar = progress_bar(total, progress, "fit")
     rows = 0
+    # rows dropped from chunks this pass reads (one pass: the first pass's too)
+    dropped = [] if two_pass else dropped_first
     for i, item in enumerate(stream, start=offset):
-        chunk = _as_chunk(item, i)
+        chunk = _labelled(_as_chunk(item, i), drop, dropped)
         check_layout(lay, model.features, chunk.X, f"chunk {i}", counts, use_kernel=kernel)
         n = as_table(chunk.X).n_rows
         if n:
@@ -409,6 +423,11 @@ def fit_chunks(model: bayesnb.NaiveBayes, chunks: Iterable[tuple] | Callable[[],
     if stats is None:
         raise ValueError("every chunk is empty: there is nothing to fit.")
     check_total(stats)
+    if sum(dropped):
+        n = sum(dropped)
+        warnings.warn(f"y has {n} missing labels (None, NaN or pd.NA): missing_label='drop' "
+                      f"leaves these {n} rows out of the fit (as R's naivebayes does).",
+                      MissingLabelWarning, stacklevel=2)
     # as fit: undefined estimates are reported and NUTS runs before the model is installed
     return model._install(fitted.with_statistics(template, stats))
 
@@ -440,6 +459,20 @@ def _in_chunk(i, fn, *args, **kwargs):
         raise prefixed from err
 
 
+def _labelled(chunk: Chunk, drop: bool, dropped: list) -> Chunk:
+    """``chunk`` without its rows whose label is missing when ``drop``
+    (``missing_label="drop"``, as ``fit`` leaves them out), their number appended to
+    ``dropped``. A ``y`` of another length than ``X`` is left as it is, for the fit's own
+    error."""
+    if not drop:
+        return chunk
+    missing = missing_labels(chunk.y)
+    if missing is None or not missing.any() or len(missing) != as_table(chunk.X).n_rows:
+        return chunk
+    dropped.append(int(missing.sum()))
+    return Chunk(*keep_rows(chunk.X, chunk.y, chunk.sample_weight, ~missing))
+
+
 def _as_chunk(item, i: int) -> Chunk:
     if isinstance(item, tuple) and len(item) in (2, 3):
         return Chunk(*item)
@@ -448,10 +481,10 @@ def _as_chunk(item, i: int) -> Chunk:
 
 
 def _scan(lay, features, items, offset, bar, infer_counts: bool = False,
-          use_kernel: bool = False) -> Summary:
+          use_kernel: bool = False, drop: bool = False) -> Summary:
     summary, rows = None, 0
     for i, item in enumerate(items, start=offset):
-        chunk = _as_chunk(item, i)
+        chunk = _labelled(_as_chunk(item, i), drop, [])
         check_layout(lay, features, chunk.X, f"chunk {i}", infer_counts, use_kernel=use_kernel)
         part = _in_chunk(i, summarise, lay, chunk.X, chunk.y)
         summary = _in_chunk(i, combine, summary, part)
