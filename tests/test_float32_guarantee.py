@@ -1191,13 +1191,11 @@ def test_gaussian_terms_of_one_sign_over_many_columns_are_refused_or_agree():
     assert_guarantee(lambda: NaiveBayes(Gaussian(), class_alpha=0), X, y, Xt, methods=("ml",))
 
 
-@pytest.mark.xfail(reason="known gap (docs/user_guide/numerics.md): the Gaussian expanded form "
-                          "bounds its products' partial sums by their typical size; float32 "
-                          "matmul kernels differ between CPUs, so it may also pass")
 def test_gaussian_expanded_columns_ordered_by_class_on_offset_rows():
     """8,000 columns of two classes 0.16 apart, in opposite directions on each half, scored on
     rows offset by 1.5 from the training data: the expanded form's partial sums wander far
-    past their typical size, and probabilities moved by 1.9e-4 unrefused."""
+    past their typical size, carried by the rows' offset (``_float32.block_drift``), and
+    probabilities moved by 1.9e-4 unrefused."""
     rng = np.random.default_rng(5)
     n, f = 1500, 8000
     y = rng.integers(0, 2, n)
