@@ -115,3 +115,33 @@ def test_linear_view_refuses_a_missing_multinomial_count():
         encode_linear(clf, np.array([[1.0, 1.0, 1.0], [np.nan, 1.0, 1.0]]))
     with pytest.raises(ValueError, match="missing count"):
         decision_function(clf, np.array([[np.nan, 1.0, 1.0]]))
+
+
+@pytest.mark.parametrize("family", [bnb.Multinomial(), bnb.Bernoulli(), bnb.Poisson()])
+def test_sparse_products_refuse_a_stored_nan(family):
+    # docs/user_guide/families.md: these read the stored entries only and refuse a stored NaN
+    from scipy import sparse
+
+    X = np.array([[1.0, 0.0], [np.nan, 1.0], [0.0, 1.0], [1.0, 1.0]])
+    with pytest.raises(ValueError, match="column 0: missing values"):
+        bnb.NaiveBayes(family).fit(sparse.csr_matrix(X), [0, 0, 1, 1])
+
+
+def test_a_stored_nan_is_missing_for_densified_families():
+    from scipy import sparse
+    from sklearn.naive_bayes import GaussianNB
+
+    X = np.array([[1.0, 0.5], [np.nan, 1.0], [0.0, 1.5], [2.0, 0.0], [3.0, 2.5], [2.5, 0.5]])
+    y = [0, 0, 0, 1, 1, 1]
+    clf = bnb.NaiveBayes(bnb.Gaussian(), method="ml", class_alpha=0)
+    got = clf.fit(sparse.csr_matrix(X), y).predict_proba(np.array([[1.0, 1.0]]))
+    # the missing value leaves its row out of column 0's statistics: scikit-learn's GaussianNB
+    # on each column's observed rows, multiplied out by hand
+    mean0 = [np.mean([1.0, 0.0]), np.mean([2.0, 3.0, 2.5])]
+    var0 = [np.var([1.0, 0.0]), np.var([2.0, 3.0, 2.5])]
+    col1 = GaussianNB(var_smoothing=0).fit(X[:, 1:], y)
+    from scipy.stats import norm
+
+    joint = np.log([0.5, 0.5]) + norm.logpdf(1.0, mean0, np.sqrt(var0)) + \
+        col1.predict_joint_log_proba(np.array([[1.0]]))[0] - np.log(col1.class_prior_)
+    np.testing.assert_allclose(got[0], np.exp(joint - np.logaddexp.reduce(joint)), rtol=1e-5)
