@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .families import Family
+from .families._base import checked_bool
 from .fitted import FittedModel
 
 #: guards the creation of each estimator's update lock
@@ -68,6 +69,21 @@ def check_mcmc_settings(settings: dict, maximums: dict | None = None) -> None:
     if not isinstance(settings.get("progress_bar", True), bool | np.bool_):
         raise ValueError(f"MCMC setting progress_bar={settings['progress_bar']!r}: expected "
                          "True or False.")
+
+
+def check_settings(method: str, methods: tuple, priors, **switches) -> None:
+    """Refuse an estimator's ``method`` not in ``methods``; ``priors`` that is not a mapping
+    of NumPyro distributions (:func:`bayesnb.model.check_prior_values`); and a switch
+    (``infer_counts``, ``use_kernel``) that is not a real boolean, naming it: the string
+    "False" (from a config file, say) is truthy, so it would silently switch it on."""
+    if method not in methods:
+        raise ValueError(f"method must be one of {methods}, got {method!r}.")
+    for name, value in switches.items():
+        checked_bool(value, name)
+    if priors:
+        from .model import check_prior_values  # NumPyro loads for priors, not for a plain fit
+
+        check_prior_values(priors)
 
 
 def update_lock(estimator) -> threading.RLock:

@@ -47,7 +47,7 @@ from ._blocks import encode_blocks
 from ._data import as_table
 from ._missing_labels import labeled_rows
 from ._sklearn_views import SklearnViewsMixin
-from ._spec import SpecMixin, check_mcmc_settings, freeze, owned, update_lock
+from ._spec import SpecMixin, check_mcmc_settings, check_settings, freeze, owned, update_lock
 from ._typing import ArrayLike, Data, Features
 from .averaging import averaged_scorer, check_method
 from .credal import CredalSets, PriorSensitivity
@@ -61,7 +61,7 @@ from .fitted import (
     check_parametric,
     merge_models,
 )
-from .reports import BayesianReports, check_settings
+from .reports import BayesianReports
 from .scoring import DrawsScorer, TableScorer, answer, best_index, table_scorer
 
 #: The values of ``NaiveBayes(method=...)``: maximum likelihood, posterior mode and posterior

@@ -722,23 +722,6 @@ def _check_count(name: str, value) -> None:
         raise ValueError(f"{name} must be a positive integer, got {value!r}.")
 
 
-def check_settings(method: str, methods: tuple, priors, **switches) -> None:
-    """Refuse an estimator's ``method`` not in ``methods``; ``priors`` that is not a mapping
-    of NumPyro distributions (:func:`bayesnb.model.check_prior_values`); and a switch
-    (``infer_counts``, ``use_kernel``) that is not a real boolean, naming it: the string
-    "False" (from a config file, say) is truthy, so it would silently switch it on."""
-    if method not in methods:
-        raise ValueError(f"method must be one of {methods}, got {method!r}.")
-    for name, value in switches.items():
-        if not isinstance(value, bool | np.bool_):
-            raise ValueError(f"{name} must be True or False, got {value!r} "
-                             f"({type(value).__name__}).")
-    if priors:
-        from .model import check_prior_values  # NumPyro loads for priors, not for a plain fit
-
-        check_prior_values(priors)
-
-
 def _check_draw_sites(model, class_prior, draws) -> None:
     """Refuse ``draws`` that lack a site the prediction reads (``class_probs`` unless the class
     probabilities are fixed, and every block parameter), naming the missing and expected ones:

@@ -110,6 +110,16 @@ def is_distribution(value: Any) -> bool:
     return isinstance(value, Distribution)
 
 
+def checked_bool(value: Any, what: str) -> bool:
+    """``value`` as a bool, refused unless True or False (a NumPy bool too), naming ``what``:
+    ``bool("False")`` is True, so a string from a configuration file would silently switch
+    the setting on."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{what} must be True or False, got {value!r} "
+                         f"({type(value).__name__}).")
+    return bool(value)
+
+
 def _short(v: Any) -> str:
     import reprlib
 

@@ -49,6 +49,7 @@ from . import _moments
 from ._base import (
     Schema,
     broadcast_hyper,
+    checked_bool,
     column_units,
     dist,
     gamma_draws,
@@ -89,15 +90,6 @@ class GaussianStats(NamedTuple):
 class GaussianParams(NamedTuple):
     mean: jax.Array  # (K, F)
     precision: jax.Array  # (K, F)
-
-
-def checked_pooled(value) -> bool:
-    """``pooled`` as a bool, refused unless True or False: ``bool("False")`` is True, so a
-    string from a configuration file would silently give the pooled model."""
-    if not isinstance(value, bool | np.bool_):
-        raise ValueError(f"Gaussian: pooled must be True or False, got {value!r} "
-                         f"({type(value).__name__}).")
-    return bool(value)
 
 
 class Gaussian(ConjugateFamily):
@@ -163,7 +155,7 @@ class Gaussian(ConjugateFamily):
             broadcast_hyper(self.kappa, f, "kappa", "Gaussian", columns=cols),
             broadcast_hyper(self.shape, f, "shape", "Gaussian", columns=cols),
             broadcast_hyper(self.rate, f, "rate", "Gaussian", columns=cols, squared=True),
-            np.asarray(checked_pooled(self.pooled)),
+            np.asarray(checked_bool(self.pooled, "Gaussian: pooled")),
             np.asarray(_moments.checked_ddof(self.ddof), dtype=np.float64))
 
     def check_estimate(self, prior: NormalGammaPrior, stats: GaussianStats, schema: Schema,
