@@ -300,7 +300,9 @@ def encode_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(y, list | tuple):  # keep NaN a NaN: NumPy would turn ["x", nan] into strings
         if not any(isinstance(v, list | tuple | np.ndarray) for v in y):
             _refuse_mixed_labels(np.array(y, dtype=object))  # NumPy would turn True into 1
-        y = np.array(y, dtype=object) if any(isinstance(v, str) for v in y) else np.asarray(y)
+        strings = [isinstance(v, str) for v in y]
+        # only strings: NumPy's text dtype, as scikit-learn's classes_ have
+        y = np.array(y, dtype=object) if any(strings) and not all(strings) else np.asarray(y)
     y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.Index) else y)
     if y.ndim == 2 and y.shape[1] == 1:
         import warnings

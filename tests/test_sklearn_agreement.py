@@ -326,3 +326,17 @@ def test_default_float32_close_to_sklearn(digits):
     assert proba.dtype == np.float64
     np.testing.assert_allclose(proba, sk.predict_proba(X), rtol=0, atol=1e-3)
     assert np.mean(clf.predict(X) == sk.predict(X)) > 0.999
+
+
+@pytest.mark.parametrize("labels", [["spam", "ham", "eggs"], [True, False, True], [3, 1, 2]],
+                         ids=["strings", "bools", "ints"])
+def test_labels_given_as_a_python_list_keep_scikit_learns_dtype(labels):
+    """``classes_`` and ``predict`` of labels given as a Python list have the dtype
+    GaussianNB's have (NumPy's text dtype for strings, not object)."""
+    rng = np.random.default_rng(0)
+    y = [labels[i] for i in rng.integers(0, len(labels), 40)]
+    X = rng.normal(size=(40, 2))
+    ours, reference = bnb.NaiveBayes().fit(X, y), GaussianNB().fit(X, y)
+    assert ours.classes_.dtype == reference.classes_.dtype
+    np.testing.assert_array_equal(ours.classes_, reference.classes_)
+    assert ours.predict(X).dtype == reference.predict(X).dtype
