@@ -542,8 +542,8 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
         --------
         >>> import bayesnb as bnb
         >>> clf = bnb.TreeAugmentedNB().fit([[0, 0], [1, 1], [1, 1], [0, 1]], ["a", "a", "b", "b"])
-        >>> clf.predict([[0, 1]])  # a list of strings: object labels, as NaiveBayes keeps them
-        array(['b'], dtype=object)"""
+        >>> clf.predict([[0, 1]])  # a list of strings: NumPy's text labels, as scikit-learn's
+        array(['b'], dtype='<U1')"""
         best = np.argmax(self.predict_joint_log_proba(X), axis=1)
         return self.classes_[best]
 
