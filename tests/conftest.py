@@ -8,8 +8,15 @@ import tempfile
 
 import jax
 import pytest
+from hypothesis import settings
 
 jax.config.update("jax_platforms", "cpu")
+
+# The same examples on every run: a property test that fails does so here first, not at random
+# in CI (HYPOTHESIS_PROFILE=explore draws new examples each run, to hunt for failures).
+settings.register_profile("repeatable", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 #: the folder of compiled kernels this run shares between its processes (see below)
 _KERNEL_CACHE = "JAX_COMPILATION_CACHE_DIR"
