@@ -23,7 +23,8 @@ Multinomial, Bernoulli, Poisson) read the stored entries; the others (Gaussian, 
 
 A column of numbers with a few text cells (one ``"abc"`` in a numeric CSV column makes pandas
 read the whole column as strings) is inferred Categorical with an
-:class:`InferredCategoricalWarning` naming the column and the text values.
+:class:`InferredCategoricalWarning` naming the column and the text values; so is a column of
+numbers held as Python objects (``df.to_numpy()`` of a frame with a text column).
 
 Labels and category values are kept apart by type: booleans mixed with numbers (``True == 1``
 in Python) are refused rather than merged.
@@ -31,6 +32,7 @@ in Python) are refused rather than merged.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -44,7 +46,8 @@ from .families._levels import _show, bool_and_number
 
 
 class InferredCategoricalWarning(UserWarning):
-    """A column that is mostly numbers was inferred Categorical because of a few text values."""
+    """A column of numbers was inferred Categorical: a few of its values are text, or its
+    numbers are held as objects rather than in a numeric dtype."""
 
 
 class Table(NamedTuple):
@@ -538,7 +541,10 @@ def _warn_if_mostly_numbers(values: np.ndarray | pd.Series, column) -> None:
     except TypeError:  # unhashable cells: Categorical reports them with the row
         return
     numeric = _numbers(pd.Series(distinct, dtype=object))
-    if numeric.all() or numeric.sum() <= (~numeric).sum():  # numbers must be the majority
+    if numeric.all():
+        _warn_if_numbers_as_objects(distinct, column)
+        return
+    if numeric.sum() <= (~numeric).sum():  # numbers must be the majority
         return
     text = distinct[~numeric]
     warnings.warn(
@@ -547,7 +553,23 @@ def _warn_if_mostly_numbers(values: np.ndarray | pd.Series, column) -> None:
         f"{int(numeric.sum())} are; if the column is numeric, correct those cells (NaN or an "
         f"empty cell is a missing value). Declaring its family, e.g. "
         f"features={{{column!r}: bnb.Categorical()}}, silences this.",
-        InferredCategoricalWarning, stacklevel=5)
+        InferredCategoricalWarning, stacklevel=7)  # the caller of fit
+
+
+def _warn_if_numbers_as_objects(distinct: np.ndarray, column) -> None:
+    """Warn when every value of a column inferred Categorical is a number held as a Python or
+    NumPy number object (not text): what ``df.to_numpy()`` of a frame with a text column makes
+    of its numeric columns, which a numeric dtype would model as numbers."""
+    if not all(isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_)
+               for v in distinct):
+        return  # text that reads as numbers ("01", "02"): codes, most likely categorical
+    warnings.warn(
+        f"column {column!r} holds only numbers, but in an object (not numeric) dtype, so it is "
+        f"modelled as Categorical with one level per distinct value ({len(distinct)} levels); "
+        f"give it a numeric dtype (e.g. fit on the DataFrame rather than df.to_numpy(), or "
+        f"X.astype(float)) to model it as numbers. Declaring its family, e.g. "
+        f"features={{{column!r}: bnb.Categorical()}}, silences this.",
+        InferredCategoricalWarning, stacklevel=8)  # the caller of fit
 
 
 def _numbers(values: pd.Series) -> np.ndarray:

@@ -620,6 +620,30 @@ def test_ordinary_text_columns_do_not_warn(values):
     bnb.NaiveBayes().fit(pd.DataFrame({"c": values}), [0, 1, 0, 1])
 
 
+def test_numbers_held_as_objects_warn_that_they_are_modelled_as_categories():
+    """``df.to_numpy()`` of a frame with a text column holds its numbers as objects:
+    scikit-learn's GaussianNB reads them as floats; here they would be one level per value,
+    so the user is told, with the warning pointing at their own call."""
+    from sklearn.naive_bayes import GaussianNB
+
+    from bayesnb._data import InferredCategoricalWarning
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"age": rng.normal(40, 10, 30).round(1),
+                          "sex": rng.choice(["m", "f"], 30)})
+    y = rng.integers(0, 2, 30)
+    assert GaussianNB().fit(frame[["age"]].to_numpy(dtype=object), y).var_.shape == (2, 1)
+    with pytest.warns(InferredCategoricalWarning, match=r"column 0 holds only numbers.*"
+                      r"object.*\d+ levels") as caught:
+        clf = bnb.NaiveBayes().fit(frame.to_numpy(), y)
+    assert caught[0].filename == __file__
+    assert [b.family.name for b in clf.blocks_] == ["categorical"]
+    with pytest.warns(InferredCategoricalWarning, match=r"column 'age' holds only numbers"):
+        bnb.NaiveBayes().fit(frame.astype({"age": object}), y)
+    bnb.NaiveBayes().fit(frame, y)  # a numeric dtype: Gaussian, no warning
+    bnb.NaiveBayes({0: bnb.Categorical(), 1: bnb.Categorical()}).fit(frame.to_numpy(), y)
+
+
 # ---------------------------------------------------------------------------- chunks
 def _one_shot(chunks):
     yield from chunks
