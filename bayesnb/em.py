@@ -57,6 +57,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ._classes import class_log_prior
 from ._data import as_table
 from .families._base import pseudo_log
+from .fitted import check_weight
 
 if TYPE_CHECKING:
     from ._typing import ArrayLike, Data
@@ -159,9 +160,7 @@ def fit_em(model: NaiveBayes, X: Data, y: ArrayLike, X_unlabeled: Data, *,
         raise ValueError(f"X has {n_l} rows but y has {y.shape[0]} labels.")
     if n_u == 0:
         raise ValueError("X_unlabeled has no rows: use fit() for labelled data alone.")
-    w_l = np.ones(n_l) if sample_weight is None else np.asarray(sample_weight, np.float64)
-    if w_l.shape != (n_l,):
-        raise ValueError(f"sample_weight must have shape ({n_l},), got {w_l.shape}.")
+    w_l = check_weight(sample_weight, n_l, part=True)  # the unlabeled rows weigh too
     X_all = _stack(X, [X_unlabeled] * len(classes))
     y_all = np.concatenate([y, np.repeat(classes, n_u)])
     # under 'bayes' the EM runs the 'mean' updates and the model predicts with the exact

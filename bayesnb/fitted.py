@@ -102,13 +102,15 @@ class FittedModel:
 
 # ---------------------------------------------------------------------- input checks
 def check_weight(sample_weight, n_rows: int, part: bool = False) -> np.ndarray:
-    """Per-row weights as float64 (ones when ``None``), refused unless finite, >= 0, not all
-    zero and, in float32, representable. With ``part`` the rows are one chunk or partition of
-    a fit, whose weights may all be zero (the caller checks the fit's total: a batch fit takes
-    such rows)."""
+    """Per-row weights as float64 (ones when ``None``, the number for every row when one
+    number), refused unless finite, >= 0, not all zero and, in float32, representable. With
+    ``part`` the rows are one chunk or partition of a fit, whose weights may all be zero (the
+    caller checks the fit's total: a batch fit takes such rows)."""
     if sample_weight is None:
         return np.ones(n_rows)
     w = sample_weight_array(sample_weight)
+    if w.ndim == 0:  # one weight for every row, as scikit-learn takes it
+        w = np.full(n_rows, w)
     if w.shape != (n_rows,):
         raise ValueError(f"sample_weight must have shape ({n_rows},), got {w.shape}.")
     if not np.all(np.isfinite(w)) or np.any(w < 0):

@@ -340,3 +340,15 @@ def test_labels_given_as_a_python_list_keep_scikit_learns_dtype(labels):
     assert ours.classes_.dtype == reference.classes_.dtype
     np.testing.assert_array_equal(ours.classes_, reference.classes_)
     assert ours.predict(X).dtype == reference.predict(X).dtype
+
+
+def test_one_number_as_sample_weight_weighs_every_row_as_scikit_learn_does(x64, digits):
+    X, y = digits
+    ours = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="mean", class_alpha=0)
+    ours.fit(X, y, sample_weight=2.5)
+    reference = MultinomialNB(alpha=1.0).fit(X, y, sample_weight=2.5)
+    np.testing.assert_allclose(ours.class_count_, reference.class_count_, rtol=1e-15)
+    np.testing.assert_allclose(ours.feature_count_, reference.feature_count_, rtol=1e-15)
+    np.testing.assert_allclose(ours.predict_proba(X), reference.predict_proba(X), atol=1e-12)
+    with pytest.raises(ValueError, match="non-negative"):
+        bnb.NaiveBayes().fit(X, y, sample_weight=-1.0)
