@@ -22,6 +22,7 @@ prior's strength is Beta(alpha, alpha): Bernoulli's ``alpha`` and ``beta`` are t
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,14 @@ from sklearn.base import clone
 if TYPE_CHECKING:
     from ._typing import ArrayLike, Data
     from .estimator import NaiveBayes
+
+#: the bounded search's tolerance on log(value)
+_LOG_TOLERANCE = 1e-6
+
+
+class EvidenceBoundWarning(UserWarning):
+    """:func:`empirical_bayes` stopped at a bound of its search: the log evidence is still
+    rising there, so the data favour a value beyond the bound."""
 
 
 def linear_weights(clf: NaiveBayes) -> tuple[pd.DataFrame, pd.Series]:
@@ -278,6 +287,21 @@ def empirical_bayes(clf: NaiveBayes, X: Data, y: ArrayLike, *, hyperparameter: s
     a Beta(value, value) prior, so the value is a smoothing strength (scikit-learn's
     ``BernoulliNB(alpha=value)`` under ``method="mean"``) whatever the declared Beta was.
 
+    When the search ends at a bound (within its tolerance), or below the evidence at the
+    nearer bound (where the evidence is nearly flat, rounding can stop it short), the evidence
+    is still rising there: no maximum lies inside ``bounds``. The bound is then returned,
+    fitted, with an :class:`EvidenceBoundWarning` naming it: a warning, not an error, since the
+    bound is the best value the search allows and the evidence may have no maximum at all (it
+    can rise towards a limit). At the upper bound the data favour a stronger prior, which pulls
+    every class's tables towards the prior's mean (even levels, alike in every class: columns
+    that barely tell the classes apart); at the lower bound, less smoothing (tables nearer the
+    counts). Widen ``bounds`` to search further.
+
+    Warns
+    -----
+    EvidenceBoundWarning
+        The maximiser is at a bound of ``bounds``.
+
     Examples
     --------
     The Titanic data ask for a little more smoothing than Laplace's alpha = 1; the evidence is
@@ -293,6 +317,17 @@ def empirical_bayes(clf: NaiveBayes, X: Data, y: ArrayLike, *, hyperparameter: s
     >>> [round(bnb.NaiveBayes(bnb.Categorical(alpha=a)).fit(X, y).log_evidence(), 4)
     ...  for a in (0.9 * alpha, 1.1 * alpha)]
     [-5492.5603, -5492.5553]
+
+    On PlayTennis the evidence rises as alpha grows, to the end of the search:
+
+    >>> import warnings
+    >>> from bayesnb.datasets import load_playtennis
+    >>> days, play = load_playtennis()
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     alpha, clf = empirical_bayes(bnb.NaiveBayes(bnb.Categorical()), days, play)
+    >>> alpha, [w.category.__name__ for w in caught]
+    (1000.0, ['EvidenceBoundWarning'])
     """
     spec = _declared(clf, X, y, hyperparameter)
 
@@ -319,10 +354,27 @@ def empirical_bayes(clf: NaiveBayes, X: Data, y: ArrayLike, *, hyperparameter: s
     def objective(log_value):
         return -with_value(float(np.exp(log_value))).log_evidence()
 
-    result = minimize_scalar(objective, bounds=np.log(bounds), method="bounded",
-                             options={"xatol": 1e-6})
+    log_bounds = np.log(bounds)
+    result = minimize_scalar(objective, bounds=log_bounds, method="bounded",
+                             options={"xatol": _LOG_TOLERANCE})
     best = float(np.exp(result.x))
-    return best, with_value(best)
+    # bounded Brent never evaluates a bound itself: ending within its tolerance of one, or
+    # below the evidence there (where the evidence is flat to rounding), it was still rising
+    end = int(np.argmin(np.abs(result.x - log_bounds)))  # the nearer bound
+    edge = with_value(float(bounds[end]))
+    if (abs(result.x - log_bounds[end]) > 10 * _LOG_TOLERANCE
+            and -edge.log_evidence() > result.fun):
+        return best, with_value(best)
+    why = ("a larger", "upper", "tables pulled towards the prior's mean, alike in every "
+           "class") if end else ("a smaller", "lower", "less smoothing, tables nearer the "
+                                 "counts")
+    warnings.warn(f"empirical_bayes: the log evidence is still rising at the {why[1]} bound "
+                  f"{hyperparameter} = {bounds[end]:g} of the search (bounds = "
+                  f"({float(bounds[0]):g}, {float(bounds[1]):g})): the data favour {why[0]} "
+                  f"{hyperparameter} (for a prior's concentration: {why[2]}); "
+                  f"{bounds[end]:g} is returned. Widen bounds to search further.",
+                  EvidenceBoundWarning, stacklevel=2)
+    return float(bounds[end]), edge
 
 
 def _declared(clf, X, y, hyperparameter: str):

@@ -36,7 +36,8 @@ def loss_matrix(loss, classes) -> np.ndarray:
 
     ``loss`` is an array-like in that order, or a DataFrame whose index (true class) and
     columns (chosen class) are the class labels, in any order (it is reordered). A missing or
-    unknown label, a wrong shape or a value that is not a finite number is refused.
+    unknown label, a wrong shape or a value that is not a finite number is refused: text such
+    as ``"5"``, a boolean or another object is not read as a number.
 
     Examples
     --------
@@ -62,13 +63,20 @@ def loss_matrix(loss, classes) -> np.ndarray:
             if len(set(labels)) != len(labels):
                 raise ValueError(f"loss {axis} repeats a class label: {list(labels)[:20]}.")
         loss = loss.loc[classes, classes].to_numpy()
-    try:
-        matrix = np.array(loss, dtype=np.float64)
+    try:  # as Python objects: np.asarray would read "5" or True as a number
+        cells = np.asarray(loss, dtype=object)
     except (TypeError, ValueError) as err:
         raise ValueError(f"loss must be a ({k}, {k}) array of numbers: {err}") from None
-    if matrix.shape != (k, k):
+    if cells.shape != (k, k):
         raise ValueError(f"loss must have shape ({k}, {k}) (true class x chosen class, in the "
-                         f"order of classes_ {classes[:20]}), got {matrix.shape}.")
+                         f"order of classes_ {classes[:20]}), got {cells.shape}.")
+    for (i, j), value in np.ndenumerate(cells):
+        if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+            raise ValueError(f"loss must be a ({k}, {k}) array of numbers: loss[{classes[i]!r}, "
+                             f"{classes[j]!r}] is {value!r} (a {type(value).__name__}); text "
+                             "and booleans are not read as numbers (the 0-1 loss is "
+                             "1 - np.eye(K)).")
+    matrix = cells.astype(np.float64)
     bad = ~np.isfinite(matrix)
     if bad.any():
         i, j = np.argwhere(bad)[0]

@@ -64,7 +64,9 @@ between the copies, and nothing else.
 
 from __future__ import annotations
 
+import numbers
 import os
+import warnings
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -126,11 +128,15 @@ def _values(frame: pd.DataFrame, j: int, name, levels: tuple | None = None) -> n
     in Python would merge them into one level."""
     column = frame.iloc[:, j]
     missing = column.isna().to_numpy()
-    if missing.any():
-        raise ValueError(f"column {name!r}: {int(missing.sum())} missing value(s) (first in row "
-                         f"{int(np.argmax(missing))}); TreeAugmentedNB needs every value: "
-                         "impute them, or make 'missing' a level of its own.")
+    if missing.any():  # "NaN" and "inf" below: the words scikit-learn's checks look for
+        raise ValueError(f"column {name!r}: {int(missing.sum())} missing value(s) (NaN or None, "
+                         f"first in row {int(np.argmax(missing))}); TreeAugmentedNB needs every "
+                         "value: impute them, or make 'missing' a level of its own.")
     values = column.to_numpy()
+    if values.dtype.kind == "f" and np.isinf(values).any():
+        row = int(np.argmax(np.isinf(values)))
+        raise ValueError(f"column {name!r} holds {values[row]} (row {row}): TreeAugmentedNB "
+                         "models discrete columns, whose levels are finite values.")
     if values.dtype.kind == "f" and not np.all(np.isfinite(values) & (values == np.round(values))):
         raise ValueError(f"column {name!r} holds numbers that are not whole: TreeAugmentedNB "
                          "models discrete columns; discretise it first (e.g. pandas.cut).")
@@ -164,12 +170,19 @@ def encode_fit(X) -> Encoded:
 
 def encode_rows(X, columns: tuple, named: bool, levels: tuple) -> np.ndarray:
     """Codes (n, F) of new rows against the fit's columns and levels; an unknown level is an
-    error naming its column."""
+    error naming its column. A DataFrame after a DataFrame fit is matched by name, anything
+    else by position, with scikit-learn's warning where only one of them has feature names
+    (string column names: ``feature_names_in_``)."""
     frame, is_frame = _frame(X)
+    if named and not is_frame:  # as scikit-learn and NaiveBayes: an array's columns by position
+        if all(isinstance(c, str) for c in columns):
+            warnings.warn("X does not have valid feature names, but TreeAugmentedNB was fitted "
+                          "with feature names", UserWarning, stacklevel=3)
+        named = False
+    elif is_frame and not named and all(isinstance(c, str) for c in frame.columns):
+        warnings.warn("X has feature names, but TreeAugmentedNB was fitted without feature "
+                      "names", UserWarning, stacklevel=3)
     if named:
-        if not is_frame:
-            raise ValueError("the model was fitted on a DataFrame: predict from a DataFrame "
-                             "with the same columns.")
         absent = [c for c in columns if c not in frame.columns]
         extra = [c for c in frame.columns if c not in columns]
         if absent:
@@ -181,9 +194,9 @@ def encode_rows(X, columns: tuple, named: bool, levels: tuple) -> np.ndarray:
                              f"(it reads {list(columns)[:20]}); their values would be "
                              "ignored: drop them, or fit a model with them.")
         frame = frame[list(columns)]
-    elif frame.shape[1] != len(columns):
-        raise ValueError(f"X has {frame.shape[1]} columns; the model was fitted on "
-                         f"{len(columns)}.")
+    elif frame.shape[1] != len(columns):  # scikit-learn's words (its n_features_in_ check)
+        raise ValueError(f"X has {frame.shape[1]} features, but TreeAugmentedNB is expecting "
+                         f"{len(columns)} features as input.")
     codes = np.empty(frame.shape, dtype=np.int64)
     for j, name in enumerate(columns):
         values = _values(frame, j, name, levels[j])
@@ -333,6 +346,10 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
     classes_ : ndarray of shape (n_classes,)
     class_count_ : ndarray of shape (n_classes,)
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        The columns of a DataFrame ``X`` whose names are all strings (absent otherwise). A
+        DataFrame to predict is matched by column name; an array by position, with
+        scikit-learn's warning when the fit had names.
     edge_probability_ : DataFrame of shape (n_features, n_features)
         Posterior probability that each edge is in the tree (under the tree prior, whatever
         ``tree`` is); the values of a column sum to its expected degree.
@@ -412,9 +429,11 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
     def _install(self, stats: Statistics, classes, columns, named, levels) -> TreeAugmentedNB:
         """Compute the posterior of ``stats`` under the current settings, then assign every
         fitted attribute at once (an error leaves the estimator as it was)."""
-        alpha = float(self.alpha_ess)
-        if not np.isfinite(alpha) or alpha <= 0:
+        alpha = self.alpha_ess  # a number: float("1") or float(True) would hide a mistake
+        real = isinstance(alpha, numbers.Real) and not isinstance(alpha, bool | np.bool_)
+        if not real or not np.isfinite(float(alpha)) or alpha <= 0:
             raise ValueError(f"alpha_ess must be a positive number, got {self.alpha_ess!r}.")
+        alpha = float(alpha)
         class_log_prior(stats.class_count, self.class_alpha, None, "bayes")  # checks it
         log_prior = _log_edge_prior(self.edge_prior, columns)
         tree = _tree(self.tree, columns)
@@ -441,6 +460,23 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
     def n_features_in_(self) -> int:
         check_is_fitted(self)
         return len(self.columns_)
+
+    @property
+    def feature_names_in_(self) -> np.ndarray:
+        """The column names of a DataFrame ``X`` at fit, when all are strings (as in
+        scikit-learn); an array, or a DataFrame with other names, has none (AttributeError).
+
+        Examples
+        --------
+        >>> import bayesnb as bnb
+        >>> from bayesnb.datasets import load_playtennis
+        >>> days, play = load_playtennis()
+        >>> bnb.TreeAugmentedNB().fit(days, play).feature_names_in_
+        array(['Outlook', 'Temperature', 'Humidity', 'Wind'], dtype=object)"""
+        check_is_fitted(self)
+        if not (self.named_ and all(isinstance(c, str) for c in self.columns_)):
+            raise AttributeError("feature_names_in_: X had no string column names at fit.")
+        return np.asarray(self.columns_, dtype=object)
 
     @property
     def tree_(self) -> list | None:
