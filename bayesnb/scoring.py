@@ -267,7 +267,9 @@ def _host_f64(values) -> np.ndarray:
 
 def check_defined(params, block: FittedBlock, classes, method: str) -> None:
     """Raise a ValueError naming the column and class where a plug-in estimate is undefined:
-    0/0 under ML (no observed value), a zero variance, or a non-positive precision."""
+    0/0 under ML (no observed value), a MAP whose prior pseudo-counts are not positive (a
+    concentration of at most 1 that the class's data do not lift), a zero variance, or a
+    non-positive precision."""
     columns, family = block.schema.columns, block.family
     for name, leaf in zip(type(params)._fields, params, strict=True):
         leaf = np.asarray(leaf)
@@ -281,7 +283,16 @@ def check_defined(params, block: FittedBlock, classes, method: str) -> None:
             continue
         k, j = map(int, np.argwhere(bad)[0])
         col = columns[family.column_of(block.prior, j)]
-        if undefined[k, j]:
+        remedy = ("The data give no information there; use method='mean' or 'bayes' (the "
+                  "prior fills the gap).")
+        if undefined[k, j] and method == "map":
+            # the mode's pseudo-counts are concentration - 1: a prior below 1 (or a flat one
+            # and no data) leaves a numerator or denominator at or below 0, not a 0/0 of data
+            reason = "the posterior mode is undefined or on the boundary"
+            remedy = ("The prior's concentration is at most 1 here (a pseudo-count of zero or "
+                      "below) and the class's data do not lift it; use method='mean' or "
+                      "'bayes', or a prior concentration of at least 1.")
+        elif undefined[k, j]:
             reason = "no observed value in this class, so the estimate is 0/0"
         elif name in family.positive_params and method == "ml":
             reason = "zero variance (every value of the class equal, or a single value)"
@@ -290,8 +301,7 @@ def check_defined(params, block: FittedBlock, classes, method: str) -> None:
         label = classes[k].item() if isinstance(classes[k], np.generic) else classes[k]
         raise ValueError(
             f"column {col!r}, class {label!r}: {reason} under method={method!r} "
-            f"({block.family.name} {name}). The data give no information there; use "
-            f"method='mean' or 'bayes' (the prior fills the gap).")
+            f"({block.family.name} {name}). {remedy}")
 
 
 def _check_some_density(block, table, x: np.ndarray, scores: np.ndarray) -> None:

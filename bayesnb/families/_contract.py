@@ -40,9 +40,11 @@ from ._base import Schema, _short, is_distribution, xp_of
 class Capabilities:
     """What the rest of the package asks a family instead of switching on its name.
 
-    Every member has a working default (or is only read when a flag above it is set), so a
-    new family declares only what it has: a family with levels, hyperpriors for EM, named
-    sample sites, stated tables, a linear view, a density plot or a dependence model.
+    Every member but ``param_names`` has a working default (or is only read when a flag
+    above it is set), so a new family declares only what it has: a family with levels,
+    hyperpriors for EM, per-column sample sites, stated tables, a linear view, a density plot
+    or a dependence model. A :class:`ConjugateFamily` states ``param_names`` (or overrides
+    ``param_dims``, as Categorical does): its class is refused without either.
     """
 
     # --------------------------------- levels and values (encoding, simulation, out-of-core typing)
@@ -160,7 +162,8 @@ class Capabilities:
 
     # -------------------------------- parameter sites (MCMC, ArviZ, persistence checks, simulation)
     #: keys of ``sample_params``' result (NumPyro sites ``"{site}.{key}"``); their axes are
-    #: ``param_dims``'
+    #: ``param_dims``'. No working default: ``()`` serves only a family without parameters
+    #: (nonparametric) or one that overrides ``param_dims``; a conjugate family states it
     param_names: ClassVar[tuple[str, ...]] = ()
 
     def param_dims(self, prior: NamedTuple, schema: Schema) -> dict[str, tuple[str, ...]]:
@@ -295,13 +298,66 @@ class Capabilities:
         raise NotImplementedError
 
 
+def _abstract(cls: type) -> bool:
+    """Whether ``cls`` keeps an abstract member: ``abc.ABCMeta``'s own rule, since
+    ``__init_subclass__`` runs before ABCMeta sets ``__abstractmethods__``."""
+    names = set(vars(cls)).union(*(getattr(b, "__abstractmethods__", ()) for b in cls.__bases__))
+    return any(getattr(getattr(cls, n, None), "__isabstractmethod__", False) for n in names)
+
+
+def _init_parameters(cls: type) -> tuple[str, ...]:
+    """The named parameters of ``cls.__init__`` after ``self`` (no ``*args``/``**kwargs``)."""
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return tuple(p.name for p in list(inspect.signature(cls.__init__).parameters.values())[1:]
+                 if p.kind in named)
+
+
+#: the class attributes every concrete family states, and what each is
+REQUIRED = {"name": "its name in model files and sample sites, REGISTRY's key",
+            "stats_type": "the NamedTuple type of its statistics",
+            "params_type": "the NamedTuple type of its plug-in parameters",
+            "_hyper": "the names of its __init__'s parameters, in order"}
+
+
+def check_declarations(cls: type) -> None:
+    """Refuse (``TypeError``, naming each) a concrete family class that leaves out a class
+    attribute of :data:`REQUIRED`, a conjugate one with neither ``param_names`` nor its own
+    ``param_dims``, or one whose ``_hyper`` is not its ``__init__``'s parameters in order.
+
+    Left out, each failed far from its cause: no ``_hyper``, a hyperprior stood in by its
+    mean and empty ``get_params``; no ``param_names``, an MCMC model that predicts nothing;
+    no ``name`` or ``stats_type``, a model file that cannot be written or read."""
+    missing = {a: what for a, what in REQUIRED.items() if not hasattr(cls, a)}
+    if (issubclass(cls, ConjugateFamily) and not cls.param_names
+            and cls.param_dims is Capabilities.param_dims):
+        missing["param_names"] = ("the keys of sample_params' result, e.g. ('rate',); or "
+                                  "override param_dims")
+    if missing:
+        raise TypeError(f"{cls.__name__} does not state "
+                        + "; ".join(f"{a} ({what})" for a, what in missing.items())
+                        + ": every concrete family states name, stats_type, params_type and "
+                          "_hyper, a conjugate one param_names too.")
+    params = _init_parameters(cls)
+    if tuple(cls._hyper) != params:
+        raise TypeError(
+            f"{cls.__name__}._hyper is {tuple(cls._hyper)!r} but its __init__ takes {params!r}: "
+            f"_hyper names the hyperparameters, exactly __init__'s parameters in order "
+            f"(get_params, repr, model files and hyperpriors read it).")
+
+
 class Family(Capabilities, abc.ABC):
     """A likelihood family for a block of columns: what every family states.
 
     Subclass :class:`ConjugateFamily` (a conjugate pair with closed forms) or
     :class:`NonparametricFamily` (a family whose statistic is the sample). Hyperparameters are
-    stored as given (scikit-learn style: ``__init__`` only stores); ``prior(schema)``
-    broadcasts them.
+    stored as given (scikit-learn style: ``__init__`` only stores, each under its own name);
+    ``prior(schema)`` broadcasts them.
+
+    A concrete subclass states the class attributes ``name``, ``stats_type``,
+    ``params_type`` and ``_hyper`` (its ``__init__``'s parameters, in order), and a
+    conjugate one ``param_names`` (or its own ``param_dims``); a class without them is a
+    ``TypeError`` when it is made (:func:`check_declarations`), as one without an abstract
+    method is when it is instantiated.
 
     Examples
     --------
@@ -317,10 +373,14 @@ class Family(Capabilities, abc.ABC):
     Gaussian(loc=0.0, kappa=0.001, shape=1.0, rate=0.5, pooled=True, ddof=0)
     """
 
+    #: the family's name in model files, site names and ``from_tables`` keywords
+    #: (``REGISTRY``'s key)
     name: ClassVar[str]
 
-    #: names of the hyperparameters, in ``__init__`` order (for repr, get_params, persistence)
-    _hyper: ClassVar[tuple[str, ...]] = ()
+    #: names of the hyperparameters: exactly the parameters of ``__init__``, in order (for
+    #: repr, get_params, clone, persistence, and the hyperpriors the model samples); no
+    #: default, so a family cannot leave it out and lose them
+    _hyper: ClassVar[tuple[str, ...]]
 
     #: hyperparameters that ``repr`` shows only when they differ from ``__init__``'s default
     #: (settings added later, such as ``pooling``, so the usual repr stays short)
@@ -337,6 +397,12 @@ class Family(Capabilities, abc.ABC):
     #: the fixed-shape kernels; the same table serves every closed-form method, and the
     #: evidence, posterior draws and MCMC are refused (``fitted.check_parametric``).
     nonparametric: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        # checked where the family is written, not when a model file is saved or read
+        super().__init_subclass__(**kwargs)
+        if not _abstract(cls):
+            check_declarations(cls)
 
     @abc.abstractmethod
     def encode(self, values: np.ndarray, schema: Schema, *, unseen: str = "error",
@@ -535,7 +601,7 @@ class NonparametricFamily(Family):
     True
     >>> X = pd.DataFrame({"t": [0.0, 2.0, 5.0, 7.0]})
     >>> clf = bnb.NaiveBayes(bnb.KernelDensity(bandwidth=1.0)).fit(X, ["a", "a", "b", "b"])
-    >>> clf.predict([[1.5], [6.5]]).tolist()
+    >>> clf.predict(pd.DataFrame({"t": [1.5, 6.5]})).tolist()
     ['a', 'b']
     >>> clf.log_evidence()
     Traceback (most recent call last):
