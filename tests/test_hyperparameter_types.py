@@ -117,3 +117,19 @@ def test_categorical_valid_categories_are_categorical_nb(sizes, form, x64):
     codes = X["size"].map({v: i for i, v in enumerate(levels)}).to_numpy()[:, None]
     sk = CategoricalNB(alpha=1.0).fit(codes, y)
     np.testing.assert_allclose(clf.predict_proba(X), sk.predict_proba(codes), rtol=1e-8)
+
+
+# ---------------------------------------------------------------------- numeric hyperparameters
+@pytest.mark.parametrize("family", [
+    lambda v: bnb.Categorical(alpha=v), lambda v: bnb.Bernoulli(beta=v),
+    lambda v: bnb.Gaussian(loc=v), lambda v: bnb.Multinomial(alpha=v)],
+    ids=["Categorical.alpha", "Bernoulli.beta", "Gaussian.loc", "Multinomial.alpha"])
+@pytest.mark.parametrize("value", ["1", True, ["1", "2"]], ids=["text", "bool", "texts"])
+def test_numeric_hyperparameters_refuse_text_and_booleans(measurements, family, value):
+    """NumPy reads ``"1"`` and ``True`` as 1.0: a setting read from a configuration file as
+    text, or a flag passed by mistake, was a prior of strength one. Refused, naming it."""
+    X, y = measurements
+    X = (X > 0).astype(int)  # 0/1: counts, levels, binary values and numbers alike
+    with pytest.raises(ValueError, match=r"must be a number.*got"):
+        bnb.NaiveBayes(family(value)).fit(X, y)
+    bnb.NaiveBayes(family(np.float32(2.0))).fit(X, y)  # a NumPy number is a number

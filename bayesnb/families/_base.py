@@ -144,7 +144,12 @@ def broadcast_hyper(value: Any, n: int, name: str, family: str, *, positive: boo
     the value (``Family.hyperpriors``)."""
     if is_distribution(value):
         return np.full(n, float(np.mean(np.asarray(value.mean))))
-    a = np.asarray(value, dtype=np.float64)
+    a = np.asarray(value)
+    if a.dtype.kind not in "iuf":  # NumPy would read "1" as 1.0 and True as 1.0
+        raise ValueError(f"{family}: {name} must be a number, one number per column or a "
+                         f"NumPyro distribution (a hyperprior), got {_short(value)} "
+                         f"({type(value).__name__}).")
+    a = a.astype(np.float64)
     if a.ndim == 0:
         a = np.full(n, float(a))
     if a.shape != (n,):
