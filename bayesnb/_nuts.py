@@ -44,6 +44,12 @@ _COMPILER_OPTIONS = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_em
                      "xla_cpu_parallel_codegen_split_count": 1}
 
 
+#: the NUTS state's fields kept per transition (NumPyro's ``extra_fields`` names, the step
+#: size read from ``adapt_state``): scalars per chain and step, so keeping them is free
+EXTRA_FIELDS = ("diverging", "num_steps", "energy", "potential_energy", "accept_prob",
+                "step_size")
+
+
 class _Settings(NamedTuple):
     """What the compiled programs are specialised on (their static key)."""
 
@@ -81,7 +87,8 @@ def sample(model, static: dict, data: dict, *, num_warmup: int, num_samples: int
            target_accept_prob: float = 0.8):
     """NUTS draws of ``model(**static, **data)``: ``(draws, extra)``, draws ``{site: (chains,
     num_samples, ...)}`` (constrained, as ``MCMC.get_samples(group_by_chain=True)``), extra
-    ``{"diverging", "num_steps"}`` of the same leading shape.
+    ``{field: (chains, num_samples)}`` for each of :data:`EXTRA_FIELDS` (NumPyro's
+    ``MCMC.get_extra_fields(group_by_chain=True)`` of the same names).
 
     ``static`` are hashable arguments that fix the model's structure (families, site names);
     ``data`` a pytree of arrays (and NumPyro distributions) passed to the compiled programs.
@@ -124,7 +131,7 @@ def sample(model, static: dict, data: dict, *, num_warmup: int, num_samples: int
            for k in kept[0]}
     # (steps, chains, ...) to (chains, steps, ...)
     out = {k: np.swapaxes(v, 0, 1) for k, v in out.items()}
-    extra = {"diverging": out.pop("__diverging"), "num_steps": out.pop("__num_steps")}
+    extra = {name: out.pop(f"__{name}") for name in EXTRA_FIELDS}
     return out, extra
 
 
@@ -260,8 +267,8 @@ def _start_chains(settings, keys, data):
 
 def _advance_chains(settings, state, data):
     """``settings``' number of NUTS transitions of every chain from ``state``: ``(state,
-    out)``, ``out`` the constrained draws and the ``"__diverging"`` and ``"__num_steps"`` of
-    each transition, ``(steps, chains, ...)`` (a last call may run past the run's end: the
+    out)``, ``out`` the constrained draws and each transition's :data:`EXTRA_FIELDS` (as
+    ``"__{field}"``), ``(steps, chains, ...)`` (a last call may run past the run's end: the
     host drops those draws)."""
     method, steps = settings.method, settings.steps
     kernel, init, constrain, _, _ = _kernel(settings, data)
@@ -274,18 +281,19 @@ def _advance_chains(settings, state, data):
     def transitions(s):
         def one(c, _):
             c = kernel.sample(c, (), {})
-            return c, (c.z, c.diverging, c.num_steps)
+            fields = {f: c.adapt_state.step_size if f == "step_size" else getattr(c, f)
+                      for f in EXTRA_FIELDS}
+            return c, (c.z, fields)
 
         return jax.lax.scan(one, s, None, length=steps)
 
     if method == "vectorized":
-        state, (z, diverging, n_steps) = transitions(state)
+        state, (z, fields) = transitions(state)
     else:  # the chains one after the other
         state, trace = jax.lax.map(transitions, state)
-        z, diverging, n_steps = jax.tree_util.tree_map(lambda a: jax.numpy.swapaxes(a, 0, 1),
-                                                       trace)
+        z, fields = jax.tree_util.tree_map(lambda a: jax.numpy.swapaxes(a, 0, 1), trace)
     draws = jax.vmap(jax.vmap(constrain))(z)
-    draws.update(__diverging=diverging, __num_steps=n_steps)
+    draws.update({f"__{f}": v for f, v in fields.items()})
     return state, draws
 
 

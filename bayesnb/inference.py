@@ -51,6 +51,9 @@ from .model import (
 #: rows x draws x (classes + columns scored draw by draw) elements held at once by the
 #: bounds over draws (quantiles need every draw of a row)
 _DRAWS_BUDGET = 1 << 25
+#: ``given_x`` holds some eight float64 copies of a batch's (rows, classes, draws) on the
+#: host (log p, p, the sort's order, the cumulative weights): batches this much smaller
+_GIVEN_X_SHARE = 8
 #: (draw, class) columns scored by one matmul in the predictive over draws
 _DRAW_COLUMNS = 1024
 #: rows x draws of a chunk x (classes + columns scored draw by draw) elements held at once
@@ -125,7 +128,20 @@ def run_nuts(fitted, class_alpha, class_prior, priors=None, *, num_warmup=1000,
             num_samples=num_samples, num_chains=num_chains, seed=seed,
             chain_method=chain_method, progress_bar=progress_bar,
             target_accept_prob=target_accept_prob)
-    return draws, {"diverging": extra["diverging"], "n_steps": extra["num_steps"]}
+    return draws, arviz_sample_stats(extra)
+
+
+def arviz_sample_stats(extra: dict) -> dict:
+    """NumPyro's NUTS fields (``_nuts.EXTRA_FIELDS``) under the names ArviZ's
+    ``from_numpyro`` gives them, which ``az.bfmi``, ``az.plot_energy`` and the summaries read:
+    ``lp`` is minus the potential energy (the log density on the unconstrained scale, up to
+    a constant) and ``tree_depth`` floor(log2(n_steps)) + 1."""
+    n_steps = np.asarray(extra["num_steps"])
+    return {"diverging": np.asarray(extra["diverging"]), "n_steps": n_steps,
+            "energy": np.asarray(extra["energy"]), "lp": -np.asarray(extra["potential_energy"]),
+            "step_size": np.asarray(extra["step_size"]),
+            "tree_depth": np.log2(n_steps).astype(int) + 1,
+            "acceptance_rate": np.asarray(extra["accept_prob"])}
 
 
 def _stats_model_with_priors(replaced=None, **kwargs):
@@ -290,6 +306,25 @@ def _draw_probs(families, linear, n_draws, class_lp, tables, xs):
     return jnp.exp(log_p)
 
 
+@compiled(static_argnums=(0, 1, 2))
+@full_float32
+def _draw_log_conditionals(families, linear, n_draws, class_lp, tables, xs):
+    """Of the first ``n_draws`` draws (chunks as in :func:`_draw_sums`): log p(c | x, theta),
+    ``(n, K, n_draws)``, and log p(x | theta), ``(n, n_draws)``, less the class-free
+    constants the scores leave out (the same for every draw)."""
+
+    def chunk(args):
+        lp, tabs = args
+        s = _chunk_scores(families, linear, lp, tabs, xs)  # (n, S, K)
+        log_x = jax.nn.logsumexp(s, axis=-1)
+        return s - log_x[..., None], log_x
+
+    log_p, log_x = jax.lax.map(chunk, (class_lp, tables))  # (C, n, S, K), (C, n, S)
+    n, k = xs[0].shape[0], class_lp.shape[-1]
+    log_p = jnp.transpose(log_p, (1, 3, 0, 2)).reshape(n, k, -1)[..., :n_draws]
+    return log_p, jnp.transpose(log_x, (1, 0, 2)).reshape(n, -1)[:, :n_draws]
+
+
 def _chunked_tables(families, blocks, flat, class_lp, n_draws, chunk, x_complete):
     """The draws laid out for :func:`_draw_sums`: class log priors, per-block tables and the
     validity mask, each ``(chunks, draws per chunk, ...)`` with the last chunk padded by
@@ -361,7 +396,7 @@ def _linear_layout(family, n_chunks, chunk, table):
 
 
 def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared=None,
-                       joint_only=False):
+                       joint_only=False, given_x=False):
     """Posterior predictive classification from draws (see ``NaiveBayes.
     predict_uncertainty``) of the encoded blocks ``xs`` of some rows; ``class_prior`` the
     fixed class probabilities, or None when they are drawn (``class_probs``).
@@ -386,6 +421,9 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
     ``jax.Array`` blocks (:func:`encode_dense` with ``on_device``): they are not copied.
     ``joint_only``: only ``log_joint`` (a scorer normalises it itself), without the host's
     float64 probabilities and entropies (5-7 ms of a 27 ms call on an H200).
+    ``given_x``: the band and the split of the entropy under the draws reweighted by
+    p(x | theta) (:func:`_given_x_summary`), with ``ess``; a second pass over the draws in
+    batches of rows, as the band's.
 
     A small call without ``prepared`` tables, of blocks the host scores, is computed on the
     host in float64 instead (``_draws_host``: the same quantities, nothing compiled).
@@ -396,8 +434,16 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
     families = tuple(type(b.family) for b in blocks)
     n_classes, n_draws = _draw_shape(class_prior, draws)
     if prepared is None and _draws_host.on_host(blocks, xs, n_draws, n_classes):
-        log_joint, mean, aleatoric, probs = _draws_host.predictive(_draws_host.joint_scores(
-            blocks, _class_log_prior(class_prior, draws, n_draws), _flat(draws), xs))
+        scores = _draws_host.joint_scores(blocks, _class_log_prior(class_prior, draws, n_draws),
+                                          _flat(draws), xs)  # (n, D, K)
+        log_joint, mean, aleatoric, probs = _draws_host.predictive(scores)
+        if given_x and not joint_only:
+            from scipy.special import logsumexp
+
+            with np.errstate(invalid="ignore"):
+                log_x = logsumexp(scores, axis=2)
+                log_p = np.transpose(scores - log_x[..., None], (0, 2, 1))
+            return _given_x_summary(log_joint, interval, [(log_p, log_x)])
         return _summary(log_joint, mean, aleatoric, joint_only, interval,
                         lambda quantiles: np.quantile(probs, quantiles, axis=-1))
     # on an accelerator, products as wide as the budget allows: 20 chunks of 51 draws made
@@ -426,17 +472,25 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
         out.append(tuple(np.asarray(r, dtype=np.float64)[:m] for r in res))
     log_joint, mean, aleatoric = (np.concatenate(parts) for parts in zip(*out, strict=True))
 
-    def quantiles(q):
-        rows = _even_rows(n, max(8, _DRAWS_BUDGET // max(1, n_draws * width)))
-        bands = []
+    def batches(kernel, share=1):
+        """``kernel``'s values of every draw, a batch of rows at a time (a ``share`` of the
+        band's budget)."""
+        rows = _even_rows(n, max(8, _DRAWS_BUDGET // share // max(1, n_draws * width)))
         for start in range(0, n, rows):
             part = [x[start:start + rows] for x in xs]
             m = part[0].shape[0]
             padded = tuple(pad_any(c, bucket(m)) for c in part)
-            p = np.asarray(_draw_probs(families, linear, n_draws, lp, tables, padded))[:m]
-            # NumPy's selection (introselect): XLA:CPU sorts every row, about 10x slower
-            bands.append(np.quantile(p, q, axis=-1).astype(np.float64))
-        return np.concatenate(bands, axis=1)
+            out = kernel(families, linear, n_draws, lp, tables, padded)
+            yield jax.tree_util.tree_map(lambda a, m=m: np.asarray(a)[:m], out)
+
+    if given_x and not joint_only:
+        return _given_x_summary(log_joint, interval,
+                                batches(_draw_log_conditionals, _GIVEN_X_SHARE))
+
+    def quantiles(q):
+        # NumPy's selection (introselect): XLA:CPU sorts every row, about 10x slower
+        return np.concatenate([np.quantile(p, q, axis=-1).astype(np.float64)
+                               for p in batches(_draw_probs)], axis=1)
 
     return _summary(log_joint, mean, aleatoric, joint_only, interval, quantiles)
 
@@ -470,8 +524,60 @@ def _summary(log_joint, mean, aleatoric, joint_only: bool, interval, quantiles) 
     return result
 
 
+def _given_x_summary(log_joint, interval, per_draw) -> dict:
+    r""":func:`predict_from_draws`' result with ``given_x``: the draws :math:`\theta_d` of
+    p(theta | data) reweighted by :math:`w_d \propto p(x \mid \theta_d)`, a self-normalised
+    importance sample of p(theta | data, x), the posterior the predictive
+    :math:`p(c \mid x, \text{data}) = \sum_d w_d\, p(c \mid x, \theta_d)` averages over.
+    So ``entropy`` is H[``proba``], ``aleatoric`` :math:`\sum_d w_d H[p(c \mid x,
+    \theta_d)]`, ``mutual_info`` their difference (>= 0 by Jensen), the band the weighted
+    quantiles (:func:`weighted_quantiles`) and ``ess`` Kish's :math:`1 / \sum_d w_d^2`.
+    ``per_draw`` yields ``(log p(c | x, theta) (m, K, D), log p(x | theta) (m, D))`` for
+    successive batches of rows."""
+    from scipy.special import entr, logsumexp
+
+    proba = np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
+    total = entr(proba).sum(axis=1)
+    lower, upper, aleatoric, ess = [], [], [], []
+    for log_p, log_x in per_draw:
+        log_p, log_x = np.asarray(log_p, np.float64), np.asarray(log_x, np.float64)
+        with np.errstate(invalid="ignore"):  # a row no draw allows: NaN, as its proba
+            w = np.exp(log_x - logsumexp(log_x, axis=1, keepdims=True))  # (m, D)
+        # a draw that rules the row out has weight 0 and p = 0/0: it takes no part
+        p = np.where(w[:, None, :] > 0, np.exp(log_p), 0.0)
+        aleatoric.append(np.sum(w * entr(p).sum(axis=1), axis=1))
+        ess.append(1.0 / np.sum(w * w, axis=1))
+        if interval is not None:
+            band = weighted_quantiles(p, w, [(1.0 - interval) / 2, (1.0 + interval) / 2])
+            lower.append(band[0])
+            upper.append(band[1])
+    aleatoric = np.minimum(np.concatenate(aleatoric), total)  # Jensen; a rounding past it
+    result = {"log_joint": log_joint, "proba": proba}
+    if interval is not None:
+        result["lower"], result["upper"] = np.concatenate(lower), np.concatenate(upper)
+    result.update(entropy=total, aleatoric=aleatoric, mutual_info=total - aleatoric,
+                  ess=np.concatenate(ess))
+    return result
+
+
+def weighted_quantiles(values, weights, q) -> np.ndarray:
+    """``(len(q), n, K)``: the ``q`` quantiles of ``values[i, k, :]`` (``(n, K, D)``) under
+    the weights ``weights[i, :]`` (``(n, D)``, >= 0): the smallest value whose cumulative
+    weight reaches q of the total, the inverse of the weighted empirical CDF (NumPy's
+    ``np.quantile(..., weights=..., method="inverted_cdf")``)."""
+    order = np.argsort(values, axis=-1)
+    ordered = np.take_along_axis(values, order, axis=-1)
+    cum = np.cumsum(np.take_along_axis(np.broadcast_to(weights[:, None, :], values.shape),
+                                       order, axis=-1), axis=-1)
+    last = values.shape[-1] - 1
+    out = [np.take_along_axis(ordered, np.minimum(np.sum(cum < p * cum[..., -1:], axis=-1),
+                                                  last)[..., None], axis=-1)[..., 0]
+           for p in q]
+    return np.stack(out)
+
+
 def predict_rows(model, class_prior, draws, X, unseen: str, *, interval=0.9, prepared=None,
-                 joint_only=False):
+                 joint_only=False, given_x=False):
     """:func:`predict_from_draws` of the rows ``X`` (encoded here), in float64 where float32
     cannot hold the scores.
 
@@ -501,9 +607,10 @@ def predict_rows(model, class_prior, draws, X, unseen: str, *, interval=0.9, pre
         with jax.enable_x64(True):
             xs = encode_dense(model, X, unseen, on_device=True)
             return predict_from_draws(model.blocks, class_prior, draws, xs, interval=interval,
-                                      prepared=prepared, joint_only=joint_only)
+                                      prepared=prepared, joint_only=joint_only,
+                                      given_x=given_x)
     return predict_from_draws(model.blocks, class_prior, draws, xs, interval=interval,
-                              prepared=prepared, joint_only=joint_only)
+                              prepared=prepared, joint_only=joint_only, given_x=given_x)
 
 
 def _absent_added(model, X):

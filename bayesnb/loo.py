@@ -24,7 +24,9 @@ Everything is vectorised over rows (rows in bounded chunks; no Python loop over 
 computed in float64 (JAX's x64 mode inside this module only), from the training data's
 statistics recomputed here in float64, so the float32 default dtype never enters the result.
 A row keeps its full weight: leaving it out removes all of it, and the sum over rows is
-unweighted.
+unweighted. (PSIS-LOO of a weighted fit estimates these values only through the recipe of the
+user guide: ``to_arviz``'s group, with or without ``sample_weight``, makes ``az.loo`` score
+another quantity; see :meth:`bayesnb.NaiveBayes.to_arviz`.)
 """
 
 from __future__ import annotations
@@ -319,21 +321,39 @@ def _scores(family, method, levels, prior, full, row, x):
 
 # ---------------------------------------------------------------------- draws (ArviZ)
 def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
-                         quantity: str = "joint") -> np.ndarray:
+                         quantity: str = "joint", sample_weight=None) -> np.ndarray:
     r"""``(chains, draws, n)``: per posterior draw :math:`\theta_s` and row,
     :math:`\log p(x_i, y_i \mid \theta_s)` (``"joint"``: the class term and every block,
     constants included) or :math:`\log p(y_i \mid x_i, \theta_s)` (``"conditional"``), for
     the ``log_likelihood`` group of ArviZ (PSIS-LOO, WAIC). ``class_prior`` is the fixed
-    class probabilities, or None when they are drawn (site ``class_probs``)."""
+    class probabilities, or None when they are drawn (site ``class_probs``).
+
+    With ``sample_weight``, row i's values are multiplied by :math:`w_i`: its factor
+    :math:`p(\cdot \mid \theta)^{w_i}` in the weighted likelihood the draws came from, so
+    PSIS's ratios :math:`p^{-w_i}` leave the row out with all its weight, as
+    :func:`leave_one_out` does; PSIS-LOO then estimates
+    :math:`\log E[p(\cdot \mid \theta)^{w_i} \mid D_{-i}]`, the whole weighted row
+    predicted (see ``NaiveBayes.to_arviz``). Rows with a missing label are refused: their
+    label cannot be scored."""
+    from ._missing_labels import missing_labels
     from .model import block_draws
 
     if quantity not in QUANTITIES:
         raise ValueError(f"quantity must be one of {QUANTITIES}, got {quantity!r}.")
     check_parametric(model, "per-draw log likelihoods")
     raws, n = raw_blocks(model, X)
+    missing = missing_labels(y)
+    if missing.any():
+        raise ValueError(
+            f"y has {int(missing.sum())} missing labels (None, NaN or pd.NA; first at row "
+            f"{int(np.argmax(missing))}): the log_likelihood group scores each row's label, "
+            f"so it needs labelled rows. Pass the labelled ones, e.g. X[keep], y[keep] with "
+            f"keep = pd.notna(y); the unlabeled rows stay in the posterior the draws come "
+            f"from, so az.loo leaves out each labelled row with them kept.")
     codes = labels_to_codes(y, model.classes)
     if codes.shape[0] != n:
         raise ValueError(f"X has {n} rows but y has {codes.shape[0]} labels.")
+    weight = None if sample_weight is None else check_weight(sample_weight, n)
     shape = next(iter(draws.values())).shape[:2]
     flat = {k: np.asarray(v).reshape((-1,) + np.shape(v)[2:]) for k, v in draws.items()}
     n_draws = shape[0] * shape[1]
@@ -361,6 +381,8 @@ def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
                              tables, tuple(jnp.asarray(pad_rows(x[start:stop], m)) for x in xs),
                              jnp.asarray(pad_rows(codes[start:stop], m)))
             out[:, start:stop] = np.asarray(s, dtype=np.float64)[:, :stop - start]
+    if weight is not None:  # a row of weight 0 is no factor of the likelihood: 0, not 0 * -inf
+        out = np.where(weight > 0, weight * out, 0.0)
     return out.reshape(shape + (n,))
 
 

@@ -167,31 +167,58 @@ class BayesianReports:
 
     def predict_uncertainty(self, X: Data, *, interval: float = 0.9,
                             draws: Mapping[str, ArrayLike] | None = None, num_draws: int = 1000,
-                            seed: int = 0) -> dict[str, np.ndarray]:
+                            seed: int = 0, given_x: bool = False) -> dict[str, np.ndarray]:
         """Posterior predictive classification with its uncertainty, from draws.
 
         Uses ``draws`` if given, else the NUTS draws under ``method="mcmc"``, else
-        ``num_draws`` exact conjugate draws. Returns a dict of NumPy arrays, whatever ``X``
-        is: ``proba`` (n, K) the predictive p(c | x, data); ``lower``/``upper`` (n, K) the
-        central ``interval`` of p(c | x, theta) over the posterior; and the decomposition of
-        the uncertainty about the label over the draws theta_d, all (n,) in nats:
-        ``entropy`` H[mean_d p(c | x, theta_d)] (the total), ``aleatoric`` mean_d
-        H[p(c | x, theta_d)] (what the parameters, known exactly, would leave) and
-        ``mutual_info`` = ``entropy`` - ``aleatoric`` >= 0, between the label and the
-        parameters (the epistemic part). Its ``to_frame()`` gives the same numbers labelled:
-        rows by the index of ``X`` (0..n-1 for an array), columns ``(quantity, class)``
-        with the labels of ``classes_``.
+        ``num_draws`` exact conjugate draws theta_d of p(theta | data).
+
+        ``proba`` (n, K) is the posterior predictive p(c | x, data) = E[p(x, c | theta)] /
+        E[p(x | theta)] over the draws (what ``predict_proba`` gives under ``"bayes"``, up to
+        Monte Carlo error). A generative model learns about theta from x itself, so this is
+        the mean of p(c | x, theta) over p(theta | data, x), the draws weighted by
+        w_d = p(x | theta_d) / sum_d' p(x | theta_d'), not over the draws as they are. The
+        other fields describe p(c | x, theta) over the draws, in nats, under one of two
+        posteriors:
+
+        * ``given_x=False`` (default): p(theta | data), each draw counting once; how far the
+          classifiers the training data allow disagree at x, whatever x is. ``lower`` and
+          ``upper`` (n, K) are the central ``interval`` of p(c | x, theta_d); ``entropy``
+          (n,) is H[mean_d p(c | x, theta_d)], the entropy of the draws' average classifier,
+          which is not ``proba``; ``aleatoric`` mean_d H[p(c | x, theta_d)]; ``mutual_info``
+          = ``entropy`` - ``aleatoric`` >= 0. ``proba`` may fall outside the band: for a row
+          unlike the training data p(x | theta) favours a few draws the band leaves out.
+        * ``given_x=True``: p(theta | data, x), the draws weighted by w_d, the posterior
+          ``proba`` averages over, so the fields decompose ``proba`` itself: ``entropy`` is
+          H[``proba``], ``aleatoric`` sum_d w_d H[p(c | x, theta_d)] (what the parameters,
+          known exactly, would leave), ``mutual_info`` = ``entropy`` - ``aleatoric`` >= 0
+          the mutual information of the label and theta given x and the data (the
+          epistemic part), ``lower``/``upper`` the weighted quantiles (the inverse of the
+          weighted empirical CDF; ``proba`` is the weighted mean, which a skewed spread may
+          still leave outside the central band). Adds ``ess`` (n,), Kish's effective number of draws
+          1 / sum_d w_d**2: many columns, or a row unlike the training data, put the
+          weight on a few draws, and then these fields, and ``proba`` itself, rest on those
+          few (more draws, or ``predict_proba`` under ``"bayes"``, the exact ``proba``).
+
+        ``given_x=True`` is the uncertainty of the prediction ``proba`` itself: read it where
+        ``ess`` is large. The default answers another question, how much the data leave the
+        classifier undetermined at x, and every draw counts there, however unusual x is.
+
+        Its ``to_frame()`` gives the same numbers labelled: rows by the index of ``X``
+        (0..n-1 for an array), columns ``(quantity, class)`` with the labels of ``classes_``.
         The draws are streamed in chunks (one matmul per chunk for Multinomial, Bernoulli and
         Poisson blocks), so the predictive needs memory for the rows x classes sums and one
-        chunk; the band needs every draw of a row and is computed in batches of rows. A small
-        call (at most ``bayesnb._draws_host.HOST_DRAW_ENTRIES`` rows x draws x classes x
-        columns) is computed at once on the host in float64, compiling nothing.
+        chunk; the band (and ``given_x``) needs every draw of a row and is computed in
+        batches of rows. A small call (at most ``bayesnb._draws_host.HOST_DRAW_ENTRIES``
+        rows x draws x classes x columns) is computed at once on the host in float64,
+        compiling nothing.
 
         Examples
         --------
         The course notes' day: a 90% band of p(c | x, theta) around the predictive:
 
         >>> import numpy as np, pandas as pd, bayesnb as bnb
+        >>> from scipy.special import entr
         >>> from bayesnb.datasets import load_playtennis
         >>> days, play = load_playtennis()
         >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
@@ -207,6 +234,18 @@ class BayesianReports:
         (array([[0.2 , 0.04]]), array([[0.96, 0.8 ]]))
         >>> bool(np.allclose(u["entropy"], u["aleatoric"] + u["mutual_info"]))
         True
+
+        Given x, the same draws weighted by p(x | theta): ``entropy`` is ``proba``'s.
+
+        >>> g = clf.predict_uncertainty(x, interval=0.9, seed=0, given_x=True)
+        >>> bool(np.allclose(g["proba"], u["proba"]))
+        True
+        >>> bool(np.allclose(g["entropy"], entr(g["proba"]).sum(axis=1)))
+        True
+        >>> g["lower"].round(2), g["upper"].round(2)
+        (array([[0.25, 0.03]]), array([[0.97, 0.75]]))
+        >>> g["ess"].round()  # of the 1000 draws: p(x | theta) varies little over them
+        array([644.])
         """
         from .inference import predict_rows
 
@@ -224,8 +263,11 @@ class BayesianReports:
             draws = self._posterior_draws(num_draws, seed)
             if self.method == "mcmc":
                 prepared = self._scorer().prepared
+        if not isinstance(given_x, bool | np.bool_):
+            raise ValueError(f"given_x must be True or False, got {given_x!r}.")
         result = predict_rows(self.fitted_, self._class_setup()[1], draws, X,
-                              self._unseen_rule(), interval=interval, prepared=prepared)
+                              self._unseen_rule(), interval=interval, prepared=prepared,
+                              given_x=bool(given_x))
         result.pop("log_joint")
         n = np.shape(result["entropy"])[0]
         return PredictiveUncertainty(result, self.classes_, row_index(X, n))
@@ -301,7 +343,8 @@ class BayesianReports:
     def to_arviz(self, draws: Mapping[str, ArrayLike] | None = None, *,
                  prior_draws: int | None = 500, seed: int = 0, backend: ModuleType | None = None,
                  predictive_rows: int | None = None, X: Data | None = None,
-                 y: ArrayLike | None = None, log_likelihood: str = "conditional") -> Any:
+                 y: ArrayLike | None = None, log_likelihood: str = "conditional",
+                 sample_weight: ArrayLike | None = None) -> Any:
         """Export draws to ArviZ (``InferenceData`` with arviz 0.x, ``DataTree`` with 1.x).
 
         Groups: posterior, sample_stats (NUTS), prior, observed_data (the class counts) and,
@@ -347,10 +390,26 @@ class BayesianReports:
             ``az.compare``, one variable with dims ``(chain, draw, row)`` holding per draw
             log p(y_i | x_i, theta) (``log_likelihood="conditional"``, the default: the
             log of ``predict_proba`` at the true label under theta) or
-            log p(x_i, y_i | theta) (``"joint"``, the generative model's likelihood of row i;
-            ``az.loo`` then estimates what ``loo(X, y, quantity="joint")`` computes exactly).
-            The variable is named ``"y_given_x"`` or ``"xy"``, whatever the parameters are
-            called.
+            log p(x_i, y_i | theta) (``"joint"``, the generative model's likelihood of row i).
+            For a fit without ``sample_weight``, ``az.loo`` then estimates what
+            ``loo(X, y, quantity=...)`` computes exactly. The variable is named
+            ``"y_given_x"`` or ``"xy"``, whatever the parameters are called. Every label
+            must be present: after a semi-supervised fit pass the labelled rows (the
+            unlabeled ones stay in the posterior).
+        sample_weight : array-like of shape (n,), optional
+            The fit's weights. PSIS-LOO removes from the posterior the factor the group holds
+            for row i. Without weights that factor is one copy of the row: on a weighted fit
+            ``az.loo`` then leaves out one unit of each row's weight (for an integer weight,
+            one of the row's copies: exact LOO of the data with every row repeated w_i times;
+            for a weight below 1, more than the row holds), not the whole row as
+            ``loo(X, y, sample_weight)`` does. With ``sample_weight`` the group holds
+            w_i log p(. | theta), the row's factor in the weighted likelihood: ``az.loo``
+            leaves each row out with all its weight, as ``loo`` does, and scores the whole
+            weighted row, log E[p(. | theta)^w_i] over the posterior without that factor (for
+            the joint, the evidence ratio log p(X, y) - log p(X, y without row i); for the
+            conditional, the labels of the row's copies given their x, which stays in);
+            ``loo`` scores one copy, so the two agree when every weight is 1. The user guide
+            (Explanations and exact leave-one-out) gets ``loo``'s values from these draws.
         log_likelihood : {"conditional", "joint"}, default="conditional"
             Which per-row likelihood the ``log_likelihood`` group holds. Compare models with
             different columns (``az.compare``) on the conditional one: the same labels
@@ -401,13 +460,16 @@ class BayesianReports:
                           for group, posterior in (("posterior_predictive", True),
                                                    ("prior_predictive", False))}
         log_lik = None
+        if sample_weight is not None and X is None:
+            raise ValueError("sample_weight weights the rows of the log_likelihood group: "
+                             "pass X and y too.")
         if X is not None or y is not None:  # per-row, per-draw log likelihoods (for LOO)
             from .loo import draws_log_likelihood
 
             if X is None or y is None:
                 raise ValueError("the log_likelihood group needs both X and y.")
             values = draws_log_likelihood(model, self._class_setup()[1], draws, X, y,
-                                          log_likelihood)
+                                          log_likelihood, sample_weight)
             log_lik = {"xy" if log_likelihood == "joint" else "y_given_x": values}
         return to_inference_data(self.fitted_, draws, sample_stats, prior, backend=backend,
                                  predictive=predictive, log_likelihood=log_lik)
@@ -489,7 +551,8 @@ class BayesianReports:
         row i)) under the current closed-form method, their sum ``elpd_loo`` and its standard
         error ``se`` (as ``az.loo`` reports them). ``X, y`` and ``sample_weight`` must be
         those of the fit (checked against the model's statistics). Costs about one
-        prediction. ``method="mcmc"``: use ``az.loo(clf.to_arviz(X=X, y=y))``. See
+        prediction. ``method="mcmc"``: use ``az.loo(clf.to_arviz(X=X, y=y))`` (a weighted
+        row is then left out otherwise: see :meth:`to_arviz`'s ``sample_weight``). See
         :mod:`bayesnb.loo`.
 
         Examples
