@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ._data import FrameBlock, SparseRows, Table, as_table
-from .families import Schema
+from .families import Family, Schema
 from .fast import _kernels, form_of
 
 #: bytes a cell of a pandas extension column takes once converted to a Python object (the
@@ -28,6 +28,20 @@ def kernel_reads_raw(family) -> bool:
     ``value_checks``), so a device-resident block can stay on the device."""
     return (family.value_checks is not None and not family.nonparametric
             and not form_of(family).host_counting)
+
+
+def input_kinds(features) -> tuple[bool, bool]:
+    """What a specification ``features`` reads, for scikit-learn's tags: ``(levels, counts)``.
+
+    ``levels``: category levels (strings, any values) in some column: ``None`` or a mapping
+    infers (the other) columns, strings as Categorical; one family reads levels where it
+    encodes them as codes (``integer_codes``). ``counts``: every column refuses negative
+    values: one family whose declared value checks require non-negative or 0/1 values (a
+    family encoded on the host declares none, and reads False)."""
+    if not isinstance(features, Family):
+        return True, False
+    checks = features.value_checks or {}
+    return bool(features.integer_codes), bool(checks.get("nonnegative") or checks.get("binary"))
 
 
 def block_source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:
@@ -72,8 +86,9 @@ def block_source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:
 def block_positions(model, table: Table) -> list[tuple]:
     """Where every block's columns are in ``table``: by name when the model was fitted on a
     DataFrame and ``table`` is one (any order, whatever the labels' type), else by position
-    (the same number of columns). A DataFrame with a column the model was not fitted on is
-    refused: its values would be silently left out."""
+    (the same number of columns), with scikit-learn's warning where one of the two had feature
+    names and the other had not (:func:`warn_feature_names`). A DataFrame with a column the
+    model was not fitted on is refused: its values would be silently left out."""
     if table.frame is not None and model.named:
         order = {c: i for i, c in enumerate(table.columns)}
         known = set(model.columns)
@@ -91,7 +106,31 @@ def block_positions(model, table: Table) -> list[tuple]:
     if len(table.columns) != len(model.columns):
         raise ValueError(f"X has {len(table.columns)} features, but NaiveBayes is expecting "
                          f"{len(model.columns)} features as input.")
+    warn_feature_names(model, table)
     return [b.positions for b in model.blocks]
+
+
+def has_feature_names(columns, frame: bool) -> bool:
+    """Whether a table's columns are feature names as scikit-learn counts them
+    (``sklearn.utils.validation._get_feature_names``): a DataFrame's, all of them strings."""
+    return frame and len(columns) > 0 and all(isinstance(c, str) for c in columns)
+
+
+def warn_feature_names(model, table: Table) -> None:
+    """scikit-learn's ``UserWarning`` (its words) where a fit and an input matched by position
+    disagree on having feature names: the columns may not be the ones the model read. A model
+    built from stated tables (``from_tables``) was fitted on nothing: rows in the order of its
+    stated columns are its documented input."""
+    if model.stated is not None:
+        return
+    fitted = has_feature_names(model.columns, model.named)
+    given = has_feature_names(table.columns, table.frame is not None)
+    if given and not fitted:
+        warnings.warn("X has feature names, but NaiveBayes was fitted without feature names",
+                      UserWarning, stacklevel=2)
+    elif fitted and not given:
+        warnings.warn("X does not have valid feature names, but NaiveBayes was fitted with "
+                      "feature names", UserWarning, stacklevel=2)
 
 
 class AbsentColumnWarning(UserWarning):

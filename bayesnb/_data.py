@@ -526,6 +526,7 @@ def _all_counts(values: np.ndarray) -> bool:
 
 #: values looked at before deciding a text column holds no numbers at all (a cheap exit)
 _NUMBER_PROBE = 2000
+_FLOAT_MAX = float(np.finfo(np.float64).max)  # a Python float: compared with any int
 
 
 def _warn_if_mostly_numbers(values: np.ndarray | pd.Series, column) -> None:
@@ -563,6 +564,8 @@ def _warn_if_numbers_as_objects(distinct: np.ndarray, column) -> None:
     if not all(isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_)
                for v in distinct):
         return  # text that reads as numbers ("01", "02"): codes, most likely categorical
+    if not all(abs(v) <= _FLOAT_MAX for v in distinct):
+        return  # 10**500 has no numeric dtype: a code, categorical
     warnings.warn(
         f"column {column!r} holds only numbers, but in an object (not numeric) dtype, so it is "
         f"modelled as Categorical with one level per distinct value ({len(distinct)} levels); "

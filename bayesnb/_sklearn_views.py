@@ -118,13 +118,8 @@ class SklearnViewsMixin:
         method = self.method
         if method not in _PLUG_IN:
             raise AttributeError(f"method={method!r} has no plug-in class prior.")
-        prior = self.class_prior
-        if isinstance(prior, dict):
-            missing = [c for c in self.classes_ if c not in prior]
-            if missing:
-                raise ValueError(f"class_prior gives no probability for class {missing[0]!r}.")
-            prior = np.array([prior[c] for c in self.classes_], dtype=np.float64)
-        return class_log_prior(self.class_count_, self.class_alpha, prior, method)
+        return class_log_prior(self.class_count_, self._class_alpha_array(),
+                               self._class_prior_array(), method)
 
     # ------------------------------------------------------------------ discrete families
     @property

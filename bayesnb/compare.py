@@ -398,7 +398,7 @@ def _why_identical(a, b) -> str | None:
     same_spec = [type(f) for f in families] == [type(blk.family) for blk in b.blocks_]
     if not same_spec or a.feature_prior is not None or b.feature_prior is not None:
         return None
-    class_flat = a.class_prior is not None or np.all(np.asarray(a.class_alpha) == 1.0)
+    class_flat = a.class_prior is not None or np.all(np.asarray(a._class_alpha_array()) == 1.0)
     if methods == {"ml", "map"} and class_flat and all(map(_flat_prior, families)):
         return ("MAP under flat priors (Dirichlet/Beta concentration 1 on every column, "
                 "class_alpha 1) is ML: the prior's mode adds alpha - 1 = 0 pseudo-counts")

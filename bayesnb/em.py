@@ -275,9 +275,10 @@ def _log_prior(model, method: str) -> float:
     shift = -1.0 if method == "map" else 0.0
     total = 0.0
     if model.class_prior is None:
-        gamma = np.broadcast_to(np.asarray(model.class_alpha, dtype=np.float64),
+        class_alpha = model._class_alpha_array()  # a mapping or Series matched by label
+        gamma = np.broadcast_to(np.asarray(class_alpha, dtype=np.float64),
                                 model.class_count_.shape)
-        log_pi = class_log_prior(model.class_count_, model.class_alpha, None, method)
+        log_pi = class_log_prior(model.class_count_, class_alpha, None, method)
         # class_alpha = 0 (frequencies) is the ML estimate of pi: no prior term
         total += pseudo_log(np.where(gamma > 0, gamma + shift, 0.0), log_pi)
     n_classes = len(model.classes_)

@@ -43,7 +43,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from . import credal, decisions
-from ._blocks import encode_blocks
+from ._blocks import encode_blocks, input_kinds
+from ._classes import by_class, by_label
 from ._data import as_table
 from ._missing_labels import labeled_rows
 from ._sklearn_views import SklearnViewsMixin
@@ -96,12 +97,15 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         (``draws_``, ``mcmc_summary()``, ``to_arviz()``). MAP under concentration
         ``alpha + 1`` equals the posterior mean under ``alpha``: Laplace's add-one rule is the
         mean under ``alpha=1`` and the MAP under ``alpha=2``.
-    class_alpha : float or array-like of shape (n_classes,), default=1.0
+    class_alpha : float, array-like of shape (n_classes,) or mapping {label: float}, default=1.0
         Dirichlet prior on the class proportions. ``0`` uses the plain class frequencies under
         every method (scikit-learn's and e1071's behaviour), at the price of an undefined
-        evidence.
+        evidence. Per-class values as for ``class_prior``.
     class_prior : array-like of shape (n_classes,) or mapping {label: probability}, optional
         Fixed class probabilities, used as given by every method (overrides ``class_alpha``).
+        An array or list is read in the order of ``classes_`` (as scikit-learn's); a mapping
+        or a pandas Series (``y.value_counts(normalize=True)``, another fit's
+        ``class_prior_``) is matched by label, and must name every class and nothing else.
     feature_prior : float in (0, 1) or mapping {column: float}, optional
         Prior probability that a column depends on the class (:mod:`bayesnb.averaging`).
     priors : mapping {site: numpyro distribution}, optional
@@ -389,13 +393,17 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         return len(unlabeled[0])
 
     def _nuts(self) -> NutsRun:
+        if self.method == "mcmc":  # NUTS runs now if an update has not run it yet, as predict
+            self._scorer()
         nuts = self._fitted().nuts
         if nuts is None:
             raise AttributeError("no MCMC draws: fit with method='mcmc' first.")
         return nuts
 
     draws_ = property(lambda self: self._nuts().draws, doc="NUTS draws (method='mcmc').")
-    sample_stats_ = property(lambda self: self._nuts().sample_stats)
+    sample_stats_ = property(lambda self: self._nuts().sample_stats,
+                             doc="NUTS statistics per draw: diverging, n_steps, energy, lp, "
+                                 "step_size, tree_depth, acceptance_rate.")
 
     # ------------------------------------------------------------------ the method's scorer
     def _scorer(self):
@@ -418,7 +426,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
             scorer = DrawsScorer(model, self._class_setup()[1], model.nuts.draws)
         else:
             check_conjugate(model, self.priors, f"method={self.method!r}")
-            args = (model, self.method, self.class_alpha, self._class_prior_array())
+            args = (model, self.method, self._class_alpha_array(), self._class_prior_array())
             scorer = (table_scorer(*args) if self.feature_prior is None
                       else averaged_scorer(*args, self.feature_prior))
         self._cache = (model, key, scorer)
@@ -449,20 +457,23 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         """What NUTS draws depend on besides the data: settings, class prior and priors."""
         priors = tuple(sorted((k, id(v)) for k, v in (self.priors or {}).items()))
         settings = {k: v for k, v in self._mcmc_settings().items() if k != "progress_bar"}
-        return (tuple(sorted(settings.items())), freeze(self.class_alpha),
-                freeze(self.class_prior), priors)
+        # a mapping or Series keyed by label: in another order it is the same setting
+        return (tuple(sorted(settings.items())), freeze(by_label(self.class_alpha)),
+                freeze(by_label(self.class_prior)), priors)
 
     def _class_prior_array(self):
-        if self.class_prior is None or not isinstance(self.class_prior, dict):
-            return self.class_prior
-        missing = [c for c in self.classes_ if c not in self.class_prior]
-        if missing:
-            raise ValueError(f"class_prior gives no probability for class {missing[0]!r}.")
-        return np.array([self.class_prior[c] for c in self.classes_], dtype=np.float64)
+        """``class_prior`` in the order of ``classes_`` (a mapping or Series matched by label)."""
+        return None if self.class_prior is None else by_class(self.class_prior, self.classes_,
+                                                               "class_prior")
+
+    def _class_alpha_array(self):
+        """``class_alpha`` as given, or in the order of ``classes_`` where it names classes."""
+        return by_class(self.class_alpha, self.classes_, "class_alpha")
 
     def _class_setup(self):
         from .model import class_setup  # NumPyro loads for draws and MCMC, not for a fit
-        return class_setup(len(self.classes_), self.class_alpha, self._class_prior_array())
+        return class_setup(len(self.classes_), self._class_alpha_array(),
+                           self._class_prior_array())
 
     def _unseen_rule(self) -> str:
         scorer = self._scorer()
@@ -655,11 +666,19 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         return credal.prior_sensitivity(self, X, s)
 
     def __sklearn_tags__(self):
+        """scikit-learn's tags. What the input may hold depends on ``features``: one family
+        reads every column (its values only), while ``None`` or a mapping infers (the other)
+        columns, strings as Categorical and numbers as Gaussian."""
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
-        tags.input_tags.categorical = True
-        tags.input_tags.string = True
         tags.input_tags.sparse = True  # every family: a sparse path, or rows densified in chunks
+        # (string stays True: False would make scikit-learn's check_dtype_object ask for NumPy's
+        # TypeError wording where a family refuses a non-number in its own words)
+        tags.input_tags.string = True
+        tags.input_tags.categorical, counts = input_kinds(self.features)
+        # counts or 0/1 values model the real-valued blobs of scikit-learn's checks poorly, as
+        # its discrete naive Bayes do (MultinomialNB, BernoulliNB: poor_score)
+        tags.input_tags.positive_only = tags.classifier_tags.poor_score = counts
         return tags
 
 

@@ -193,9 +193,9 @@ def save(model: NaiveBayes, path: str | os.PathLike[str]) -> Path:
                               for f, v in zip(b.stats._fields, b.stats, strict=True)}
         blocks.append(entry)
 
-    class_prior = model.class_prior
-    if isinstance(class_prior, dict):
-        class_prior = [float(class_prior[c]) for c in model.classes_]
+    class_prior = model._class_prior_array()  # in the order of classes_, whatever was given
+    if class_prior is not None:
+        class_prior = [float(p) for p in class_prior]
     draws = {}
     if fitted.nuts is not None:
         draws = {"posterior": {site: put(f"draws/{site}", v)
@@ -209,7 +209,7 @@ def save(model: NaiveBayes, path: str | os.PathLike[str]) -> Path:
         "library_version": __version__,
         "kind": "tables" if from_tables else "fitted",
         "method": model.method,
-        "class_alpha": _json_value(model.class_alpha, "class_alpha"),
+        "class_alpha": _json_value(model._class_alpha_array(), "class_alpha"),
         "class_prior": None if class_prior is None else _json_value(class_prior, "class_prior"),
         "classes": {"dtype": model.classes_.dtype.str if model.classes_.dtype != object
                     else "object",

@@ -516,8 +516,8 @@ def plug_in_value(clf, site: str, index: tuple, method: str):
 
     try:
         if site == "class_probs":
-            lp = class_log_prior(clf.class_count_, clf.class_alpha, clf._class_prior_array(),
-                                 method)
+            lp = class_log_prior(clf.class_count_, clf._class_alpha_array(),
+                                 clf._class_prior_array(), method)
             return float(np.exp(lp[index]))
         if site in parameter_sites(clf.blocks_):
             i, key = parameter_sites(clf.blocks_)[site]

@@ -72,7 +72,7 @@ class BayesianReports:
                              "no evidence.")
         check_conjugate(model, self.priors, "the closed-form evidence")
         check_parametric(model, "the evidence")
-        parts = {"class": class_log_evidence(model.class_count, self.class_alpha,
+        parts = {"class": class_log_evidence(model.class_count, self._class_alpha_array(),
                                              self._class_prior_array())}
         if getattr(self, "feature_prior", None) is not None:  # averaged over structures
             return averaged_log_evidence(model, self.feature_prior, parts["class"],
@@ -581,7 +581,8 @@ class BayesianReports:
                              "'mean', 'bayes'); for method='mcmc' use PSIS-LOO: "
                              "az.loo(clf.to_arviz(X=X, y=y)).")
         self._scorer()  # the method's checks (undefined full-data estimates, priors)
-        return leave_one_out(model, self.method, self.class_alpha, self._class_prior_array(),
+        return leave_one_out(model, self.method, self._class_alpha_array(),
+                             self._class_prior_array(),
                              X, y, sample_weight, quantity)
 
     @property

@@ -111,10 +111,11 @@ def test_pooled_gaussian_linear_view_by_hand(x64):
     lam = 1.0 / (resid ** 2).mean(axis=0)  # the pooled ML variance, per column
     rows = np.array([[0.4, np.nan], [np.nan, -2.0], [1.0, 0.5]])
     hand = np.log(0.5) + np.nansum(-0.5 * lam * (rows[:, None, :] - mu[None]) ** 2, axis=2)
-    scores = decision_function(clf, rows)
+    named = pd.DataFrame(rows, columns=X.columns)  # fitted on a DataFrame: matched by name
+    scores = decision_function(clf, named)
     diff = hand - scores
     np.testing.assert_allclose(diff - diff[:, :1], 0.0, atol=1e-9)
-    assert list(clf.predict(rows)) == list(hand.argmax(axis=1))
+    assert list(clf.predict(named)) == list(hand.argmax(axis=1))
 
 
 @pytest.mark.parametrize("method", ["mean", "map", "bayes"])

@@ -406,3 +406,23 @@ def test_arviz_energy_diagnostics_work_and_survive_a_model_file(tmp_path):
     for name in NAMES:
         np.testing.assert_array_equal(loaded.sample_stats_[name], stats_[name], err_msg=name)
     np.testing.assert_allclose(az.bfmi(loaded.to_arviz(prior_draws=None)), bfmi, rtol=1e-12)
+
+
+def test_draws_after_partial_fit_run_nuts_as_predict_would():
+    """``draws_`` after ``partial_fit`` under ``method="mcmc"`` runs NUTS (as the first
+    prediction would) instead of saying the model was not fitted with MCMC; the class
+    proportions' draws centre on the exact Dirichlet posterior mean."""
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(60, 2)), rng.integers(0, 2, 60)
+    clf = bnb.NaiveBayes(method="mcmc", num_warmup=200, num_samples=300, num_chains=1,
+                         progress_bar=False)
+    clf.partial_fit(X[:30], y[:30], classes=[0, 1])
+    clf.partial_fit(X[30:], y[30:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a short chain, on purpose
+        probs = np.asarray(clf.draws_["class_probs"]).reshape(-1, 2)
+    n = np.bincount(y, minlength=2)
+    exact = (n + 1.0) / (n.sum() + 2.0)  # Dirichlet(1, 1) posterior mean
+    sd = np.sqrt(exact * (1 - exact) / (n.sum() + 3.0))
+    assert np.all(np.abs(probs.mean(axis=0) - exact) < 4 * sd / np.sqrt(50))
+    assert set(clf.sample_stats_) >= {"diverging", "energy", "step_size"}
