@@ -4,13 +4,12 @@ a sparse X and an edge prior that forbids every tree are refused clearly. Valid 
 same shapes still give the probabilities of the model, written out by hand (three columns:
 three trees, each one's evidence a sum of Dirichlet-multinomial terms)."""
 
-import itertools
 
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from scipy.special import gammaln, logsumexp
+from _tan_by_hand import by_hand
 
 import bayesnb as bnb
 from bayesnb._spanning_trees import max_spanning_tree
@@ -150,44 +149,6 @@ def test_an_edge_prior_that_forbids_every_tree_gets_the_clear_message():
 
 
 # ---------------------------------------------------------------------- valid inputs
-def log_dm(counts, alpha):
-    """Dirichlet-multinomial evidence of a table of counts, by the formula."""
-    counts = np.asarray(counts, dtype=float).ravel()
-    a = alpha / counts.size
-    return (gammaln(alpha) - gammaln(alpha + counts.sum())
-            + np.sum(gammaln(a + counts) - gammaln(a)))
-
-
-def log_evidence(codes, y, sizes, tree):
-    """log p(X | y, T) of two classes: each class's edge tables over its (degree - 1) columns."""
-    degree = np.bincount(np.ravel(tree), minlength=len(sizes))
-    total = 0.0
-    for c in range(2):
-        rows = codes[y == c]
-        for i, j in tree:
-            table = np.zeros((sizes[i], sizes[j]))
-            np.add.at(table, (rows[:, i], rows[:, j]), 1.0)
-            total += log_dm(table, ESS)
-        for i, v in enumerate(sizes):
-            total -= (degree[i] - 1) * log_dm(np.bincount(rows[:, i], minlength=v), ESS)
-    return total
-
-
-def by_hand(codes, y, sizes, new):
-    """p(c | x, data) averaged over the three trees of three columns (uniform prior): the
-    evidence with the new row in class c over the evidence without it, times p(c | data)."""
-    trees = [list(t) for t in itertools.combinations([(0, 1), (0, 2), (1, 2)], 2)]
-    before = logsumexp([log_evidence(codes, y, sizes, t) for t in trees])
-    n = np.bincount(y, minlength=2)
-    out = np.empty((len(new), 2))
-    for r, x in enumerate(new):
-        for c in range(2):
-            more, labels = np.vstack([codes, x]), np.append(y, c)
-            after = logsumexp([log_evidence(more, labels, sizes, t) for t in trees])
-            out[r, c] = np.log((n[c] + 1.0) / (n.sum() + 2.0)) + after - before
-    return np.exp(out - logsumexp(out, axis=1, keepdims=True))
-
-
 def test_valid_integer_string_and_boolean_columns_still_fit_and_predict_the_model():
     rng = np.random.default_rng(7)
     n = 40
@@ -198,7 +159,7 @@ def test_valid_integer_string_and_boolean_columns_still_fit_and_predict_the_mode
     frame = pd.DataFrame({"n": a, "s": s, "b": b})
     codes = np.column_stack([a, (s == "lo").astype(int), b.astype(int)])  # sorted levels
     labels = np.array(["no", "yes"])[y]
-    want = by_hand(codes, y, [3, 2, 2], codes[:6])
+    want = by_hand(codes, y, [3, 2, 2], codes[:6], ESS)
 
     clf = bnb.TreeAugmentedNB(alpha_ess=ESS).fit(frame, labels)
     np.testing.assert_allclose(clf.predict_proba(frame.head(6)), want, rtol=0, atol=1e-12)
@@ -216,7 +177,7 @@ def test_valid_integer_string_and_boolean_columns_still_fit_and_predict_the_mode
     # whole-number floats, positive weights with zeros among them and boolean labels stay valid
     weighted = bnb.TreeAugmentedNB(alpha_ess=ESS).fit(
         frame.assign(n=a.astype(float)), y.astype(bool), sample_weight=(np.arange(n) > 0) * 1.0)
-    dropped = by_hand(codes[1:], y[1:], [3, 2, 2], codes[:6])
+    dropped = by_hand(codes[1:], y[1:], [3, 2, 2], codes[:6], ESS)
     np.testing.assert_allclose(weighted.predict_proba(frame.head(6).assign(n=a[:6] * 1.0)),
                                dropped, rtol=0, atol=1e-12)
     assert weighted.classes_.tolist() == [False, True]

@@ -7,7 +7,6 @@ rows as a DataFrame and with the model written out by hand (three columns: three
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 import warnings
@@ -16,7 +15,7 @@ import zipfile
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.special import gammaln, logsumexp
+from _tan_by_hand import by_hand
 from sklearn.naive_bayes import CategoricalNB
 from sklearn.utils.estimator_checks import (
     check_estimators_nan_inf,
@@ -48,42 +47,6 @@ def sklearn_message(fit, call) -> str:
         except ValueError as err:
             return str(err).replace("CategoricalNB", "TreeAugmentedNB")
     return str(caught[0].message).replace("CategoricalNB", "TreeAugmentedNB")
-
-
-# ---------------------------------------------------------------------- by hand
-def log_dm(counts, alpha):
-    counts = np.asarray(counts, dtype=float).ravel()
-    a = alpha / counts.size
-    return (gammaln(alpha) - gammaln(alpha + counts.sum())
-            + np.sum(gammaln(a + counts) - gammaln(a)))
-
-
-def log_evidence(codes, y, sizes, tree):
-    degree = np.bincount(np.ravel(tree), minlength=len(sizes))
-    total = 0.0
-    for c in range(2):
-        rows = codes[y == c]
-        for i, j in tree:
-            table = np.zeros((sizes[i], sizes[j]))
-            np.add.at(table, (rows[:, i], rows[:, j]), 1.0)
-            total += log_dm(table, ESS)
-        for i, v in enumerate(sizes):
-            total -= (degree[i] - 1) * log_dm(np.bincount(rows[:, i], minlength=v), ESS)
-    return total
-
-
-def by_hand(codes, y, sizes, new):
-    """p(c | x, data) over the three trees of three columns: evidence ratios, uniform prior."""
-    trees = [list(t) for t in itertools.combinations([(0, 1), (0, 2), (1, 2)], 2)]
-    before = logsumexp([log_evidence(codes, y, sizes, t) for t in trees])
-    n = np.bincount(y, minlength=2)
-    out = np.empty((len(new), 2))
-    for r, x in enumerate(new):
-        for c in range(2):
-            more, labels = np.vstack([codes, x]), np.append(y, c)
-            after = logsumexp([log_evidence(more, labels, sizes, t) for t in trees])
-            out[r, c] = np.log((n[c] + 1.0) / (n.sum() + 2.0)) + after - before
-    return np.exp(out - logsumexp(out, axis=1, keepdims=True))
 
 
 # ---------------------------------------------------------------------- alpha_ess
@@ -139,7 +102,7 @@ def test_an_array_after_a_dataframe_fit_is_read_by_position_with_scikit_learns_w
     message = sklearn_message((X, y), lambda m: m.predict(X.to_numpy()[:3]))
     assert message == ("X does not have valid feature names, but TreeAugmentedNB was fitted "
                        "with feature names")
-    want = by_hand(X.to_numpy(), y, [2, 3, 2], X.to_numpy()[:8])
+    want = by_hand(X.to_numpy(), y, [2, 3, 2], X.to_numpy()[:8], ESS)
     for rows in (X.to_numpy()[:8], X.to_numpy(dtype=object)[:8], X.to_numpy()[:8].tolist()):
         with pytest.warns(UserWarning, match=f"^{re.escape(message)}$"):
             got = clf.predict_proba(rows)
