@@ -11,7 +11,8 @@ a forest plot of P(Class | Survived) from NUTS beside i.i.d. exact draws, and a 
 Data: the built-in Titanic table (``bayesnb.datasets.load_titanic``: 2,201 passengers, Class,
 Sex and Age, label Survived). The plots go to ``--out`` (default: a new temporary folder whose
 name is printed). ``--samples`` and ``--chains`` make a quick run (the test runs ``--samples
-40 --chains 4``); the defaults are the ones to read the diagnostics from.
+40 --chains 4``); for diagnostics to rely on, run ``--chains 4 --samples 1000`` (the
+estimator's defaults: at least 4 chains, as Vehtari et al. 2021 advise).
 
 Run it as a script::
 

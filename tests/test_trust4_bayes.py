@@ -426,3 +426,14 @@ def test_draws_after_partial_fit_run_nuts_as_predict_would():
     sd = np.sqrt(exact * (1 - exact) / (n.sum() + 3.0))
     assert np.all(np.abs(probs.mean(axis=0) - exact) < 4 * sd / np.sqrt(50))
     assert set(clf.sample_stats_) >= {"diverging", "energy", "step_size"}
+
+
+def test_the_default_settings_on_titanic_meet_the_diagnostics_mcmc_md_quotes():
+    """docs/user_guide/mcmc.md: the defaults (4 x (1,000 + 1,000)) on Titanic give r-hat below
+    1.01 and bulk and tail ESS above 1,500 (seed 0; ArviZ's own r-hat and ESS)."""
+    from bayesnb.datasets import load_titanic
+
+    X, y = load_titanic()
+    summary = bnb.NaiveBayes(method="mcmc", seed=0, progress_bar=False).fit(X, y).mcmc_summary()
+    assert summary["r_hat"].max() < 1.01
+    assert summary["ess_bulk"].min() > 1500 and summary["ess_tail"].min() > 1500
