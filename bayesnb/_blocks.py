@@ -109,7 +109,11 @@ def block_positions(model, table: Table) -> list[tuple]:
     if len(table.columns) != len(model.columns):
         raise ValueError(f"X has {len(table.columns)} features, but NaiveBayes is expecting "
                          f"{len(model.columns)} features as input.")
-    warn_feature_names(model, table)
+    if model.stated is None:  # a from_tables model was fitted on nothing: rows in the order of
+        # its stated columns are its documented input
+        warn_feature_names(has_feature_names(model.columns, model.named),
+                           has_feature_names(table.columns, table.frame is not None),
+                           "NaiveBayes", stacklevel=3)
     return [b.positions for b in model.blocks]
 
 
@@ -119,21 +123,16 @@ def has_feature_names(columns, frame: bool) -> bool:
     return frame and len(columns) > 0 and all(isinstance(c, str) for c in columns)
 
 
-def warn_feature_names(model, table: Table) -> None:
+def warn_feature_names(fitted: bool, given: bool, estimator: str, stacklevel: int = 2) -> None:
     """scikit-learn's ``UserWarning`` (its words) where a fit and an input matched by position
-    disagree on having feature names: the columns may not be the ones the model read. A model
-    built from stated tables (``from_tables``) was fitted on nothing: rows in the order of its
-    stated columns are its documented input."""
-    if model.stated is not None:
-        return
-    fitted = has_feature_names(model.columns, model.named)
-    given = has_feature_names(table.columns, table.frame is not None)
+    disagree on having feature names (:func:`has_feature_names`): the columns may not be the
+    ones the model read."""
     if given and not fitted:
-        warnings.warn("X has feature names, but NaiveBayes was fitted without feature names",
-                      UserWarning, stacklevel=2)
+        warnings.warn(f"X has feature names, but {estimator} was fitted without feature names",
+                      UserWarning, stacklevel=stacklevel + 1)
     elif fitted and not given:
-        warnings.warn("X does not have valid feature names, but NaiveBayes was fitted with "
-                      "feature names", UserWarning, stacklevel=2)
+        warnings.warn(f"X does not have valid feature names, but {estimator} was fitted with "
+                      f"feature names", UserWarning, stacklevel=stacklevel + 1)
 
 
 class AbsentColumnWarning(UserWarning):

@@ -43,7 +43,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from . import credal, decisions
-from ._blocks import encode_blocks, input_kinds
+from ._blocks import encode_blocks, has_feature_names, input_kinds
 from ._classes import by_class, by_label
 from ._data import as_table
 from ._missing_labels import labeled_rows
@@ -381,7 +381,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
     @property
     def feature_names_in_(self) -> np.ndarray:
         model = self._fitted()
-        if not (model.named and all(isinstance(c, str) for c in model.columns)):
+        if not has_feature_names(model.columns, model.named):
             raise AttributeError("feature_names_in_: X had no string column names at fit.")
         return np.asarray(model.columns, dtype=object)
 

@@ -531,9 +531,9 @@ def _given_x_summary(log_joint, interval, per_draw) -> dict:
     :math:`p(c \mid x, \text{data}) = \sum_d w_d\, p(c \mid x, \theta_d)` averages over.
     So ``entropy`` is H[``proba``], ``aleatoric`` :math:`\sum_d w_d H[p(c \mid x,
     \theta_d)]`, ``mutual_info`` their difference (>= 0 by Jensen), the band the weighted
-    quantiles (:func:`weighted_quantiles`) and ``ess`` Kish's :math:`1 / \sum_d w_d^2`.
-    ``per_draw`` yields ``(log p(c | x, theta) (m, K, D), log p(x | theta) (m, D))`` for
-    successive batches of rows."""
+    quantiles (NumPy's ``inverted_cdf``: the inverse of the weighted empirical CDF) and
+    ``ess`` Kish's :math:`1 / \sum_d w_d^2`. ``per_draw`` yields ``(log p(c | x, theta)
+    (m, K, D), log p(x | theta) (m, D))`` for successive batches of rows."""
     from scipy.special import entr, logsumexp
 
     proba = np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
@@ -548,7 +548,9 @@ def _given_x_summary(log_joint, interval, per_draw) -> dict:
         aleatoric.append(np.sum(w * entr(p).sum(axis=1), axis=1))
         ess.append(1.0 / np.sum(w * w, axis=1))
         if interval is not None:
-            band = weighted_quantiles(p, w, [(1.0 - interval) / 2, (1.0 + interval) / 2])
+            band = np.quantile(p, [(1.0 - interval) / 2, (1.0 + interval) / 2], axis=-1,
+                               weights=np.broadcast_to(w[:, None, :], p.shape),
+                               method="inverted_cdf")
             lower.append(band[0])
             upper.append(band[1])
     aleatoric = np.minimum(np.concatenate(aleatoric), total)  # Jensen; a rounding past it
@@ -558,22 +560,6 @@ def _given_x_summary(log_joint, interval, per_draw) -> dict:
     result.update(entropy=total, aleatoric=aleatoric, mutual_info=total - aleatoric,
                   ess=np.concatenate(ess))
     return result
-
-
-def weighted_quantiles(values, weights, q) -> np.ndarray:
-    """``(len(q), n, K)``: the ``q`` quantiles of ``values[i, k, :]`` (``(n, K, D)``) under
-    the weights ``weights[i, :]`` (``(n, D)``, >= 0): the smallest value whose cumulative
-    weight reaches q of the total, the inverse of the weighted empirical CDF (NumPy's
-    ``np.quantile(..., weights=..., method="inverted_cdf")``)."""
-    order = np.argsort(values, axis=-1)
-    ordered = np.take_along_axis(values, order, axis=-1)
-    cum = np.cumsum(np.take_along_axis(np.broadcast_to(weights[:, None, :], values.shape),
-                                       order, axis=-1), axis=-1)
-    last = values.shape[-1] - 1
-    out = [np.take_along_axis(ordered, np.minimum(np.sum(cum < p * cum[..., -1:], axis=-1),
-                                                  last)[..., None], axis=-1)[..., 0]
-           for p in q]
-    return np.stack(out)
 
 
 def predict_rows(model, class_prior, draws, X, unseen: str, *, interval=0.9, prepared=None,

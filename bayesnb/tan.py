@@ -66,7 +66,6 @@ from __future__ import annotations
 
 import numbers
 import os
-import warnings
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -76,6 +75,7 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._blocks import has_feature_names, warn_feature_names
 from ._classes import class_log_evidence, class_log_prior
 from ._data import as_table, encode_labels
 from ._spanning_trees import (
@@ -174,14 +174,11 @@ def encode_rows(X, columns: tuple, named: bool, levels: tuple) -> np.ndarray:
     else by position, with scikit-learn's warning where only one of them has feature names
     (string column names: ``feature_names_in_``)."""
     frame, is_frame = _frame(X)
-    if named and not is_frame:  # as scikit-learn and NaiveBayes: an array's columns by position
-        if all(isinstance(c, str) for c in columns):
-            warnings.warn("X does not have valid feature names, but TreeAugmentedNB was fitted "
-                          "with feature names", UserWarning, stacklevel=3)
+    if named != is_frame:  # as scikit-learn and NaiveBayes: an array's columns by position
+        warn_feature_names(has_feature_names(columns, named),
+                           has_feature_names(frame.columns, is_frame), "TreeAugmentedNB",
+                           stacklevel=3)
         named = False
-    elif is_frame and not named and all(isinstance(c, str) for c in frame.columns):
-        warnings.warn("X has feature names, but TreeAugmentedNB was fitted without feature "
-                      "names", UserWarning, stacklevel=3)
     if named:
         absent = [c for c in columns if c not in frame.columns]
         extra = [c for c in frame.columns if c not in columns]
@@ -474,7 +471,7 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
         >>> bnb.TreeAugmentedNB().fit(days, play).feature_names_in_
         array(['Outlook', 'Temperature', 'Humidity', 'Wind'], dtype=object)"""
         check_is_fitted(self)
-        if not (self.named_ and all(isinstance(c, str) for c in self.columns_)):
+        if not has_feature_names(self.columns_, self.named_):
             raise AttributeError("feature_names_in_: X had no string column names at fit.")
         return np.asarray(self.columns_, dtype=object)
 
