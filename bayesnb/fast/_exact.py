@@ -25,11 +25,13 @@ from __future__ import annotations
 
 from functools import partial
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from . import _kernels, _sparse, form_of
 from ._compiled import compiled, keep_bounded
+from ._groups import per_block
 from ._kernels import full_float32
 from ._steps import needs_tail, tail_positions
 
@@ -110,24 +112,26 @@ def scores(families, levels, joint, class_log_prior, tables, xs, n_valid, whole=
     whole = (False,) * len(xs) if whole is None else whole
     tops = (0,) * len(xs) if tops is None else tops
     out = jnp.broadcast_to(class_log_prior, (xs[0].shape[0], class_log_prior.shape[0]))
-    own = []  # each block's own scores, for its rounding bound
-    for family, lv, table, x in zip(families, levels, tables, xs, strict=True):
-        own.append(form_of(family).scores(table, x, lv, True))
-        out = out + own[-1]
-    if joint:
-        out = out + sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))[:, None]
-    tails = tuple((tail_positions(x, t.steps, top) if w else needs_tail(x, t.steps))
-                  if counted(f) else jnp.zeros((0,), jnp.int8)
-                  for f, t, x, w, top in zip(families, tables, xs, whole, tops, strict=True))
-    # one array, one read on the host (``_kernels._store``)
-    bad = jnp.stack([_kernels.invalid_values(f, x) for f, x in zip(families, xs, strict=True)])
     valid = jnp.arange(xs[0].shape[0]) < n_valid
-    # per row (and class): the host weighs them by the class probabilities once it has added
-    # the tails, which may still move those (``store``)
-    risk = tuple(jnp.where(valid[:, None] if r.ndim == 2 else valid, r, 0.0)
-                 for r in (form_of(f).score_rounding(t, x, s)
-                           for f, t, x, s in zip(families, tables, xs, own, strict=True)))
-    return out, tails, bad, risk
+
+    def block(key, table, x, top):
+        family, lv, scans_whole = key
+        own = form_of(family).scores(table, x, lv, True)
+        tail = ((tail_positions(x, table.steps, top) if scans_whole
+                 else needs_tail(x, table.steps))
+                if counted(family) else jnp.zeros((0,), jnp.int8))
+        # per row (and class): the host weighs them by the class probabilities once it has
+        # added the tails, which may still move those (``store``)
+        r = form_of(family).score_rounding(table, x, own)
+        risk = jnp.where(valid[:, None] if r.ndim == 2 else valid, r, 0.0)
+        if joint:  # every class-free constant too
+            own = own + family.log_normalizer(x)[:, None]
+        return own, tail, _kernels.invalid_values(family, x), risk
+
+    done = per_block(block, tuple(zip(families, levels, whole, strict=True)), tables, xs, tops)
+    # one array, one read on the host (``_kernels._store``)
+    return (out + done.map(lambda r: r[0]).total(), done.map(lambda r: r[1]),
+            done.map(lambda r: r[2]).ordered(), done.map(lambda r: r[3]))
 
 
 def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_classes,
@@ -174,6 +178,7 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
 
     def store(start, stop, result):
         s, tails, bad, risk = result
+        tails, risk = jax.tree_util.tree_map(np.asarray, (tails, risk))  # blocks: NumPy views
         _kernels._report(sources, np.asarray(bad))
         out[start:stop] = np.asarray(s)[: stop - start]
         for b, flags in enumerate(tails):

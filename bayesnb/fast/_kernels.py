@@ -42,7 +42,7 @@ there are many (its cost does not grow with the class count).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import partial, reduce, wraps
+from functools import partial, wraps
 from typing import NamedTuple
 
 import jax
@@ -60,6 +60,7 @@ from . import form_of
 from ._buckets import kernel_classes, pad_prior, pad_table, real_scores, real_stats
 from ._compiled import compiled, keep_bounded
 from ._float32 import Float32Unrepresentable
+from ._groups import per_block
 from ._in_place import readable, rows_in_place
 from ._steps import (
     LOG_FACTORIAL,
@@ -396,16 +397,19 @@ def suff_stats(families, levels, n_classes, xs, codes, weights, shifts=None):
     TRACES["suff_stats"] += 1
     labels = Labels(codes, weights, n_classes, jnp.result_type(float))
     shifts = (None,) * len(xs) if shifts is None else shifts
-    xs = tuple(x if s is None else x - s for x, s in zip(xs, shifts, strict=True))
-    stats = tuple(f.suff_stats(x, labels.one_hot(), lv) if form_of(f).label_stats is None
-                  else form_of(f).label_stats(x, labels, lv)
-                  for f, lv, x in zip(families, levels, xs, strict=True))
-    checked = [_checked_values(f, x, statistics=True)
-               for f, x in zip(families, xs, strict=True)]
+
+    def block(key, x, shift):
+        family, lv = key
+        x = x if shift is None else x - shift
+        stats = (family.suff_stats(x, labels.one_hot(), lv) if form_of(family).label_stats is None
+                 else form_of(family).label_stats(x, labels, lv))
+        bad, top = _checked_values(family, x, statistics=True)
+        return stats, bad, _beyond_float32_counts(family, x, top)
+
+    done = per_block(block, tuple(zip(families, levels, strict=True)), xs, shifts)
     # one array, one read on the host (each scalar read alone is a wait of its own)
-    return stats, jnp.stack([*(bad for bad, _ in checked),
-                             *(_beyond_float32_counts(f, x, top)
-                               for f, x, (_, top) in zip(families, xs, checked, strict=True))])
+    return done.map(lambda r: r[0]), jnp.concatenate([done.map(lambda r: r[1]).ordered(),
+                                                      done.map(lambda r: r[2]).ordered()])
 
 
 @compiled(static_argnums=(0, 1))
@@ -416,9 +420,8 @@ def suff_stats_in_place(families, n_classes, xs, codes, weights):
     values)."""
     TRACES["suff_stats"] += 1
     labels = Labels(codes, weights, n_classes, jnp.result_type(float))
-    results = [form_of(f).in_place_stats(x, labels) for f, x in zip(families, xs, strict=True)]
-    return (tuple(stats for stats, _ in results),
-            reduce(jnp.logical_and, [complete for _, complete in results]))
+    results = per_block(lambda family, x: form_of(family).in_place_stats(x, labels), families, xs)
+    return results.map(lambda r: r[0]), jnp.all(results.map(lambda r: r[1]).ordered())
 
 
 @compiled(static_argnums=(0, 3))
@@ -481,28 +484,35 @@ def scores(families, levels, exact, kind, class_log_prior, tables, xs, n_valid=N
     :func:`invalid_values`) and then ``B`` bounds on the scores' float32 rounding."""
     TRACES["scores"] += 1
     out = jnp.broadcast_to(class_log_prior, (xs[0].shape[0], class_log_prior.shape[0]))
-    own = []  # each block's own scores, for its rounding bound
-    for family, lv, table, x in zip(families, levels, tables, xs, strict=True):
-        own.append(form_of(family).scores(table, x, lv, exact))
-        out = out + own[-1]
+    keys = tuple(zip(families, levels, strict=True))
+
+    def block_scores(key, table, x):
+        family, lv = key
+        return form_of(family).scores(table, x, lv, exact), invalid_values(family, x)
+
+    scored = per_block(block_scores, keys, tables, xs)
+    out = out + scored.map(lambda r: r[0]).total()
     top = jnp.max(out, axis=1, keepdims=True)
     shifted = out - jnp.where(jnp.isfinite(top), top, 0.0)
     weight = jnp.exp(shifted)
     norm = jnp.log(jnp.sum(weight, axis=1)) + top[:, 0]
-    bad = tuple(invalid_values(f, x) for f, x in zip(families, xs, strict=True))
     # per block, the largest bound on its float32 rounding in the scores (kernel tables only)
     # (``n_valid`` rows are data, the rest padding)
     valid = (jnp.arange(xs[0].shape[0]) < (xs[0].shape[0] if n_valid is None else n_valid))
     # (``"partial"``: other blocks' scores are added on the host, which may give any class
     # the probability these blocks deny it, so per-class bounds are taken over every class)
     weigh = class_weighted if kind != "partial" else every_class
-    risk = tuple(jnp.max(jnp.where(
-        valid, weigh(form_of(f).score_rounding(t, x, s), shifted), 0.0))
-                 for f, t, x, s in zip(families, tables, xs, own, strict=True))
+
+    def block_risk(key, table, x, scores):
+        rounding = form_of(key[0]).score_rounding(table, x, scores)
+        return jnp.max(jnp.where(valid, weigh(rounding, shifted), 0.0))
+
+    risk = per_block(block_risk, keys, tables, xs, scored.map(lambda r: r[0])).ordered()
     # one array, one read on the host: each scalar read alone is a wait of its own (``_store``)
-    bad = jnp.stack([*(b.astype(out.dtype) for b in bad), *(r.astype(out.dtype) for r in risk)])
+    bad = jnp.concatenate([scored.map(lambda r: r[1]).ordered().astype(out.dtype),
+                           risk.astype(out.dtype)])
     if kind == "joint":
-        constant = sum(f.log_normalizer(x) for f, x in zip(families, xs, strict=True))
+        constant = per_block(lambda key, x: key[0].log_normalizer(x), keys, xs).total()
         return out + constant[:, None], norm, bad
     return (shifted, weight), norm, bad
 
@@ -842,9 +852,10 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
             raise NeedsFloat64
         if checks[:len(families)].any():  # refused now: not finished (an infinity gave NaN)
             _report(sources, checks[:len(families)])
+        stats = host_f64(stats)  # NumPy: each block's statistics are views of its group's
         for b, family in enumerate(families):
             form = forms[b]
-            chunk = real_stats(form, host_f64(stats[b]), n_classes, padded)
+            chunk = real_stats(form, stats[b], n_classes, padded)
             chunk = form.refine_stats(chunk, partial(sources[b].read, start, stop))
             chunk = form.finish_stats(chunk, shifts[b])
             if shifts[b] is not None:  # a float32 pass (shifted)

@@ -1,0 +1,180 @@
+"""A model declared column by column (``{column: family}``, one family object a column): its
+blocks of one family and width are computed together in the kernels (``fast._groups``, one
+vmapped computation for XLA however many blocks), with the answers of independent references,
+errors that name the right column, float32 refusals that name the right column, and kernels
+whose size does not grow with the number of blocks."""
+
+import jax
+import numpy as np
+import pytest
+import scipy.stats as st
+from numpy.testing import assert_allclose
+from scipy.special import gammaln, logsumexp
+from sklearn.naive_bayes import GaussianNB
+
+import bayesnb as bnb
+from bayesnb.fast import _groups, _host, _kernels
+
+
+@pytest.fixture
+def on_the_kernels(kernel_fits, monkeypatch):
+    """Fits counted and calls scored by the kernels however small (not the host's paths)."""
+    monkeypatch.setattr(_host, "HOST_PRODUCT_CELLS", -1)
+    monkeypatch.setattr(_host, "scored_on_host", lambda *args: False)
+
+
+def gaussian_data(n=240, f=30, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    scale = 10.0 ** rng.uniform(-2, 3, f)
+    offset = rng.normal(0, 50, f)
+    return offset + scale * (rng.normal(size=(n, f)) + y[:, None] * 0.7), y
+
+
+def test_gaussian_columns_one_by_one_match_scikit_learn(x64, on_the_kernels):
+    """30 one-column Gaussian blocks of scales 1e-2..1e3 (one group in the kernels):
+    ``method="ml"`` with frequency class priors is ``GaussianNB(var_smoothing=0)``."""
+    X, y = gaussian_data()
+    clf = bnb.NaiveBayes({c: bnb.Gaussian() for c in range(X.shape[1])}, method="ml",
+                         class_alpha=0).fit(X, y)
+    assert len(clf.blocks_) == X.shape[1]
+    ref = GaussianNB(var_smoothing=0.0).fit(X, y)
+    for c, block in enumerate(clf.blocks_):  # per class: count, mean, sum of squares
+        assert_allclose(block.stats.m2[:, 0] / block.stats.count[:, 0], ref.var_[:, c],
+                        rtol=1e-10)
+    assert_allclose(clf.predict_joint_log_proba(X), ref.predict_joint_log_proba(X),
+                    rtol=1e-10, atol=1e-8)
+    assert_allclose(clf.predict_proba(X), ref.predict_proba(X), rtol=1e-8, atol=1e-12)
+
+
+def poisson_exact_joint(X, y, prior, shape=1.0, rate=1.0):
+    """log p(x, c | data): the class prior times, per column, SciPy's negative binomial (the
+    Poisson-Gamma posterior predictive)."""
+    out = np.tile(np.log(prior), (len(X), 1))
+    for k in range(len(prior)):
+        a = shape + X[y == k].sum(axis=0)
+        b = rate + np.sum(y == k)
+        out[:, k] += st.nbinom.logpmf(X, a, b / (b + 1.0)).sum(axis=1)
+    return out
+
+
+def student_t_joint(X, y, prior, loc=0.0, kappa=1.0, shape=1.0, rate=1.0):
+    """log p(x, c | data) under the Normal-Gamma posterior: SciPy's Student-t per column."""
+    out = np.tile(np.log(prior), (len(X), 1))
+    for k in range(len(prior)):
+        xk = X[y == k]
+        n, mean = len(xk), xk.mean(axis=0)
+        m2 = ((xk - mean) ** 2).sum(axis=0)
+        kn, an = kappa + n, shape + n / 2
+        ln = (kappa * loc + n * mean) / kn
+        bn = rate + m2 / 2 + kappa * n * (mean - loc) ** 2 / (2 * kn)
+        out[:, k] += st.t.logpdf(X, 2 * an, ln, np.sqrt(bn * (kn + 1) / (an * kn))).sum(axis=1)
+    return out
+
+
+def test_mixed_blocks_one_by_one_match_scipy(x64, on_the_kernels):
+    """Poisson and Gaussian columns declared one by one, interleaved, with a two-column
+    Poisson block among them (a group of its own): the exact predictive and the joint density
+    are SciPy's negative binomial and Student-t per column, and ``log_evidence`` is the sum
+    of the one-block models' (each column's evidence is its own)."""
+    rng = np.random.default_rng(1)
+    n, K = 150, 3
+    y = np.arange(n) % K
+    counts = rng.poisson(rng.gamma(2.0, 1.0, (K, 9))[y]).astype(float)
+    reals = rng.normal(size=(n, 7)) + y[:, None]
+    X = np.empty((n, 16))
+    poisson_cols, gaussian_cols = [0, 1, 3, 4, 6, 8, 10, 12, 15], [2, 5, 7, 9, 11, 13, 14]
+    X[:, poisson_cols], X[:, gaussian_cols] = counts, reals
+    pair = bnb.Poisson(shape=1.0, rate=1.0)
+    features = {c: bnb.Poisson(shape=1.0, rate=1.0) for c in poisson_cols} | {
+        c: bnb.Gaussian(kappa=1.0, rate=1.0) for c in gaussian_cols} | {8: pair, 10: pair}
+    prior = np.full(K, 1.0 / K)
+    clf = bnb.NaiveBayes(features, method="bayes", class_prior=prior).fit(X, y)
+    assert len(clf.blocks_) == 15
+    joint = (poisson_exact_joint(X[:, poisson_cols], y, prior)
+             + student_t_joint(X[:, gaussian_cols], y, prior) - np.log(prior))
+    assert_allclose(clf.predict_joint_log_proba(X), joint, rtol=1e-9, atol=1e-9)
+    assert_allclose(clf.predict_proba(X),
+                    np.exp(joint - logsumexp(joint, axis=1, keepdims=True)), rtol=1e-7,
+                    atol=1e-12)
+    # the Poisson-Gamma evidence of each column by hand: the data given the class and the
+    # class counts, Gamma(1, 1) prior
+    evidence = 0.0
+    for k in range(K):
+        xk = counts[y == k]
+        a, b = 1.0 + xk.sum(axis=0), 1.0 + len(xk)
+        evidence += np.sum(gammaln(a) - a * np.log(b) - gammaln(1.0)
+                           - gammaln(xk + 1).sum(axis=0))
+    alone = bnb.NaiveBayes(bnb.Gaussian(kappa=1.0, rate=1.0), method="bayes",
+                           class_prior=prior).fit(reals, y).log_evidence()
+    assert_allclose(clf.log_evidence(), alone + evidence, rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_bad_value_is_named_by_its_own_column(request, on_the_kernels, dtype):
+    """A negative count in one of 40 one-column Poisson blocks (one group in the kernels):
+    the fit refuses it naming that column, not another of its group."""
+    if dtype == "float64":
+        request.getfixturevalue("x64")
+    rng = np.random.default_rng(2)
+    X = rng.poisson(2.0, (200, 40)).astype(float)
+    X[77, 23] = -1.0
+    y = np.arange(200) % 2
+    with pytest.raises(ValueError, match=r"column 23: .*non-negative"):
+        bnb.NaiveBayes({c: bnb.Poisson() for c in range(40)}).fit(X, y)
+    X[77, 23] = 1.0
+    clf = bnb.NaiveBayes({c: bnb.Poisson() for c in range(40)}).fit(X, y)
+    X[5, 31] = np.inf
+    with pytest.raises(ValueError, match=r"column 31: .*infinite"):
+        clf.predict_proba(X)
+
+
+def test_float32_refusal_names_its_own_column(on_the_kernels):
+    """Float32 (the default): of 12 one-column Gaussian blocks, the one whose classes differ
+    by far less than its offset resolves is refused by name; the others alone are scored
+    within 1e-4 of float64."""
+    X, y = gaussian_data(f=12)
+    z = np.random.default_rng(3).normal(size=len(y))
+    X[:, 7] = np.where(y == 2, 1e6 + 10 * z, z)  # float32 resolves 1e6 + 10 z to 1e-3 of it
+    features = {c: bnb.Gaussian() for c in range(12)}
+    clf = bnb.NaiveBayes(features, method="ml").fit(X, y)
+    with pytest.raises(ValueError, match=r"column 7.*x64"):
+        clf.predict_proba(X)
+    keep = [c for c in range(12) if c != 7]
+    fine = bnb.NaiveBayes({c: bnb.Gaussian() for c in range(11)}, method="ml").fit(
+        X[:, keep], y)
+    with jax.enable_x64(True):
+        exact = bnb.NaiveBayes({c: bnb.Gaussian() for c in range(11)}, method="ml").fit(
+            X[:, keep], y).predict_proba(X[:, keep])
+    assert np.max(np.abs(fine.predict_proba(X[:, keep]) - exact)) < 1e-4
+
+
+def _statistics_kernel_size(n_blocks: int) -> int:
+    """Operations in the statistics kernel's program for ``n_blocks`` one-column blocks."""
+    families = (bnb.Poisson,) * n_blocks
+    xs = tuple(np.ones((64, 1), np.float32) for _ in range(n_blocks))
+    codes, weights = np.zeros(64, np.int32), np.ones(64, np.float32)
+    text = _kernels.suff_stats.lower(families, (None,) * n_blocks, 2, xs, codes,
+                                     weights).as_text()
+    return text.count("\n")
+
+
+def test_kernel_size_does_not_grow_with_the_blocks():
+    """The statistics kernel of 200 one-column blocks is about as large as that of 5 (it
+    was 40 times larger: each block traced its own copy, 19 s of compilation for 100)."""
+    assert _statistics_kernel_size(200) < 1.5 * _statistics_kernel_size(5)
+
+
+def test_groups_follow_family_key_and_shapes():
+    """Blocks group by key and by their arguments' shapes and dtypes, in order of first
+    appearance; a per-block value is read back in block order."""
+    a, b = np.zeros((4, 1)), np.zeros((4, 2))
+    keys = ["p", "g", "p", "p", "g"]
+    xs = [a, a, b, a, a]
+    assert _groups.groups(keys, xs) == [[0, 3], [1, 4], [2]]
+    grouped = jax.jit(lambda xs: _groups.per_block(
+        lambda key, x: (x.sum() + (key == "g"), x.shape[1]), keys, xs))(
+        [np.full((4, x.shape[1]), i, float) for i, x in enumerate(xs)])
+    assert [float(grouped[i][0]) for i in range(5)] == [0.0, 5.0, 16.0, 12.0, 17.0]
+    assert [int(grouped[i][1]) for i in range(5)] == [1, 1, 2, 1, 1]
+    assert len(grouped) == 5 and len(list(grouped)) == 5
