@@ -34,6 +34,7 @@ from .families._base import float64_mode, host_f64
 from .fast import float32_safe, form_of
 from .fast._compiled import compiled
 from .fast._float32 import sum_rounding
+from .fast._groups import per_block
 from .fast._kernels import full_float32
 from .model import (
     ColumnSites,
@@ -221,16 +222,18 @@ def _chunk_scores(families, linear, lp, tables, xs):
     every draw of the chunk (``FastForm.linear_scores``). Any other block holds its tables with
     a leading draw axis and is scored draw by draw (vmap of ``FastForm.log_likelihood``)."""
     n = xs[0].shape[0]
-    s = lp[None]
-    for family, lin, table, x in zip(families, linear, tables, xs, strict=True):
+
+    def block(key, table, x):
+        family, lin = key
         if lin:
             weights, bias = table
-            s = s + (x.astype(weights.dtype) @ weights).reshape(n, *bias.shape) + bias
-        else:
-            score = form_of(family).log_likelihood
-            per_draw = jax.vmap(lambda t, score=score, x=x: score(t, x))(table)
-            s = s + jnp.moveaxis(per_draw, 0, 1)
-    return s
+            return (x.astype(weights.dtype) @ weights).reshape(n, *bias.shape) + bias
+        score = form_of(family).log_likelihood
+        return jnp.moveaxis(jax.vmap(lambda t: score(t, x))(table), 0, 1)
+
+    # blocks of one family and shape as one computation (``fast._groups``)
+    return lp[None] + per_block(block, tuple(zip(families, linear, strict=True)), tables,
+                                xs).total()
 
 
 @compiled(static_argnums=(0, 1))

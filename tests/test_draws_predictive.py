@@ -495,3 +495,34 @@ def test_host_rows_on_an_accelerator_are_checked_there(monkeypatch):
     bad[7, 4] = -1.0
     with pytest.raises(ValueError, match="column 4"):
         scorer.scores(bad, "proba")
+
+
+def test_columns_declared_one_by_one_match_scipy(x64, small_chunks, linear_used):
+    """Gaussian and Poisson columns declared one by one (each its own block; in the kernels
+    the blocks of one family are one vmapped computation, ``fast._groups``): the predictive
+    over draws is SciPy's, draw by draw, and the Poisson blocks keep the one-matmul form."""
+    rng = np.random.default_rng(4)
+    n, K = 60, 3
+    y = rng.integers(0, K, n)
+    X = np.column_stack([rng.normal(y, 1.0), rng.poisson(1 + y), rng.normal(-y, 2.0),
+                         rng.poisson(2, n), rng.normal(0.5 * y, 0.5)]).astype(float)
+    features = {0: bnb.Gaussian(kappa=0.1, rate=1.0), 1: bnb.Poisson(),
+                2: bnb.Gaussian(kappa=0.1, rate=1.0), 3: bnb.Poisson(),
+                4: bnb.Gaussian(kappa=0.1, rate=1.0)}
+    clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
+    draws = clf.sample_posterior(N_DRAWS, seed=3)
+    u = clf.predict_uncertainty(X[:25], draws=draws, interval=0.8)
+    assert linear_used == [(False, True, False, True, False)]
+    s = np.repeat(np.log(_flat(draws, "class_probs"))[:, None, :], 25, axis=1)
+    sites = {0: "gaussian0", 1: "poisson0", 2: "gaussian1", 3: "poisson1", 4: "gaussian2"}
+    for col, site in sites.items():
+        x = X[:25, col][None, :, None]  # (1, n, 1) against (D, 1, K)
+        if site.startswith("poisson"):
+            s += stats.poisson.logpmf(x, _flat(draws, f"{site}.rate")[:, None, :, 0])
+        else:
+            mean = _flat(draws, f"{site}.mean")[:, None, :, 0]
+            precision = _flat(draws, f"{site}.precision")[:, None, :, 0]
+            s += stats.norm.logpdf(x, mean, 1.0 / np.sqrt(precision))
+    ref = reference_uncertainty(s, 0.8)
+    for key in ref:
+        np.testing.assert_allclose(u[key], ref[key], rtol=1e-9, atol=1e-12, err_msg=key)
