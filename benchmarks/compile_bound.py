@@ -15,6 +15,12 @@ seconds of each first call and the score kernels it compiled (rows are padded to
 ``bayesnb.fast._kernels.bucket``, so a batch in a bucket already compiled compiles nothing).
 The kernels score those batches however small they are (the host would score a Gaussian
 table this small without compiling: ``bayesnb.fast._host.HOST_MATHS_ENTRIES``, set to -1).
+
+Last, one model declared column by column (``--blocks``: that many one-column blocks, a family
+object each, on 5,000 rows), Gaussian and then Poisson: the seconds of its fit and first
+``predict_proba`` and of their compilation (the kernels compute a family's blocks together,
+``bayesnb.fast._groups``). Run with ``BAYESNB_COMPILATION_CACHE=0`` to time compilation
+rather than the cache.
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ def main(argv=None) -> None:
                         help="the bound to use (default: the package's)")
     parser.add_argument("--batches", type=int, nargs="*", default=(1, 5, 12, 30, 64),
                         help="rows of the small batches predicted after the models")
+    parser.add_argument("--blocks", type=int, default=100,
+                        help="columns of the model declared column by column (0: none)")
     args = parser.parse_args(argv)
 
     import bayesnb as bnb
@@ -71,6 +79,8 @@ def main(argv=None) -> None:
           f"+{max(peaks) - start_rss:.0f} MB at most")
     if args.batches:
         small_batches(bnb, rng, args.batches)
+    if args.blocks:
+        declared_column_by_column(bnb, rng, args.blocks)
 
 
 def small_batches(bnb, rng, batches) -> None:
@@ -88,6 +98,31 @@ def small_batches(bnb, rng, batches) -> None:
         clf.predict_proba(X.head(rows))
         print(f"{rows:>7} {time.perf_counter() - t0:>8.3f} "
               f"{_kernels.TRACES['scores'] - traces:>8}")
+
+
+def declared_column_by_column(bnb, rng, n_blocks: int) -> None:
+    import jax.monitoring
+
+    compiling = [0.0]
+
+    def listen(name, duration, **_):
+        if name == "/jax/core/compile/backend_compile_duration":
+            compiling[0] += duration
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    y = np.arange(5000) % 3
+    print(f"\none model of {n_blocks} one-column blocks, 5,000 rows, 3 classes\n"
+          f"{'family':>8} {'fit s':>8} {'predict s':>9} {'compiling s':>11}")
+    for name in ("Gaussian", "Poisson"):
+        X = (rng.normal(y[:, None], 1.0, (5000, n_blocks)) if name == "Gaussian"
+             else rng.poisson(1.0 + y[:, None], (5000, n_blocks)).astype(float))
+        family = getattr(bnb, name)
+        compiling[0], t0 = 0.0, time.perf_counter()
+        clf = bnb.NaiveBayes({c: family() for c in range(n_blocks)}, method="mean").fit(X, y)
+        t1 = time.perf_counter()
+        clf.predict_proba(X)
+        print(f"{name:>8} {t1 - t0:>8.2f} {time.perf_counter() - t1:>9.2f} "
+              f"{compiling[0]:>11.2f}")
 
 
 if __name__ == "__main__":

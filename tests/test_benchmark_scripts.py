@@ -120,7 +120,13 @@ def test_tune_times_later_uncertainty_calls_on_both_routes():
 
 
 def test_compile_bound_reports_each_model_within_the_bound():
-    text = run_script("compile_bound.py", "--classes", "2", "5", "--max-executables", "3")
+    text = run_script("compile_bound.py", "--classes", "2", "5", "--max-executables", "3",
+                      "--blocks", "3")
+    text, declared = text.split("one-column blocks")
+    # the model declared column by column: one row a family, its seconds
+    rows = [line.split() for line in declared.splitlines()[2:] if line.strip()]
+    assert [r[0] for r in rows] == ["Gaussian", "Poisson"], declared
+    assert all(float(v) >= 0 for r in rows for v in r[1:]), declared
     models, batches = text.split("small batches")
     rows = [line.split() for line in models.splitlines() if line.strip()[:1].isdigit()]
     assert [int(r[0]) for r in rows] == [2, 3, 4, 5], text
