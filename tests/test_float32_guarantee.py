@@ -127,6 +127,38 @@ def test_poisson_rates_in_the_thousands_are_answered():
     np.testing.assert_allclose(proba, softmax(joint + np.log(1 / 3), axis=1), atol=TOL)
 
 
+def test_poisson_rows_away_from_every_rate_agree_or_refuse(kernel_fits, monkeypatch):
+    """5,000 columns of rates near 3e5, and rows on the float64 decision boundary between two
+    classes' means: the posterior-mean rates sit 1% below the data, so every column's term
+    pushes the float32 partial sums one way (to about 3,400 nats). The kernels answered
+    1.1e-3 off float64 without an error; now they answer within TOL or refuse."""
+    from bayesnb.fast import _host
+
+    monkeypatch.setattr(_host, "HOST_PRODUCT_CELLS", -1)  # the kernels' scores, not the host's
+    rng = np.random.default_rng(6)
+    y = np.arange(30) % 3
+    rate = 3e5 * np.exp(rng.normal(size=5000))
+    rates = rate * np.exp(3.0 / np.sqrt(3e5 * 5000) * rng.normal(size=(3, 5000)))
+    X = rng.poisson(rates[y]).astype(float)
+    a, b = (np.round(X[y == k].mean(axis=0)) for k in (0, 1))
+    with jax.enable_x64(True):
+        clf = NaiveBayes(Poisson(), method="mean").fit(X, y)
+
+        def gap(t):  # class 0's joint score less class 1's at the row between a and b
+            joint = clf.predict_joint_log_proba(np.round(a + t * (b - a))[None])[0]
+            return joint[0] - joint[1]
+
+        lo, hi = 0.0, 1.0
+        for _ in range(40):  # the float64 boundary by bisection
+            lo, hi = ((lo + hi) / 2, hi) if gap((lo + hi) / 2) > 0 else (lo, (lo + hi) / 2)
+        Xt = np.unique(np.round(a + (lo + np.linspace(-1e-6, 1e-6, 9))[:, None] * (b - a)),
+                       axis=0)
+        reference = clf.predict_proba(Xt)
+    assert np.abs(reference[:, 0] - 0.5).min() < 0.2  # rows near the boundary
+    _agrees_or_refuses(lambda: NaiveBayes(Poisson(), method="mean").fit(X, y).predict_proba(Xt),
+                       reference)
+
+
 @pytest.mark.parametrize("offset", [0.0, 100.0, 1e4])
 def test_gaussian_tiny_class_variance_is_fitted(offset):
     """issue 11: class 1 of [0, 1, 2, 100, 100.01, 100.02] has variance 6.7e-5; float32 said
