@@ -178,3 +178,55 @@ def test_groups_follow_family_key_and_shapes():
     assert [float(grouped[i][0]) for i in range(5)] == [0.0, 5.0, 16.0, 12.0, 17.0]
     assert [int(grouped[i][1]) for i in range(5)] == [1, 1, 2, 1, 1]
     assert len(grouped) == 5 and len(list(grouped)) == 5
+
+
+def _boundary_rows(clf, base, step, lo=-60.0, hi=60.0):
+    """Rows ``base + t step`` around the float64 model's decision boundary between classes 0
+    and 1 (``t`` by bisection)."""
+    def gap(t):
+        joint = clf.predict_joint_log_proba((base + t * step)[None])[0]
+        return joint[1] - joint[0]
+
+    below = gap(lo) > 0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if (gap(mid) > 0) == below else (lo, mid)
+    return base + (lo + np.linspace(-1e-4, 1e-4, 7))[:, None] * step
+
+
+def test_blocks_whose_sums_float32_cannot_hold_are_refused(on_the_kernels):
+    """400 one-column Gaussian blocks whose first half favours one class by 8 nats each and
+    second half the other, on the float64 boundary: their float32 sum passed 1,600 nats and
+    probabilities moved by 1.2e-4 (7.4e-4 with 2,000 blocks) with no error, each block's own
+    bound being small. Refused, naming the blocks and x64; as one block, refused too."""
+    rng = np.random.default_rng(0)
+    y = np.arange(400) % 2
+    X = rng.normal(size=(400, 400)) + y[:, None]
+    base = np.where(np.arange(400) < 200, 8.5, -7.5)
+    features = {c: bnb.Gaussian(kappa=1e-6) for c in range(400)}
+    with jax.enable_x64(True):
+        Xt = _boundary_rows(bnb.NaiveBayes(features, method="ml").fit(X, y), base,
+                            np.ones(400))
+    with pytest.raises(ValueError, match=r"400 blocks \(column 0, column 1, .*x64"):
+        bnb.NaiveBayes(features, method="ml").fit(X, y).predict_proba(Xt)
+    with pytest.raises(ValueError, match=r"column 0.*x64"):
+        bnb.NaiveBayes(bnb.Gaussian(kappa=1e-6), method="ml").fit(X, y).predict_proba(Xt)
+
+
+@pytest.mark.parametrize("method", ["ml", "mean", "bayes"])
+def test_ordinary_wide_data_in_many_blocks_is_answered(on_the_kernels, method):
+    """1,000 weakly informative one-column Gaussian blocks and 300 Poisson ones (float32, the
+    default): answered within 1e-4 of float64, not refused (the blocks' sum is bounded by
+    what separates the classes, not by the Student-t's absolute log densities)."""
+    rng = np.random.default_rng(1)
+    y = np.arange(600) % 2
+    X = np.hstack([rng.normal(size=(600, 1000)) + 0.03 * y[:, None] * rng.normal(size=1000),
+                   rng.poisson(5 * np.exp(0.05 * y[:, None] * rng.normal(size=300)),
+                               (600, 300))])
+    features = {c: bnb.Gaussian() for c in range(1000)} | {
+        c: bnb.Poisson() for c in range(1000, 1300)}
+    with jax.enable_x64(True):
+        reference = bnb.NaiveBayes(features, method=method).fit(X, y).predict_proba(X)
+    assert np.mean(np.abs(reference[:, 0] - 0.5) < 0.4) > 0.02  # rows between the classes
+    proba = bnb.NaiveBayes(features, method=method).fit(X, y).predict_proba(X)
+    assert np.max(np.abs(proba - reference)) < 1e-4

@@ -129,9 +129,14 @@ def scores(families, levels, joint, class_log_prior, tables, xs, n_valid, whole=
         return own, tail, _kernels.invalid_values(family, x), risk
 
     done = per_block(block, tuple(zip(families, levels, whole, strict=True)), tables, xs, tops)
+    out, across = _kernels.added_up(out, done.map(lambda r: r[0]), joint)
+    # per row and class, the bound of the blocks' sum (``_kernels.across_bound``), weighed on
+    # the host as the blocks' own
+    across = (jnp.zeros((0, 0), out.dtype) if across is None
+              else jnp.where(valid[:, None], 0.5 * jnp.finfo(out.dtype).eps * across, 0.0))
     # one array, one read on the host (``_kernels._store``)
-    return (out + done.map(lambda r: r[0]).total(), done.map(lambda r: r[1]),
-            done.map(lambda r: r[2]).ordered(), done.map(lambda r: r[3]))
+    return (out, done.map(lambda r: r[1]), done.map(lambda r: r[2]).ordered(),
+            done.map(lambda r: r[3]), across)
 
 
 def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_classes,
@@ -164,20 +169,27 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
     out = np.empty((n_rows, n_classes), dtype=np.float64)
     staging = _kernels._Staging(sources, rows, shifts)
 
-    def check_rounding(start, stop, risk):
+    def weighed(start, stop, r):
+        """The largest of a block's bounds ``r``, per class weighed by the probabilities the
+        tails left."""
+        r = np.asarray(r)[: stop - start]
+        if r.size == 0 or r.max() <= _kernels.SCORE_ROUNDING_LIMIT:
+            return 0.0
+        if r.ndim == 2:
+            chunk = out[start:stop]
+            weigh = _kernels.every_class if added else _kernels.class_weighted
+            r = weigh(r, chunk - np.max(chunk, axis=1, keepdims=True), xp=np)
+        return float(r.max())
+
+    def check_rounding(start, stop, risk, across):
         for source, r in zip(sources, risk, strict=True):
-            r = np.asarray(r)[: stop - start]
-            if r.size == 0 or r.max() <= _kernels.SCORE_ROUNDING_LIMIT:
-                continue
-            if r.ndim == 2:  # per class: weighed by the probabilities the tails left
-                chunk = out[start:stop]
-                weigh = _kernels.every_class if added else _kernels.class_weighted
-                r = weigh(r, chunk - np.max(chunk, axis=1, keepdims=True), xp=np)
-            if r.max() > _kernels.SCORE_ROUNDING_LIMIT:
-                raise _kernels.inexact_scores(source, float(r.max()))
+            if weighed(start, stop, r) > _kernels.SCORE_ROUNDING_LIMIT:
+                raise _kernels.inexact_scores(source, weighed(start, stop, r))
+        if weighed(start, stop, across) > _kernels.SCORE_ROUNDING_LIMIT:
+            raise _kernels.inexact_sum(sources, weighed(start, stop, across))
 
     def store(start, stop, result):
-        s, tails, bad, risk = result
+        s, tails, bad, risk, across = result
         tails, risk = jax.tree_util.tree_map(np.asarray, (tails, risk))  # blocks: NumPy views
         _kernels._report(sources, np.asarray(bad))
         out[start:stop] = np.asarray(s)[: stop - start]
@@ -199,7 +211,7 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
                 out[start + rows] += form_of(families[b]).host_tail(
                     ktables[b], sources[b].read(start, stop)[rows], steps[b],
                     integral=integral)
-        check_rounding(start, stop, risk)
+        check_rounding(start, stop, risk, across)
 
     pending = None
     for i, start in enumerate(range(0, n_rows, rows)):

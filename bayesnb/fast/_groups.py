@@ -84,6 +84,21 @@ class Grouped(Sequence):
         """A result that is one array a block, summed over the blocks."""
         return sum(jnp.sum(r, axis=0) for r in self.results)
 
+    def pairwise_total(self) -> tuple[jax.Array, jax.Array]:
+        """A result that is one array a block, summed over the blocks pairwise, and elementwise
+        the magnitudes of the blocks' results and of every sum that formed, added up: a float
+        addition (or the subtraction that made a block's result) rounds by at most half an
+        epsilon of its result, so half an epsilon times them bounds the total's rounding (to
+        first order), in the order the total was taken."""
+        stacked = jnp.concatenate(self.results) if len(self.results) > 1 else self.results[0]
+        formed = jnp.sum(jnp.abs(stacked), axis=0)  # the blocks' own, as they came
+        while stacked.shape[0] > 1:
+            if stacked.shape[0] % 2:
+                stacked = jnp.concatenate([stacked, jnp.zeros_like(stacked[:1])])
+            stacked = stacked[0::2] + stacked[1::2]
+            formed = formed + jnp.sum(jnp.abs(stacked), axis=0)
+        return stacked[0], formed
+
 
 def per_block(fn: Callable, keys: Sequence[Hashable], *per_block: Sequence) -> Grouped:
     """``fn(keys[b], *(arg[b] for arg in per_block))`` for every block ``b`` inside a traced

@@ -491,7 +491,7 @@ def scores(families, levels, exact, kind, class_log_prior, tables, xs, n_valid=N
         return form_of(family).scores(table, x, lv, exact), invalid_values(family, x)
 
     scored = per_block(block_scores, keys, tables, xs)
-    out = out + scored.map(lambda r: r[0]).total()
+    out, across = added_up(out, scored.map(lambda r: r[0]), kind == "joint")
     top = jnp.max(out, axis=1, keepdims=True)
     shifted = out - jnp.where(jnp.isfinite(top), top, 0.0)
     weight = jnp.exp(shifted)
@@ -510,11 +510,45 @@ def scores(families, levels, exact, kind, class_log_prior, tables, xs, n_valid=N
     risk = per_block(block_risk, keys, tables, xs, scored.map(lambda r: r[0])).ordered()
     # one array, one read on the host: each scalar read alone is a wait of its own (``_store``)
     bad = jnp.concatenate([scored.map(lambda r: r[1]).ordered().astype(out.dtype),
-                           risk.astype(out.dtype)])
+                           risk.astype(out.dtype),
+                           across_bound(across, out, shifted, valid, weigh)[None]])
     if kind == "joint":
         constant = per_block(lambda key, x: key[0].log_normalizer(x), keys, xs).total()
         return out + constant[:, None], norm, bad
     return (shifted, weight), norm, bad
+
+
+def added_up(out, scores, joint: bool):
+    """``out`` plus every block's scores (``scores``: a ``_groups.Grouped``), and what bounds
+    the float32 rounding of their sum (None for a single block, in float64, or for the joint
+    density, which keeps every constant): each block's scores less their row's best (a
+    class-free constant, so the classes' log-odds are unchanged) added up pairwise, and the
+    magnitudes of the sums that formed (``Grouped.pairwise_total``). Relative to the row's
+    best, what the sums carry is what separates the classes: the Student-t's absolute log
+    densities summed over 1,000 one-column blocks reached 1,500 nats on ordinary data."""
+    if len(scores) == 1 or joint or float64_mode():
+        return out + scores.total(), None
+
+    def relative(s):
+        best = jnp.max(jnp.where(jnp.isfinite(s), s, -jnp.inf), axis=-1, keepdims=True)
+        return s - jnp.where(jnp.isfinite(best), best, 0.0)
+
+    blocks, formed = scores.map(relative).pairwise_total()
+    out = out + blocks
+    return out, formed + jnp.abs(out)
+
+
+def across_bound(formed, out, shifted, valid, weigh) -> jax.Array:
+    """The largest bound, over the valid rows, on the float32 rounding of the blocks' scores
+    added up (``formed``: from :func:`added_up`, None where there is nothing to bound),
+    weighed as each block's own bound is. Each block's bound holds its own scores only:
+    2,000 one-column blocks whose halves favoured opposite classes by 15 nats each carried
+    the sums to 15,000 nats, and probabilities moved by 7.4e-4 unrefused (as one block,
+    their drift is refused)."""
+    if formed is None:
+        return jnp.zeros((), out.dtype)
+    rounding = 0.5 * jnp.finfo(out.dtype).eps * formed
+    return jnp.max(jnp.where(valid, weigh(rounding, shifted), 0.0)).astype(out.dtype)
 
 
 def kernel_kind(output: str) -> str:
@@ -1024,6 +1058,18 @@ def inexact_scores(source: Source, rounding: float) -> ValueError:
         f"\"jax_enable_x64\", True).")
 
 
+def inexact_sum(sources: Sequence[Source], rounding: float) -> ValueError:
+    """The refusal of the blocks' scores added up, whose float32 rounding bound exceeds the
+    limit (:func:`across_blocks`)."""
+    named = ", ".join(_column(s, 0) for s in sources[:3]) + (", ..." if len(sources) > 3 else "")
+    return InexactScores(
+        f"the class scores of {len(sources)} blocks ({named}) added up: their sums reach "
+        f"values so large that float32 rounds the class scores by up to {rounding:.2g} in a "
+        f"log probability; float32 (JAX's default dtype) cannot represent them. Declare "
+        f"columns of one family as one block (one family object for all of them), or enable "
+        f"x64: JAX_ENABLE_X64=1, or jax.config.update(\"jax_enable_x64\", True).")
+
+
 def _device_results(families, levels, exact, output, class_log_prior, kernel_tables, sources,
                     chunks, n_rows: int, rows: int):
     """:func:`stream_scores` kept on the device: the tables placed there once in the kernel
@@ -1074,11 +1120,15 @@ def _join_on_device(output: str, n_rows: int, values, norms):
 
 def _check_score_flags(sources, flags: np.ndarray) -> None:
     """Refuse what a ``scores`` kernel flagged (``flags``: per block an invalid value, then
-    per block its float32 rounding bound; over several chunks, their largest)."""
-    _report(sources, flags[:len(sources)])
-    for source, r in zip(sources, flags[len(sources):], strict=True):
+    per block its float32 rounding bound, then the bound of their sum, :func:`across_blocks`;
+    over several chunks, their largest)."""
+    b = len(sources)
+    _report(sources, flags[:b])
+    for source, r in zip(sources, flags[b:2 * b], strict=True):
         if r > SCORE_ROUNDING_LIMIT:
             raise inexact_scores(source, float(r))
+    if flags[2 * b] > SCORE_ROUNDING_LIMIT:
+        raise inexact_sum(sources, float(flags[2 * b]))
 
 
 def _store(out, norm, output, sources, n_classes, start, stop, result):
