@@ -107,8 +107,9 @@ def scores(families, levels, joint, class_log_prior, tables, xs, n_valid, whole=
     """One chunk: exact class scores (joint: with every class-free constant), per block
     the rows whose tail the host must add (``needs_tail``; for a block the host scans whole,
     ``whole[b]``, every entry's position in the host's cumulative table of counts up to
-    ``tops[b]``, ``tail_positions``), the value checks (one flag per block, stacked) and the
-    float32 rounding bounds."""
+    ``tops[b]``, ``tail_positions``), the value checks (one flag per block, stacked), the
+    float32 rounding bounds per block and, per row and class, that of the blocks' sum
+    (``_kernels.added_up``; empty for one block)."""
     whole = (False,) * len(xs) if whole is None else whole
     tops = (0,) * len(xs) if tops is None else tops
     out = jnp.broadcast_to(class_log_prior, (xs[0].shape[0], class_log_prior.shape[0]))

@@ -481,7 +481,9 @@ def scores(families, levels, exact, kind, class_log_prior, tables, xs, n_valid=N
     plug-in likelihood is used, or the exact posterior predictive if ``exact``. A row whose
     normaliser is not finite has every class impossible; the caller reports it. The third
     output holds, for ``B`` blocks, ``B`` flags (1 where the block holds an invalid value,
-    :func:`invalid_values`) and then ``B`` bounds on the scores' float32 rounding."""
+    :func:`invalid_values`), then ``B`` bounds on the scores' float32 rounding, then the
+    bound on the rounding of their sum (:func:`across_bound`). Blocks of one family and shape
+    are scored together (``_groups.per_block``)."""
     TRACES["scores"] += 1
     out = jnp.broadcast_to(class_log_prior, (xs[0].shape[0], class_log_prior.shape[0]))
     keys = tuple(zip(families, levels, strict=True))
@@ -1060,7 +1062,7 @@ def inexact_scores(source: Source, rounding: float) -> ValueError:
 
 def inexact_sum(sources: Sequence[Source], rounding: float) -> ValueError:
     """The refusal of the blocks' scores added up, whose float32 rounding bound exceeds the
-    limit (:func:`across_blocks`)."""
+    limit (:func:`across_bound`)."""
     named = ", ".join(_column(s, 0) for s in sources[:3]) + (", ..." if len(sources) > 3 else "")
     return InexactScores(
         f"the class scores of {len(sources)} blocks ({named}) added up: their sums reach "
@@ -1120,7 +1122,7 @@ def _join_on_device(output: str, n_rows: int, values, norms):
 
 def _check_score_flags(sources, flags: np.ndarray) -> None:
     """Refuse what a ``scores`` kernel flagged (``flags``: per block an invalid value, then
-    per block its float32 rounding bound, then the bound of their sum, :func:`across_blocks`;
+    per block its float32 rounding bound, then the bound of their sum, :func:`across_bound`;
     over several chunks, their largest)."""
     b = len(sources)
     _report(sources, flags[:b])
