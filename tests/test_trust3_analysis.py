@@ -5,6 +5,7 @@ SciPy), or refuses."""
 import numpy as np
 import pandas as pd
 import pytest
+from _bernoulli_draws import SHAPE, bernoulli_draws
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -155,15 +156,8 @@ def test_uncertainty_decomposes_the_entropy_of_the_draws_mean(x64, seed):
     of the draw-averaged p(c | x, theta), ``aleatoric`` the mean of the draws' entropies and
     ``mutual_info`` their difference, as NumPy computes them from the same draws; ``proba``
     stays the predictive E[p(x, c | theta)] / E[p(x | theta)]."""
-    rng = np.random.default_rng(seed)
-    n, f, k, chains, d = 70, 4, 3, 2, 40
-    y = rng.integers(0, k, n)
-    X = (rng.random((n, f)) < rng.uniform(0.1, 0.9, (k, f))[y]).astype(float)
-    clf = bnb.NaiveBayes(bnb.Bernoulli(), method="bayes").fit(X, y)
-    draws = {"class_probs": rng.dirichlet(np.full(k, 4.0), (chains, d)),
-             "bernoulli.theta": rng.beta(2.0, 2.0, (chains, d, k, f))}
-    rows = X[:25].copy()
-    rows[rng.random(rows.shape) < 0.3] = np.nan
+    clf, draws, rows = bernoulli_draws(seed)
+    _, f, k, _, _ = SHAPE
     u = clf.predict_uncertainty(rows, draws=draws)
 
     pi = draws["class_probs"].reshape(-1, k)

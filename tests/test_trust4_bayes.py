@@ -11,6 +11,7 @@ import jax
 import numpy as np
 import pandas as pd
 import pytest
+from _bernoulli_draws import bernoulli_draws
 from scipy import stats
 from scipy.special import entr, logsumexp
 
@@ -162,19 +163,6 @@ def test_weights_of_one_change_nothing_and_zero_weight_rows_are_no_factor(x64):
 
 
 # ---------------------------------------------------------------- predict_uncertainty
-def bernoulli_draws(seed):
-    rng = np.random.default_rng(seed)
-    n, f, k, chains, d = 70, 4, 3, 2, 40
-    y = rng.integers(0, k, n)
-    X = (rng.random((n, f)) < rng.uniform(0.1, 0.9, (k, f))[y]).astype(float)
-    clf = bnb.NaiveBayes(bnb.Bernoulli(), method="bayes").fit(X, y)
-    draws = {"class_probs": rng.dirichlet(np.full(k, 4.0), (chains, d)),
-             "bernoulli.theta": rng.beta(2.0, 2.0, (chains, d, k, f))}
-    rows = X[:25].copy()
-    rows[rng.random(rows.shape) < 0.3] = np.nan
-    return clf, draws, rows
-
-
 def reference_given_x(draws, rows, interval):
     """Every field of ``given_x=True`` from the draws by NumPy: the scores by hand, the
     weights p(x | theta_d) normalised, the weighted quantiles by ``np.quantile``'s own."""
