@@ -134,7 +134,7 @@ def scores(families, levels, joint, class_log_prior, tables, xs, n_valid, whole=
     # per row and class, the bound of the blocks' sum (``_kernels.across_bound``), weighed on
     # the host as the blocks' own
     across = (jnp.zeros((0, 0), out.dtype) if across is None
-              else jnp.where(valid[:, None], 0.5 * jnp.finfo(out.dtype).eps * across, 0.0))
+              else jnp.where(valid[:, None], across, 0.0))
     # one array, one read on the host (``_kernels._store``)
     return (out, done.map(lambda r: r[1]), done.map(lambda r: r[2]).ordered(),
             done.map(lambda r: r[3]), across)
@@ -184,10 +184,10 @@ def stream(families, levels, joint, class_log_prior, tables, sources, n_rows, n_
 
     def check_rounding(start, stop, risk, across):
         for source, r in zip(sources, risk, strict=True):
-            if weighed(start, stop, r) > _kernels.SCORE_ROUNDING_LIMIT:
-                raise _kernels.inexact_scores(source, weighed(start, stop, r))
-        if weighed(start, stop, across) > _kernels.SCORE_ROUNDING_LIMIT:
-            raise _kernels.inexact_sum(sources, weighed(start, stop, across))
+            if (largest := weighed(start, stop, r)) > _kernels.SCORE_ROUNDING_LIMIT:
+                raise _kernels.inexact_scores(source, largest)
+        if (largest := weighed(start, stop, across)) > _kernels.SCORE_ROUNDING_LIMIT:
+            raise _kernels.inexact_sum(sources, largest)
 
     def store(start, stop, result):
         s, tails, bad, risk, across = result
