@@ -30,6 +30,7 @@ import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 from scipy import sparse
 
+from ._joined_blocks import join, joined_blocks, split_draws
 from .families._base import float64_mode, host_f64
 from .fast import float32_safe, form_of
 from .fast._compiled import compiled
@@ -101,35 +102,57 @@ def run_nuts(fitted, class_alpha, class_prior, priors=None, *, num_warmup=1000,
     """NUTS draws for a fitted model (``bayesnb.fitted.FittedModel``) under the class setup
     of :func:`bayesnb.model.class_setup` and optional replacement ``priors``:
     ``(draws, sample_stats)``. Its unlabeled rows, if any, enter semi-supervised. The chains
-    run as ``bayesnb._nuts`` compiles them (``chain_method``: ``_spec.CHAIN_METHODS``)."""
+    run as ``bayesnb._nuts`` compiles them (``chain_method``: ``_spec.CHAIN_METHODS``), on
+    blocks of one family joined column-wise where they can be (``_joined_blocks``)."""
     from . import _nuts
 
     check_prior_sites(fitted, priors)
-    unlabeled = fitted.unlabeled
+    sites = tuple(block_sites(fitted.blocks))
+    groups = joined_blocks(fitted.blocks, sites, priors or ())
     with jax.enable_x64(True):
-        f64 = partial(jax.tree_util.tree_map, lambda a: jnp.asarray(a, dtype=jnp.float64))
-        # the structure is static (one compilation per structure), the numbers are arguments
-        static = dict(families=fitted.families, sites=tuple(block_sites(fitted.blocks)),
-                      labels=tuple(column_labels(fitted.blocks)))
-        data = dict(
-            priors=tuple(_priors_f64(b.prior) for b in fitted.blocks),
-            stats=tuple(f64(b.stats) for b in fitted.blocks),
-            class_alpha=None if class_alpha is None else jnp.asarray(class_alpha),
-            class_prior=None if class_prior is None else jnp.asarray(class_prior),
-            class_count=jnp.asarray(np.array(fitted.class_count, copy=True)),
-            unlabeled=None if unlabeled is None else tuple(
-                jnp.asarray(np.array(x, copy=True)) for x in unlabeled),
-            hyper=tuple(b.family.hyperpriors() for b in fitted.blocks),
-            # None or a pooling prior per block: part of the programs' structure (their key)
-            pooling=tuple(b.family.pooling_prior() for b in fitted.blocks),
-            replaced=dict(priors or {}),
-        )
+        static, data = nuts_arguments(fitted, groups, class_alpha, class_prior, priors)
         draws, extra = _nuts.sample(
             _stats_model_with_priors, static, data, num_warmup=num_warmup,
             num_samples=num_samples, num_chains=num_chains, seed=seed,
             chain_method=chain_method, progress_bar=progress_bar,
             target_accept_prob=target_accept_prob)
-    return draws, arviz_sample_stats(extra)
+    return split_draws(draws, groups, fitted.blocks, sites), arviz_sample_stats(extra)
+
+
+def nuts_arguments(fitted, groups, class_alpha, class_prior, priors=None) -> tuple[dict, dict]:
+    """``(static, data)``: the arguments of :func:`stats_model` (with ``replaced`` priors) for
+    the blocks sampled as ``groups`` (``_joined_blocks.joined_blocks``; each block alone:
+    the model as declared). The structure is static (one compilation per structure), the
+    numbers are arguments. Call with x64 on."""
+    blocks, labels = fitted.blocks, column_labels(fitted.blocks)
+
+    def joined(values, **how):
+        return tuple(join([values[i] for i in g.blocks], **how) for g in groups)
+
+    def first(g):
+        return blocks[g.blocks[0]].family
+
+    f64 = partial(jax.tree_util.tree_map, lambda a: jnp.asarray(a, dtype=jnp.float64))
+    unlabeled = fitted.unlabeled
+    static = dict(families=tuple(fitted.families[g.blocks[0]] for g in groups),
+                  sites=tuple(g.site for g in groups),
+                  labels=tuple(tuple(c for i in g.blocks for c in labels[i]) for g in groups))
+    data = dict(
+        priors=joined([_priors_f64(b.prior) for b in blocks], scalars="shared"),
+        stats=tuple(f64(s) for s in joined([host_f64(b.stats) for b in blocks],
+                                           scalars="summed")),
+        class_alpha=None if class_alpha is None else jnp.asarray(class_alpha),
+        class_prior=None if class_prior is None else jnp.asarray(class_prior),
+        class_count=jnp.asarray(np.array(fitted.class_count, copy=True)),
+        unlabeled=None if unlabeled is None else tuple(
+            jnp.asarray(np.concatenate([np.asarray(unlabeled[i]) for i in g.blocks], axis=1))
+            for g in groups),
+        hyper=tuple(first(g).hyperpriors() for g in groups),
+        # None or a pooling prior per block: part of the programs' structure (their key)
+        pooling=tuple(first(g).pooling_prior() for g in groups),
+        replaced=dict(priors or {}),
+    )
+    return static, data
 
 
 def arviz_sample_stats(extra: dict) -> dict:

@@ -19,8 +19,10 @@ table this small without compiling: ``bayesnb.fast._host.HOST_MATHS_ENTRIES``, s
 Last, one model declared column by column (``--blocks``: that many one-column blocks, a family
 object each, on 5,000 rows), Gaussian and then Poisson: the seconds of its fit and first
 ``predict_proba`` and of their compilation (the kernels compute a family's blocks together,
-``bayesnb.fast._groups``). Run with ``BAYESNB_COMPILATION_CACHE=0`` to time compilation
-rather than the cache.
+``bayesnb.fast._groups``). Then NUTS (``method="mcmc"``, 2 chains x (500 + 500)) on a model of
+``--nuts-blocks`` one-column Gaussian blocks and on one block of the same columns (300 rows):
+the seconds of each fit (NUTS samples the blocks as one, ``bayesnb._joined_blocks``). Run
+with ``BAYESNB_COMPILATION_CACHE=0`` to time compilation rather than the cache.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ def main(argv=None) -> None:
                         help="rows of the small batches predicted after the models")
     parser.add_argument("--blocks", type=int, default=100,
                         help="columns of the model declared column by column (0: none)")
+    parser.add_argument("--nuts-blocks", type=int, default=30,
+                        help="columns of the NUTS model declared column by column (0: none)")
     args = parser.parse_args(argv)
 
     import bayesnb as bnb
@@ -81,6 +85,8 @@ def main(argv=None) -> None:
         small_batches(bnb, rng, args.batches)
     if args.blocks:
         declared_column_by_column(bnb, rng, args.blocks)
+    if args.nuts_blocks:
+        nuts_column_by_column(bnb, rng, args.nuts_blocks)
 
 
 def small_batches(bnb, rng, batches) -> None:
@@ -123,6 +129,25 @@ def declared_column_by_column(bnb, rng, n_blocks: int) -> None:
         clf.predict_proba(X)
         print(f"{name:>8} {t1 - t0:>8.2f} {time.perf_counter() - t1:>9.2f} "
               f"{compiling[0]:>11.2f}")
+
+
+def nuts_column_by_column(bnb, rng, n_blocks: int) -> None:
+    import warnings
+
+    y = np.arange(300) % 3
+    X = pd.DataFrame(rng.normal(0.5 * y[:, None], 1.0, (300, n_blocks)),
+                     columns=[f"c{j}" for j in range(n_blocks)])
+    print(f"\nNUTS, 2 chains x (500 + 500), {n_blocks} Gaussian columns, 300 rows, 3 classes\n"
+          f"{'declared':>22} {'fit s':>8}")
+    for label, features in ((f"{n_blocks} one-column blocks", {c: bnb.Gaussian() for c in X}),
+                            ("one block", bnb.Gaussian())):
+        clf = bnb.NaiveBayes(features, method="mcmc", num_warmup=500, num_samples=500,
+                             num_chains=2, progress_bar=False)
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():  # short chains: r-hat and ESS are not the point here
+            warnings.simplefilter("ignore")
+            clf.fit(X, y)
+        print(f"{label:>22} {time.perf_counter() - t0:>8.2f}")
 
 
 if __name__ == "__main__":

@@ -160,3 +160,65 @@ def test_uncertainty_over_draws_matches_the_numpyro_densities(cls, x64, monkeypa
 
 def _take(X, rows):
     return X.iloc[rows] if hasattr(X, "iloc") else X[rows]
+
+
+# ------------------------------------------------------------ a model declared column by column
+def _column_by_column(cls, X, y, **kw):
+    """The model with one block (one family object) per column of ``X``."""
+    from _conformance import make
+
+    import bayesnb as bnb
+
+    return bnb.NaiveBayes({j: make(cls) for j in range(X.shape[1])}, **kw).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", PARAMETRIC)
+def test_blocks_join_into_the_block_of_their_columns(cls, x64):
+    """NUTS samples one-column blocks of a family as one block (``_joined_blocks``) when the
+    family's layout allows it: their priors and statistics joined equal those of one block
+    fitted on all the columns, leaf by leaf; a family whose columns are one vector, or have
+    their own sites, keeps every block apart."""
+    from bayesnb._joined_blocks import join, joined_blocks
+
+    X, y = simulate(cls, 40)
+    whole = fit(cls, X, y).blocks_[0]
+    apart = _column_by_column(cls, X, y)
+    groups = joined_blocks(apart.blocks_, block_sites(apart))
+    if cls.joint_columns or cls.column_sites:
+        assert [g.blocks for g in groups] == [(0,), (1,), (2,)]
+        return
+    assert [g.blocks for g in groups] == [(0, 1, 2)]
+    for got, want, scalars in ((join([b.prior for b in apart.blocks_], scalars="shared"),
+                                whole.prior, "prior"),
+                               (join([host_f64(b.stats) for b in apart.blocks_],
+                                     scalars="summed"), host_f64(whole.stats), "stats")):
+        assert type(got) is type(want)
+        for name, a, b in zip(want._fields, got, want, strict=True):
+            np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64),
+                                       rtol=1e-12, atol=1e-12, err_msg=f"{scalars}.{name}")
+
+
+@pytest.mark.filterwarnings("ignore::bayesnb.inference.ConvergenceWarning")
+@pytest.mark.parametrize("cls", [c for c in PARAMETRIC
+                                 if not (c.values[0].joint_columns or c.values[0].column_sites)])
+def test_nuts_of_joined_blocks_matches_each_blocks_exact_posterior(cls):
+    """method='mcmc' on one block per column (sampled as one block): every block's draws,
+    under its own sites, against that block's exact posterior means within 5 Monte Carlo
+    standard errors."""
+    X, y = simulate(cls, 30, seed=4)
+    clf = _column_by_column(cls, X, y, method="mcmc", num_warmup=300, num_samples=400,
+                            num_chains=1, seed=1, progress_bar=False)
+    assert set(clf.draws_) == {"class_probs"} | {
+        site_name(site, key, labels) for block, site, labels in
+        zip(clf.blocks_, block_sites(clf), column_labels(clf), strict=True)
+        for key in block.family.param_dims(block.prior, block.schema)}
+    for block, site in zip(clf.blocks_, block_sites(clf), strict=True):
+        fam = type(block.family)
+        exact = fam.posterior_distributions(jax.tree_util.tree_map(
+            jnp.asarray, fam.posterior(host_f64(block.prior), host_f64(block.stats))))
+        for key in block.family.param_dims(block.prior, block.schema):
+            chain = np.asarray(clf.draws_[f"{site}.{key}"], dtype=np.float64)
+            assert chain.shape[-1] == 1  # the block's one column
+            mcse = chain[0].std(axis=0) / np.sqrt(effective_sample_size(chain))
+            np.testing.assert_array_less(
+                np.abs(chain[0].mean(axis=0) - np.asarray(exact[key].mean)), 5 * mcse + 1e-6)

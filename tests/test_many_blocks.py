@@ -230,3 +230,51 @@ def test_ordinary_wide_data_in_many_blocks_is_answered(on_the_kernels, method):
     assert np.mean(np.abs(reference[:, 0] - 0.5) < 0.4) > 0.02  # rows between the classes
     proba = bnb.NaiveBayes(features, method=method).fit(X, y).predict_proba(X)
     assert np.max(np.abs(proba - reference)) < 1e-4
+
+
+@pytest.mark.filterwarnings("ignore::bayesnb.inference.ConvergenceWarning")  # short chains
+def test_joined_blocks_have_the_log_density_of_the_blocks_apart(x64):
+    """NUTS samples one-column blocks of one family as one block (``_joined_blocks``): that
+    program's log density (NumPyro's ``log_density``) at the run's own draws equals the
+    density of the model as declared, every block apart, with unlabeled rows (the
+    semi-supervised term) and a replaced prior, whose block stays apart."""
+    import numpyro.distributions as dist
+    import pandas as pd
+    from numpyro.infer.util import log_density
+
+    from bayesnb import inference
+    from bayesnb._joined_blocks import Joined, joined_blocks
+    from bayesnb.model import block_sites
+
+    rng = np.random.default_rng(5)
+    n = 80
+    codes = rng.integers(0, 2, n)
+    X = pd.DataFrame({"g0": rng.normal(codes, 1.0), "g1": rng.normal(2 * codes, 3.0),
+                      "p0": rng.poisson(2 + 3 * codes), "g2": rng.normal(-codes, 0.5),
+                      "g3": rng.normal(codes, 2.0), "p1": rng.poisson(5 - 2 * codes)})
+    y = np.array(["a", "b"], dtype=object)[codes]
+    y[::7] = None  # unlabeled rows
+    families = {c: bnb.Poisson() if c.startswith("p") else bnb.Gaussian() for c in X.columns}
+    priors = {"gaussian1.mean": dist.Normal(0.0, 10.0)}
+    clf = bnb.NaiveBayes(families, method="mcmc", priors=priors, num_warmup=60,
+                         num_samples=20, num_chains=1, progress_bar=False).fit(X, y)
+    sites = block_sites(clf)
+    groups = joined_blocks(clf.blocks_, sites, priors)
+    assert [g.blocks for g in groups] == [(0, 3, 4), (1,), (2, 5)]  # gaussian1 stays apart
+    apart = tuple(Joined((i,), s) for i, s in enumerate(sites))
+    setup = clf._class_setup()
+    for draw in (0, 7, 19):
+        params = {k: np.asarray(v[0, draw], np.float64) for k, v in clf.draws_.items()}
+        joined_params = dict(params)
+        for g in groups:
+            for key in ("mean", "precision", "rate"):
+                names = [f"{sites[i]}.{key}" for i in g.blocks]
+                if len(g.blocks) > 1 and names[0] in params:
+                    joined_params[f"{g.site}.{key}"] = np.concatenate(
+                        [joined_params.pop(name) for name in names], axis=-1)
+        densities = []
+        for grouping, values in ((apart, params), (groups, joined_params)):
+            static, data = inference.nuts_arguments(clf.fitted_, grouping, *setup, priors)
+            densities.append(float(log_density(inference._stats_model_with_priors, (),
+                                               {**static, **data}, values)[0]))
+        assert densities[1] == pytest.approx(densities[0], rel=1e-12, abs=1e-9)

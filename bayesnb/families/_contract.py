@@ -49,7 +49,10 @@ class Capabilities:
 
     # --------------------------------- levels and values (encoding, simulation, out-of-core typing)
     #: True when the block's columns form one random vector (Multinomial), so a block cannot be
-    #: split column by column.
+    #: split column by column. False (and no ``column_sites``): the columns are independent given
+    #: the class, every array of the prior, statistics and parameters has them on its last
+    #: axis, a scalar prior is shared by them and a scalar statistic sums over them
+    #: (``averaging`` splits such blocks, NUTS joins them: ``_joined_blocks``)
     joint_columns: ClassVar[bool] = False
 
     #: for a family of numeric values, the checks ``encode`` applies (keys ``nonnegative``,
