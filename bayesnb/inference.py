@@ -30,7 +30,7 @@ import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 from scipy import sparse
 
-from ._joined_blocks import join, joined_blocks, split_draws
+from ._joined_blocks import join, joined_blocks, joined_for_scoring, split_draws
 from .families._base import float64_mode, host_f64
 from .fast import float32_safe, form_of
 from .fast._compiled import compiled
@@ -609,19 +609,22 @@ def predict_rows(model, class_prior, draws, X, unseen: str, *, interval=0.9, pre
     from .fast._kernels import SCORE_ROUNDING_LIMIT
 
     X = _absent_added(model, X)  # warned once here, though a float64 retry encodes X again
-    xs = encode_dense(model, X, unseen, on_device=True)
-    n_classes, n_draws = _draw_shape(class_prior, draws)
-    host = prepared is None and _draws_host.on_host(model.blocks, xs, n_draws, n_classes)
+    # blocks of one family as one wider block (``_joined_blocks``): one product for them all
+    blocks, joined, xs = joined_for_scoring(model.blocks, draws,
+                                            encode_dense(model, X, unseen, on_device=True))
+    n_classes, n_draws = _draw_shape(class_prior, joined)
+    host = prepared is None and _draws_host.on_host(blocks, xs, n_draws, n_classes)
     if not host and not float64_mode() and (
             not float32_safe(model.families)  # no bound to trust: float64 (``bayesnb.fast``)
-            or draws_rounding(model.blocks, class_prior, draws, xs, prepared)
+            or draws_rounding(blocks, class_prior, joined, xs, prepared)
             > SCORE_ROUNDING_LIMIT):
         with jax.enable_x64(True):
-            xs = encode_dense(model, X, unseen, on_device=True)
-            return predict_from_draws(model.blocks, class_prior, draws, xs, interval=interval,
+            blocks, joined, xs = joined_for_scoring(
+                model.blocks, draws, encode_dense(model, X, unseen, on_device=True))
+            return predict_from_draws(blocks, class_prior, joined, xs, interval=interval,
                                       prepared=prepared, joint_only=joint_only,
                                       given_x=given_x)
-    return predict_from_draws(model.blocks, class_prior, draws, xs, interval=interval,
+    return predict_from_draws(blocks, class_prior, joined, xs, interval=interval,
                               prepared=prepared, joint_only=joint_only, given_x=given_x)
 
 

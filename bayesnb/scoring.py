@@ -214,13 +214,15 @@ class DrawsScorer:
         self.prepared: dict = {}
 
     def scores(self, X, output: str) -> tuple[np.ndarray, np.ndarray]:
+        from ._joined_blocks import joined_for_scoring
         from .inference import encode_dense, predict_from_draws, predict_rows
 
         if output == "joint":  # in float64 whatever the dtype, as ``TableScorer.scores``
             with jax.enable_x64(True):
                 xs = encode_dense(self.model, X, "smooth")
-                joint = predict_from_draws(self.model.blocks, self.class_prior, self.draws,
-                                           xs, interval=None, prepared=self.prepared,
+                blocks, draws, joined = joined_for_scoring(self.model.blocks, self.draws, xs)
+                joint = predict_from_draws(blocks, self.class_prior, draws, joined,
+                                           interval=None, prepared=self.prepared,
                                            joint_only=True)["log_joint"]
                 return normalised(joint + log_normalizer(self.model.blocks, xs), output)
         joint = predict_rows(self.model, self.class_prior, self.draws, X, "smooth",

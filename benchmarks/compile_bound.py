@@ -21,7 +21,8 @@ object each, on 5,000 rows), Gaussian and then Poisson: the seconds of its fit a
 ``predict_proba`` and of their compilation (the kernels compute a family's blocks together,
 ``bayesnb.fast._groups``). Then NUTS (``method="mcmc"``, 2 chains x (500 + 500)) on a model of
 ``--nuts-blocks`` one-column Gaussian blocks and on one block of the same columns (300 rows):
-the seconds of each fit (NUTS samples the blocks as one, ``bayesnb._joined_blocks``). Run
+the seconds of each fit and of its ``predict_uncertainty`` on 2,000 rows, a first call and
+another (NUTS and the draws' scoring take the blocks as one, ``bayesnb._joined_blocks``). Run
 with ``BAYESNB_COMPILATION_CACHE=0`` to time compilation rather than the cache.
 """
 
@@ -137,8 +138,10 @@ def nuts_column_by_column(bnb, rng, n_blocks: int) -> None:
     y = np.arange(300) % 3
     X = pd.DataFrame(rng.normal(0.5 * y[:, None], 1.0, (300, n_blocks)),
                      columns=[f"c{j}" for j in range(n_blocks)])
-    print(f"\nNUTS, 2 chains x (500 + 500), {n_blocks} Gaussian columns, 300 rows, 3 classes\n"
-          f"{'declared':>22} {'fit s':>8}")
+    X_new = pd.DataFrame(rng.normal(0.0, 1.0, (2000, n_blocks)), columns=X.columns)
+    print(f"\nNUTS, 2 chains x (500 + 500), {n_blocks} Gaussian columns, 300 rows, 3 classes; "
+          f"predict_uncertainty of 2,000 rows over the 1,000 draws, a first call and again\n"
+          f"{'declared':>22} {'fit s':>8} {'first s':>9} {'again s':>9}")
     for label, features in ((f"{n_blocks} one-column blocks", {c: bnb.Gaussian() for c in X}),
                             ("one block", bnb.Gaussian())):
         clf = bnb.NaiveBayes(features, method="mcmc", num_warmup=500, num_samples=500,
@@ -147,7 +150,11 @@ def nuts_column_by_column(bnb, rng, n_blocks: int) -> None:
         with warnings.catch_warnings():  # short chains: r-hat and ESS are not the point here
             warnings.simplefilter("ignore")
             clf.fit(X, y)
-        print(f"{label:>22} {time.perf_counter() - t0:>8.2f}")
+        t1 = time.perf_counter()
+        clf.predict_uncertainty(X_new)
+        t2 = time.perf_counter()
+        clf.predict_uncertainty(X_new)
+        print(f"{label:>22} {t1 - t0:>8.2f} {t2 - t1:>9.2f} {time.perf_counter() - t2:>9.2f}")
 
 
 if __name__ == "__main__":

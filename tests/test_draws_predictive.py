@@ -498,9 +498,9 @@ def test_host_rows_on_an_accelerator_are_checked_there(monkeypatch):
 
 
 def test_columns_declared_one_by_one_match_scipy(x64, small_chunks, linear_used):
-    """Gaussian and Poisson columns declared one by one (each its own block; in the kernels
-    the blocks of one family are one vmapped computation, ``fast._groups``): the predictive
-    over draws is SciPy's, draw by draw, and the Poisson blocks keep the one-matmul form."""
+    """Gaussian and Poisson columns declared one by one (each its own block; scored over
+    draws as one block a family, ``_joined_blocks``): the predictive over draws is SciPy's,
+    draw by draw, and the joined Poisson block keeps the one-matmul form."""
     rng = np.random.default_rng(4)
     n, K = 60, 3
     y = rng.integers(0, K, n)
@@ -512,7 +512,7 @@ def test_columns_declared_one_by_one_match_scipy(x64, small_chunks, linear_used)
     clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
     draws = clf.sample_posterior(N_DRAWS, seed=3)
     u = clf.predict_uncertainty(X[:25], draws=draws, interval=0.8)
-    assert linear_used == [(False, True, False, True, False)]
+    assert linear_used == [(False, True)]  # the Gaussian block, the Poisson block
     s = np.repeat(np.log(_flat(draws, "class_probs"))[:, None, :], 25, axis=1)
     sites = {0: "gaussian0", 1: "poisson0", 2: "gaussian1", 3: "poisson1", 4: "gaussian2"}
     for col, site in sites.items():
@@ -526,3 +526,40 @@ def test_columns_declared_one_by_one_match_scipy(x64, small_chunks, linear_used)
     ref = reference_uncertainty(s, 0.8)
     for key in ref:
         np.testing.assert_allclose(u[key], ref[key], rtol=1e-9, atol=1e-12, err_msg=key)
+
+
+@pytest.mark.filterwarnings("ignore::bayesnb.inference.ConvergenceWarning")  # a short chain
+def test_mcmc_columns_declared_one_by_one_with_missing_values_match_scipy():
+    """``method="mcmc"`` on Gaussian and Poisson columns declared one by one, with missing
+    values in some (NUTS and the scorer take each family's blocks as one, ``_joined_blocks``):
+    the joint over the run's draws (float64) is SciPy's Monte Carlo average, draw by draw,
+    the missing values left out; the float32 probabilities agree with it."""
+    from scipy.special import softmax
+
+    rng = np.random.default_rng(9)
+    n, K = 80, 3
+    y = rng.integers(0, K, n)
+    X = np.column_stack([rng.normal(y, 1.0), rng.poisson(1 + y), rng.normal(-y, 2.0),
+                         rng.poisson(2, n), rng.normal(0.5 * y, 0.5)]).astype(float)
+    X[3, 0] = X[5, 3] = X[8, 2] = np.nan
+    families = {0: bnb.Gaussian(kappa=0.1, rate=1.0), 1: bnb.Poisson(),
+                2: bnb.Gaussian(kappa=0.1, rate=1.0), 3: bnb.Poisson(),
+                4: bnb.Gaussian(kappa=0.1, rate=1.0)}
+    clf = bnb.NaiveBayes(families, method="mcmc", num_warmup=150, num_samples=60,
+                         num_chains=1, progress_bar=False).fit(X, y)
+    draws = clf.draws_
+    rows = X[:25]
+    s = np.repeat(np.log(_flat(draws, "class_probs"))[:, None, :], len(rows), axis=1)
+    sites = {0: "gaussian0", 1: "poisson0", 2: "gaussian1", 3: "poisson1", 4: "gaussian2"}
+    for col, site in sites.items():
+        x = rows[:, col][None, :, None]  # (1, n, 1) against (D, 1, K)
+        if site.startswith("poisson"):
+            term = stats.poisson.logpmf(x, _flat(draws, f"{site}.rate")[:, None, :, 0])
+        else:
+            term = stats.norm.logpdf(x, _flat(draws, f"{site}.mean")[:, None, :, 0],
+                                     1.0 / np.sqrt(_flat(draws, f"{site}.precision")[:, None,
+                                                                                     :, 0]))
+        s += np.where(np.isnan(x), 0.0, term)
+    joint = logsumexp(s, axis=0) - np.log(s.shape[0])
+    np.testing.assert_allclose(clf.predict_joint_log_proba(rows), joint, rtol=1e-9)
+    np.testing.assert_allclose(clf.predict_proba(rows), softmax(joint, axis=1), atol=1e-5)
