@@ -121,7 +121,12 @@ def test_tune_times_later_uncertainty_calls_on_both_routes():
 
 def test_compile_bound_reports_each_model_within_the_bound():
     text = run_script("compile_bound.py", "--classes", "2", "5", "--max-executables", "3",
-                      "--blocks", "3")
+                      "--blocks", "3", "--nuts-blocks", "3")
+    text, nuts = text.split("\nNUTS, ")
+    # NUTS on three one-column blocks and on one block: fit, first and second predict seconds
+    rows = [line.rsplit(maxsplit=3) for line in nuts.splitlines()[2:] if line.strip()]
+    assert [r[0].strip() for r in rows] == ["3 one-column blocks", "one block"], nuts
+    assert all(float(v) >= 0 for r in rows for v in r[1:]), nuts
     text, declared = text.split("one-column blocks")
     # the model declared column by column: one row a family, its seconds
     rows = [line.split() for line in declared.splitlines()[2:] if line.strip()]
