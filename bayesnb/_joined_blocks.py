@@ -1,16 +1,20 @@
-"""Blocks of one family sampled as one block: NUTS over a model declared column by column.
+"""Blocks of one family taken as one block: NUTS and the scores over draws of a model declared
+column by column.
 
-A mapping ``{column: family}`` with a family object per column makes one block per column, and
-NumPyro traces each block's sample sites apart: the NUTS programs of 30 one-column Gaussian
-blocks took 20.7 s to compile and run against 5.3 s for one block of the same 30 columns.
+A mapping ``{column: family}`` with a family object per column makes one block per column.
+NumPyro traces each block's sample sites apart, and the scores over draws ran block by block:
+with 30 one-column Gaussian blocks, NUTS compiled and ran in 24 s against 5.7 s for one block
+of the same 30 columns, and ``predict_uncertainty`` took 3.1 s against 0.47 s
+(``benchmarks/compile_bound.py``).
 
 Blocks whose columns are independent given the class (not ``joint_columns``, no levels, no
 per-column sites) keep every array of their prior, statistics and parameters with the columns
 on the last axis; a scalar prior value is shared by the columns and a scalar statistic is a
 sum over them (the layout ``averaging`` splits blocks by). Such blocks of one family class,
 with equal scalar priors and no hyperprior, pooling or replaced prior, are joined column-wise
-(:func:`join`), sampled as one block with the same log density, and their draws are split
-back under the blocks' own site names (:func:`split_draws`).
+(:func:`join`): NUTS samples them as one block with the same log density and their draws are
+split back under the blocks' own site names (:func:`split_draws`); the scores over draws read
+them as one block (:func:`joined_for_scoring`).
 """
 
 from __future__ import annotations
