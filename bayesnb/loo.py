@@ -335,6 +335,7 @@ def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
     :math:`\log E[p(\cdot \mid \theta)^{w_i} \mid D_{-i}]`, the whole weighted row
     predicted (see ``NaiveBayes.to_arviz``). Rows with a missing label are refused: their
     label cannot be scored."""
+    from ._joined_blocks import joined_for_scoring
     from ._missing_labels import missing_labels
     from .model import block_draws
 
@@ -355,22 +356,23 @@ def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
         raise ValueError(f"X has {n} rows but y has {codes.shape[0]} labels.")
     weight = None if sample_weight is None else check_weight(sample_weight, n)
     shape = next(iter(draws.values())).shape[:2]
-    flat = {k: np.asarray(v).reshape((-1,) + np.shape(v)[2:]) for k, v in draws.items()}
     n_draws = shape[0] * shape[1]
     with jax.enable_x64(True):
-        class_lp = (np.log(flat["class_probs"]) if class_prior is None else
-                    np.broadcast_to(np.log(class_prior), (n_draws, len(model.classes))))
         xs = []
         for b, raw in zip(model.blocks, raws, strict=True):
             x = b.family.encode(raw, b.schema, unseen="smooth")
             xs.append(x.toarray() if sparse.issparse(x) else np.asarray(x))
+        # blocks of one family as one wider block (``_joined_blocks``): one program for them
+        blocks, draws, xs = joined_for_scoring(model.blocks, draws, xs)
+        flat = {k: np.asarray(v).reshape((-1,) + np.shape(v)[2:]) for k, v in draws.items()}
+        class_lp = (np.log(flat["class_probs"]) if class_prior is None else
+                    np.broadcast_to(np.log(class_prior), (n_draws, len(model.classes))))
         tables = tuple(
             _draw_tables(type(b.family), type(b.family).posterior(b.prior, b.stats),
-                         jax.tree_util.tree_map(jnp.asarray,
-                                                block_draws(flat, i, model.blocks)))
-            for i, b in enumerate(model.blocks))
-        families = tuple(type(b.family) for b in model.blocks)
-        levels = tuple(levels_of(b.schema) for b in model.blocks)
+                         jax.tree_util.tree_map(jnp.asarray, block_draws(flat, i, blocks)))
+            for i, b in enumerate(blocks))
+        families = tuple(type(b.family) for b in blocks)
+        levels = tuple(levels_of(b.schema) for b in blocks)
         width = sum(x.shape[1] for x in xs) + len(model.classes)
         rows = max(8, _BUDGET // max(1, n_draws * width))
         out = np.empty((n_draws, n))

@@ -278,3 +278,37 @@ def test_joined_blocks_have_the_log_density_of_the_blocks_apart(x64):
             densities.append(float(log_density(inference._stats_model_with_priors, (),
                                                {**static, **data}, values)[0]))
         assert densities[1] == pytest.approx(densities[0], rel=1e-12, abs=1e-9)
+
+
+def test_log_likelihood_group_of_columns_one_by_one_matches_scipy(x64):
+    """``to_arviz``'s ``log_likelihood`` group of Gaussian and Poisson columns declared one by
+    one, with a missing value (their draws scored as one block a family, ``_joined_blocks``):
+    per draw and row, log p(x_i, y_i | theta) and log p(y_i | x_i, theta) by SciPy."""
+    from scipy.special import logsumexp
+
+    rng = np.random.default_rng(11)
+    n = 40
+    y = np.arange(n) % 2
+    X = np.column_stack([rng.normal(y, 1.0), rng.poisson(1 + 2 * y), rng.normal(-y, 2.0),
+                         rng.poisson(3, n), rng.normal(0.5 * y, 0.5)]).astype(float)
+    X[4, 2] = np.nan
+    kinds = ["gaussian0", "poisson0", "gaussian1", "poisson1", "gaussian2"]
+    clf = bnb.NaiveBayes({j: bnb.Poisson() if kinds[j].startswith("p") else bnb.Gaussian()
+                          for j in range(5)}, method="bayes").fit(X, y)
+    draws = clf.sample_posterior(25, seed=2)
+    flat = {k: np.asarray(v).reshape((-1,) + v.shape[2:]) for k, v in draws.items()}
+    s = np.repeat(np.log(flat["class_probs"])[:, None, :], n, axis=1)  # (draws, rows, K)
+    for j, site in enumerate(kinds):
+        x = X[:, j][None, :, None]
+        if site.startswith("poisson"):
+            term = st.poisson.logpmf(x, flat[f"{site}.rate"][:, None, :, 0])
+        else:
+            term = st.norm.logpdf(x, flat[f"{site}.mean"][:, None, :, 0],
+                                  1.0 / np.sqrt(flat[f"{site}.precision"][:, None, :, 0]))
+        s += np.where(np.isnan(x), 0.0, term)
+    own = s[:, np.arange(n), y]
+    for quantity, name, want in (("joint", "xy", own),
+                                 ("conditional", "y_given_x", own - logsumexp(s, axis=2))):
+        idata = clf.to_arviz(draws, prior_draws=None, X=X, y=y, log_likelihood=quantity)
+        got = idata.log_likelihood[name].values.reshape(-1, n)
+        assert_allclose(got, want, rtol=1e-10, atol=1e-10, err_msg=quantity)
