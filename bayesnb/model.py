@@ -377,7 +377,11 @@ def model_and_data_for_simulation(clf):
                                 for a in clf._class_setup())
     return naive_bayes_model, dict(
         families=tuple(type(b.family) for b in clf.blocks_),
-        priors=tuple(b.prior for b in clf.blocks_),
+        # copies: a program traced with the priors as constants makes JAX keep their device
+        # buffers by the arrays' identity, in that mode's dtype; the fitted priors, passed to
+        # a kernel of the other mode afterwards, would get that buffer (an XLA input mismatch)
+        priors=tuple(jax.tree_util.tree_map(lambda a: np.array(a, copy=True), b.prior)
+                     for b in clf.blocks_),
         sites=tuple(block_sites(clf.blocks_)), class_alpha=class_alpha, class_prior=class_prior,
         xs=tuple(None for _ in clf.blocks_), y=None,
         hyper=tuple(b.family.hyperpriors() for b in clf.blocks_),

@@ -384,3 +384,28 @@ def test_gaussian_remove_stats_undoes_merge_stats(kept, removed):
     np.testing.assert_allclose(got.mean, want.mean, atol=1e-9 * 100)
     np.testing.assert_allclose(got.m2, want.m2, atol=scale)
     assert float(got.m2[0, 0]) >= 0.0
+
+
+def test_loo_on_the_kernels_after_simulate(monkeypatch):
+    """``simulate`` traces the NumPyro program with the fitted priors as constants, in
+    float32; JAX keeps their device buffers by the arrays' identity. Leave-one-out then
+    passes the fitted priors to its float64 kernels (the host's route turned off here): an
+    XLA input mismatch (f32 buffer where f64 was compiled) before the simulation took copies.
+    The answer is the exact leave-one-out by refitting without each row."""
+    from bayesnb import loo
+
+    rng = np.random.default_rng(3)
+    n = 30
+    y = np.arange(n) % 2
+    X = rng.normal(y[:, None], 1.0, (n, 2))
+    clf = bnb.NaiveBayes(bnb.Gaussian(), method="bayes").fit(X, y)
+    clf.simulate(5, seed=0)
+    monkeypatch.setattr(loo, "HOST_ROW_BLOCKS", -1)
+    got = clf.loo(X, y, quantity="joint").pointwise
+    keep = np.ones(n, dtype=bool)
+    for i in (0, 7, 29):
+        keep[:] = True
+        keep[i] = False
+        refit = bnb.NaiveBayes(bnb.Gaussian(), method="bayes").fit(X[keep], y[keep])
+        want = refit.predict_joint_log_proba(X[i:i + 1])[0, y[i]]
+        assert got[i] == pytest.approx(want, rel=1e-5, abs=1e-5)
