@@ -14,7 +14,7 @@ sum over them (the layout ``averaging`` splits blocks by). Such blocks of one fa
 with equal scalar priors and no hyperprior, pooling or replaced prior, are joined column-wise
 (:func:`join`): NUTS samples them as one block with the same log density and their draws are
 split back under the blocks' own site names (:func:`split_draws`); the scores over draws read
-them as one block (:func:`joined_for_scoring`).
+them as one block (``model.joined_for_scoring``), and so does ``simulate``.
 """
 
 from __future__ import annotations
@@ -99,40 +99,15 @@ def split_draws(draws: dict, groups, blocks, sites) -> dict:
     return dict(sorted(out.items()))  # by name, as the compiled sampler returns its sites
 
 
-def joined_for_scoring(blocks, draws: dict, xs) -> tuple:
-    """``(blocks, draws, xs)`` of a model scored over draws with its joinable blocks joined
-    (:func:`joined_blocks`): one wider block each, its parameters' draws concatenated along
-    the columns under the joined model's site names, its encoded columns side by side. The
-    same model as given when nothing joins. Only ``class_probs`` and the blocks' parameters
-    are kept (what scoring reads)."""
-    from .model import block_sites, parameter_sites
-
-    sites = block_sites(blocks)
-    groups = joined_blocks(blocks, sites)
-    if len(groups) == len(blocks):
-        return blocks, draws, xs
-    joined = tuple(_joined_block([blocks[i] for i in g.blocks]) for g in groups)
-    old = {value: site for site, value in parameter_sites(blocks).items()}
-    new_draws = {k: v for k, v in draws.items() if k == "class_probs"}
-    for site, (p, key) in parameter_sites(joined).items():
-        parts = [draws[old[i, key]] for i in groups[p].blocks]
-        new_draws[site] = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=-1)
-    concatenate = np.concatenate if all(isinstance(x, np.ndarray) for x in xs) else (
-        jax.numpy.concatenate)
-    new_xs = tuple(xs[g.blocks[0]] if len(g.blocks) == 1 else
-                   concatenate([xs[i] for i in g.blocks], axis=1) for g in groups)
-    return joined, new_draws, new_xs
-
-
-def _joined_block(parts):
-    """Fitted blocks of one family as one block of all their columns (a block alone as
-    given)."""
-    if len(parts) == 1:
-        return parts[0]
-    first = parts[0]
-    return first._replace(
-        schema=first.schema._replace(columns=tuple(c for b in parts for c in b.schema.columns)),
-        positions=tuple(p for b in parts for p in b.positions),
-        prior=join([b.prior for b in parts], scalars="shared"),
-        stats=None if first.stats is None else join([b.stats for b in parts],
-                                                    scalars="summed"))
+def join_draws(draws: dict, groups, blocks, sites) -> dict:
+    """Draws under the blocks' own sites as the joined model's (the inverse of
+    :func:`split_draws`): each joined group's parameters concatenated along the columns under
+    the group's site."""
+    out = dict(draws)
+    for group in groups:
+        if len(group.blocks) > 1:
+            first = blocks[group.blocks[0]]
+            for key in first.family.param_dims(first.prior, first.schema):
+                out[f"{group.site}.{key}"] = np.concatenate(
+                    [out.pop(f"{sites[i]}.{key}") for i in group.blocks], axis=-1)
+    return out

@@ -30,7 +30,7 @@ import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 from scipy import sparse
 
-from ._joined_blocks import join, joined_blocks, joined_for_scoring, split_draws
+from ._joined_blocks import join, joined_blocks, split_draws
 from .families._base import float64_mode, host_f64
 from .fast import float32_safe, form_of
 from .fast._compiled import compiled
@@ -43,6 +43,7 @@ from .model import (
     block_sites,
     check_prior_values,
     column_labels,
+    joined_for_scoring,
     parameter_sites,
     positional_site,
     sample_block,

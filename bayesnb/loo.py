@@ -335,9 +335,8 @@ def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
     :math:`\log E[p(\cdot \mid \theta)^{w_i} \mid D_{-i}]`, the whole weighted row
     predicted (see ``NaiveBayes.to_arviz``). Rows with a missing label are refused: their
     label cannot be scored."""
-    from ._joined_blocks import joined_for_scoring
     from ._missing_labels import missing_labels
-    from .model import block_draws
+    from .model import block_draws, joined_for_scoring
 
     if quantity not in QUANTITIES:
         raise ValueError(f"quantity must be one of {QUANTITIES}, got {quantity!r}.")

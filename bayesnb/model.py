@@ -51,6 +51,7 @@ import numpyro
 import numpyro.distributions as dist
 
 from ._classes import _concentration, _fixed
+from ._joined_blocks import join, join_draws, joined_blocks, split_draws
 from .fast._compiled import compiled
 
 if TYPE_CHECKING:
@@ -304,6 +305,10 @@ def simulate_sites(clf, n_rows, *, posterior=True, num_draws=1, seed=0, total_co
     (encoded: label and category codes) from ``numpyro.infer.Predictive``, compiled
     (:func:`_simulated`)."""
     _, kwargs = model_and_data_for_simulation(clf)
+    # blocks of one family as one wider block (``_joined_blocks``): one set of sites to trace
+    sites = kwargs["sites"]
+    groups = joined_blocks(clf.blocks_, sites, clf.priors or ())
+    kwargs.update(_joined_arguments(kwargs, groups))
     if total_count is None:
         lengths = [total for b in clf.blocks_ if b.stats is not None
                    for total in [b.family.simulation_total(b.stats)] if total is not None]
@@ -320,14 +325,66 @@ def simulate_sites(clf, n_rows, *, posterior=True, num_draws=1, seed=0, total_co
                              f"draws (num_chains x num_samples of the NUTS run) to simulate "
                              f"from.")
         take = np.random.default_rng(seed).choice(available, num_draws, replace=False)
-        flat = {k: v[take] for k, v in flat.items()}
+        flat = join_draws({k: v[take] for k, v in flat.items()}, groups, clf.blocks_, sites)
     # the class setup as arrays the program reads: a constant would be validated by NumPyro
     # op by op while tracing, each op compiled
     classes = {name: kwargs.pop(name) for name in ("class_alpha", "class_prior")}
     program = SimulationProgram(clf.priors, kwargs, None if posterior else num_draws)
     out = _simulated(program, jax.random.PRNGKey(seed), flat, classes)
-    keep = {"y"} | {k for k in out if k.endswith(".x")}
-    return {k: np.asarray(v) for k, v in out.items() if k in keep}
+    out = split_draws({k: np.asarray(v) for k, v in out.items() if k == "y" or k.endswith(".x")},
+                      groups, clf.blocks_, sites)
+    return out
+
+
+def _joined_arguments(kwargs: dict, groups) -> dict:
+    """The per-block arguments of :func:`naive_bayes_model` for the blocks sampled as
+    ``groups`` (``_joined_blocks.joined_blocks``)."""
+    def first(name):
+        return tuple(kwargs[name][g.blocks[0]] for g in groups)
+
+    return dict(families=first("families"), hyper=first("hyper"), pooling=first("pooling"),
+                sites=tuple(g.site for g in groups), xs=(None,) * len(groups),
+                priors=tuple(join([kwargs["priors"][i] for i in g.blocks], scalars="shared")
+                             for g in groups),
+                labels=tuple(tuple(c for i in g.blocks for c in kwargs["labels"][i])
+                             for g in groups))
+
+
+def joined_for_scoring(blocks, draws: dict, xs) -> tuple:
+    """``(blocks, draws, xs)`` of a model scored over draws with its joinable blocks joined
+    (``_joined_blocks.joined_blocks``): one wider block each, its parameters' draws
+    concatenated along the columns under the joined model's site names, its encoded columns
+    side by side. The same model as given when nothing joins. Only ``class_probs`` and the
+    blocks' parameters are kept (what scoring reads)."""
+    sites = block_sites(blocks)
+    groups = joined_blocks(blocks, sites)
+    if len(groups) == len(blocks):
+        return blocks, draws, xs
+    joined = tuple(_joined_block([blocks[i] for i in g.blocks]) for g in groups)
+    old = {value: site for site, value in parameter_sites(blocks).items()}
+    new_draws = {k: v for k, v in draws.items() if k == "class_probs"}
+    for site, (p, key) in parameter_sites(joined).items():
+        parts = [draws[old[i, key]] for i in groups[p].blocks]
+        new_draws[site] = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=-1)
+    concatenate = np.concatenate if all(isinstance(x, np.ndarray) for x in xs) else (
+        jax.numpy.concatenate)
+    new_xs = tuple(xs[g.blocks[0]] if len(g.blocks) == 1 else
+                   concatenate([xs[i] for i in g.blocks], axis=1) for g in groups)
+    return joined, new_draws, new_xs
+
+
+def _joined_block(parts):
+    """Fitted blocks of one family as one block of all their columns (a block alone as
+    given)."""
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    return first._replace(
+        schema=first.schema._replace(columns=tuple(c for b in parts for c in b.schema.columns)),
+        positions=tuple(p for b in parts for p in b.positions),
+        prior=join([b.prior for b in parts], scalars="shared"),
+        stats=None if first.stats is None else join([b.stats for b in parts],
+                                                    scalars="summed"))
 
 
 class SimulationProgram:

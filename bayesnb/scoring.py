@@ -214,8 +214,8 @@ class DrawsScorer:
         self.prepared: dict = {}
 
     def scores(self, X, output: str) -> tuple[np.ndarray, np.ndarray]:
-        from ._joined_blocks import joined_for_scoring
         from .inference import encode_dense, predict_from_draws, predict_rows
+        from .model import joined_for_scoring
 
         if output == "joint":  # in float64 whatever the dtype, as ``TableScorer.scores``
             with jax.enable_x64(True):
