@@ -801,6 +801,52 @@ def _check_draw_sites(model, class_prior, draws) -> None:
     if missing:
         raise ValueError(f"draws lacks the site(s) {missing}; predicting from draws needs "
                          f"{expected} (e.g. from sample_posterior or draws_).")
+    lead = None
+    for site, (shape, support) in _draw_layout(model, class_prior).items():
+        got = np.shape(draws[site])
+        if len(got) < 2 or got[2:] != shape or got[:2] != (lead or got[:2]):
+            same = f", (chains, draws) {lead} as the sites before it" if lead else ""
+            raise ValueError(f"draws[{site!r}] has shape {got}; this model's {site!r} is laid "
+                             f"out (chains, draws) + {shape}{same}.")
+        lead = got[:2]
+        if support is not None:
+            with jax.enable_x64(True):  # a simplex's sum checked to 1e-6: float64's, not float32
+                values = jax.numpy.asarray(draws[site], jax.numpy.float64)
+                inside = np.asarray(support.check(values), bool)
+            if support.event_dim == 0:  # a boundary value (a gamma draw underflowing to 0)
+                inside = inside | (np.asarray(values) == 0)
+            if not inside.all():
+                at = np.unravel_index(int(np.argmin(inside)), inside.shape)
+                raise ValueError(f"draws[{site!r}] holds a value outside the parameter's "
+                                 f"support ({support}) at index {tuple(map(int, at))}.")
+
+
+def _draw_layout(model, class_prior) -> dict:
+    """Per site a model's draws hold: its shape after (chains, draws), from the family's
+    declared ``param_dims``, and its support (a NumPyro constraint; None for a model built
+    from tables, which has no posterior to read it from)."""
+    import numpyro.distributions as dist
+
+    from .model import parameter_sites
+
+    k = len(model.classes)
+    layout = {} if class_prior is not None else {
+        "class_probs": ((k,), dist.constraints.simplex)}
+    supports: dict = {}
+    for site, (i, key) in parameter_sites(model.blocks).items():
+        block = model.blocks[i]
+        family = type(block.family)
+        if i not in supports:
+            supports[i] = {} if block.stats is None else {
+                name: d.support for name, d in family.posterior_distributions(
+                    jax.tree_util.tree_map(jax.numpy.asarray, family.posterior(
+                        host_f64(block.prior), host_f64(block.stats)))).items()}
+        head = key.partition(".")[0]
+        size = {"class": k, "feature": len(block.schema.columns),
+                "level": len(block.schema.levels[int(head)]) if head.isdigit() else None}
+        dims = block.family.param_dims(block.prior, block.schema)[key]
+        layout[site] = tuple(size[d] for d in dims), supports[i].get(key)
+    return layout
 
 
 def _fitted_log_likelihood_line(clf, X, y) -> str:

@@ -60,6 +60,51 @@ def test_predict_uncertainty_names_the_sites_draws_lack(tennis):
         clf.predict_uncertainty(days.head(2), draws=[np.zeros(3)])
 
 
+def _draws_with(draws, site, value):
+    return {**draws, site: value}
+
+
+def test_predict_uncertainty_refuses_draws_of_another_layout_or_support(tennis):
+    """User draws of the wrong shape (fewer draws at one site, a missing level, no chain
+    axis) or outside a parameter's support (a negative probability, a class-probability row
+    not summing to 1, NaN, a negative Poisson rate) name the site and the problem; the
+    library's own draws, with a rate drawn as exactly 0, pass."""
+    days, clf = tennis
+    draws = clf.sample_posterior(6, num_chains=2, seed=0)
+    site = "categorical.Outlook.probs"
+    bad = {"(2, 4, 2, 3)": _draws_with(draws, site, draws[site][:, :4]),
+           "(2, 6, 2, 2)": _draws_with(draws, site, draws[site][..., :2]),
+           "(6, 2, 3)": _draws_with(draws, site, draws[site][0]),
+           "(2, 6, 3)": _draws_with(draws, "class_probs", np.full((2, 6, 3), 1 / 3))}
+    for shape, given in bad.items():
+        with pytest.raises(ValueError, match=re.escape(f"has shape {shape}")):
+            clf.predict_uncertainty(days.head(2), draws=given)
+    negative = draws[site].copy()
+    negative[1, 2, 0] = [-0.1, 0.6, 0.5]
+    unnormalised = draws["class_probs"] * 1.01
+    missing = draws[site].copy()
+    missing[0, 0, 1, 2] = np.nan
+    for name, given in ((site, negative), ("class_probs", unnormalised), (site, missing)):
+        with pytest.raises(ValueError, match=re.escape(f"draws[{name!r}] holds a value "
+                                                       "outside the parameter's support")):
+            clf.predict_uncertainty(days.head(2), draws=_draws_with(draws, name, given))
+    rng = np.random.default_rng(1)
+    y = np.arange(40) % 2
+    counts = np.column_stack([rng.poisson(3.0, 40), rng.poisson(1.0 + y)])
+    poisson = bnb.NaiveBayes(bnb.Poisson(), method="bayes").fit(counts, y)
+    rates = poisson.sample_posterior(5, seed=0)
+    zero = rates["poisson.rate"].copy()
+    zero[0, 1, 0, 0] = 0.0  # a gamma draw underflowing: the support's boundary, kept
+    with np.errstate(divide="ignore"):  # log 0 = -inf: that draw rules out counts above 0
+        proba = poisson.predict_uncertainty(counts[:3], draws=_draws_with(
+            rates, "poisson.rate", zero))["proba"]
+    assert np.isfinite(proba).all() and proba.shape == (3, 2)
+    zero[0, 1, 0, 0] = -1e-3
+    with pytest.raises(ValueError, match=r"'poisson\.rate'\] holds a value outside .* at "
+                                         r"index \(0, 1, 0, 0\)"):
+        poisson.predict_uncertainty(counts[:3], draws=_draws_with(rates, "poisson.rate", zero))
+
+
 def test_predict_uncertainty_takes_complete_draws(tennis):
     days, clf = tennis
     draws = clf.sample_posterior(50, seed=1)
