@@ -448,6 +448,8 @@ class BayesianReports:
         if draws is None:
             draws = self._posterior_draws(1000, seed)
             sample_stats = self.fitted_.nuts.sample_stats if self.method == "mcmc" else None
+        else:
+            _check_draw_sites(model, self._class_setup()[1], draws)
         conjugate = not self.priors and not any(b.family.hyperpriors() or b.family.pooling_prior()
                                                 for b in model.blocks)
         prior = (self.sample_posterior(prior_draws, seed + 1, prior=True)

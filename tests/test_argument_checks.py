@@ -79,6 +79,8 @@ def test_predict_uncertainty_refuses_draws_of_another_layout_or_support(tennis):
     for shape, given in bad.items():
         with pytest.raises(ValueError, match=re.escape(f"has shape {shape}")):
             clf.predict_uncertainty(days.head(2), draws=given)
+        with pytest.raises(ValueError, match=re.escape(f"has shape {shape}")):
+            clf.to_arviz(given, prior_draws=None)
     negative = draws[site].copy()
     negative[1, 2, 0] = [-0.1, 0.6, 0.5]
     unnormalised = draws["class_probs"] * 1.01
