@@ -26,19 +26,21 @@ import numpy as np
 
 
 class Joined(NamedTuple):
-    """Blocks sampled as one: their indices in the model and the site prefix they are
+    """Blocks taken as one: their indices in the model and the site prefix they are
     sampled under (a block alone keeps its own)."""
 
     blocks: tuple[int, ...]
     site: str
 
 
-def _joinable(block, sampled_sites) -> bool:
+def _joinable(block, replaced_keys: set) -> bool:
+    """Whether a block may join others (see the module); ``replaced_keys``: its parameters
+    whose prior the user replaced."""
     family = block.family
     dims = family.param_dims(block.prior, block.schema)
     return (not family.joint_columns and not family.column_sites and not block.schema.levels
             and not family.hyperpriors() and family.pooling_prior() is None
-            and not sampled_sites & set(dims)
+            and not replaced_keys
             and all(d and d[-1] == "feature" for d in dims.values()))
 
 
