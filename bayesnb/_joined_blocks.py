@@ -113,3 +113,23 @@ def join_draws(draws: dict, groups, blocks, sites) -> dict:
                 out[f"{group.site}.{key}"] = np.concatenate(
                     [out.pop(f"{sites[i]}.{key}") for i in group.blocks], axis=-1)
     return out
+
+
+def joined_model(blocks, groups) -> tuple:
+    """The fitted blocks (``FittedBlock``) taken as ``groups``: each group one block of all
+    its columns, its prior and statistics joined (:func:`join`); a block alone as given."""
+    return tuple(_joined_block([blocks[i] for i in g.blocks]) for g in groups)
+
+
+def _joined_block(parts):
+    """Fitted blocks of one family as one block of all their columns (a block alone as
+    given)."""
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    return first._replace(
+        schema=first.schema._replace(columns=tuple(c for b in parts for c in b.schema.columns)),
+        positions=tuple(p for b in parts for p in b.positions),
+        prior=join([b.prior for b in parts], scalars="shared"),
+        stats=None if first.stats is None else join([b.stats for b in parts],
+                                                    scalars="summed"))

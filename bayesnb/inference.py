@@ -30,7 +30,7 @@ import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 from scipy import sparse
 
-from ._joined_blocks import join, joined_blocks, split_draws
+from ._joined_blocks import joined_blocks, joined_model, split_draws
 from .families._base import float64_mode, host_f64
 from .fast import float32_safe, form_of
 from .fast._compiled import compiled
@@ -125,32 +125,23 @@ def nuts_arguments(fitted, groups, class_alpha, class_prior, priors=None) -> tup
     the blocks sampled as ``groups`` (``_joined_blocks.joined_blocks``; each block alone:
     the model as declared). The structure is static (one compilation per structure), the
     numbers are arguments. Call with x64 on."""
-    blocks, labels = fitted.blocks, column_labels(fitted.blocks)
-
-    def joined(values, **how):
-        return tuple(join([values[i] for i in g.blocks], **how) for g in groups)
-
-    def first(g):
-        return blocks[g.blocks[0]].family
-
+    joined = joined_model(fitted.blocks, groups)
     f64 = partial(jax.tree_util.tree_map, lambda a: jnp.asarray(a, dtype=jnp.float64))
     unlabeled = fitted.unlabeled
     static = dict(families=tuple(fitted.families[g.blocks[0]] for g in groups),
-                  sites=tuple(g.site for g in groups),
-                  labels=tuple(tuple(c for i in g.blocks for c in labels[i]) for g in groups))
+                  sites=tuple(g.site for g in groups), labels=tuple(column_labels(joined)))
     data = dict(
-        priors=joined([_priors_f64(b.prior) for b in blocks], scalars="shared"),
-        stats=tuple(f64(s) for s in joined([host_f64(b.stats) for b in blocks],
-                                           scalars="summed")),
+        priors=tuple(_priors_f64(b.prior) for b in joined),
+        stats=tuple(f64(b.stats) for b in joined),
         class_alpha=None if class_alpha is None else jnp.asarray(class_alpha),
         class_prior=None if class_prior is None else jnp.asarray(class_prior),
         class_count=jnp.asarray(np.array(fitted.class_count, copy=True)),
         unlabeled=None if unlabeled is None else tuple(
             jnp.asarray(np.concatenate([np.asarray(unlabeled[i]) for i in g.blocks], axis=1))
             for g in groups),
-        hyper=tuple(first(g).hyperpriors() for g in groups),
+        hyper=tuple(b.family.hyperpriors() for b in joined),
         # None or a pooling prior per block: part of the programs' structure (their key)
-        pooling=tuple(first(g).pooling_prior() for g in groups),
+        pooling=tuple(b.family.pooling_prior() for b in joined),
         replaced=dict(priors or {}),
     )
     return static, data

@@ -51,7 +51,7 @@ import numpyro
 import numpyro.distributions as dist
 
 from ._classes import _concentration, _fixed
-from ._joined_blocks import join, join_draws, joined_blocks, split_draws
+from ._joined_blocks import join_draws, joined_blocks, joined_model, split_draws
 from .fast._compiled import compiled
 
 if TYPE_CHECKING:
@@ -308,7 +308,7 @@ def simulate_sites(clf, n_rows, *, posterior=True, num_draws=1, seed=0, total_co
     # blocks of one family as one wider block (``_joined_blocks``): one set of sites to trace
     sites = kwargs["sites"]
     groups = joined_blocks(clf.blocks_, sites, clf.priors or ())
-    kwargs.update(_joined_arguments(kwargs, groups))
+    kwargs.update(_joined_arguments(kwargs, clf.blocks_, groups))
     if total_count is None:
         lengths = [total for b in clf.blocks_ if b.stats is not None
                    for total in [b.family.simulation_total(b.stats)] if total is not None]
@@ -331,23 +331,20 @@ def simulate_sites(clf, n_rows, *, posterior=True, num_draws=1, seed=0, total_co
     classes = {name: kwargs.pop(name) for name in ("class_alpha", "class_prior")}
     program = SimulationProgram(clf.priors, kwargs, None if posterior else num_draws)
     out = _simulated(program, jax.random.PRNGKey(seed), flat, classes)
-    out = split_draws({k: np.asarray(v) for k, v in out.items() if k == "y" or k.endswith(".x")},
-                      groups, clf.blocks_, sites)
-    return out
+    return split_draws({k: np.asarray(v) for k, v in out.items()
+                        if k == "y" or k.endswith(".x")}, groups, clf.blocks_, sites)
 
 
-def _joined_arguments(kwargs: dict, groups) -> dict:
-    """The per-block arguments of :func:`naive_bayes_model` for the blocks sampled as
-    ``groups`` (``_joined_blocks.joined_blocks``)."""
-    def first(name):
-        return tuple(kwargs[name][g.blocks[0]] for g in groups)
-
-    return dict(families=first("families"), hyper=first("hyper"), pooling=first("pooling"),
+def _joined_arguments(kwargs: dict, blocks, groups) -> dict:
+    """The per-block arguments of :func:`naive_bayes_model` for the blocks taken as
+    ``groups`` (``_joined_blocks.joined_blocks``), each group one block of all its columns."""
+    joined = joined_model(blocks, groups)
+    return dict(families=tuple(kwargs["families"][g.blocks[0]] for g in groups),
+                hyper=tuple(kwargs["hyper"][g.blocks[0]] for g in groups),
+                pooling=tuple(kwargs["pooling"][g.blocks[0]] for g in groups),
                 sites=tuple(g.site for g in groups), xs=(None,) * len(groups),
-                priors=tuple(join([kwargs["priors"][i] for i in g.blocks], scalars="shared")
-                             for g in groups),
-                labels=tuple(tuple(c for i in g.blocks for c in kwargs["labels"][i])
-                             for g in groups))
+                priors=tuple(_copied(b.prior) for b in joined),
+                labels=tuple(column_labels(joined)))
 
 
 def joined_for_scoring(blocks, draws: dict, xs) -> tuple:
@@ -360,7 +357,7 @@ def joined_for_scoring(blocks, draws: dict, xs) -> tuple:
     groups = joined_blocks(blocks, sites)
     if len(groups) == len(blocks):
         return blocks, draws, xs
-    joined = tuple(_joined_block([blocks[i] for i in g.blocks]) for g in groups)
+    joined = joined_model(blocks, groups)
     old = {value: site for site, value in parameter_sites(blocks).items()}
     new_draws = {k: v for k, v in draws.items() if k == "class_probs"}
     for site, (p, key) in parameter_sites(joined).items():
@@ -371,20 +368,6 @@ def joined_for_scoring(blocks, draws: dict, xs) -> tuple:
     new_xs = tuple(xs[g.blocks[0]] if len(g.blocks) == 1 else
                    concatenate([xs[i] for i in g.blocks], axis=1) for g in groups)
     return joined, new_draws, new_xs
-
-
-def _joined_block(parts):
-    """Fitted blocks of one family as one block of all their columns (a block alone as
-    given)."""
-    if len(parts) == 1:
-        return parts[0]
-    first = parts[0]
-    return first._replace(
-        schema=first.schema._replace(columns=tuple(c for b in parts for c in b.schema.columns)),
-        positions=tuple(p for b in parts for p in b.positions),
-        prior=join([b.prior for b in parts], scalars="shared"),
-        stats=None if first.stats is None else join([b.stats for b in parts],
-                                                    scalars="summed"))
 
 
 class SimulationProgram:
@@ -434,16 +417,19 @@ def model_and_data_for_simulation(clf):
                                 for a in clf._class_setup())
     return naive_bayes_model, dict(
         families=tuple(type(b.family) for b in clf.blocks_),
-        # copies: a program traced with the priors as constants makes JAX keep their device
-        # buffers by the arrays' identity, in that mode's dtype; the fitted priors, passed to
-        # a kernel of the other mode afterwards, would get that buffer (an XLA input mismatch)
-        priors=tuple(jax.tree_util.tree_map(lambda a: np.array(a, copy=True), b.prior)
-                     for b in clf.blocks_),
+        priors=tuple(_copied(b.prior) for b in clf.blocks_),
         sites=tuple(block_sites(clf.blocks_)), class_alpha=class_alpha, class_prior=class_prior,
         xs=tuple(None for _ in clf.blocks_), y=None,
         hyper=tuple(b.family.hyperpriors() for b in clf.blocks_),
         labels=tuple(column_labels(clf.blocks_)),
         pooling=tuple(b.family.pooling_prior() for b in clf.blocks_))
+
+
+def _copied(prior):
+    """A prior's arrays copied: a program traced with them as constants makes JAX keep their
+    device buffers by the arrays' identity, in that mode's dtype; the fitted priors, passed
+    to a kernel of the other mode afterwards, would get that buffer (an XLA input mismatch)."""
+    return jax.tree_util.tree_map(lambda a: np.array(a, copy=True), prior)
 
 
 def check_prior_values(priors) -> None:
