@@ -804,6 +804,7 @@ def _check_draw_sites(model, class_prior, draws) -> None:
         raise ValueError(f"draws lacks the site(s) {missing}; predicting from draws needs "
                          f"{expected} (e.g. from sample_posterior or draws_).")
     lead = None
+    groups: list = []  # [support, shape, sites]: each group checked in one call
     for site, (shape, support) in _draw_layout(model, class_prior).items():
         got = np.shape(draws[site])
         if len(got) < 2 or got[2:] != shape or got[:2] != (lead or got[:2]):
@@ -811,16 +812,27 @@ def _check_draw_sites(model, class_prior, draws) -> None:
             raise ValueError(f"draws[{site!r}] has shape {got}; this model's {site!r} is laid "
                              f"out (chains, draws) + {shape}{same}.")
         lead = got[:2]
-        if support is not None:
-            with jax.enable_x64(True):  # a simplex's sum checked to 1e-6: float64's, not float32
-                values = jax.numpy.asarray(draws[site], jax.numpy.float64)
-                inside = np.asarray(support.check(values), bool)
-            if support.event_dim == 0:  # a boundary value (a gamma draw underflowing to 0)
-                inside = inside | (np.asarray(values) == 0)
-            if not inside.all():
-                at = np.unravel_index(int(np.argmin(inside)), inside.shape)
-                raise ValueError(f"draws[{site!r}] holds a value outside the parameter's "
-                                 f"support ({support}) at index {tuple(map(int, at))}.")
+        if support is not None:  # constraints compare equal but do not all hash
+            group = next((g for g in groups if g[0] == support and g[1] == shape), None)
+            if group is None:
+                groups.append(group := [support, shape, []])
+            group[2].append(site)
+    for support, _, sites in groups:
+        _check_support(support, sites, draws)
+
+
+def _check_support(support, sites: list, draws) -> None:
+    """Refuse a draw outside ``support`` (a NumPyro constraint) among ``sites`` of one shape,
+    stacked: one check for the group, however many sites (a Categorical's column each)."""
+    values = np.stack([np.asarray(draws[site], dtype=np.float64) for site in sites])
+    with jax.enable_x64(True):  # a simplex's sum checked to 1e-6: float64's, not float32
+        inside = np.asarray(support.check(jax.numpy.asarray(values)), bool)
+    if support.event_dim == 0:  # a boundary value (a gamma draw underflowing to 0)
+        inside = inside | (values == 0)
+    if not inside.all():
+        at = np.unravel_index(int(np.argmin(inside)), inside.shape)
+        raise ValueError(f"draws[{sites[at[0]]!r}] holds a value outside the parameter's "
+                         f"support ({support}) at index {tuple(map(int, at[1:]))}.")
 
 
 def _draw_layout(model, class_prior) -> dict:
@@ -835,19 +847,19 @@ def _draw_layout(model, class_prior) -> dict:
     layout = {} if class_prior is not None else {
         "class_probs": ((k,), dist.constraints.simplex)}
     supports: dict = {}
+    dims: dict = {}  # per block: a dict over its sites, built once (thousands of columns)
     for site, (i, key) in parameter_sites(model.blocks).items():
         block = model.blocks[i]
         family = type(block.family)
         if i not in supports:
             supports[i] = {} if block.stats is None else {
                 name: d.support for name, d in family.posterior_distributions(
-                    jax.tree_util.tree_map(jax.numpy.asarray, family.posterior(
-                        host_f64(block.prior), host_f64(block.stats)))).items()}
+                    family.posterior(host_f64(block.prior), host_f64(block.stats))).items()}
+            dims[i] = block.family.param_dims(block.prior, block.schema)
         head = key.partition(".")[0]
         size = {"class": k, "feature": len(block.schema.columns),
                 "level": len(block.schema.levels[int(head)]) if head.isdigit() else None}
-        dims = block.family.param_dims(block.prior, block.schema)[key]
-        layout[site] = tuple(size[d] for d in dims), supports[i].get(key)
+        layout[site] = tuple(size[d] for d in dims[i][key]), supports[i].get(key)
     return layout
 
 
