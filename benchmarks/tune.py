@@ -92,6 +92,9 @@ CONSTANTS = {
                       ["shipped", "1 << 18", "1 << 22"]),
     "HOST_DRAW_ENTRIES": (["bayesnb._draws_host.HOST_DRAW_ENTRIES"],
                           ["gaussian-uncertainty"], ["shipped", "-1"]),
+    "CHECK_BLOCK_ENTRIES": (["bayesnb.families._base.CHECK_BLOCK_ENTRIES"],
+                            ["bernoulli-predict", "bernoulli-fit"],
+                            ["shipped", "1 << 40", "1 << 14", "1 << 18"]),
 }
 
 #: cell -> (data, operation, reference). The data of a ``run.py`` case (``bayes``: that case's

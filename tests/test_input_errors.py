@@ -101,6 +101,27 @@ def test_every_non_binary_bernoulli_value_is_refused(request, precision, value):
             call()
 
 
+@pytest.mark.parametrize("value", [0.5, -1.0, 2.0, "smallest subnormal", np.nan])
+def test_a_value_in_a_later_block_of_the_host_check_is_seen(x64, value):
+    """The host's 0/1 check (``families._base._passes``) reads a wide block of rows at a time:
+    a value past its first block is refused (its row named), and a missing one (NaN) is taken
+    as missing there too, as the float64 reference fit without that row's value has it."""
+    rng = np.random.default_rng(0)
+    X = (rng.random((3000, 100)) < 0.5).astype(np.float64)  # 655 rows a block of the check
+    y = np.arange(3000) % 2
+    bad = X.copy()
+    bad[2500, 7] = _value(np.float64, value)
+    clf = bnb.NaiveBayes(bnb.Bernoulli(), method="ml")
+    if np.isnan(bad[2500, 7]):
+        ones = np.array([X[(y == k) & (np.arange(3000) != 2500), 7].mean() for k in (0, 1)])
+        np.testing.assert_allclose(np.exp(clf.fit(bad, y).feature_log_prob_[:, 7]), ones,
+                                   rtol=1e-12)
+        return
+    for call in (lambda: clf.fit(bad, y), lambda: clf.fit(X, y).predict_proba(bad)):
+        with pytest.raises(ValueError, match=r"column 7\b.*Bernoulli.*row 2500"):
+            call()
+
+
 def test_known_gap_a_subnormal_count_is_read_as_zero(monkeypatch):
     """The known gap of the guarantees (docs/user_guide/numerics.md), pinned: XLA:CPU reads
     subnormal numbers as 0, so a Poisson count of 1e-45 (float32's smallest subnormal, which

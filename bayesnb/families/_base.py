@@ -200,14 +200,21 @@ def numeric_block(values: np.ndarray, schema: Schema, family: str, dtype=None, *
     return x if dtype is None else x.astype(dtype)
 
 
+#: entries per block of the host's 0/1 check (``_passes``): its boolean masks, 64 KiB each, stay
+#: in cache (benchmarks/tune.py CHECK_BLOCK_ENTRIES)
+CHECK_BLOCK_ENTRIES = 1 << 16
+
+
 def _passes(x: np.ndarray, nonnegative: bool, binary: bool, integer: bool) -> bool:
     """True when a numeric block certainly passes every check (False: the caller searches it,
     NaN allowed there as missing)."""
     if binary and x.dtype.kind == "f":
         # every value a 0 or a 1 by two comparisons, where a range and a search for fractions
         # take four passes (NaN, a fraction or a subnormal value is neither); one ``all`` of
-        # their union reads less than counting each
-        return bool(((x == 0) | (x == 1)).all())
+        # their union reads less than counting each; by blocks of rows whose masks stay in cache
+        step = max(1, CHECK_BLOCK_ENTRIES // max(x.shape[1], 1))
+        return all(bool(((b == 0) | (b == 1)).all())
+                   for b in (x[i:i + step] for i in range(0, x.shape[0], step)))
     lo, hi = x.min(), x.max()
     if x.dtype.kind == "f" and (np.isnan(lo) or np.isnan(hi)):  # missing values: skip them
         with warnings.catch_warnings():
