@@ -60,11 +60,10 @@ def joint_scores(blocks, class_log_prior: np.ndarray, flat: dict, xs) -> np.ndar
     n_draws, n_classes = class_log_prior.shape
     n = xs[0].shape[0]
     scores = np.repeat(np.asarray(class_log_prior, dtype=np.float64)[None], n, axis=0)
-    for i, (block, x) in enumerate(zip(blocks, xs, strict=True)):
+    for block, x, own in zip(blocks, xs, block_draws(flat, blocks), strict=True):
         family, form = type(block.family), form_of(block.family)
         posterior = host_f64(family.posterior(block.prior, block.stats))
-        sample = {key: np.asarray(value, dtype=np.float64)
-                  for key, value in block_draws(flat, i, blocks).items()}
+        sample = {key: np.asarray(value, dtype=np.float64) for key, value in own.items()}
         tables = [family.params_from_sample({k: v[d] for k, v in sample.items()}, posterior)
                   for d in range(n_draws)]
         with np.errstate(divide="ignore"):  # a probability of 0: log 0, the class ruled out

@@ -77,7 +77,7 @@ from ._blocks import raw_blocks
 from ._classes import class_log_prior
 from .families._base import cached_by_identity, host_f64
 from .fast._compiled import compiled
-from .fast._kernels import bucket, full_float32, pad_rows
+from .fast._kernels import batch_bucket, full_float32, pad_rows
 from .fitted import FittedModel, check_conjugate, check_parametric
 
 
@@ -357,7 +357,7 @@ class AveragedScorer(NamedTuple):
                 stop = min(n, start + rows)
                 chunk = [_dense(x[start:stop]) for x in xs]
                 m = stop - start
-                padded = tuple(jnp.asarray(pad_rows(x, bucket(m))) for x in chunk)
+                padded = tuple(jnp.asarray(pad_rows(x, batch_bucket(m, rows))) for x in chunk)
                 out[start:stop] += np.asarray(_mixture(
                     self.specs, self.method, *self.mixed, padded), np.float64)[:m]
                 if output == "joint":

@@ -131,12 +131,17 @@ def _wrong_width(got: int, want: int):
 def masked_rows(model: FittedModel, row: pd.DataFrame) -> pd.DataFrame:
     """The row itself, then one copy per entry with every other column missing (None)."""
     keys = entries(model)
-    frame = pd.DataFrame([row.iloc[0].to_numpy(dtype=object)] * (len(keys) + 1),
-                         columns=row.columns, dtype=object)
+    values = row.iloc[0].to_numpy(dtype=object)
+    positions: dict = {}
+    for j, c in enumerate(row.columns):
+        positions.setdefault(c, []).append(j)
+    # built as one array: a ``.loc`` assignment per entry was O(columns^2) (12 s at 3,000)
+    grid = np.full((len(keys) + 1, len(values)), None, dtype=object)
+    grid[0] = values
     for i, (_, cols) in enumerate(keys, start=1):
-        others = [c for c in row.columns if c not in set(cols)]
-        frame.loc[i, others] = None
-    return frame
+        kept = [j for c in set(cols) for j in positions.get(c, ())]
+        grid[i, kept] = values[kept]
+    return pd.DataFrame(grid, columns=row.columns, dtype=object)
 
 
 def refuse_draws():

@@ -45,7 +45,7 @@ from ._data import labels_to_codes
 from .families._base import host_f64
 from .fast import _host, _kernels, form_of
 from .fast._compiled import compiled
-from .fast._kernels import bucket, full_float32, pad_rows
+from .fast._kernels import batch_bucket, bucket, even_rows, full_float32, pad_rows
 from .fast._sparse import Labels
 from .fitted import FittedModel, check_parametric, check_weight, chunk_statistics
 
@@ -368,16 +368,16 @@ def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
                     np.broadcast_to(np.log(class_prior), (n_draws, len(model.classes))))
         tables = tuple(
             _draw_tables(type(b.family), type(b.family).posterior(b.prior, b.stats),
-                         jax.tree_util.tree_map(jnp.asarray, block_draws(flat, i, blocks)))
-            for i, b in enumerate(blocks))
+                         jax.tree_util.tree_map(jnp.asarray, own))
+            for b, own in zip(blocks, block_draws(flat, blocks), strict=True))
         families = tuple(type(b.family) for b in blocks)
         levels = tuple(levels_of(b.schema) for b in blocks)
         width = sum(x.shape[1] for x in xs) + len(model.classes)
-        rows = max(8, _BUDGET // max(1, n_draws * width))
+        rows = even_rows(n, max(8, _BUDGET // max(1, n_draws * width)))
         out = np.empty((n_draws, n))
         for start in range(0, n, rows):
             stop = min(n, start + rows)
-            m = bucket(stop - start)
+            m = batch_bucket(stop - start, rows)
             s = _draw_scores(families, levels, quantity == "joint", jnp.asarray(class_lp),
                              tables, tuple(jnp.asarray(pad_rows(x[start:stop], m)) for x in xs),
                              jnp.asarray(pad_rows(codes[start:stop], m)))

@@ -116,10 +116,13 @@ def parameter_sites(blocks) -> dict[str, tuple[int, str]]:
             for key in param_keys(b)}
 
 
-def block_draws(draws: dict, index: int, blocks) -> dict:
-    """Block ``index``'s draws keyed as its family keys them (``"{j}.probs"``, ``"theta"``)."""
-    return {key: draws[site] for site, (i, key) in parameter_sites(blocks).items()
-            if i == index}
+def block_draws(draws: dict, blocks) -> list[dict]:
+    """Every block's draws keyed as its family keys them (``"{j}.probs"``, ``"theta"``), one
+    dict a block (the sites named once: per block, O(blocks^2) on a wide model)."""
+    out: list[dict] = [{} for _ in getattr(blocks, "blocks_", blocks)]
+    for site, (i, key) in parameter_sites(blocks).items():
+        out[i][key] = draws[site]
+    return out
 
 
 class ColumnSites(numpyro.primitives.Messenger):

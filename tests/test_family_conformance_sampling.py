@@ -137,7 +137,7 @@ def test_uncertainty_over_draws_matches_the_numpyro_densities(cls, x64, monkeypa
     fam, _, _, x, _ = block_arrays(clf, new)
     flat = {k: np.asarray(v, dtype=np.float64).reshape((-1,) + np.shape(v)[2:])
             for k, v in draws.items()}
-    params = {k: jnp.asarray(v) for k, v in block_draws(flat, 0, clf.blocks_).items()}
+    params = {k: jnp.asarray(v) for k, v in block_draws(flat, clf.blocks_)[0].items()}
     per_draw = jax.jit(jax.vmap(jax.vmap(lambda p, k: _row_log_likelihood(
         fam, p, jnp.asarray(x), k), (None, 0)), (0, None)))
     ll = np.asarray(per_draw(params, jnp.arange(N_CLASSES)))  # (draws, classes, rows)

@@ -117,6 +117,19 @@ def bucket(n: int) -> int:
     return -(-n // step) * step
 
 
+def even_rows(n: int, most: int) -> int:
+    """Rows per batch: at most ``most``, the ``n`` rows shared evenly by the batches (so the
+    last batch is not a small remainder compiled apart)."""
+    return max(1, -(-n // -(-n // most))) if n else most
+
+
+def batch_bucket(m: int, most: int) -> int:
+    """Padded row count of a batch of ``m`` rows, of batches of at most ``most``: as
+    :func:`bucket`, but no more than ``most``'s power of two (8-row batches of a wide model
+    padded to 64 did eight times the work)."""
+    return min(bucket(m), 1 << (max(most, 1) - 1).bit_length())
+
+
 def chunk_rows(n_rows: int, row_bytes: int, budget: int | None = None) -> int:
     """Rows per chunk: the power of two nearest (on a log scale) to ``budget`` bytes (default
     :data:`CHUNK_BYTES`; times :func:`budget_scale` on an accelerator), so within 0.71x-1.41x
