@@ -6,6 +6,7 @@ whose size does not grow with the number of blocks."""
 
 import jax
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.stats as st
 from numpy.testing import assert_allclose
@@ -13,7 +14,7 @@ from scipy.special import gammaln, logsumexp
 from sklearn.naive_bayes import GaussianNB
 
 import bayesnb as bnb
-from bayesnb.fast import _groups, _host, _kernels
+from bayesnb.fast import _exact, _groups, _host, _kernels
 
 
 @pytest.fixture
@@ -343,3 +344,88 @@ def test_simulation_of_columns_one_by_one_keeps_each_column_its_own(x64):
                            method="bayes").fit(X[["g0", "g1"]], y).simulate(
         300, posterior=False, num_draws=3, seed=2)
     assert abs(prior["g0"].mean() - 10.0) < 1.0 and abs(prior["g1"].mean() + 10.0) < 1.0
+
+
+def test_closed_form_scoring_streams_one_table_a_family(x64, on_the_kernels, monkeypatch):
+    """200 one-column Gaussian blocks and 100 one-column Poisson ones of one prior each are
+    scored as two blocks (``scoring.TableScorer.joined``: one table a family for the kernels,
+    where 300 tables made a program of 300 arguments), and the answers are SciPy's Student-t
+    and negative binomial per column; ``explain`` still reads the 300 blocks' own tables."""
+    rng = np.random.default_rng(5)
+    n, K = 120, 2
+    y = np.arange(n) % K
+    reals = rng.normal(size=(n, 200)) + 0.3 * y[:, None]
+    counts = rng.poisson(2.0 + y[:, None], (n, 100)).astype(float)
+    features = {c: bnb.Gaussian(kappa=1.0, rate=1.0) for c in range(200)} | {
+        c: bnb.Poisson(shape=1.0, rate=1.0) for c in range(200, 300)}
+    prior = np.full(K, 1.0 / K)
+    clf = bnb.NaiveBayes(features, method="bayes", class_prior=prior).fit(
+        np.hstack([reals, counts]), y)
+    assert len(clf.blocks_) == 300
+    streamed = []
+
+    def recording(stream):
+        def recorded(families, *args, **kwargs):
+            streamed.append(families)
+            return stream(families, *args, **kwargs)
+        return recorded
+
+    monkeypatch.setattr(_kernels, "stream_scores", recording(_kernels.stream_scores))
+    monkeypatch.setattr(_exact, "stream", recording(_exact.stream))  # the count predictive
+    X = np.hstack([reals, counts])
+    joint = (student_t_joint(reals, y, prior) + poisson_exact_joint(counts, y, prior)
+             - np.log(prior))
+    assert_allclose(clf.predict_proba(X), np.exp(joint - logsumexp(joint, axis=1,
+                                                                   keepdims=True)),
+                    rtol=1e-7, atol=1e-12)
+    assert streamed == [(bnb.Gaussian, bnb.Poisson)]
+    assert_allclose(clf.predict_joint_log_proba(X), joint, rtol=1e-9, atol=1e-9)
+    factors = clf.explain(X[0]).loc[list(range(300))].to_numpy(dtype=float)  # per column
+    assert_allclose(np.log(factors).sum(axis=0), joint[0] - np.log(prior), rtol=1e-9)
+
+
+def test_draw_batches_are_padded_to_their_own_size():
+    """Rows of a batch are padded as ``bucket`` pads a call, but no further than the batches'
+    own size: 8-row batches of a wide model stay 8 rows (64 did eight times the work)."""
+    assert [_kernels.batch_bucket(m, 8) for m in (1, 5, 8)] == [8, 8, 8]
+    assert [_kernels.batch_bucket(m, 100) for m in (37, 100)] == [64, 128]
+    assert _kernels.batch_bucket(1100, 1100) == _kernels.bucket(1100) == 1152
+    assert _kernels.even_rows(1000, 8) == 8 and _kernels.even_rows(1000, 300) == 250
+
+
+def test_inference_data_of_many_columns_is_arviz_from_dict(x64):
+    """``to_arviz`` on arviz 0.x builds each group with its coords once (``from_dict``
+    deep-copies them all per variable: O(columns^2)); groups, dims, coords and values equal
+    ``az.from_dict``'s for a mixed model of one-column blocks with NUTS statistics, a
+    per-row log likelihood and the class counts."""
+    import arviz as az
+
+    from bayesnb.inference import _from_dict_0x, dims_and_coords
+
+    rng = np.random.default_rng(6)
+    n = 90
+    y = np.arange(n) % 3
+    X = pd.DataFrame({**{f"g{i}": rng.normal(size=n) + y for i in range(4)},
+                      **{f"c{i}": rng.choice(["a", "b", "c"], n) for i in range(5)}})
+    features = {f"g{i}": bnb.Gaussian() for i in range(4)} | {
+        f"c{i}": bnb.Categorical() for i in range(5)}
+    clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
+    draws = clf.sample_posterior(20, seed=1, num_chains=2)
+    dims, coords = dims_and_coords(clf.fitted_)
+    groups = {"posterior": draws,
+              "sample_stats": {"diverging": np.zeros((2, 20), bool),
+                               "lp": rng.normal(size=(2, 20))},
+              "log_likelihood": {"y": rng.normal(size=(2, 20, n))},
+              "observed_data": {"class_count": np.asarray(clf.class_count_)}}
+    dims = {**dims, "class_count": ["class"], "y": ["row"]}
+    ours = _from_dict_0x(az, groups, coords, dims)
+    theirs = az.from_dict(**groups, coords=coords, dims=dims)
+    assert set(ours.groups()) == set(theirs.groups())
+    for group in theirs.groups():
+        a, b = ours[group], theirs[group]
+        assert set(a.data_vars) == set(b.data_vars), group
+        for name in b.data_vars:
+            assert a[name].dims == b[name].dims, (group, name)
+            for dim in b[name].dims:
+                assert list(a[name][dim].values) == list(b[name][dim].values), (group, dim)
+            assert_allclose(a[name].values, b[name].values)
