@@ -8,7 +8,10 @@ centred per level so float32 scores of thousands of columns stay within 1e-4 of 
 
 import jax
 import numpy as np
+import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.naive_bayes import CategoricalNB
 
 import bayesnb as bnb
@@ -228,3 +231,35 @@ def test_twenty_thousand_columns(x64):
     expected /= expected.sum(axis=1, keepdims=True)
     assert 0.01 < expected.max(axis=1).min() and expected.max(axis=1).max() > 0.9
     np.testing.assert_allclose(clf.predict_proba(X), expected, atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from([0.5, -3.0, 2.0, 1e8, 7.25, np.nan, np.inf]), min_size=6,
+                max_size=6), st.integers(0, 2**31 - 1))
+def test_float_columns_encode_as_pandas_matches_them(cells, seed):
+    """Float columns (NaN missing, as pandas reads integer columns with gaps) learn and encode
+    their levels by NumPy's sorted search: the levels are the sorted distinct values, and the
+    codes pandas' ``Index.get_indexer`` of the levels gives (-1 missing, unseen refused by
+    name or, where smoothed, marked)."""
+    from bayesnb.families._levels import UNSEEN, _float_codes, encode_levels, learn_levels
+
+    rng = np.random.default_rng(seed)
+    X = rng.permuted(np.array(cells * 2, dtype=np.float64).reshape(4, 3), axis=0)
+    columns = ("a", "b", "c")
+    levels = learn_levels(X, columns, None)
+    for j, lv in enumerate(levels):
+        seen = X[:, j][~np.isnan(X[:, j])]
+        assert list(lv) == sorted(set(seen.tolist()))
+    codes = encode_levels(X, columns, levels, "error", "error")
+    assert _float_codes(X, levels) is not None  # NumPy's search, not pandas'
+    for j, lv in enumerate(levels):
+        expected = pd.Index(list(lv), dtype=object).get_indexer(X[:, j].astype(object))
+        expected[np.isnan(X[:, j])] = -1
+        np.testing.assert_array_equal(codes[:, j], expected)
+    fewer = tuple(lv[1:] for lv in levels)  # each column's smallest value now unseen
+    if any(len(lv) for lv in levels):
+        j = next(j for j, lv in enumerate(levels) if len(lv))
+        with pytest.raises(ValueError, match=rf"column '{columns[j]}'"):
+            encode_levels(X, columns, fewer, "error", "error")
+        smoothed = encode_levels(X, columns, fewer, "smooth", "smooth")
+        assert np.all(smoothed[X[:, j] == levels[j][0], j] == UNSEEN)
