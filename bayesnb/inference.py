@@ -30,6 +30,7 @@ import numpyro.distributions as dist
 from jax.scipy.special import xlogy
 from scipy import sparse
 
+from ._draws_host import draw_tables
 from ._joined_blocks import joined_blocks, joined_model, split_draws
 from .families._base import float64_mode, host_f64
 from .fast import float32_safe, form_of
@@ -354,9 +355,7 @@ def _chunked_tables(families, blocks, flat, class_lp, n_draws, chunk, x_complete
     for i, (family, block, own) in enumerate(zip(families, blocks, block_draws(flat, blocks),
                                                  strict=True)):
         # only Categorical reads the posterior (the predictive of a value unseen in training)
-        post = family.posterior(block.prior, block.stats)
-        sample = jax.tree_util.tree_map(jnp.asarray, own)
-        table = jax.vmap(lambda s, f=family, post=post: f.params_from_sample(s, post))(sample)
+        table = draw_tables(family, own, family.posterior(block.prior, block.stats))
         if x_complete[i] and form_of(family).linear_in_x:
             weights, bias, finite = _linear_layout(family, n_chunks, chunk, table)
             if bool(finite):

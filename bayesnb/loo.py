@@ -42,6 +42,7 @@ from scipy import sparse
 from ._blocks import levels_of, raw_blocks
 from ._classes import class_log_prior
 from ._data import labels_to_codes
+from ._draws_host import draw_tables
 from .families._base import host_f64
 from .fast import _host, _kernels, form_of
 from .fast._compiled import compiled
@@ -367,8 +368,7 @@ def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
         class_lp = (np.log(flat["class_probs"]) if class_prior is None else
                     np.broadcast_to(np.log(class_prior), (n_draws, len(model.classes))))
         tables = tuple(
-            _draw_tables(type(b.family), type(b.family).posterior(b.prior, b.stats),
-                         jax.tree_util.tree_map(jnp.asarray, own))
+            _draw_tables(type(b.family), type(b.family).posterior(b.prior, b.stats), own)
             for b, own in zip(blocks, block_draws(flat, blocks), strict=True))
         families = tuple(type(b.family) for b in blocks)
         levels = tuple(levels_of(b.schema) for b in blocks)
@@ -387,10 +387,17 @@ def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
     return out.reshape(shape + (n,))
 
 
+def _draw_tables(family, posterior, sample):
+    """The plug-in table of every draw (a leading draw axis): compiled, or for a family with
+    a site per column built on the host (``_draws_host.draw_tables``)."""
+    if family.column_sites:
+        return draw_tables(family, sample, posterior)
+    return _vmapped_tables(family, posterior, jax.tree_util.tree_map(jnp.asarray, sample))
+
+
 @compiled(static_argnums=0)
 @full_float32
-def _draw_tables(family, posterior, sample):
-    """The plug-in table of every draw (a leading draw axis)."""
+def _vmapped_tables(family, posterior, sample):
     return jax.vmap(lambda one: family.params_from_sample(one, posterior))(sample)
 
 

@@ -263,3 +263,26 @@ def test_float_columns_encode_as_pandas_matches_them(cells, seed):
             encode_levels(X, columns, fewer, "error", "error")
         smoothed = encode_levels(X, columns, fewer, "smooth", "smooth")
         assert np.all(smoothed[X[:, j] == levels[j][0], j] == UNSEEN)
+
+
+def test_draw_tables_of_column_sites_are_each_draws_logs(x64):
+    """A Categorical's tables of posterior draws (``_draws_host.draw_tables``: one NumPy call
+    on all draws, where a vmap over thousands of sites compiled for seconds): draw d's table
+    is the log of its columns' probabilities side by side, and the parameters that do not vary
+    by draw (the offsets, an unseen value's exact predictive) are repeated along the draws."""
+    from bayesnb._draws_host import draw_tables
+    from bayesnb.inference import _flat
+    from bayesnb.model import block_draws
+
+    X, y = _mixed_levels(200, (2, 5, 3), seed=9)
+    clf = bnb.NaiveBayes(bnb.Categorical(), method="bayes").fit(X, y)
+    block = clf.fitted_.blocks[0]
+    own = block_draws(_flat(clf.sample_posterior(50, seed=2)), clf.fitted_.blocks)[0]
+    family = type(block.family)
+    tables = draw_tables(family, own, family.posterior(block.prior, block.stats))
+    for d in (0, 17, 49):
+        by_hand = np.log(np.concatenate([own[f"{j}.probs"][d] for j in range(3)], axis=-1))
+        np.testing.assert_allclose(np.asarray(tables.log_prob[d]), by_hand, rtol=1e-15)
+        np.testing.assert_array_equal(np.asarray(tables.offset[d]), [0, 2, 7])
+        np.testing.assert_array_equal(np.asarray(tables.log_unseen[d]),
+                                      np.asarray(tables.log_unseen[0]))

@@ -177,7 +177,9 @@ class Capabilities:
         return {k: ("class", "feature") for k in self.param_names}
 
     #: True when each column has its own sites ``"{site}.{j}.{key}"`` (Categorical: columns of
-    #: different level counts), so simulated values come column by column (``"{site}.{j}.x"``)
+    #: different level counts), so simulated values come column by column (``"{site}.{j}.x"``);
+    #: ``params_from_sample`` then also takes NumPy draws along a leading axis of every site
+    #: (``_draws_host.draw_tables`` makes the tables of thousands of sites in one call)
     column_sites: ClassVar[bool] = False
 
     #: plug-in parameters that must be positive (a Gaussian's precision): ``scoring`` refuses
