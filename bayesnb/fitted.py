@@ -18,6 +18,7 @@ or the new model, never a mixture.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from contextlib import nullcontext
 from typing import Any, NamedTuple
 
@@ -35,6 +36,7 @@ from ._data import (
     resolve_features,
     sample_weight_array,
 )
+from ._joined_blocks import Joined, joined_blocks, joined_model
 from .families import Family, Schema
 from .families._base import float64_mode, host_f64
 from .fast import _host, _kernels, float32_safe, form_of
@@ -251,7 +253,58 @@ def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
     """Per-class sufficient statistics of every block for one chunk of raw values: SciPy on
     the host (float64) for a sparse block (a family with a sparse path), else the streaming
     kernels (a sparse input's other blocks are read densified chunk by chunk:
-    ``_data.SparseRows``)."""
+    ``_data.SparseRows``). Blocks of one family and prior whose statistics all run along
+    the columns are counted as one block and split back (:func:`_joined_for_counting`)."""
+    joined = _joined_for_counting(blocks, raws)
+    if joined is None:
+        return _chunk_statistics(blocks, raws, codes, weight, n_classes)
+    groups, joined_blocks_, joined_raws = joined
+    out: list = [None] * len(blocks)
+    for group, stats in zip(groups, _chunk_statistics(joined_blocks_, joined_raws, codes,
+                                                      weight, n_classes), strict=True):
+        edges = np.cumsum([0] + [len(blocks[i].schema.columns) for i in group.blocks])
+        for i, lo, hi in zip(group.blocks, edges[:-1], edges[1:], strict=True):
+            out[i] = stats if len(group.blocks) == 1 else jax.tree_util.tree_map(
+                lambda a, lo=lo, hi=hi: a[..., lo:hi].copy(), stats)
+    return out
+
+
+def _joined_for_counting(blocks, raws):
+    """``(groups, blocks, raws)`` with joinable blocks (``_joined_blocks``) of one NumPy dtype
+    and of a family whose statistics all have the columns on their last axis (none a sum over
+    them) joined column-wise; None where none join. A model declared column by column then
+    counts one block a family: 3,000 one-column Gaussian blocks stacked 3,000 inputs inside
+    the statistics kernel (8 s)."""
+    if len(blocks) < 2:
+        return None
+    groups = []
+    for group in joined_blocks(blocks, [str(i) for i in range(len(blocks))]):
+        dtypes = {raws[i].dtype if type(raws[i]) is np.ndarray else None for i in group.blocks}
+        family = type(blocks[group.blocks[0]].family)
+        if len(group.blocks) > 1 and (len(dtypes) > 1 or None in dtypes
+                                      or dtypes.pop().kind not in "fiub"
+                                      or not _stats_by_column(family)):
+            groups.extend(Joined((i,), "") for i in group.blocks)
+        else:
+            groups.append(group)
+    if len(groups) == len(blocks):
+        return None
+    return (groups, joined_model(blocks, groups),
+            [raws[g.blocks[0]] if len(g.blocks) == 1 else
+             np.concatenate([raws[i] for i in g.blocks], axis=1) for g in groups])
+
+
+@functools.cache
+def _stats_by_column(family) -> bool:
+    """Whether every statistic of ``family`` has the columns on its last axis (so a joined
+    block's statistics split back by columns), from their shapes for two columns."""
+    x = jax.ShapeDtypeStruct((1, 2), np.float32)
+    stats = jax.eval_shape(lambda v, r: family.suff_stats(v, r), x, x)
+    return all(leaf.ndim >= 1 and leaf.shape[-1] == 2
+               for leaf in jax.tree_util.tree_leaves(stats))
+
+
+def _chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
     from scipy import sparse
 
     if _host.counted_on_host([b.family for b in blocks], raws, weight, n_classes):

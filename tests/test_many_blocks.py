@@ -429,3 +429,37 @@ def test_inference_data_of_many_columns_is_arviz_from_dict(x64):
             for dim in b[name].dims:
                 assert list(a[name][dim].values) == list(b[name][dim].values), (group, dim)
             assert_allclose(a[name].values, b[name].values)
+
+
+def test_one_column_blocks_are_counted_as_one_block(x64, on_the_kernels, monkeypatch):
+    """200 one-column Gaussian blocks are counted as one block and their statistics split back
+    by column (``fitted._joined_for_counting``): each block's count, mean and centred sum of
+    squares are NumPy's of its column and class. Poisson blocks, whose log x! is one sum over
+    their columns, are counted apart, each its own ``sum log x!``."""
+    rng = np.random.default_rng(8)
+    n, K = 150, 3
+    y = np.arange(n) % K
+    reals = rng.normal(size=(n, 200)) * 10.0 ** rng.uniform(-2, 3, 200) + y[:, None]
+    counts = rng.poisson(3.0, (n, 4)).astype(float)
+    features = {c: bnb.Gaussian() for c in range(200)} | {
+        c: bnb.Poisson() for c in range(200, 204)}
+    counted = []
+    real_stream = _kernels.stream_suff_stats
+
+    def recording(families, *args, **kwargs):
+        counted.append(families)
+        return real_stream(families, *args, **kwargs)
+
+    monkeypatch.setattr(_kernels, "stream_suff_stats", recording)
+    clf = bnb.NaiveBayes(features).fit(np.hstack([reals, counts]), y)
+    assert counted == [(bnb.Gaussian,) + (bnb.Poisson,) * 4]
+    for c in (0, 77, 199):
+        stats = clf.blocks_[c].stats
+        for k in range(K):
+            column = reals[y == k, c]
+            assert_allclose(stats.count[k, 0], len(column))
+            assert_allclose(stats.mean[k, 0], column.mean(), rtol=1e-12)
+            assert_allclose(stats.m2[k, 0], ((column - column.mean()) ** 2).sum(), rtol=1e-10)
+    for c in range(4):
+        assert_allclose(clf.blocks_[200 + c].stats.log_factorial,
+                        gammaln(counts[:, c] + 1).sum(), rtol=1e-12)
