@@ -254,22 +254,28 @@ def chunk_statistics(blocks, raws, codes, weight, n_classes: int) -> list:
     the host (float64) for a sparse block (a family with a sparse path), else the streaming
     kernels (a sparse input's other blocks are read densified chunk by chunk:
     ``_data.SparseRows``). Blocks of one family and prior whose statistics all run along
-    the columns are counted as one block and split back (:func:`_joined_for_counting`)."""
-    joined = _joined_for_counting(blocks, raws)
+    the columns are counted as one block and split back (:func:`joined_for_counting`)."""
+    joined = joined_for_counting(blocks, raws)
     if joined is None:
         return _chunk_statistics(blocks, raws, codes, weight, n_classes)
     groups, joined_blocks_, joined_raws = joined
+    return split_statistics(_chunk_statistics(joined_blocks_, joined_raws, codes, weight,
+                                              n_classes), groups, blocks)
+
+
+def split_statistics(stats, groups, blocks) -> list:
+    """Every block's statistics from those of ``groups`` (:func:`joined_for_counting`): a
+    joined group's cut along the columns at its blocks' widths."""
     out: list = [None] * len(blocks)
-    for group, stats in zip(groups, _chunk_statistics(joined_blocks_, joined_raws, codes,
-                                                      weight, n_classes), strict=True):
+    for group, joined in zip(groups, stats, strict=True):
         edges = np.cumsum([0] + [len(blocks[i].schema.columns) for i in group.blocks])
         for i, lo, hi in zip(group.blocks, edges[:-1], edges[1:], strict=True):
-            out[i] = stats if len(group.blocks) == 1 else jax.tree_util.tree_map(
-                lambda a, lo=lo, hi=hi: a[..., lo:hi].copy(), stats)
+            out[i] = joined if len(group.blocks) == 1 else jax.tree_util.tree_map(
+                lambda a, lo=lo, hi=hi: a[..., lo:hi].copy(), joined)
     return out
 
 
-def _joined_for_counting(blocks, raws):
+def joined_for_counting(blocks, raws):
     """``(groups, blocks, raws)`` with joinable blocks (``_joined_blocks``) of one NumPy dtype
     and of a family whose statistics all have the columns on their last axis (none a sum over
     them) joined column-wise; None where none join. A model declared column by column then

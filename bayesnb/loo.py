@@ -48,7 +48,14 @@ from .fast import _host, _kernels, form_of
 from .fast._compiled import compiled
 from .fast._kernels import batch_bucket, bucket, even_rows, full_float32, pad_rows
 from .fast._sparse import Labels
-from .fitted import FittedModel, check_parametric, check_weight, chunk_statistics
+from .fitted import (
+    FittedModel,
+    check_parametric,
+    check_weight,
+    chunk_statistics,
+    joined_for_counting,
+    split_statistics,
+)
 
 #: rows x classes x (block width) elements held at once while scoring left-out rows
 _BUDGET = 1 << 22
@@ -198,16 +205,21 @@ def _statistics(model, raws, xs, codes, weight, n_classes) -> tuple:
     takes the fit's sparse path."""
     if any(sparse.issparse(x) for x in xs):
         return tuple(chunk_statistics(model.blocks, raws, codes, weight, n_classes))
+    blocks, joined = model.blocks, joined_for_counting(model.blocks, xs)
+    if joined is not None:  # blocks declared column by column, counted as one
+        groups, blocks, xs = joined
     sources = []
-    for b, x in zip(model.blocks, xs, strict=True):
+    for b, x in zip(blocks, xs, strict=True):
         dtype = np.dtype(np.int32) if b.family.integer_codes else np.dtype(np.float64)
         one_hot = sum(len(lv) for lv in b.schema.levels) * 8
         sources.append(_kernels.Source(lambda start, stop, x=x: x[start:stop], x.shape[1],
                                        dtype, lambda: None, one_hot,
                                        columns=tuple(b.schema.columns)))
-    return _kernels.stream_suff_stats(model.families, tuple(levels_of(b.schema)
-                                                             for b in model.blocks),
-                                      n_classes, sources, codes, weight)
+    stats = _kernels.stream_suff_stats(tuple(type(b.family) for b in blocks),
+                                       tuple(levels_of(b.schema) for b in blocks),
+                                       n_classes, sources, codes, weight)
+    return tuple(stats) if joined is None else tuple(split_statistics(stats, groups,
+                                                                      model.blocks))
 
 
 def _on_host(model, xs) -> bool:
