@@ -67,13 +67,14 @@ _BOUND_DRAWS = 64
 
 
 def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_count,
-                unlabeled=None, hyper=None, labels=None, pooling=None):
+                unlabeled=None, hyper=None, labels=None, pooling=None, batched=None):
     """The Naive Bayes posterior written on sufficient statistics: same sample sites and the
     same log density (constants included) as ``model.naive_bayes_model``.
 
     ``unlabeled`` (encoded blocks of rows whose label is missing) adds the semi-supervised
     term sum_i log sum_k pi_k p(x_i | theta_k): the label is marginalised, as in the Stan
     User's Guide's naive Bayes chapter, so unlabeled rows sharpen the posterior too.
+    ``batched`` (per block): sampled by the family's ``sample_params_batched``.
     """
     n_classes = class_count.shape[0]
     if class_prior is None:
@@ -85,10 +86,14 @@ def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_
     hyper = hyper or (None,) * len(families)
     labels = labels or (None,) * len(families)
     pooling = pooling or (None,) * len(families)
-    for family, prior, site, st, h, lab, pool in zip(families, priors, sites, stats, hyper,
-                                                     labels, pooling, strict=True):
+    batched = batched or (False,) * len(families)
+    for family, prior, site, st, h, lab, pool, batch in zip(
+            families, priors, sites, stats, hyper, labels, pooling, batched, strict=True):
         with ColumnSites(block_site=site, labels=lab):
-            params, prior = sample_block(family, prior, h, n_classes, site, pool)
+            if batch:  # the same density, a few sites (``Family.batched_sites``)
+                params = family.sample_params_batched(prior, n_classes, site)
+            else:
+                params, prior = sample_block(family, prior, h, n_classes, site, pool)
         numpyro.factor(f"{site}.x", family.stats_log_likelihood(params, st))
         if unlabeled is not None:
             tables.append(family.params_from_sample(params, family.posterior(prior, st)))
@@ -118,7 +123,22 @@ def run_nuts(fitted, class_alpha, class_prior, priors=None, *, num_warmup=1000,
             num_samples=num_samples, num_chains=num_chains, seed=seed,
             chain_method=chain_method, progress_bar=progress_bar,
             target_accept_prob=target_accept_prob)
+    draws = unbatched_draws(draws, static, joined_model(fitted.blocks, groups))
     return split_draws(draws, groups, fitted.blocks, sites), arviz_sample_stats(extra)
+
+
+def unbatched_draws(draws: dict, static: dict, blocks) -> dict:
+    """NUTS draws of the blocks sampled batched (``static["batched"]``, the fitted ``blocks``
+    as sampled) under their own sites, named by column as ``model.ColumnSites`` names them."""
+    out = dict(draws)
+    for block, site, labels, batched in zip(blocks, static["sites"], static["labels"],
+                                            static["batched"], strict=True):
+        if batched:
+            mine = {k for k in out if k.startswith(f"{site}.#")}
+            apart = block.family.unbatched_draws(
+                {k[len(site) + 1:]: out.pop(k) for k in mine}, block.prior)
+            out.update({site_name(site, key, labels): v for key, v in apart.items()})
+    return dict(sorted(out.items()))
 
 
 def nuts_arguments(fitted, groups, class_alpha, class_prior, priors=None) -> tuple[dict, dict]:
@@ -130,7 +150,11 @@ def nuts_arguments(fitted, groups, class_alpha, class_prior, priors=None) -> tup
     f64 = partial(jax.tree_util.tree_map, lambda a: jnp.asarray(a, dtype=jnp.float64))
     unlabeled = fitted.unlabeled
     static = dict(families=tuple(fitted.families[g.blocks[0]] for g in groups),
-                  sites=tuple(g.site for g in groups), labels=tuple(column_labels(joined)))
+                  sites=tuple(g.site for g in groups), labels=tuple(column_labels(joined)),
+                  # sites batched where nothing is sampled or replaced beside them
+                  batched=tuple(b.family.batched_sites and not priors and not
+                                b.family.hyperpriors() and b.family.pooling_prior() is None
+                                for b in joined))
     data = dict(
         priors=tuple(_priors_f64(b.prior) for b in joined),
         stats=tuple(f64(b.stats) for b in joined),

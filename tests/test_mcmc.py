@@ -60,7 +60,8 @@ def closed_form_moments(clf):
         elif name == "categorical":
             a = np.asarray(post.alpha)
             for col, part in zip(block.schema.columns,
-                                 np.split(a, np.asarray(post.offset)[1:], axis=1), strict=True):
+                                 np.split(a, np.asarray(post.offset).astype(int)[1:], axis=1),
+                                 strict=True):
                 mean = part / part.sum(axis=1, keepdims=True)
                 out[f"{site}.{col}.probs"] = (mean, np.sqrt(mean * (1 - mean) /
                                                             (part.sum(1, keepdims=True) + 1)))
@@ -370,3 +371,46 @@ def test_arviz_predictive_groups(x64):
     assert list(pp["bernoulli.x"].dims) == ["chain", "draw", "row", "bernoulli_feature"]
     assert list(pp["bernoulli_feature"].values) == ["flag"]
     assert set(np.unique(pp["categorical.colour.x"].values)) <= {0, 1, 2}
+
+
+def test_categorical_columns_of_one_level_count_are_sampled_as_one_site(monkeypatch):
+    """NUTS samples the Categorical columns that share a level count as one Dirichlet site
+    (``Categorical.sample_params_batched``: the same density, a few sites to trace and
+    compile, not one a column) and hands the draws back under each column's own site:
+    named by column, each within 4 MCSE of its exact Dirichlet posterior mean."""
+    from bayesnb import _nuts
+
+    rng = np.random.default_rng(5)
+    n = 120
+    y = rng.choice(["a", "b"], n)
+    k = (y == "b").astype(int)
+    X = pd.DataFrame({
+        "c1": rng.choice(["p", "q", "r"], n), "two": rng.choice(["s", "t"], n),
+        "c2": np.where(k == 1, rng.choice(["p", "q", "r"], n), "p"),
+        "c3": rng.choice(["x", "y", "z"], n, p=[0.6, 0.3, 0.1])})
+    seen = []
+    real = _nuts.sample
+
+    def spy(model, static, data, **settings):
+        draws, extra = real(model, static, data, **settings)
+        seen.append({name: draws[name].shape[2:] for name in draws})  # the sampled sites
+        return draws, extra
+
+    monkeypatch.setattr(_nuts, "sample", spy)
+    clf = bnb.NaiveBayes(bnb.Categorical(), method="mcmc", num_warmup=300, num_samples=500,
+                         num_chains=2, seed=2, progress_bar=False).fit(X, y)
+    assert seen == [{"class_probs": (2,), "categorical.#3levels.probs": (2, 3, 3),
+                     "categorical.two.probs": (2, 2)}]
+    moments = closed_form_moments(clf)
+    assert set(clf.draws_) == set(moments) == {
+        "class_probs", "categorical.c1.probs", "categorical.two.probs",
+        "categorical.c2.probs", "categorical.c3.probs"}
+    summary = clf.mcmc_summary()
+    for site, (mean, sd) in moments.items():
+        draws = clf.draws_[site].reshape((-1,) + clf.draws_[site].shape[2:])
+        assert draws.shape[1:] == np.shape(mean), site
+        rows = summary[summary.index.str.startswith(site + "[") | (summary.index == site)]
+        mcse = rows["mcse_mean"].to_numpy().reshape(np.shape(mean))
+        np.testing.assert_array_less(np.abs(draws.mean(axis=0) - mean), 4 * mcse + 1e-12,
+                                     err_msg=site)
+        np.testing.assert_allclose(draws.std(axis=0), sd, rtol=0.15, err_msg=site)

@@ -140,6 +140,7 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
     nonnegative_stats = ("counts",)
     stated_tables = True
     column_sites = True
+    batched_sites = True
     predictive_is_plug_in = True
     imprecise = True
     sklearn_view = "categorical"
@@ -254,6 +255,40 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
         return params
 
     @staticmethod
+    def sample_params_batched(prior: DirichletPrior, n_classes: int, site: str):
+        """:meth:`sample_params`, the columns of one level count ``L`` as one site
+        ``"{site}.#{L}levels.probs"`` of shape ``(K, columns, L)`` (a column alone keeps
+        its own site; ``#`` keeps the name apart from a column's): the same density, for
+        NUTS, which traced and compiled each column's site apart (0.5 s a column)."""
+        pieces = levels.split_levels(prior.alpha, prior.offset)
+        params = {}
+        for n_levels, columns in _by_level_count(pieces).items():
+            if len(columns) == 1:
+                with numpyro.plate("class", n_classes, dim=-1):
+                    params[f"{columns[0]}.probs"] = numpyro.sample(
+                        f"{site}.{columns[0]}.probs", dist.Dirichlet(pieces[columns[0]]))
+                continue
+            with numpyro.plate(f"{site}.#{n_levels}levels_columns", len(columns), dim=-1), \
+                    numpyro.plate(f"{site}.#{n_levels}levels_class", n_classes, dim=-2):
+                probs = numpyro.sample(f"{site}.#{n_levels}levels.probs", dist.Dirichlet(
+                    jnp.stack([pieces[j] for j in columns])))
+            params.update({f"{j}.probs": probs[:, g, :] for g, j in enumerate(columns)})
+        return params
+
+    @staticmethod
+    def unbatched_draws(draws: dict, prior: DirichletPrior) -> dict:
+        """Draws of :meth:`sample_params_batched`'s sites (keys relative to the block's
+        site, leading chain and draw axes) under :meth:`sample_params`' keys."""
+        pieces = levels.split_levels(np.asarray(prior.alpha), prior.offset)
+        out = dict(draws)
+        for n_levels, columns in _by_level_count(pieces).items():
+            if len(columns) > 1:
+                probs = out.pop(f"#{n_levels}levels.probs")
+                out.update({f"{j}.probs": np.ascontiguousarray(probs[..., g, :])
+                            for g, j in enumerate(columns)})
+        return out
+
+    @staticmethod
     def observe(params, codes, y, site: str, **kw) -> None:
         if codes is None:
             with numpyro.plate("row", y.shape[0], dim=-1):
@@ -325,3 +360,11 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
 
 __all__ = ["Categorical", "CategoricalParams", "CategoricalStats", "DirichletPrior",
            "UnseenCategoryWarning"]
+
+
+def _by_level_count(pieces) -> dict[int, list[int]]:
+    """Column indices by their number of levels, in order."""
+    out: dict[int, list[int]] = {}
+    for j, piece in enumerate(pieces):
+        out.setdefault(int(np.shape(piece)[-1]), []).append(j)
+    return out
