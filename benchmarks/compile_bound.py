@@ -22,8 +22,10 @@ object each, on 5,000 rows), Gaussian and then Poisson: the seconds of its fit a
 ``bayesnb.fast._groups``). Then NUTS (``method="mcmc"``, 2 chains x (500 + 500)) on a model of
 ``--nuts-blocks`` one-column Gaussian blocks and on one block of the same columns (300 rows):
 the seconds of each fit and of its ``predict_uncertainty`` on 2,000 rows, a first call and
-another (NUTS and the draws' scoring take the blocks as one, ``bayesnb._joined_blocks``). Run
-with ``BAYESNB_COMPILATION_CACHE=0`` to time compilation rather than the cache.
+another (NUTS and the draws' scoring take the blocks as one, ``bayesnb._joined_blocks``).
+``--nuts-categorical N``: NUTS, 1 chain x (50 + 50), on one Categorical block of N columns of
+5, 3 and 2 levels, the fit's seconds (nearly all tracing and compiling). Run with
+``BAYESNB_COMPILATION_CACHE=0`` to time compilation rather than the cache.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ def main(argv=None) -> None:
                         help="columns of the model declared column by column (0: none)")
     parser.add_argument("--nuts-blocks", type=int, default=30,
                         help="columns of the NUTS model declared column by column (0: none)")
+    parser.add_argument("--nuts-categorical", type=int, default=0,
+                        help="Categorical columns of a NUTS model, 1 chain x (50 + 50) (0: none)")
     args = parser.parse_args(argv)
 
     import bayesnb as bnb
@@ -88,6 +92,8 @@ def main(argv=None) -> None:
         declared_column_by_column(bnb, rng, args.blocks)
     if args.nuts_blocks:
         nuts_column_by_column(bnb, rng, args.nuts_blocks)
+    if args.nuts_categorical:
+        nuts_categorical(bnb, rng, args.nuts_categorical)
 
 
 def small_batches(bnb, rng, batches) -> None:
@@ -155,6 +161,25 @@ def nuts_column_by_column(bnb, rng, n_blocks: int) -> None:
         t2 = time.perf_counter()
         clf.predict_uncertainty(X_new)
         print(f"{label:>22} {t1 - t0:>8.2f} {t2 - t1:>9.2f} {time.perf_counter() - t2:>9.2f}")
+
+
+def nuts_categorical(bnb, rng, n_columns: int) -> None:
+    """NUTS on one Categorical block of ``n_columns`` columns of 5, 3 and 2 levels: the fit's
+    seconds are nearly all tracing and compiling (``Categorical.sample_params_batched``
+    samples the columns of one level count as one site)."""
+    import warnings
+
+    y = np.arange(200) % 2
+    X = pd.DataFrame({f"c{j}": rng.integers(0, (5, 3, 2)[j % 3], 200).astype(str)
+                      for j in range(n_columns)})
+    clf = bnb.NaiveBayes(bnb.Categorical(), method="mcmc", num_warmup=50, num_samples=50,
+                         num_chains=1, progress_bar=False)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():  # short chains: r-hat and ESS are not the point here
+        warnings.simplefilter("ignore")
+        clf.fit(X, y)
+    print(f"\nNUTS, 1 chain x (50 + 50), {n_columns} Categorical columns (5, 3, 2 levels), "
+          f"200 rows: fit {time.perf_counter() - t0:.2f} s")
 
 
 if __name__ == "__main__":
