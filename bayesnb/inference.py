@@ -40,6 +40,7 @@ from .fast._groups import per_block
 from .fast._kernels import full_float32
 from .model import (
     ColumnSites,
+    batched_blocks,
     block_draws,
     block_sites,
     check_prior_values,
@@ -49,6 +50,7 @@ from .model import (
     positional_site,
     sample_block,
     site_name,
+    unbatched_draws,
     with_priors,
 )
 
@@ -123,22 +125,9 @@ def run_nuts(fitted, class_alpha, class_prior, priors=None, *, num_warmup=1000,
             num_samples=num_samples, num_chains=num_chains, seed=seed,
             chain_method=chain_method, progress_bar=progress_bar,
             target_accept_prob=target_accept_prob)
-    draws = unbatched_draws(draws, static, joined_model(fitted.blocks, groups))
+    draws = unbatched_draws(draws, joined_model(fitted.blocks, groups), static["sites"],
+                            static["labels"], static["batched"])
     return split_draws(draws, groups, fitted.blocks, sites), arviz_sample_stats(extra)
-
-
-def unbatched_draws(draws: dict, static: dict, blocks) -> dict:
-    """NUTS draws of the blocks sampled batched (``static["batched"]``, the fitted ``blocks``
-    as sampled) under their own sites, named by column as ``model.ColumnSites`` names them."""
-    out = dict(draws)
-    for block, site, labels, batched in zip(blocks, static["sites"], static["labels"],
-                                            static["batched"], strict=True):
-        if batched:
-            mine = {k for k in out if k.startswith(f"{site}.#")}
-            apart = block.family.unbatched_draws(
-                {k[len(site) + 1:]: out.pop(k) for k in mine}, block.prior)
-            out.update({site_name(site, key, labels): v for key, v in apart.items()})
-    return dict(sorted(out.items()))
 
 
 def nuts_arguments(fitted, groups, class_alpha, class_prior, priors=None) -> tuple[dict, dict]:
@@ -151,10 +140,7 @@ def nuts_arguments(fitted, groups, class_alpha, class_prior, priors=None) -> tup
     unlabeled = fitted.unlabeled
     static = dict(families=tuple(fitted.families[g.blocks[0]] for g in groups),
                   sites=tuple(g.site for g in groups), labels=tuple(column_labels(joined)),
-                  # sites batched where nothing is sampled or replaced beside them
-                  batched=tuple(b.family.batched_sites and not priors and not
-                                b.family.hyperpriors() and b.family.pooling_prior() is None
-                                for b in joined))
+                  batched=batched_blocks(joined, priors))
     data = dict(
         priors=tuple(_priors_f64(b.prior) for b in joined),
         stats=tuple(f64(b.stats) for b in joined),

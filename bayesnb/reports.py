@@ -287,10 +287,10 @@ class BayesianReports:
         >>> clf = bnb.NaiveBayes(method="bayes").fit(days, play)
         >>> clf.simulate(4, seed=0)
             Outlook Temperature Humidity    Wind    y  draw
-        0      Rain        Cool     High  Strong   No     0
-        1      Rain        Mild     High    Weak   No     0
-        2  Overcast        Mild   Normal    Weak  Yes     0
-        3     Sunny        Mild   Normal  Strong  Yes     0"""
+        0      Rain         Hot     High    Weak   No     0
+        1      Rain        Mild   Normal    Weak   No     0
+        2  Overcast         Hot     High  Strong  Yes     0
+        3     Sunny        Cool   Normal    Weak  Yes     0"""
         from .model import simulate
 
         self._fitted()

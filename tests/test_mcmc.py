@@ -414,3 +414,46 @@ def test_categorical_columns_of_one_level_count_are_sampled_as_one_site(monkeypa
         np.testing.assert_array_less(np.abs(draws.mean(axis=0) - mean), 4 * mcse + 1e-12,
                                      err_msg=site)
         np.testing.assert_allclose(draws.std(axis=0), sd, rtol=0.15, err_msg=site)
+
+
+@pytest.mark.parametrize("posterior", [True, False])
+def test_categorical_columns_of_one_level_count_are_simulated_as_one_site(posterior,
+                                                                         monkeypatch):
+    """``simulate`` draws a Categorical's columns of one level count as one site too (a
+    site a column compiled for 0.4 s each): the program's sites, and each column's level
+    frequencies per class against its exact predictive (posterior: the Dirichlet posterior's
+    mean; prior: uniform)."""
+    from bayesnb import model
+
+    rng = np.random.default_rng(6)
+    n = 90
+    y = rng.choice(["a", "b"], n)
+    X = pd.DataFrame({"c1": rng.choice(["p", "q", "r"], n), "two": rng.choice(["s", "t"], n),
+                      "c2": np.where(y == "b", rng.choice(["p", "q", "r"], n), "p"),
+                      "c3": rng.choice(["x", "y", "z"], n, p=[0.6, 0.3, 0.1])})
+    clf = bnb.NaiveBayes(bnb.Categorical(), method="bayes").fit(X, y)
+    seen = []
+    real = model._simulated
+
+    def spy(*args):
+        out = real(*args)
+        seen.append({k for k in out if k.endswith(".x")})
+        return out
+
+    monkeypatch.setattr(model, "_simulated", spy)
+    sim = clf.simulate(60, posterior=posterior, num_draws=400, seed=1)
+    assert seen == [{"categorical.#3levels.x", "categorical.two.x"}]
+    assert list(sim.columns) == ["c1", "two", "c2", "c3", "y", "draw"]
+    post = clf.posterior_[0]
+    alpha = np.asarray(post.alpha if posterior else clf.fitted_.blocks[0].prior.alpha,
+                       dtype=float)
+    alpha = np.broadcast_to(alpha, (2,) + alpha.shape[-1:])
+    edges = np.asarray(post.offset).astype(int)
+    for j, (col, levels) in enumerate(zip(X.columns, clf.blocks_[0].schema.levels,
+                                          strict=True)):
+        part = alpha[:, edges[j]:edges[j] + len(levels)]
+        exact = part / part.sum(axis=1, keepdims=True)
+        for k, label in enumerate(clf.classes_):
+            values = sim.loc[sim["y"] == label, col]
+            freq = [np.mean(values == v) for v in levels]
+            np.testing.assert_allclose(freq, exact[k], atol=0.06, err_msg=f"{col}, {label}")

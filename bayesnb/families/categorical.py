@@ -276,16 +276,47 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
         return params
 
     @staticmethod
+    def observe_batched(params, y, site: str, **kw) -> None:
+        """:meth:`observe`'s simulation (no values given), the columns of one level count
+        ``L`` as one site ``"{site}.#{L}levels.x"`` of shape ``(rows, columns)``."""
+        pieces = [params[f"{j}.probs"] for j in range(sum(k.endswith(".probs")
+                                                          for k in params))]
+        for n_levels, columns in _by_level_count(pieces).items():
+            if len(columns) == 1:
+                with numpyro.plate("row", y.shape[0], dim=-1):
+                    numpyro.sample(f"{site}.{columns[0]}.x",
+                                   dist.Categorical(pieces[columns[0]][y]))
+                continue
+            probs = jnp.stack([pieces[j] for j in columns], axis=-2)  # (K, columns, L)
+            with numpyro.plate(f"{site}.#{n_levels}levels_columns", len(columns), dim=-1), \
+                    numpyro.plate(f"{site}.#{n_levels}levels_row", y.shape[0], dim=-2):
+                numpyro.sample(f"{site}.#{n_levels}levels.x", dist.Categorical(probs[y]))
+
+    @staticmethod
     def unbatched_draws(draws: dict, prior: DirichletPrior) -> dict:
-        """Draws of :meth:`sample_params_batched`'s sites (keys relative to the block's
-        site, leading chain and draw axes) under :meth:`sample_params`' keys."""
+        """Draws of the batched sites (:meth:`sample_params_batched`,
+        :meth:`observe_batched`; keys relative to the block's site, leading draw axes) under
+        :meth:`sample_params`' and :meth:`observe`'s keys."""
+        pieces = levels.split_levels(np.asarray(prior.alpha), prior.offset)
+        out = dict(draws)
+        for n_levels, columns in _by_level_count(pieces).items():
+            for name, axis in (("probs", -2), ("x", -1)):
+                batch = out.pop(f"#{n_levels}levels.{name}", None)
+                if batch is not None:
+                    out.update({f"{j}.{name}": np.ascontiguousarray(np.take(batch, g, axis))
+                                for g, j in enumerate(columns)})
+        return out
+
+    @staticmethod
+    def batched_draws(draws: dict, prior: DirichletPrior) -> dict:
+        """The inverse of :meth:`unbatched_draws` for the parameters: each level count's
+        columns' ``probs`` stacked under the batched site."""
         pieces = levels.split_levels(np.asarray(prior.alpha), prior.offset)
         out = dict(draws)
         for n_levels, columns in _by_level_count(pieces).items():
             if len(columns) > 1:
-                probs = out.pop(f"#{n_levels}levels.probs")
-                out.update({f"{j}.probs": np.ascontiguousarray(probs[..., g, :])
-                            for g, j in enumerate(columns)})
+                out[f"#{n_levels}levels.probs"] = np.stack(
+                    [out.pop(f"{j}.probs") for j in columns], axis=-2)
         return out
 
     @staticmethod
