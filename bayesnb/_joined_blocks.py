@@ -37,6 +37,8 @@ def _joinable(block, replaced_keys: set) -> bool:
     """Whether a block may join others (see the module); ``replaced_keys``: its parameters
     whose prior the user replaced."""
     family = block.family
+    if family.nonparametric:  # its statistic and table are the sample, not per column
+        return False
     dims = family.param_dims(block.prior, block.schema)
     return (not family.joint_columns and not family.column_sites and not block.schema.levels
             and not family.hyperpriors() and family.pooling_prior() is None

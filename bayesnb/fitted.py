@@ -289,7 +289,6 @@ def joined_for_counting(blocks, raws):
         family = type(blocks[group.blocks[0]].family)
         if len(group.blocks) > 1 and (len(dtypes) > 1 or None in dtypes
                                       or dtypes.pop().kind not in "fiub"
-                                      or family.nonparametric  # its statistic: the sample
                                       or not _stats_by_column(family)):
             groups.extend(Joined((i,), "") for i in group.blocks)
         else:

@@ -174,11 +174,10 @@ def batched_draws(draws: dict, blocks, sites, labels, batched) -> dict:
     out = dict(draws)
     for block, site, labs, batch in zip(blocks, sites, labels, batched, strict=True):
         if batch:
-            keys = [k for k in param_keys(block)]
             together = block.family.batched_draws(
-                {k: out.pop(site_name(site, k, labs)) for k in keys}, block.prior)
-            out.update({site_name(site, k, labs) if not k.startswith("#") else f"{site}.{k}": v
-                        for k, v in together.items()})
+                {k: out.pop(site_name(site, k, labs)) for k in param_keys(block)}, block.prior)
+            # a batched key ("#3levels.probs") is no column's: site_name keeps it as it is
+            out.update({site_name(site, k, labs): v for k, v in together.items()})
     return out
 
 

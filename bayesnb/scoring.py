@@ -261,9 +261,8 @@ def _joined(scorer: TableScorer) -> TableScorer | None:
     blocks = scorer.model.blocks
     if len(blocks) < 2:
         return None
-    groups = [g for g in joined_blocks(blocks, [str(i) for i in range(len(blocks))])]
-    if len(groups) == len(blocks) or any(blocks[g.blocks[0]].family.nonparametric
-                                         for g in groups if len(g.blocks) > 1):
+    groups = joined_blocks(blocks, [str(i) for i in range(len(blocks))])
+    if len(groups) == len(blocks):
         return None
     return scorer._replace(
         model=scorer.model.replace(blocks=joined_model(blocks, groups)),

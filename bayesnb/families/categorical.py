@@ -262,7 +262,7 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
         NUTS, which traced and compiled each column's site apart (0.5 s a column)."""
         pieces = levels.split_levels(prior.alpha, prior.offset)
         params = {}
-        for n_levels, columns in _by_level_count(pieces).items():
+        for n_levels, columns in levels.by_level_count(pieces).items():
             if len(columns) == 1:
                 with numpyro.plate("class", n_classes, dim=-1):
                     params[f"{columns[0]}.probs"] = numpyro.sample(
@@ -281,7 +281,7 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
         ``L`` as one site ``"{site}.#{L}levels.x"`` of shape ``(rows, columns)``."""
         pieces = [params[f"{j}.probs"] for j in range(sum(k.endswith(".probs")
                                                           for k in params))]
-        for n_levels, columns in _by_level_count(pieces).items():
+        for n_levels, columns in levels.by_level_count(pieces).items():
             if len(columns) == 1:
                 with numpyro.plate("row", y.shape[0], dim=-1):
                     numpyro.sample(f"{site}.{columns[0]}.x",
@@ -291,33 +291,6 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
             with numpyro.plate(f"{site}.#{n_levels}levels_columns", len(columns), dim=-1), \
                     numpyro.plate(f"{site}.#{n_levels}levels_row", y.shape[0], dim=-2):
                 numpyro.sample(f"{site}.#{n_levels}levels.x", dist.Categorical(probs[y]))
-
-    @staticmethod
-    def unbatched_draws(draws: dict, prior: DirichletPrior) -> dict:
-        """Draws of the batched sites (:meth:`sample_params_batched`,
-        :meth:`observe_batched`; keys relative to the block's site, leading draw axes) under
-        :meth:`sample_params`' and :meth:`observe`'s keys."""
-        pieces = levels.split_levels(np.asarray(prior.alpha), prior.offset)
-        out = dict(draws)
-        for n_levels, columns in _by_level_count(pieces).items():
-            for name, axis in (("probs", -2), ("x", -1)):
-                batch = out.pop(f"#{n_levels}levels.{name}", None)
-                if batch is not None:
-                    out.update({f"{j}.{name}": np.ascontiguousarray(np.take(batch, g, axis))
-                                for g, j in enumerate(columns)})
-        return out
-
-    @staticmethod
-    def batched_draws(draws: dict, prior: DirichletPrior) -> dict:
-        """The inverse of :meth:`unbatched_draws` for the parameters: each level count's
-        columns' ``probs`` stacked under the batched site."""
-        pieces = levels.split_levels(np.asarray(prior.alpha), prior.offset)
-        out = dict(draws)
-        for n_levels, columns in _by_level_count(pieces).items():
-            if len(columns) > 1:
-                out[f"#{n_levels}levels.probs"] = np.stack(
-                    [out.pop(f"{j}.probs") for j in columns], axis=-2)
-        return out
 
     @staticmethod
     def observe(params, codes, y, site: str, **kw) -> None:
@@ -392,10 +365,3 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
 __all__ = ["Categorical", "CategoricalParams", "CategoricalStats", "DirichletPrior",
            "UnseenCategoryWarning"]
 
-
-def _by_level_count(pieces) -> dict[int, list[int]]:
-    """Column indices by their number of levels, in order."""
-    out: dict[int, list[int]] = {}
-    for j, piece in enumerate(pieces):
-        out.setdefault(int(np.shape(piece)[-1]), []).append(j)
-    return out
