@@ -246,7 +246,7 @@ def _chunk_scores(families, linear, lp, tables, xs):
 
     A block in ``linear`` form holds ``(weights (F, S * K), bias (S, K))``: one matmul scores
     every draw of the chunk (``FastForm.linear_scores``). Any other block holds its tables with
-    a leading draw axis and is scored draw by draw (vmap of ``FastForm.log_likelihood``)."""
+    a leading draw axis and is scored by ``FastForm.draws_log_likelihood``."""
     n = xs[0].shape[0]
 
     def block(key, table, x):
@@ -254,8 +254,7 @@ def _chunk_scores(families, linear, lp, tables, xs):
         if lin:
             weights, bias = table
             return (x.astype(weights.dtype) @ weights).reshape(n, *bias.shape) + bias
-        score = form_of(family).log_likelihood
-        return jnp.moveaxis(jax.vmap(lambda t: score(t, x))(table), 0, 1)
+        return form_of(family).draws_log_likelihood(table, x)
 
     # blocks of one family and shape as one computation (``fast._groups``)
     return lp[None] + per_block(block, tuple(zip(families, linear, strict=True)), tables,
@@ -488,9 +487,14 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
     lp, tables, valid, linear = _cached(prepared, ("tables", float64_mode(), complete), build)
     n = xs[0].shape[0]
     # rows per batch: one chunk's (rows, draws, classes) scores, plus the per-draw
-    # intermediates of the blocks scored draw by draw, within the budget
-    width = n_classes + sum(x.shape[1] for x, lin in zip(xs, linear, strict=True) if not lin)
-    rows = even_rows(n, max(8, _CHUNK_BUDGET * budget_scale() // (chunk * width)))
+    # intermediates of the blocks scored draw by draw and the row features of those whose
+    # draws share them (``FastForm.shared_draw_features``), within the budget
+    forms = [form_of(f) for f in families]
+    width = n_classes + sum(x.shape[1] for x, lin, form in zip(xs, linear, forms, strict=True)
+                            if not lin and not form.shared_draw_features)
+    shared = sum(form.shared_draw_features * x.shape[1]
+                 for x, lin, form in zip(xs, linear, forms, strict=True) if not lin)
+    rows = even_rows(n, max(8, _CHUNK_BUDGET * budget_scale() // (chunk * width + shared)))
     out = []
     for start in range(0, n, rows):
         part = [x[start:start + rows] for x in xs]
@@ -503,7 +507,7 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
     def batches(kernel, share=1):
         """``kernel``'s values of every draw, a batch of rows at a time (a ``share`` of the
         band's budget)."""
-        rows = even_rows(n, max(8, _DRAWS_BUDGET // share // max(1, n_draws * width)))
+        rows = even_rows(n, max(8, _DRAWS_BUDGET // share // max(1, n_draws * width + shared)))
         for start in range(0, n, rows):
             part = [x[start:start + rows] for x in xs]
             m = part[0].shape[0]

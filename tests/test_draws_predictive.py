@@ -379,6 +379,32 @@ def test_float32_gaussian_draws_agree_with_x64(offset, width):
         np.testing.assert_allclose(f32[key], x64[key], rtol=1e-4, atol=1e-4, err_msg=key)
 
 
+@pytest.mark.parametrize("missing", [False, True])
+def test_wide_gaussian_draws_scored_together_match_scipy(kernel_draws, monkeypatch, missing):
+    """A chunk's Gaussian draws are scored as one product against row features shared by the
+    draws (``GaussianFast.draws_log_likelihood``); each draw's scores must still be SciPy's
+    normal log densities (float64, 300 columns, chunks of 4 draws, with and without missing
+    values)."""
+    import jax
+
+    monkeypatch.setattr(inference, "_DRAW_COLUMNS", 12)  # 4 draws a chunk of 3 classes
+    rng = np.random.default_rng(11)
+    n, width = 120, 300
+    y = np.arange(n) % 3
+    X = pd.DataFrame(5.0 + rng.normal(size=(n, width)) + 0.2 * y[:, None],
+                     columns=[f"g{j}" for j in range(width)])
+    test = X.head(30).copy()
+    if missing:
+        test = test.mask(rng.random(test.shape) < 0.1)
+    with jax.enable_x64(True):
+        clf = bnb.NaiveBayes(bnb.Gaussian(loc=5.0), method="bayes").fit(X, y)
+        draws = clf.sample_posterior(N_DRAWS, seed=3)
+        u = clf.predict_uncertainty(test, draws=draws, interval=0.8)
+    ref = reference_uncertainty(reference_scores(clf, draws, test), 0.8)
+    for key in ref:
+        np.testing.assert_allclose(u[key], ref[key], rtol=1e-6, atol=1e-8, err_msg=key)
+
+
 def test_float32_long_documents_of_close_classes_agree_with_float64():
     """Draws' weights are raw log probabilities, all negative: on rows of about 2,000 tokens
     of two close classes the float32 product's partial sums reached thousands, and its

@@ -122,6 +122,18 @@ class FastForm:
         log likelihoods, the semi-supervised NUTS term)."""
         return cls.family.log_likelihood(params, x, n_levels)
 
+    #: row features per column that :meth:`draws_log_likelihood` computes once for every draw
+    #: of a chunk (0: it scores draw by draw, a ``(rows, columns)`` temporary per draw)
+    shared_draw_features: ClassVar[int] = 0
+
+    @classmethod
+    def draws_log_likelihood(cls, tables, x):
+        """``(n, S, K)``: :meth:`log_likelihood` of ``S`` draws' tables (every leaf with a
+        leading draw axis). Default: draw by draw."""
+        import jax.numpy as jnp
+
+        return jnp.moveaxis(jax.vmap(lambda t: cls.log_likelihood(t, x))(tables), 0, 1)
+
     @staticmethod
     def score_rounding(table, x, scores):
         """``(n,)`` or ``(n, K)`` bounds on the float32 rounding of :meth:`scores`; the kernels

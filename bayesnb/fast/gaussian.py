@@ -560,6 +560,33 @@ class GaussianFast(FastForm):
         return jax.lax.cond(has_missing(x), lambda x: scores(x, True),
                             lambda x: scores(x, False), x)
 
+    shared_draw_features = 2
+
+    @staticmethod
+    def draws_log_likelihood(tables: GaussianParams, x) -> jax.Array:
+        r""":meth:`log_likelihood` of ``S`` draws at once: one centre for all of them (the
+        average of their class means), so the row features :math:`x_c^2, x_c` are computed
+        once and every draw's :math:`(-\lambda/2, \lambda m_c)` weights are one product's
+        columns (draw by draw, the ``(rows, columns)`` features were recomputed per draw and
+        the products were ``S`` matrix-vector products: 1,000 columns were 10-20x slower)."""
+        center = jnp.mean(tables.mean, axis=(0, 1))
+        mc = tables.mean - center  # (S, K, F)
+        lam = jnp.broadcast_to(tables.precision, mc.shape)
+        s, k, f = mc.shape
+        per_column = (0.5 * jnp.log(lam) - 0.5 * lam * mc * mc).reshape(s * k, f)
+        weights = jnp.concatenate([-0.5 * lam, lam * mc], axis=-1).reshape(s * k, 2 * f)
+
+        def scores(x, missing):  # the observed indicator's product only where one is missing
+            observed = ~jnp.isnan(x)
+            xc = jnp.where(observed, x - center, 0.0).astype(mc.dtype)
+            per_row = (observed.astype(xc.dtype) @ per_column.T if missing
+                       else jnp.sum(per_column, axis=1))
+            return jnp.concatenate([xc * xc, xc], axis=1) @ weights.T + per_row
+
+        out = jax.lax.cond(has_missing(x), lambda x: scores(x, True),
+                           lambda x: scores(x, False), x)
+        return out.reshape(x.shape[0], s, k)
+
     @staticmethod
     def term_extent(params: GaussianParams) -> tuple:
         r""":math:`\lambda (x - \mu)^2 / 2` and its roundings (``x`` and ``\mu`` each by half an
