@@ -463,3 +463,44 @@ def test_one_column_blocks_are_counted_as_one_block(x64, on_the_kernels, monkeyp
     for c in range(4):
         assert_allclose(clf.blocks_[200 + c].stats.log_factorial,
                         gammaln(counts[:, c] + 1).sum(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["one float dtype", "ints and floats", "with bool",
+                                  "with text", "with category", "with nullable ints"])
+def test_frame_blocks_are_pandas_own_columns(kind):
+    """A DataFrame's blocks are read with the frame's column kinds taken once per call
+    (``_data.FrameLayout``; per block they cost 0.2 ms, 0.6 s at 2,000 one-column blocks):
+    every block must still be pandas' own ``frame.iloc[:, positions]`` as NumPy, dtype
+    included (objects where a column holds text; pandas' extension columns read lazily)."""
+    from bayesnb._data import FrameBlock, as_table
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(6, 4)), columns=list("abcd"))
+    if kind == "ints and floats":
+        frame["b"] = rng.integers(0, 5, 6)
+    if kind == "with bool":
+        frame["c"] = rng.random(6) < 0.5
+    if kind == "with text":
+        frame["d"] = list("xyzxyz")
+    if kind == "with category":
+        frame["d"] = pd.Categorical(list("xyzxyz"))
+    if kind == "with nullable ints":
+        frame["a"] = pd.array([1, None, 3, 4, 5, 6], dtype="Int64")
+    table = as_table(frame)
+    for positions in ([0], [1], [2], [3], [0, 2], [1, 3], [0, 1, 2, 3], [3, 0]):
+        cols = tuple(frame.columns[positions])
+        block = table.block(cols, tuple(positions))
+        sub = frame.iloc[:, positions]
+        if any(isinstance(t, pd.api.extensions.ExtensionDtype) for t in sub.dtypes):
+            assert isinstance(block, FrameBlock)
+            block = np.asarray(block)
+            expected = sub.astype(object).to_numpy()
+        elif all(pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t)
+                 for t in sub.dtypes):
+            expected = sub.to_numpy()
+        else:
+            expected = sub.astype(object).to_numpy()
+        assert block.dtype == expected.dtype, (kind, positions)
+        assert block.shape == expected.shape
+        for a, b in zip(block.ravel().tolist(), expected.ravel().tolist(), strict=True):
+            assert (pd.isna(a) and pd.isna(b)) or (not pd.isna(a) and a == b), positions
