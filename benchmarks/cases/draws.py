@@ -4,7 +4,8 @@ Issue 12 section 4: ``predict_uncertainty`` and ``method="mcmc"`` prediction ave
 p(c | x, theta) over posterior draws. On D draws, n rows, F features and K classes the scores
 alone are one product ``(n x F) @ (F x D*K)``; the reference is that product, one jitted
 ``X @ W`` with X and a random W already on the device (so neither side pays a host copy of
-X), timed alternately with ours in one process. Target: ours / matmul <= 2x.
+X), timed alternately with ours in one process. Target: ours / matmul <= 2x (none for the
+Gaussian, whose quadratic scores are two such products: ``x_c^2`` and ``x_c``).
 
 Rows:
 
@@ -33,6 +34,8 @@ from .multinomial import make_multinomial
 #: (rows, features, classes, draws); full: issue 12 section 4's shape
 FULL, QUICK = (10_000, 1_000, 20, 1_000), (2_000, 300, 20, 200)
 CHECK_ROWS = 200
+#: the Gaussian's columns at most (its float32 rounding bound grows with them)
+GAUSSIAN_COLUMNS = 100
 TARGET = 2.0
 INTERVAL = 0.9
 
@@ -52,11 +55,23 @@ def make_overlapping_bits(n, f, k, seed=1):
     return (rng.random((n, f), dtype=np.float32) < p[y]).astype(np.float32), y
 
 
+def make_overlapping_gaussians(n, f, k, seed=2):
+    """Standardised columns whose class means differ by about 0.05, variances by about 5%."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    mean = 0.05 * rng.standard_normal((k, f))
+    sd = np.exp(0.05 * rng.standard_normal((k, f)))
+    return (mean[y] + sd[y] * rng.standard_normal((n, f))).astype(np.float32), y
+
+
 def _families():
     import bayesnb as bnb
 
-    return {"multinomial": (make_short_documents, lambda: bnb.Multinomial(alpha=1.0)),
-            "bernoulli": (make_overlapping_bits, lambda: bnb.Bernoulli(alpha=1.0, beta=1.0))}
+    return {"multinomial": (make_short_documents, lambda: bnb.Multinomial(alpha=1.0), TARGET),
+            "bernoulli": (make_overlapping_bits, lambda: bnb.Bernoulli(alpha=1.0, beta=1.0),
+                          TARGET),
+            # two products' FLOPs (the features x_c^2 and x_c): no target against one
+            "gaussian": (make_overlapping_gaussians, lambda: bnb.Gaussian(), None)}
 
 
 def reference_draws(name, X, draws, rows):
@@ -67,6 +82,11 @@ def reference_draws(name, X, draws, rows):
         theta = draws["multinomial.probs"]
         theta = theta.reshape((-1,) + theta.shape[2:])
         s = np.einsum("nf,dkf->dnk", x, np.log(theta))
+    elif name == "gaussian":  # sum_f log N(x_f; mu, 1 / lam), less the class-free log(2 pi) / 2
+        mu, lam = (draws[f"gaussian.{p}"].reshape((-1,) + draws[f"gaussian.{p}"].shape[2:])
+                   for p in ("mean", "precision"))
+        s = (np.einsum("nf,dkf->dnk", x, lam * mu) - 0.5 * np.einsum("nf,dkf->dnk", x * x, lam)
+             + 0.5 * np.sum(np.log(lam) - lam * mu * mu, axis=-1)[:, None, :])
     else:
         theta = draws["bernoulli.theta"]
         theta = theta.reshape((-1,) + theta.shape[2:])
@@ -84,7 +104,7 @@ def reference_predictive(s):
     return proba, np.exp(s - logsumexp(s, axis=2, keepdims=True))
 
 
-def one_family(ctx, name, make, family, shape, dtype):
+def one_family(ctx, name, make, family, shape, dtype, target=TARGET):
     import jax
     import jax.numpy as jnp
 
@@ -123,7 +143,7 @@ def one_family(ctx, name, make, family, shape, dtype):
             f"max |dp| against float64 NumPy on {CHECK_ROWS} rows")
     label = f"draws {name}"
     rows.append(row_from(proba, label, dtype, "predictive (mcmc predict_proba)", "matmul",
-                         TARGET, agree, dp, X.nbytes, note))
+                         target, agree, dp, X.nbytes, note))
     rows.append(row_from(unc, label, dtype, "predict_uncertainty (with 90% band)", "matmul",
                          None, u_agree, u_dp, X.nbytes,
                          note + f"; band bounds vs np.quantile of float64 p(c | x, theta): "
@@ -137,9 +157,12 @@ def one_family(ctx, name, make, family, shape, dtype):
 def run(ctx: Context):
     shape = ctx.pick(FULL, QUICK)
     rows = []
-    for name, (make, family) in _families().items():
+    for name, (make, family, target) in _families().items():
+        n, f, k, d = shape
+        if name == "gaussian":  # float32 refuses past ~200 columns; float64 at 1,000: minutes
+            f = min(f, GAUSSIAN_COLUMNS)
         for dtype in ctx.dtypes:
-            rows += one_family(ctx, name, make, family, shape, dtype)
+            rows += one_family(ctx, name, make, family, (n, f, k, d), dtype, target)
     return rows
 
 
