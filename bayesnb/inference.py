@@ -285,53 +285,66 @@ def _draw_sums(families, linear, class_lp, tables, valid, xs):
     draw-averaged p(c | x, theta), mean p (n, K), and the mean of the draws' entropies,
     mean H[p] (n,).
     """
-    n, k = xs[0].shape[0], class_lp.shape[-1]
-    dtype = class_lp.dtype
-
     def step(carry, chunk):
-        top, acc, sum_p, sum_plogp = carry
         lp, tabs, ok = chunk
-        s = _chunk_scores(families, linear, lp, tabs, xs)  # (n, S, K)
-        # running log-sum-exp over draws, per class
-        s_ok = jnp.where(ok[None, :, None], s, -jnp.inf)
-        new_top = jnp.maximum(top, jnp.max(s_ok, axis=1))  # (n, K)
-        shift = jnp.where(jnp.isfinite(new_top), new_top, 0.0)
-        rescale = jnp.where(jnp.isfinite(top), jnp.exp(top - shift), 0.0)
-        acc = acc * rescale + jnp.sum(jnp.exp(s_ok - shift[:, None, :]), axis=1)
-        # p(c | x, theta) per draw, summed over draws
-        m = jnp.max(s, axis=-1)  # (n, S)
-        t = s - jnp.where(jnp.isfinite(m), m, 0.0)[..., None]
-        e = jnp.exp(t)
-        z = jnp.sum(e, axis=-1)
-        # a draw under which the row is impossible gives p = 0/0 (NaN), as log_softmax would
-        inv_z = jnp.where(ok[None, :], 1.0 / z, 0.0)
-        sum_p = sum_p + jnp.einsum("nsk,ns->nk", e, inv_z)
-        et = jnp.sum(jnp.where(e > 0, e * t, 0.0), axis=-1)
-        plogp = jnp.where(ok[None, :] & (z > 0), et * inv_z - jnp.log(z), 0.0)
-        return (new_top, acc, sum_p, sum_plogp + jnp.sum(plogp, axis=1)), None
+        return _add_draws(carry, _chunk_scores(families, linear, lp, tabs, xs), ok), None
 
-    init = (jnp.full((n, k), -jnp.inf, dtype), jnp.zeros((n, k), dtype),
+    carry, _ = jax.lax.scan(step, _no_draws(xs[0].shape[0], class_lp), (class_lp, tables, valid))
+    return _draw_averages(carry, valid)
+
+
+def _no_draws(n: int, class_lp):
+    """:func:`_draw_sums`' running sums before the first chunk."""
+    k, dtype = class_lp.shape[-1], class_lp.dtype
+    return (jnp.full((n, k), -jnp.inf, dtype), jnp.zeros((n, k), dtype),
             jnp.zeros((n, k), dtype), jnp.zeros(n, dtype))
-    (top, acc, sum_p, sum_plogp), _ = jax.lax.scan(step, init, (class_lp, tables, valid))
-    n_draws = jnp.sum(valid).astype(dtype)
+
+
+def _add_draws(carry, s, ok):
+    """:func:`_draw_sums`' running sums with one chunk's scores ``s`` (n, S, K) added."""
+    top, acc, sum_p, sum_plogp = carry
+    # running log-sum-exp over draws, per class
+    s_ok = jnp.where(ok[None, :, None], s, -jnp.inf)
+    new_top = jnp.maximum(top, jnp.max(s_ok, axis=1))  # (n, K)
+    shift = jnp.where(jnp.isfinite(new_top), new_top, 0.0)
+    rescale = jnp.where(jnp.isfinite(top), jnp.exp(top - shift), 0.0)
+    acc = acc * rescale + jnp.sum(jnp.exp(s_ok - shift[:, None, :]), axis=1)
+    # p(c | x, theta) per draw, summed over draws
+    m = jnp.max(s, axis=-1)  # (n, S)
+    t = s - jnp.where(jnp.isfinite(m), m, 0.0)[..., None]
+    e = jnp.exp(t)
+    z = jnp.sum(e, axis=-1)
+    # a draw under which the row is impossible gives p = 0/0 (NaN), as log_softmax would
+    inv_z = jnp.where(ok[None, :], 1.0 / z, 0.0)
+    sum_p = sum_p + jnp.einsum("nsk,ns->nk", e, inv_z)
+    et = jnp.sum(jnp.where(e > 0, e * t, 0.0), axis=-1)
+    plogp = jnp.where(ok[None, :] & (z > 0), et * inv_z - jnp.log(z), 0.0)
+    return new_top, acc, sum_p, sum_plogp + jnp.sum(plogp, axis=1)
+
+
+def _draw_averages(carry, valid):
+    """:func:`_draw_sums`' results from its running sums."""
+    top, acc, sum_p, sum_plogp = carry
+    n_draws = jnp.sum(valid).astype(acc.dtype)
     log_joint = jnp.log(acc) + top - jnp.log(n_draws)  # acc = 0 where top = -inf
     return log_joint, sum_p / n_draws, -sum_plogp / n_draws
 
 
 @compiled(static_argnums=(0, 1, 2))
 @full_float32
-def _draw_probs(families, linear, n_draws, class_lp, tables, xs):
-    """p(c | x, theta) of the first ``n_draws`` draws, ``(n, K, n_draws)``: draws last, so
-    the host's quantiles select along contiguous memory (chunks as in :func:`_draw_sums`)."""
+def _draw_sums_and_probs(families, linear, n_draws, class_lp, tables, valid, xs):
+    """:func:`_draw_sums`, and p(c | x, theta) of the first ``n_draws`` draws, ``(n, K,
+    n_draws)`` (draws last, so the host's quantiles select along contiguous memory), from
+    one pass over the draws: each chunk's scores are computed once for both."""
+    def step(carry, chunk):
+        lp, tabs, ok = chunk
+        s = _chunk_scores(families, linear, lp, tabs, xs)
+        return _add_draws(carry, s, ok), jnp.exp(jax.nn.log_softmax(s, axis=-1))
 
-    def chunk(args):
-        lp, tabs = args
-        return jax.nn.log_softmax(_chunk_scores(families, linear, lp, tabs, xs), axis=-1)
-
-    log_p = jax.lax.map(chunk, (class_lp, tables))  # (C, n, S, K)
     n, k = xs[0].shape[0], class_lp.shape[-1]
-    log_p = jnp.transpose(log_p, (1, 3, 0, 2)).reshape(n, k, -1)[..., :n_draws]
-    return jnp.exp(log_p)
+    carry, p = jax.lax.scan(step, _no_draws(n, class_lp), (class_lp, tables, valid))
+    p = jnp.transpose(p, (1, 3, 0, 2)).reshape(n, k, -1)[..., :n_draws]  # (C, n, S, K)
+    return (*_draw_averages(carry, valid), p)
 
 
 @compiled(static_argnums=(0, 1, 2))
@@ -494,37 +507,46 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
                             if not lin and not form.shared_draw_features)
     shared = sum(form.shared_draw_features * x.shape[1]
                  for x, lin, form in zip(xs, linear, forms, strict=True) if not lin)
-    rows = even_rows(n, max(8, _CHUNK_BUDGET * budget_scale() // (chunk * width + shared)))
-    out = []
-    for start in range(0, n, rows):
-        part = [x[start:start + rows] for x in xs]
-        m = part[0].shape[0]
-        padded = tuple(pad_any(c, batch_bucket(m, rows)) for c in part)
-        res = _draw_sums(families, linear, lp, tables, valid, padded)
-        out.append(tuple(np.asarray(r, dtype=np.float64)[:m] for r in res))
-    log_joint, mean, aleatoric = (np.concatenate(parts) for parts in zip(*out, strict=True))
 
-    def batches(kernel, share=1):
-        """``kernel``'s values of every draw, a batch of rows at a time (a ``share`` of the
-        band's budget)."""
-        rows = even_rows(n, max(8, _DRAWS_BUDGET // share // max(1, n_draws * width + shared)))
+    def batches(rows):
+        """``(m, padded blocks)`` of successive batches of up to ``rows`` rows."""
         for start in range(0, n, rows):
             part = [x[start:start + rows] for x in xs]
             m = part[0].shape[0]
-            padded = tuple(pad_any(c, batch_bucket(m, rows)) for c in part)
-            out = kernel(families, linear, n_draws, lp, tables, padded)
-            yield jax.tree_util.tree_map(lambda a, m=m: np.asarray(a)[:m], out)
+            yield m, tuple(pad_any(c, batch_bucket(m, rows)) for c in part)
 
-    if given_x and not joint_only:
-        return _given_x_summary(log_joint, interval,
-                                batches(_draw_log_conditionals, _GIVEN_X_SHARE))
+    def batch_rows(budget, per_row):
+        return even_rows(n, max(8, budget // max(1, per_row)))
 
-    def quantiles(q):
-        # NumPy's selection (introselect): XLA:CPU sorts every row, about 10x slower
-        return np.concatenate([np.quantile(p, q, axis=-1).astype(np.float64)
-                               for p in batches(_draw_probs)], axis=1)
-
-    return _summary(log_joint, mean, aleatoric, joint_only, interval, quantiles)
+    rows = batch_rows(_CHUNK_BUDGET * budget_scale(), chunk * width + shared)
+    # every draw's p(c | x, theta) (the band's quantiles, given_x's reweighting) is held a
+    # batch of rows at a time
+    draw_rows = batch_rows(_DRAWS_BUDGET, n_draws * width + shared)
+    if interval is not None and not joint_only and not given_x:
+        # the averages and the band's probabilities from one pass over the draws
+        q = [(1.0 - interval) / 2, (1.0 + interval) / 2]
+        out, band = [], []
+        for m, padded in batches(min(rows, draw_rows)):
+            *sums, probs = _draw_sums_and_probs(families, linear, n_draws, lp, tables, valid,
+                                                padded)
+            out.append(tuple(np.asarray(r, dtype=np.float64)[:m] for r in sums))
+            # NumPy's selection (introselect): XLA:CPU sorts every row, about 10x slower
+            band.append(np.quantile(np.asarray(probs)[:m], q, axis=-1).astype(np.float64))
+        log_joint, mean, aleatoric = (np.concatenate(p) for p in zip(*out, strict=True))
+        band = np.concatenate(band, axis=1)
+        return _summary(log_joint, mean, aleatoric, False, interval, lambda _: band)
+    out = []
+    for m, padded in batches(rows):
+        res = _draw_sums(families, linear, lp, tables, valid, padded)
+        out.append(tuple(np.asarray(r, dtype=np.float64)[:m] for r in res))
+    log_joint, mean, aleatoric = (np.concatenate(parts) for parts in zip(*out, strict=True))
+    if not given_x or joint_only:
+        return _summary(log_joint, mean, aleatoric, joint_only, interval, None)
+    per_draw = (jax.tree_util.tree_map(lambda a, m=m: np.asarray(a)[:m], _draw_log_conditionals(
+        families, linear, n_draws, lp, tables, padded))
+        for m, padded in batches(batch_rows(_DRAWS_BUDGET // _GIVEN_X_SHARE,
+                                            n_draws * width + shared)))
+    return _given_x_summary(log_joint, interval, per_draw)
 
 
 def _class_log_prior(class_prior, draws: dict, n_draws: int) -> np.ndarray:
@@ -622,6 +644,9 @@ def predict_rows(model, class_prior, draws, X, unseen: str, *, interval=0.9, pre
     host = prepared is None and _draws_host.on_host(blocks, xs, n_draws, n_classes)
     if not host and not float64_mode() and (
             not float32_safe(model.families)  # no bound to trust: float64 (``bayesnb.fast``)
+            # the weighted quantiles step from draw to draw: a weight's float32 rounding moved
+            # a bound by a whole step (1,500 Bernoulli columns: 0.017), and ``ess`` by 2.4e-4
+            or given_x
             or draws_rounding(blocks, class_prior, joined, xs, prepared)
             > SCORE_ROUNDING_LIMIT):
         with jax.enable_x64(True):

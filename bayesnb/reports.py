@@ -203,6 +203,9 @@ class BayesianReports:
         ``given_x=True`` is the uncertainty of the prediction ``proba`` itself: read it where
         ``ess`` is large. The default answers another question, how much the data leave the
         classifier undetermined at x, and every draw counts there, however unusual x is.
+        ``given_x=True`` is computed in float64 whatever the dtype: its weighted quantiles
+        step from one draw's value to the next, and a weight rounded in float32 can move a
+        bound by a whole step.
 
         Its ``to_frame()`` gives the same numbers labelled: rows by the index of ``X``
         (0..n-1 for an array), columns ``(quantity, class)`` with the labels of ``classes_``.

@@ -131,7 +131,8 @@ def draws_route(request, monkeypatch):
         def refuse(*args, **kwargs):
             raise AssertionError("the kernels were called on the host's route")
 
-        for name in ("_draw_sums", "_draw_probs", "draws_rounding", "_chunked_tables"):
+        for name in ("_draw_sums", "_draw_sums_and_probs", "draws_rounding",
+                     "_chunked_tables"):
             monkeypatch.setattr(inference, name, refuse)
     return request.param
 
@@ -589,3 +590,25 @@ def test_mcmc_columns_declared_one_by_one_with_missing_values_match_scipy():
     joint = logsumexp(s, axis=0) - np.log(s.shape[0])
     np.testing.assert_allclose(clf.predict_joint_log_proba(rows), joint, rtol=1e-9)
     np.testing.assert_allclose(clf.predict_proba(rows), softmax(joint, axis=1), atol=1e-5)
+
+
+def test_given_x_band_of_near_tied_wide_rows_is_float64s():
+    """``given_x=True``'s band is a weighted quantile: it steps from one draw's value to the
+    next, so a weight rounded in float32 moved a bound by a whole step (1,500 near-tied
+    Bernoulli columns: 0.017, unrefused) and ``ess`` by 2.4e-4. It is computed in float64
+    whatever the dtype: the same numbers as under ``enable_x64`` (the same draws)."""
+    import jax
+
+    rng = np.random.default_rng(0)
+    n, f, k = 1000, 1500, 2
+    y = np.arange(n) % k
+    X = (rng.uniform(size=(n, f)) < rng.uniform(0.47, 0.53, size=(k, f))[y]).astype(float)
+    with jax.enable_x64(True):
+        clf = bnb.NaiveBayes(bnb.Bernoulli(), method="bayes").fit(X, y)
+        draws = {key: np.asarray(v) for key, v in clf.sample_posterior(400, seed=0).items()}
+        g64 = clf.predict_uncertainty(X, draws=draws, given_x=True)
+    g32 = bnb.NaiveBayes(bnb.Bernoulli(), method="bayes").fit(X, y).predict_uncertainty(
+        X, draws=draws, given_x=True)
+    for key in ("proba", "lower", "upper", "entropy", "aleatoric"):
+        np.testing.assert_allclose(g32[key], g64[key], rtol=0, atol=1e-4, err_msg=key)
+    np.testing.assert_allclose(g32["ess"], g64["ess"], rtol=1e-4, err_msg="ess")
