@@ -522,31 +522,34 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
     # every draw's p(c | x, theta) (the band's quantiles, given_x's reweighting) is held a
     # batch of rows at a time
     draw_rows = batch_rows(_DRAWS_BUDGET, n_draws * width + shared)
-    if interval is not None and not joint_only and not given_x:
-        # the averages and the band's probabilities from one pass over the draws
-        q = [(1.0 - interval) / 2, (1.0 + interval) / 2]
+    if not joint_only and (interval is not None or given_x):
+        # the averages and the band's probabilities from one pass over the draws (given_x
+        # takes its averages from it too: the same ``proba``, bit for bit)
+        q = [(1.0 - interval) / 2, (1.0 + interval) / 2] if interval is not None else None
         out, band = [], []
         for m, padded in batches(min(rows, draw_rows)):
             *sums, probs = _draw_sums_and_probs(families, linear, n_draws, lp, tables, valid,
                                                 padded)
             out.append(tuple(np.asarray(r, dtype=np.float64)[:m] for r in sums))
-            # NumPy's selection (introselect): XLA:CPU sorts every row, about 10x slower
-            band.append(np.quantile(np.asarray(probs)[:m], q, axis=-1).astype(np.float64))
+            if q is not None and not given_x:  # given_x's band is weighted (below)
+                # NumPy's selection (introselect): XLA:CPU sorts every row, about 10x slower
+                band.append(np.quantile(np.asarray(probs)[:m], q, axis=-1).astype(np.float64))
         log_joint, mean, aleatoric = (np.concatenate(p) for p in zip(*out, strict=True))
-        band = np.concatenate(band, axis=1)
-        return _summary(log_joint, mean, aleatoric, False, interval, lambda _: band)
+        if not given_x:
+            band = np.concatenate(band, axis=1)
+            return _summary(log_joint, mean, aleatoric, False, interval, lambda _: band)
+        per_draw = (jax.tree_util.tree_map(lambda a, m=m: np.asarray(a)[:m],
+                                           _draw_log_conditionals(families, linear, n_draws,
+                                                                  lp, tables, padded))
+                    for m, padded in batches(batch_rows(_DRAWS_BUDGET // _GIVEN_X_SHARE,
+                                                        n_draws * width + shared)))
+        return _given_x_summary(log_joint, interval, per_draw)
     out = []
     for m, padded in batches(rows):
         res = _draw_sums(families, linear, lp, tables, valid, padded)
         out.append(tuple(np.asarray(r, dtype=np.float64)[:m] for r in res))
     log_joint, mean, aleatoric = (np.concatenate(parts) for parts in zip(*out, strict=True))
-    if not given_x or joint_only:
-        return _summary(log_joint, mean, aleatoric, joint_only, interval, None)
-    per_draw = (jax.tree_util.tree_map(lambda a, m=m: np.asarray(a)[:m], _draw_log_conditionals(
-        families, linear, n_draws, lp, tables, padded))
-        for m, padded in batches(batch_rows(_DRAWS_BUDGET // _GIVEN_X_SHARE,
-                                            n_draws * width + shared)))
-    return _given_x_summary(log_joint, interval, per_draw)
+    return _summary(log_joint, mean, aleatoric, joint_only, interval, None)
 
 
 def _class_log_prior(class_prior, draws: dict, n_draws: int) -> np.ndarray:
