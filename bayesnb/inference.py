@@ -76,7 +76,7 @@ def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_
     ``unlabeled`` (encoded blocks of rows whose label is missing) adds the semi-supervised
     term sum_i log sum_k pi_k p(x_i | theta_k): the label is marginalised, as in the Stan
     User's Guide's naive Bayes chapter, so unlabeled rows sharpen the posterior too.
-    ``batched`` (per block): sampled by the family's ``sample_params_batched``.
+    ``batched`` (per block): sampled by the family form's ``sample_params_batched``.
     """
     n_classes = class_count.shape[0]
     if class_prior is None:
@@ -92,8 +92,8 @@ def stats_model(families, priors, sites, stats, class_alpha, class_prior, class_
     for family, prior, site, st, h, lab, pool, batch in zip(
             families, priors, sites, stats, hyper, labels, pooling, batched, strict=True):
         with ColumnSites(block_site=site, labels=lab):
-            if batch:  # the same density, a few sites (``Family.batched_sites``)
-                params = family.sample_params_batched(prior, n_classes, site)
+            if batch:  # the same density, a few sites (``FastForm.batched_sites``)
+                params = form_of(family).sample_params_batched(prior, n_classes, site)
             else:
                 params, prior = sample_block(family, prior, h, n_classes, site, pool)
         numpyro.factor(f"{site}.x", family.stats_log_likelihood(params, st))

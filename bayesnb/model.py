@@ -52,6 +52,7 @@ import numpyro.distributions as dist
 
 from ._classes import _concentration, _fixed
 from ._joined_blocks import join_draws, joined_blocks, joined_model, split_draws
+from .fast import form_of
 from .fast._compiled import compiled
 
 if TYPE_CHECKING:
@@ -150,9 +151,9 @@ def param_keys(block) -> list:
 
 
 def batched_blocks(blocks, priors=None) -> tuple[bool, ...]:
-    """Per block whether its family samples it batched (``Family.batched_sites``): where
-    nothing is sampled or replaced beside it (no ``priors=``, hyperprior or pooling)."""
-    return tuple(b.family.batched_sites and not priors and not b.family.hyperpriors()
+    """Per block whether its family's form samples it batched (``FastForm.batched_sites``):
+    where nothing is sampled or replaced beside it (no ``priors=``, hyperprior or pooling)."""
+    return tuple(form_of(b.family).batched_sites and not priors and not b.family.hyperpriors()
                  and b.family.pooling_prior() is None for b in blocks)
 
 
@@ -163,8 +164,8 @@ def unbatched_draws(draws: dict, blocks, sites, labels, batched) -> dict:
     for block, site, labs, batch in zip(blocks, sites, labels, batched, strict=True):
         if batch:
             mine = [k for k in out if k.startswith(f"{site}.#")]
-            apart = block.family.unbatched_draws({k[len(site) + 1:]: out.pop(k) for k in mine},
-                                                 block.prior)
+            apart = form_of(block.family).unbatched_draws(
+                {k[len(site) + 1:]: out.pop(k) for k in mine}, block.prior)
             out.update({site_name(site, key, labs): v for key, v in apart.items()})
     return dict(sorted(out.items()))
 
@@ -174,7 +175,7 @@ def batched_draws(draws: dict, blocks, sites, labels, batched) -> dict:
     out = dict(draws)
     for block, site, labs, batch in zip(blocks, sites, labels, batched, strict=True):
         if batch:
-            together = block.family.batched_draws(
+            together = form_of(block.family).batched_draws(
                 {k: out.pop(site_name(site, k, labs)) for k in param_keys(block)}, block.prior)
             # a batched key ("#3levels.probs") is no column's: site_name keeps it as it is
             out.update({site_name(site, k, labs): v for k, v in together.items()})
@@ -215,8 +216,9 @@ def naive_bayes_model(families, priors, sites, class_alpha, class_prior, xs, y, 
     for family, prior, site, h, lab, pool, batch in zip(families, priors, sites, hyper, labels,
                                                         pooling, batched, strict=True):
         with ColumnSites(block_site=site, labels=lab):
-            params.append(family.sample_params_batched(prior, n_classes, site) if batch else
-                          sample_block(family, prior, h, n_classes, site, pool)[0])
+            params.append(
+                form_of(family).sample_params_batched(prior, n_classes, site) if batch
+                else sample_block(family, prior, h, n_classes, site, pool)[0])
     if y is None and n_rows is None:
         # y=None with observed blocks (numpyro.infer.Predictive): sample a label per row
         sizes = [x.shape[0] for x in xs if x is not None and hasattr(x, "shape")]
@@ -230,7 +232,7 @@ def naive_bayes_model(families, priors, sites, class_alpha, class_prior, xs, y, 
                                               strict=True):
         with ColumnSites(block_site=site, labels=lab):
             if batch and x is None:
-                family.observe_batched(p, y, site, total_count=total_count)
+                form_of(family).observe_batched(p, y, site, total_count=total_count)
             else:
                 family.observe(p, x, y, site, total_count=total_count)
 

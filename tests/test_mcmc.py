@@ -375,7 +375,7 @@ def test_arviz_predictive_groups(x64):
 
 def test_categorical_columns_of_one_level_count_are_sampled_as_one_site(monkeypatch):
     """NUTS samples the Categorical columns that share a level count as one Dirichlet site
-    (``Categorical.sample_params_batched``: the same density, a few sites to trace and
+    (``CategoricalFast.sample_params_batched``: the same density, a few sites to trace and
     compile, not one a column) and hands the draws back under each column's own site:
     named by column, each within 4 MCSE of its exact Dirichlet posterior mean."""
     from bayesnb import _nuts

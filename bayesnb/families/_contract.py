@@ -182,11 +182,6 @@ class Capabilities:
     #: (``_draws_host.draw_tables`` makes the tables of thousands of sites in one call)
     column_sites: ClassVar[bool] = False
 
-    #: True when the family also samples its columns batched (``sample_params_batched``: one
-    #: site for columns that share a shape, so NUTS traces and compiles a few sites, not one a
-    #: column) and maps those draws to ``sample_params``' sites (``unbatched_draws``)
-    batched_sites: ClassVar[bool] = False
-
     #: plug-in parameters that must be positive (a Gaussian's precision): ``scoring`` refuses
     #: a class and column where the estimate is not
     positive_params: ClassVar[tuple[str, ...]] = ()

@@ -108,7 +108,7 @@ def split_levels(flat, offset) -> list:
 
 def by_level_count(pieces) -> dict[int, list[int]]:
     """Column indices by their number of levels (the pieces' last axis), in order: the
-    columns sampled as one site (``Categorical.sample_params_batched``)."""
+    columns sampled as one site (``fast.categorical``'s ``sample_params_batched``)."""
     out: dict[int, list[int]] = {}
     for j, piece in enumerate(pieces):
         out.setdefault(int(np.shape(piece)[-1]), []).append(j)
@@ -704,33 +704,6 @@ class LevelledColumns:
         self.check_settings()
         declared = declared_levels(self.categories, columns)
         return Schema(columns=tuple(columns), levels=learn_levels(values, columns, declared))
-
-    @staticmethod
-    def unbatched_draws(draws: dict, prior) -> dict:
-        """Draws of a family's batched sites (``sample_params_batched``, ``observe_batched``:
-        one site for the columns of one level count; keys relative to the block's site,
-        leading draw axes) under ``sample_params``' and ``observe``'s per-column keys."""
-        pieces = split_levels(np.asarray(prior.alpha), prior.offset)
-        out = dict(draws)
-        for n_levels, columns in by_level_count(pieces).items():
-            for name, axis in (("probs", -2), ("x", -1)):
-                batch = out.pop(f"#{n_levels}levels.{name}", None)
-                if batch is not None:
-                    out.update({f"{j}.{name}": np.ascontiguousarray(np.take(batch, g, axis))
-                                for g, j in enumerate(columns)})
-        return out
-
-    @staticmethod
-    def batched_draws(draws: dict, prior) -> dict:
-        """The inverse of ``unbatched_draws`` for the parameters: each level count's
-        columns' ``probs`` stacked under the batched site."""
-        pieces = split_levels(np.asarray(prior.alpha), prior.offset)
-        out = dict(draws)
-        for n_levels, columns in by_level_count(pieces).items():
-            if len(columns) > 1:
-                out[f"#{n_levels}levels.probs"] = np.stack(
-                    [out.pop(f"{j}.probs") for j in columns], axis=-2)
-        return out
 
     @staticmethod
     def column_of(prior, j: int) -> int:

@@ -140,7 +140,6 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
     nonnegative_stats = ("counts",)
     stated_tables = True
     column_sites = True
-    batched_sites = True
     predictive_is_plug_in = True
     imprecise = True
     sklearn_view = "categorical"
@@ -253,44 +252,6 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
             for j, a in enumerate(levels.split_levels(prior.alpha, prior.offset)):
                 params[f"{j}.probs"] = numpyro.sample(f"{site}.{j}.probs", dist.Dirichlet(a))
         return params
-
-    @staticmethod
-    def sample_params_batched(prior: DirichletPrior, n_classes: int, site: str):
-        """:meth:`sample_params`, the columns of one level count ``L`` as one site
-        ``"{site}.#{L}levels.probs"`` of shape ``(K, columns, L)`` (a column alone keeps
-        its own site; ``#`` keeps the name apart from a column's): the same density, for
-        NUTS, which traced and compiled each column's site apart (0.5 s a column)."""
-        pieces = levels.split_levels(prior.alpha, prior.offset)
-        params = {}
-        for n_levels, columns in levels.by_level_count(pieces).items():
-            if len(columns) == 1:
-                with numpyro.plate("class", n_classes, dim=-1):
-                    params[f"{columns[0]}.probs"] = numpyro.sample(
-                        f"{site}.{columns[0]}.probs", dist.Dirichlet(pieces[columns[0]]))
-                continue
-            with numpyro.plate(f"{site}.#{n_levels}levels_columns", len(columns), dim=-1), \
-                    numpyro.plate(f"{site}.#{n_levels}levels_class", n_classes, dim=-2):
-                probs = numpyro.sample(f"{site}.#{n_levels}levels.probs", dist.Dirichlet(
-                    jnp.stack([pieces[j] for j in columns])))
-            params.update({f"{j}.probs": probs[:, g, :] for g, j in enumerate(columns)})
-        return params
-
-    @staticmethod
-    def observe_batched(params, y, site: str, **kw) -> None:
-        """:meth:`observe`'s simulation (no values given), the columns of one level count
-        ``L`` as one site ``"{site}.#{L}levels.x"`` of shape ``(rows, columns)``."""
-        pieces = [params[f"{j}.probs"] for j in range(sum(k.endswith(".probs")
-                                                          for k in params))]
-        for n_levels, columns in levels.by_level_count(pieces).items():
-            if len(columns) == 1:
-                with numpyro.plate("row", y.shape[0], dim=-1):
-                    numpyro.sample(f"{site}.{columns[0]}.x",
-                                   dist.Categorical(pieces[columns[0]][y]))
-                continue
-            probs = jnp.stack([pieces[j] for j in columns], axis=-2)  # (K, columns, L)
-            with numpyro.plate(f"{site}.#{n_levels}levels_columns", len(columns), dim=-1), \
-                    numpyro.plate(f"{site}.#{n_levels}levels_row", y.shape[0], dim=-2):
-                numpyro.sample(f"{site}.#{n_levels}levels.x", dist.Categorical(probs[y]))
 
     @staticmethod
     def observe(params, codes, y, site: str, **kw) -> None:

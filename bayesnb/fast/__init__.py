@@ -207,6 +207,34 @@ class FastForm:
     #: maths); False: a subclass gets its own reference form
     serves_subclasses: ClassVar[bool] = False
 
+    # ------------------------------------------------------------------ NumPyro sites
+    #: True when NUTS and simulation sample the family's columns batched
+    #: (:meth:`sample_params_batched`: one site for many columns, the family's density; a
+    #: site per column is traced and compiled apart) and the draws are mapped to and from
+    #: the family's own sites (:meth:`unbatched_draws`, :meth:`batched_draws`)
+    batched_sites: ClassVar[bool] = False
+
+    @staticmethod
+    def sample_params_batched(prior, n_classes: int, site: str) -> dict:
+        """The family's ``sample_params`` with its columns batched into a few sites."""
+        raise NotImplementedError
+
+    @staticmethod
+    def observe_batched(params: dict, y, site: str, **kw) -> None:
+        """The family's ``observe`` simulating (no values) with the columns batched."""
+        raise NotImplementedError
+
+    @staticmethod
+    def unbatched_draws(draws: dict, prior) -> dict:
+        """Draws of the batched sites (keys relative to the block's site, leading draw
+        axes) under the family's own per-column keys."""
+        raise NotImplementedError
+
+    @staticmethod
+    def batched_draws(draws: dict, prior) -> dict:
+        """The inverse of :meth:`unbatched_draws` for the parameters' draws."""
+        raise NotImplementedError
+
 
 _FORMS: dict[type, type[FastForm]] = {}
 _loaded: list[bool] = []
