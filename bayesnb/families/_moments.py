@@ -138,6 +138,13 @@ def mean_sd_tables(mean, precision, columns, classes) -> dict:
             for j, col in enumerate(columns)}
 
 
+def mean_sd_scale(table, j: int) -> tuple:
+    """``density_scale`` of a table of ``mean`` and ``precision``: column ``j``'s class
+    means and its largest sd."""
+    sd = 1.0 / np.sqrt(np.broadcast_to(np.asarray(table.precision), np.shape(table.mean)))
+    return np.asarray(table.mean, dtype=np.float64)[:, j], float(np.max(sd[:, j]))
+
+
 def pooled_linear_terms(mean, precision, columns) -> tuple | None:
     r"""The Normal model's terms linear in x when every class shares a precision: weights
     :math:`\lambda\mu_k` and biases :math:`-\lambda\mu_k^2/2` per observed value; None

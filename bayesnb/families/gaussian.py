@@ -328,10 +328,7 @@ class Gaussian(ConjugateFamily):
         return {"mean": dist.StudentT(2.0 * shape, posterior.loc, scale),
                 "precision": dist.Gamma(shape, rate)}
 
-    @staticmethod
-    def density_scale(table: GaussianParams, j: int) -> tuple:
-        sd = 1.0 / np.sqrt(np.broadcast_to(np.asarray(table.precision), np.shape(table.mean)))
-        return np.asarray(table.mean, dtype=np.float64)[:, j], float(np.max(sd[:, j]))
+    density_scale = staticmethod(_moments.mean_sd_scale)
 
     def linear_terms(self, params: GaussianParams, schema: Schema) -> tuple | None:
         r"""Pooled: :math:`x\lambda\mu_k - \lambda\mu_k^2/2` per observed value (the
