@@ -343,7 +343,7 @@ def _draw_sums_and_probs(families, linear, n_draws, class_lp, tables, valid, xs)
 
     n, k = xs[0].shape[0], class_lp.shape[-1]
     carry, p = jax.lax.scan(step, _no_draws(n, class_lp), (class_lp, tables, valid))
-    p = jnp.transpose(p, (1, 3, 0, 2)).reshape(n, k, -1)[..., :n_draws]  # (C, n, S, K)
+    p = jnp.transpose(p, (1, 3, 0, 2)).reshape(n, k, -1)[..., :n_draws]  # from (C, n, S, K)
     return (*_draw_averages(carry, valid), p)
 
 
@@ -451,9 +451,10 @@ def predict_from_draws(blocks, class_prior, draws, xs, *, interval=0.9, prepared
     chunk one matmul of the rows against the chunk's tables side by side (families with
     ``linear_scores``), then running sums over draws (:func:`_draw_sums`), so memory is
     O(rows x classes) plus one chunk. The bounds need every draw of a row at once
-    (quantiles): they are a second pass over batches of rows holding ``rows x draws x
-    (classes + columns scored draw by draw)`` elements up to :data:`_DRAWS_BUDGET`, the
-    quantiles selected by NumPy.
+    (quantiles): the same pass then keeps each draw's p(c | x, theta)
+    (:func:`_draw_sums_and_probs`), in batches of rows holding ``rows x draws x (classes +
+    columns scored draw by draw)`` elements up to :data:`_DRAWS_BUDGET`, the quantiles
+    selected by NumPy.
 
     ``prepared``: a dict that keeps the draws' tables laid out for the products (per dtype
     mode and pattern of missing values) from one call to the next, as ``DrawsScorer`` does
