@@ -612,3 +612,34 @@ def test_given_x_band_of_near_tied_wide_rows_is_float64s():
     for key in ("proba", "lower", "upper", "entropy", "aleatoric"):
         np.testing.assert_allclose(g32[key], g64[key], rtol=0, atol=1e-4, err_msg=key)
     np.testing.assert_allclose(g32["ess"], g64["ess"], rtol=1e-4, err_msg="ess")
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e6])
+def test_gaussian_draws_scored_together_in_float32_agree_with_float64(kernel_draws,
+                                                                     monkeypatch, scale):
+    """The float32 route of the Gaussian draws scored as one product a chunk (the centre
+    shared by the chunk's draws, ``GaussianFast.draws_log_likelihood``), where the rounding
+    bound keeps float32 (20 columns, scales 1e-3..1e6): within 1e-4 of float64 on the same
+    draws, and float32 was used."""
+    import jax
+
+    from bayesnb.families._base import float64_mode
+
+    modes = []
+    real = inference.predict_from_draws
+    monkeypatch.setattr(inference, "predict_from_draws",
+                        lambda *a, **k: modes.append(float64_mode()) or real(*a, **k))
+    rng = np.random.default_rng(5)
+    n, width = 300, 20
+    y = np.arange(n) % 3
+    X = scale * (rng.normal(size=(n, width)) + 0.4 * rng.normal(size=(3, width))[y])
+    prior = bnb.Gaussian(rate=0.01 * scale ** 2)
+    with jax.enable_x64(True):
+        clf = bnb.NaiveBayes(prior, method="bayes").fit(X, y)
+        draws = clf.sample_posterior(N_DRAWS * 5, seed=2)
+        u64 = clf.predict_uncertainty(X[:80], draws=draws)
+    modes.clear()
+    u32 = clf.predict_uncertainty(X[:80], draws=draws)
+    assert modes == [False]  # the float32 kernels, not the float64 retry
+    for key in u64:
+        np.testing.assert_allclose(u32[key], u64[key], rtol=0, atol=1e-4, err_msg=key)
