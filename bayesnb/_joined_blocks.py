@@ -56,6 +56,12 @@ def _key(block):
             jax.tree_util.tree_structure(block.stats))
 
 
+def joining_key(block):
+    """The key a block joins others by (:func:`_key`), or None for a block that stays alone:
+    blocks of one key share their parameters' layout and supports."""
+    return _key(block) if _joinable(block, set()) else None
+
+
 def joined_blocks(blocks, sites, replaced=()) -> tuple[Joined, ...]:
     """How the blocks are sampled: joinable blocks (see the module) of equal :func:`_key`
     as one, every other block alone; in the order of each group's first block. ``replaced``

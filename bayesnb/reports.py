@@ -844,6 +844,7 @@ def _draw_layout(model, class_prior) -> dict:
     from tables, which has no posterior to read it from)."""
     import numpyro.distributions as dist
 
+    from ._joined_blocks import joining_key
     from .model import parameter_sites
 
     k = len(model.classes)
@@ -851,13 +852,20 @@ def _draw_layout(model, class_prior) -> dict:
         "class_probs": ((k,), dist.constraints.simplex)}
     supports: dict = {}
     dims: dict = {}  # per block: a dict over its sites, built once (thousands of columns)
+    joined: dict = {}  # blocks that join (one family, one scalar prior) share their supports
     for site, (i, key) in parameter_sites(model.blocks).items():
         block = model.blocks[i]
         family = type(block.family)
         if i not in supports:
-            supports[i] = {} if block.stats is None else {
-                name: d.support for name, d in family.posterior_distributions(
-                    family.posterior(host_f64(block.prior), host_f64(block.stats))).items()}
+            group = joining_key(block)
+            if group is not None and group in joined:
+                supports[i] = joined[group]
+            else:
+                supports[i] = {} if block.stats is None else {
+                    name: d.support for name, d in family.posterior_distributions(
+                        family.posterior(host_f64(block.prior), host_f64(block.stats))).items()}
+                if group is not None:
+                    joined[group] = supports[i]
             dims[i] = block.family.param_dims(block.prior, block.schema)
         head = key.partition(".")[0]
         size = {"class": k, "feature": len(block.schema.columns),

@@ -136,6 +136,32 @@ def test_draws_of_many_sites_are_checked_once_per_support_and_shape(monkeypatch)
         clf.predict_uncertainty(X[:2], draws=_draws_with(draws, site, bad))
 
 
+def test_blocks_declared_column_by_column_share_their_supports(monkeypatch):
+    """Blocks that join (one family, one scalar prior: 40 one-column Gaussians) read their
+    parameters' supports from one posterior (a posterior's distributions per block were 1.2
+    s of a 3,000-block ``to_arviz``); a value outside them still names its own block's
+    site."""
+    from bayesnb.families.gaussian import Gaussian
+
+    calls = []
+    real = Gaussian.posterior_distributions
+    monkeypatch.setattr(Gaussian, "posterior_distributions",
+                        staticmethod(lambda post: calls.append(1) or real(post)))
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(50, 40)), columns=[f"g{j}" for j in range(40)])
+    y = np.arange(50) % 2
+    clf = bnb.NaiveBayes({c: bnb.Gaussian() for c in X.columns}, method="bayes").fit(X, y)
+    draws = clf.sample_posterior(4, seed=0)
+    clf.predict_uncertainty(X.head(2), draws=draws)
+    assert len(calls) == 1
+    site = [s for s in draws if s.endswith(".precision")][-1]
+    bad = draws[site].copy()
+    bad[0, 2, 1, 0] = -1.0
+    with pytest.raises(ValueError, match=re.escape(f"draws[{site!r}] holds a value outside "
+                                                   "the parameter's support")):
+        clf.predict_uncertainty(X.head(2), draws=_draws_with(draws, site, bad))
+
+
 def test_predict_uncertainty_takes_complete_draws(tennis):
     days, clf = tennis
     draws = clf.sample_posterior(50, seed=1)
