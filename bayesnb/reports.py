@@ -171,7 +171,10 @@ class BayesianReports:
         """Posterior predictive classification with its uncertainty, from draws.
 
         Uses ``draws`` if given, else the NUTS draws under ``method="mcmc"``, else
-        ``num_draws`` exact conjugate draws theta_d of p(theta | data).
+        ``num_draws`` exact conjugate draws theta_d of p(theta | data). Given ``draws`` are
+        read by site and position: a Categorical's ``probs`` by this model's level order
+        (``conditional_tables``), which draws of another model with the same sites but
+        other levels, or the same levels in another order, do not share.
 
         ``proba`` (n, K) is the posterior predictive p(c | x, data) = E[p(x, c | theta)] /
         E[p(x | theta)] over the draws (what ``predict_proba`` gives under ``"bayes"``, up to
