@@ -110,7 +110,7 @@ class FrameLayout:
         self.objects = self.extension | np.array(
             [not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))
              for t in dtypes], dtype=bool)
-        self.one_dtype = len(set(dtypes)) == 1 and not self.objects.any()
+        self.one_dtype = not self.objects.any() and all(t == dtypes[0] for t in dtypes)
         self._values = None
 
     def block(self, frame: pd.DataFrame, positions: list):
