@@ -358,9 +358,9 @@ class AveragedScorer(NamedTuple):
                 stop = min(n, start + rows)
                 chunk = [_dense(x[start:stop]) for x in xs]
                 m = stop - start
-                padded = tuple(jnp.asarray(pad_rows(
-                    np.concatenate([chunk[b] for b in group], axis=1), batch_bucket(m, rows)))
-                    for group in self.groups)
+                joined = [chunk[g[0]] if len(g) == 1 else np.concatenate(
+                    [chunk[b] for b in g], axis=1) for g in self.groups]
+                padded = tuple(jnp.asarray(pad_rows(x, batch_bucket(m, rows))) for x in joined)
                 out[start:stop] += np.asarray(_mixture(
                     self.specs, self.method, *self.mixed, padded), np.float64)[:m]
                 if output == "joint":
