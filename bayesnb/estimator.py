@@ -46,6 +46,7 @@ from . import credal, decisions
 from ._blocks import encode_blocks, has_feature_names, input_kinds
 from ._classes import by_class, by_label
 from ._data import as_table
+from ._labelled_draws import labelled
 from ._missing_labels import labeled_rows
 from ._sklearn_views import SklearnViewsMixin
 from ._spec import SpecMixin, check_mcmc_settings, check_settings, freeze, owned, update_lock
@@ -400,7 +401,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
             raise AttributeError("no MCMC draws: fit with method='mcmc' first.")
         return nuts
 
-    draws_ = property(lambda self: self._nuts().draws, doc="NUTS draws (method='mcmc').")
+    draws_ = property(lambda self: labelled(self._fitted(), self._nuts().draws),
+                      doc="NUTS draws (method='mcmc'), labelled (``_labelled_draws.Draws``).")
     sample_stats_ = property(lambda self: self._nuts().sample_stats,
                              doc="NUTS statistics per draw: diverging, n_steps, energy, lp, "
                                  "step_size, tree_depth, acceptance_rate.")

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ._classes import class_log_evidence
+from ._labelled_draws import check_draw_labels, labelled
 from ._labels import PredictiveUncertainty, row_index
 from .averaging import check_one_model, relevance
 from .averaging import log_evidence as averaged_log_evidence
@@ -126,7 +127,9 @@ class BayesianReports:
     def sample_posterior(self, num_draws: int = 1000, seed: int = 0, num_chains: int = 1, *,
                          prior: bool = False) -> dict[str, np.ndarray]:
         """I.i.d. draws from the exact conjugate posterior (or the prior), in the same format as
-        the NUTS draws ``draws_``: ``{site: array (chains, draws, ...)}``.
+        the NUTS draws ``draws_``: ``{site: array (chains, draws, ...)}``, a ``dict`` that
+        also holds the classes, columns and levels its axes were drawn for (``labels``), so
+        that another model laid out otherwise refuses them (:meth:`predict_uncertainty`).
 
         Examples
         --------
@@ -156,8 +159,8 @@ class BayesianReports:
                              "predict_uncertainty); fit a model on data for those.")
         check_conjugate(model, self.priors, "exact posterior draws")
         check_parametric(model, "posterior draws")
-        return exact_draws(model, *self._class_setup(), num_draws, seed, num_chains,
-                           prior=prior)
+        return labelled(model, exact_draws(model, *self._class_setup(), num_draws, seed,
+                                           num_chains, prior=prior))
 
     def _posterior_draws(self, num_draws=1000, seed=0) -> dict:
         """The NUTS draws under ``method="mcmc"``, else ``num_draws`` exact conjugate draws."""
@@ -172,9 +175,12 @@ class BayesianReports:
 
         Uses ``draws`` if given, else the NUTS draws under ``method="mcmc"``, else
         ``num_draws`` exact conjugate draws theta_d of p(theta | data). Given ``draws`` are
-        read by site and position: a Categorical's ``probs`` by this model's level order
-        (``conditional_tables``), which draws of another model with the same sites but
-        other levels, or the same levels in another order, do not share.
+        read by site and position: the class axis in the order of ``classes_``, a block's
+        columns in its order, a Categorical's ``probs`` in this model's level order
+        (``conditional_tables``). Draws from :meth:`sample_posterior` or ``draws_`` remember
+        the classes, columns and levels they were drawn for, and are refused by a model laid
+        out otherwise (other labels, or the same ones in another order); a plain ``dict`` is
+        read by position.
 
         ``proba`` (n, K) is the posterior predictive p(c | x, data) = E[p(x, c | theta)] /
         E[p(x | theta)] over the draws (what ``predict_proba`` gives under ``"bayes"``, up to
@@ -370,9 +376,10 @@ class BayesianReports:
         Parameters
         ----------
         draws : dict, optional
-            ``{site: array (chains, draws, ...)}`` (e.g. from :meth:`sample_posterior`);
-            default: the NUTS draws under ``method="mcmc"`` (with their sample_stats), else
-            1000 exact conjugate draws.
+            ``{site: array (chains, draws, ...)}`` (e.g. from :meth:`sample_posterior`;
+            read by position, and refused if drawn for other classes, columns or levels, as
+            in :meth:`predict_uncertainty`); default: the NUTS draws under
+            ``method="mcmc"`` (with their sample_stats), else 1000 exact conjugate draws.
         prior_draws : int or None, default=500
             Number of i.i.d. draws from the prior for the ``prior`` group (conjugate models;
             ``None`` or a model with replacement priors or hyperpriors: no prior group).
@@ -803,6 +810,7 @@ def _check_draw_sites(model, class_prior, draws) -> None:
     if not isinstance(draws, Mapping):
         raise ValueError(f"draws must be a mapping {{site: array (chains, draws, ...)}}, got "
                          f"{type(draws).__name__}.")
+    check_draw_labels(model, draws)
     expected = ((["class_probs"] if class_prior is None else [])
                 + list(parameter_sites(model.blocks)))
     missing = [site for site in expected if site not in draws]
