@@ -68,6 +68,15 @@ class Table(NamedTuple):
             return self.sparse.shape[0]
         return len(self.frame) if self.frame is not None else self.array.shape[0]
 
+    def rows(self, keep: np.ndarray) -> Table:
+        """The table of the rows at the indices ``keep``, its columns as they are."""
+        if self.sparse is not None:
+            return self._replace(sparse=self.sparse[keep])
+        if self.frame is not None:
+            frame = self.frame.iloc[keep]
+            return self._replace(frame=frame, layout=FrameLayout(frame))
+        return self._replace(array=self.array[keep])
+
     def block(self, columns: tuple, positions: tuple, on_device: bool = False,
               sparse_path: bool = True) -> np.ndarray:
         """The columns at ``positions``. A device-resident ``jax.Array`` input is copied to

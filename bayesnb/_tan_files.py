@@ -140,15 +140,17 @@ def _parts(layout: dict, arrays: dict) -> dict:
         if not np.all(np.isfinite(a)) or (name != "edge_prior" and np.any(a < 0)):
             raise ValueError(f"array {name} holds negative, NaN or infinite counts.")
     single = tuple(np.split(arrays["single"], np.cumsum(sizes)[:-1], axis=1))
-    cuts = np.cumsum([sizes[i] * sizes[j] for i, j in combinations(range(len(sizes)), 2)])[:-1]
-    pair = tuple(p.reshape(k, sizes[i], sizes[j]) for (i, j), p in zip(
-        combinations(range(len(sizes)), 2), np.split(arrays["pair"], cuts, axis=1), strict=True))
+    pairs = list(combinations(range(len(sizes)), 2))  # none for one column
+    cuts = np.cumsum([sizes[i] * sizes[j] for i, j in pairs])[:-1]
+    pieces = np.split(arrays["pair"], cuts, axis=1) if pairs else []
+    pair = tuple(p.reshape(k, sizes[i], sizes[j]) for (i, j), p in zip(pairs, pieces,
+                                                                         strict=True))
     total = arrays["class_count"]
     for i, n in enumerate(single):
         if not np.allclose(n.sum(axis=1), total):
             raise ValueError(f"the counts of column {layout['columns'][i]!r} do not sum to the "
                              "class counts.")
-    for (i, j), n in zip(combinations(range(len(sizes)), 2), pair, strict=True):
+    for (i, j), n in zip(pairs, pair, strict=True):
         if not (np.allclose(n.sum(axis=2), single[i]) and np.allclose(n.sum(axis=1), single[j])):
             raise ValueError(f"the joint counts of columns {layout['columns'][i]!r} and "
                              f"{layout['columns'][j]!r} disagree with their own counts.")

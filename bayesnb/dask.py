@@ -104,11 +104,12 @@ def fit(model: bayesnb.NaiveBayes, X: da.Array | dd.DataFrame, y: ArrayLike,
     x64 = float64_mode()
     kernel = getattr(model, "use_kernel", False)
     lay = outofcore.layout(model.features, meta, use_kernel=kernel)
-    summaries = [dask.delayed(_scan_partition)(lay, model.features, x, y_, i, x64, kernel)
-                 for i, (x, y_) in enumerate(zip(xs, ys, strict=True))]
+    summaries = [dask.delayed(_scan_partition)(lay, model.features, x, y_, w, i, x64, kernel)
+                 for i, (x, y_, w) in enumerate(zip(xs, ys, ws, strict=True))]
     (summary,) = dask.compute(_tree(summaries, outofcore.combine, split_every))
     if summary is None:
         raise ValueError("X has no rows: there is nothing to fit.")
+    outofcore.check_weighed(summary)
     template = outofcore.start(model.features, lay, summary, use_kernel=kernel)
     shipped = dask.delayed(fitted.to_numpy(template))
     families = template.families
@@ -332,12 +333,12 @@ class _Merge:
             return fitted.merge_statistics(self.families, a, b)
 
 
-def _scan_partition(lay, features, X, y, i: int, x64: bool, use_kernel: bool = False):
+def _scan_partition(lay, features, X, y, w, i: int, x64: bool, use_kernel: bool = False):
     where = f"partition {i}"
     with jax.enable_x64(x64):
-        outofcore.check_layout(lay, features, X, where, use_kernel=use_kernel)
+        outofcore.check_layout(lay, features, X, where, use_kernel=use_kernel, sample_weight=w)
         try:
-            return outofcore.summarise(lay, X, y)
+            return outofcore.summarise(lay, X, y, w)
         except (ValueError, TypeError) as err:
             raise type(err)(f"{where}: {err}") from err
 

@@ -57,7 +57,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ._classes import class_log_prior
 from ._data import as_table
 from .families._base import pseudo_log
-from .fitted import check_weight
+from .fitted import add_chunk, check_weight
 
 if TYPE_CHECKING:
     from ._typing import ArrayLike, Data
@@ -170,10 +170,16 @@ def fit_em(model: NaiveBayes, X: Data, y: ArrayLike, X_unlabeled: Data, *,
     # responsibility) must leave the caller's estimator as it was ("a fit completes or
     # changes nothing"); the caller's estimator is set only once EM has finished
     work = clone(model).set_params(method=em_method)
+    work._check_method()
+    table = as_table(X_all)
 
     def m_step(resp):  # labelled rows, then K weighted copies of the unlabelled rows
         weights = np.concatenate([w_l, lam * resp.T.reshape(-1)])
-        return work.fit(X_all, y_all, sample_weight=weights)
+        # every step's levels and families are those of all the rows, the unlabelled ones
+        # included (at weight 0 in the first step; a copy of responsibility 0 later)
+        return work._install(add_chunk(None, work.features, table, y_all, weights,
+                                       infer_counts=work.infer_counts,
+                                       use_kernel=work.use_kernel, schema_from_every_row=True))
 
     converged, n_iter = False, 0
     if lam == 0:

@@ -130,7 +130,8 @@ def check_weight(sample_weight, n_rows: int, part: bool = False) -> np.ndarray:
 # ---------------------------------------------------------------------- building the value
 def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weight=None,
               classes=None, *, infer_counts: bool = False, use_kernel: bool = False,
-              part: bool = False, decay: float = 1.0) -> FittedModel:
+              part: bool = False, decay: float = 1.0,
+              schema_from_every_row: bool = False) -> FittedModel:
     """``model`` updated with one chunk of rows, or (``model=None``) a new fit of it.
 
     A new fit learns the classes (or takes ``classes``), the block structure
@@ -142,11 +143,18 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
     ``part``: the chunk is one part of a chunked or Dask fit, whose weights may all be zero
     (:func:`check_weight`). ``decay``: the model's statistics are scaled by it before the
     chunk's are added (:func:`decayed`).
+
+    A row of weight 0 is no row (an integer weight is that many copies): it adds no level,
+    decides no inferred family and is not read; its label still names a class, as in
+    scikit-learn. A part whose weights are all zero adds nothing to ``model``. Under
+    ``schema_from_every_row`` (a new fit) such rows still give levels and families: EM's
+    first M-step, whose unlabelled rows weigh 0 but fix the schema the later steps share.
     """
     decay = check_decay(decay)
     if table.n_rows == 0:
         raise ValueError(f"Found array with 0 sample(s) (shape=({table.n_rows}, "
                          f"{len(table.columns)})) while a minimum of 1 is required.")
+    weight = check_weight(sample_weight, table.n_rows, part)
     if model is None:
         if classes is not None:
             classes = np.asarray(classes)
@@ -156,6 +164,18 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
             classes, codes = declared, None
         else:
             classes, codes = encode_labels(y, table.n_rows)
+    else:
+        classes, codes = model.classes, None
+    if codes is None:
+        codes = labels_to_codes(y, classes)
+    if codes.shape[0] != table.n_rows:
+        raise ValueError(f"X has {table.n_rows} rows but y has {codes.shape[0]} labels.")
+    if np.count_nonzero(weight) == 0 and model is not None:  # a part of zero weights
+        return model
+    if 0 < np.count_nonzero(weight) < len(weight) and not schema_from_every_row:
+        kept = np.flatnonzero(weight)
+        table, codes, weight = table.rows(kept), codes[kept], weight[kept]
+    if model is None:
         specs = resolve_features(features, table, infer_counts, use_kernel=use_kernel)
         raws, blocks = [], []
         for spec in specs:
@@ -179,7 +199,6 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
         if model.stated is not None:
             raise ValueError("a model built from stated tables (from_tables) has no statistics "
                              "to update; fit a model on data to update it with partial_fit.")
-        codes = None
         if classes is not None:
             declared, _ = encode_labels(np.asarray(classes), len(classes))
             if len(declared) != len(classes) or not np.array_equal(declared, model.classes):
@@ -192,11 +211,6 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
             raws.append(table.block(b.schema.columns, pos, on_device=kernel_reads_raw(b.family),
                                     sparse_path=form_of(b.family).supports_sparse))
         first = False
-    if codes is None:
-        codes = labels_to_codes(y, model.classes)
-    if codes.shape[0] != table.n_rows:
-        raise ValueError(f"X has {table.n_rows} rows but y has {codes.shape[0]} labels.")
-    weight = check_weight(sample_weight, table.n_rows, part)
     counts = np.bincount(codes, weights=weight, minlength=len(model.classes))
     stats = chunk_statistics(model.blocks, raws, codes, weight, len(model.classes))
     if not first:

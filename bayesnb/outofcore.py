@@ -85,13 +85,15 @@ class Summary(NamedTuple):
     n_rows: int
     head: Any
     columns: tuple = ()  # per level block, its columns (for messages)
+    weighed: bool = True  # whether any row has a weight other than 0 (its levels are read)
 
 
 # ---------------------------------------------------------------------- schema
-def layout(features, X, infer_counts: bool = False, *, use_kernel: bool = False) -> Layout:
+def layout(features, X, infer_counts: bool = False, *, use_kernel: bool = False,
+           sample_weight=None) -> Layout:
     """The block structure ``NaiveBayes(features=features, infer_counts=infer_counts)`` gives
-    to data shaped like ``X``."""
-    table = as_table(X)
+    to data shaped like ``X`` (its rows of weight 0 left out, as ``fit`` leaves them out)."""
+    table = weighed_rows(as_table(X), sample_weight)
     specs = resolve_features(features, table, infer_counts, use_kernel=use_kernel,
                              warn=False)  # warned once, by the first chunk's fit
     level_blocks = tuple((s.columns, s.positions) for s in specs if s.family.learns_levels())
@@ -101,7 +103,7 @@ def layout(features, X, infer_counts: bool = False, *, use_kernel: bool = False)
 
 
 def check_layout(expected: Layout, features, X, where: str, infer_counts: bool = False, *,
-                 use_kernel: bool = False) -> None:
+                 use_kernel: bool = False, sample_weight=None) -> None:
     """Refuse a chunk whose dtypes would make a column another family than in the first chunk
     (e.g. a CSV column read as numbers in one chunk and as strings in another).
 
@@ -119,7 +121,8 @@ def check_layout(expected: Layout, features, X, where: str, infer_counts: bool =
             f"column(s) {extra[:10]} are not in the first chunk" if extra else "") if part)
         raise ValueError(f"{where}: {what}; every chunk needs the first chunk's columns "
                          f"{list(first)[:20]}.")
-    got = _in_chunk(where, layout, features, X, infer_counts, use_kernel=use_kernel)
+    got = _in_chunk(where, layout, features, X, infer_counts, use_kernel=use_kernel,
+                    sample_weight=sample_weight)
     if got.families == expected.families:
         return
     now = {c: fam for fam, cols in got.families for c in cols}
@@ -161,14 +164,17 @@ def check_layout(expected: Layout, features, X, where: str, infer_counts: bool =
         f"features=.")
 
 
-def summarise(lay: Layout, X, y) -> Summary | None:
+def summarise(lay: Layout, X, y, sample_weight=None) -> Summary | None:
     """Distinct labels (validated as ``fit`` validates them) and distinct values of the level
-    columns of one chunk; ``None`` for an empty chunk."""
+    columns of one chunk, those of its rows of weight 0 left out as ``fit`` leaves them out
+    (their labels kept); ``None`` for an empty chunk."""
     table = as_table(X)
     n = table.n_rows
     if n == 0:
         return None
     labels, _ = encode_labels(y, n)
+    table = weighed_rows(table, sample_weight, every_zero=table.rows(np.empty(0, np.intp)))
+    weighed = table.n_rows > 0
     levels = []
     for columns, positions in lay.level_blocks:
         # what learn_schema reads in a batch fit
@@ -178,7 +184,22 @@ def summarise(lay: Layout, X, y) -> Summary | None:
         levels.append(tuple(distinct_values(values[:, j], col)
                             for j, col in enumerate(columns)))
     return Summary(labels, tuple(levels), n, _head(X),
-                   tuple(columns for columns, _ in lay.level_blocks))
+                   tuple(columns for columns, _ in lay.level_blocks), weighed)
+
+
+def weighed_rows(table, sample_weight, every_zero=None):
+    """``table`` without its rows of weight 0 (no rows at all for a fit: they add no level
+    and decide no family); ``every_zero`` where every row weighs 0 (default: ``table``). A
+    weight of another length is left for the fit to refuse."""
+    if sample_weight is None:
+        return table
+    weight = np.asarray(sample_weight).reshape(-1)
+    if len(weight) != table.n_rows or weight.dtype.kind not in "biuf":
+        return table
+    weighed = np.flatnonzero(weight)
+    if len(weighed) == 0:
+        return table if every_zero is None else every_zero
+    return table if len(weighed) == len(weight) else table.rows(weighed)
 
 
 def combine(a: Summary | None, b: Summary | None) -> Summary | None:
@@ -191,7 +212,15 @@ def combine(a: Summary | None, b: Summary | None) -> Summary | None:
     levels = tuple(tuple(_first_seen(np.concatenate([u, v]), col)
                          for col, u, v in zip(cols, ua, ub, strict=True))
                    for cols, ua, ub in zip(a.columns, a.levels, b.levels, strict=True))
-    return Summary(labels, levels, a.n_rows + b.n_rows, a.head, a.columns)
+    return Summary(labels, levels, a.n_rows + b.n_rows, a.head, a.columns,
+                   a.weighed or b.weighed)
+
+
+def check_weighed(summary: Summary) -> None:
+    """Refuse data whose rows all weigh 0, as a batch fit does (before their levels, of no
+    row, are missed)."""
+    if not summary.weighed:
+        raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
 
 
 def _first_seen(values, col) -> np.ndarray:
@@ -374,7 +403,8 @@ def fit_chunks(model: bayesnb.NaiveBayes, chunks: Iterable[tuple] | Callable[[],
                          f"nothing to fit.")
     counts = getattr(model, "infer_counts", False)  # the first chunk decides (check_layout)
     kernel = getattr(model, "use_kernel", False)
-    lay = _in_chunk(skipped, layout, model.features, first.X, counts, use_kernel=kernel)
+    lay = _in_chunk(skipped, layout, model.features, first.X, counts, use_kernel=kernel,
+                    sample_weight=first.sample_weight)
     if as_table(first.X).n_rows == 0:
         raise ValueError("every chunk is empty: there is nothing to fit.")
     if isinstance(chunks, CSVChunks) and chunks.rereadable:
@@ -385,7 +415,13 @@ def fit_chunks(model: bayesnb.NaiveBayes, chunks: Iterable[tuple] | Callable[[],
             getattr(iterator, "close", lambda: None)()
             return fit_chunks(model, typed, classes=classes, progress=progress, total=total)
     two_pass = fresh is not None and (classes is None or bool(lay.level_blocks))
-    summary = None if two_pass else _in_chunk(skipped, summarise, lay, first.X, first.y)
+    summary = None if two_pass else _in_chunk(skipped, summarise, lay, first.X, first.y,
+                                              first.sample_weight)
+    if summary is not None and not summary.weighed and lay.level_blocks:
+        raise ValueError(f"chunk {skipped}: every row weighs 0, and a one-shot iterator takes "
+                         f"the levels of the columns {list(lay.level_blocks[0][0])[:5]} from "
+                         f"its first chunk; declare them (Categorical(categories=...)) or pass "
+                         f"a list or a callable returning a fresh iterator (two passes).")
     items, first = chain([first], iterator), None  # hold no chunk beyond the current one
     if two_pass:
         summary = _scan(lay, model.features, items, skipped, progress_bar(total, progress, "scan"),
@@ -396,6 +432,7 @@ def fit_chunks(model: bayesnb.NaiveBayes, chunks: Iterable[tuple] | Callable[[],
             fresh = chunks.__iter__
             summary = _scan(lay, model.features, fresh(), 0,
                             progress_bar(total, progress, "scan"), counts, kernel, drop)
+        check_weighed(summary)
         stream, offset = fresh(), 0
     else:
         stream, offset = items, skipped
@@ -409,7 +446,8 @@ def fit_chunks(model: bayesnb.NaiveBayes, chunks: Iterable[tuple] | Callable[[],
     dropped = [] if two_pass else dropped_first
     for i, item in enumerate(stream, start=offset):
         chunk = _labelled(_as_chunk(item, i), drop, dropped)
-        check_layout(lay, model.features, chunk.X, f"chunk {i}", counts, use_kernel=kernel)
+        check_layout(lay, model.features, chunk.X, f"chunk {i}", counts, use_kernel=kernel,
+                     sample_weight=chunk.sample_weight)
         n = as_table(chunk.X).n_rows
         if n:
             if one_shot is not None:
@@ -485,8 +523,9 @@ def _scan(lay, features, items, offset, bar, infer_counts: bool = False,
     summary, rows = None, 0
     for i, item in enumerate(items, start=offset):
         chunk = _labelled(_as_chunk(item, i), drop, [])
-        check_layout(lay, features, chunk.X, f"chunk {i}", infer_counts, use_kernel=use_kernel)
-        part = _in_chunk(i, summarise, lay, chunk.X, chunk.y)
+        check_layout(lay, features, chunk.X, f"chunk {i}", infer_counts, use_kernel=use_kernel,
+                     sample_weight=chunk.sample_weight)
+        part = _in_chunk(i, summarise, lay, chunk.X, chunk.y, chunk.sample_weight)
         summary = _in_chunk(i, combine, summary, part)
         rows += 0 if part is None else part.n_rows
         bar.update(1)
@@ -521,7 +560,7 @@ def _text_and_numbers(summary: Summary) -> list:
 def _check_known(lay: Layout, known, chunk: Chunk, i: int) -> None:
     """One-shot reading: a label or level the model was not set up with is an error."""
     classes, blocks = known
-    part = _in_chunk(i, summarise, lay, chunk.X, chunk.y)
+    part = _in_chunk(i, summarise, lay, chunk.X, chunk.y, chunk.sample_weight)
     advice = ("a one-shot iterator is read once, so the classes and levels are the first "
               "chunk's unless declared; declare them (classes=..., Categorical(categories="
               "...)) or pass a list or a callable returning a fresh iterator (two passes).")

@@ -168,6 +168,15 @@ def encode_fit(X) -> Encoded:
     return Encoded(codes, columns, named, tuple(levels))
 
 
+def _rows(data: Encoded, kept: np.ndarray) -> Encoded:
+    """The rows at ``kept``, each column's levels narrowed to those the rows hold."""
+    codes, levels = np.empty((len(kept), data.codes.shape[1]), dtype=np.int64), []
+    for j, lv in enumerate(data.levels):
+        used, codes[:, j] = np.unique(data.codes[kept, j], return_inverse=True)
+        levels.append(tuple(lv[i] for i in used))
+    return data._replace(codes=codes, levels=tuple(levels))
+
+
 def encode_rows(X, columns: tuple, named: bool, levels: tuple) -> np.ndarray:
     """Codes (n, F) of new rows against the fit's columns and levels; an unknown level is an
     error naming its column. A DataFrame after a DataFrame fit is matched by name, anything
@@ -398,7 +407,8 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
             Discrete columns; no missing values.
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), optional
-            Frequency weights: an integer weight equals that many copies of the row.
+            Frequency weights: an integer weight equals that many copies of the row; a row
+            of weight 0 is left out (it adds no level and decides no inferred family).
 
         Returns
         -------
@@ -419,6 +429,9 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
         # NaiveBayes' labels: continuous y, missing labels, booleans mixed with numbers refused
         classes, codes_y = encode_labels(y, len(data.codes))
         weight = check_weight(sample_weight, len(data.codes))
+        if 0 < np.count_nonzero(weight) < len(weight):  # a row of weight 0 is no row
+            kept = np.flatnonzero(weight)
+            data, codes_y, weight = _rows(data, kept), codes_y[kept], weight[kept]
         sizes = [len(lv) for lv in data.levels]
         stats = count(data.codes, codes_y.astype(np.int64), len(classes), sizes, weight)
         return self._install(stats, classes, data.columns, data.named, data.levels)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -180,6 +181,27 @@ def test_integer_weights_equal_duplicated_rows(x64, name, method, seed, order):
     # float weights that are integers in disguise, too
     c = fit(name, method, X, sample_weight=w.astype(float))
     assert_same_predictions(a, c, rows)
+
+
+def test_a_zero_weight_row_is_no_row(x64):
+    """Weight 0 is zero copies: a level only such a row holds is no level, a value only it
+    holds decides no family, and an update may hold a value the model has never seen there;
+    the row's label still names a class, as in scikit-learn (its count 0)."""
+    X = pd.DataFrame({"a": ["x", "x", "x", "y", "y", "z"], "n": [0, 1, 2, 0, 3, 2.5]})
+    y = np.array([0, 0, 0, 1, 1, 2])
+    w = np.array([1, 1, 1, 1, 1, 0])
+    weighted = bnb.NaiveBayes(infer_counts=True).fit(X, y, sample_weight=w)
+    removed = bnb.NaiveBayes(infer_counts=True).partial_fit(X[:5], y[:5], classes=[0, 1, 2])
+    assert [type(b.family).__name__ for b in weighted.blocks_] == ["Categorical", "Poisson"]
+    assert list(weighted.conditional_tables()["a"].columns) == ["x", "y"]
+    assert_allclose(weighted.class_count_, [3, 2, 0])
+    rows = X[:5]
+    assert_allclose(weighted.predict_proba(rows), removed.predict_proba(rows), rtol=1e-13)
+    assert_allclose(weighted.log_evidence(), removed.log_evidence(), rtol=1e-13)
+    weighted.partial_fit(pd.DataFrame({"a": ["x", "q"], "n": [1, -4]}), [0, 1],
+                         sample_weight=[1, 0])  # an unseen level, a negative count: weight 0
+    removed.partial_fit(pd.DataFrame({"a": ["x"], "n": [1]}), [0])
+    assert_allclose(weighted.predict_proba(rows), removed.predict_proba(rows), rtol=1e-13)
 
 
 # ---------------------------------------------------------------------------- (d) partial_fit

@@ -101,7 +101,8 @@ def test_callable_source_mixed_columns_weights_and_unorderable_levels(x64):
     assert_same_fit(chunked, batch, rtol=1e-12)
     owner = next(b for b in chunked.blocks_ if "owner" in b.schema.columns)
     j = owner.schema.columns.index("owner")
-    assert list(owner.schema.levels[j]) == list(pd.unique(X["owner"]))  # first-seen order
+    # first-seen order, among the rows of weight (a row of weight 0 is no row)
+    assert list(owner.schema.levels[j]) == list(pd.unique(X["owner"][w > 0]))
     np.testing.assert_allclose(chunked.predict_proba(X), batch.predict_proba(X), rtol=1e-12)
 
 
@@ -137,6 +138,20 @@ def test_chunk_whose_weights_are_all_zero_is_the_batch_fit(x64):
     np.testing.assert_allclose(chunked.predict_proba(X), batch.predict_proba(X), rtol=1e-12)
     with pytest.raises(ValueError, match="zero for every row"):
         fit_chunks(bnb.NaiveBayes(features), pieces(X, y, 128, 0 * w), progress=False)
+
+
+def test_a_zero_weight_row_is_no_row_in_chunks(x64):
+    """As in a batch fit, its level (held by no other row) is no level, in two passes and in
+    one-shot reading alike, and its value is not refused as an unseen level."""
+    X = pd.DataFrame({"a": ["x", "y", "x", "y", "x", "z"]})  # chunks of 3: z in the second
+    y, w = pd.Series([0, 1, 0, 1, 0, 1]), np.array([1.0, 1, 1, 1, 1, 0])
+    batch = bnb.NaiveBayes().fit(X, y, sample_weight=w)
+    assert batch.blocks_[0].schema.levels == (("x", "y"),)
+    for source, classes in ((pieces(X, y, 3, w), None), (iter(pieces(X, y, 3, w)), [0, 1])):
+        chunked = fit_chunks(bnb.NaiveBayes(), source, classes=classes, progress=False)
+        assert chunked.blocks_[0].schema.levels == (("x", "y"),)
+        np.testing.assert_allclose(chunked.predict_proba(X[:5]), batch.predict_proba(X[:5]),
+                                   rtol=1e-13)
 
 
 def test_one_shot_iterator_names_an_undeclared_level_or_label():

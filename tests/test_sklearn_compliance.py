@@ -14,7 +14,9 @@ from bayesnb import datasets
 from bayesnb.families.categorical import UnseenCategoryWarning
 
 ESTIMATORS = [bnb.NaiveBayes(), bnb.NaiveBayes(method="bayes"),
-              bnb.NaiveBayes(bnb.Gaussian(pooled=True), method="map")]
+              bnb.NaiveBayes(bnb.Gaussian(pooled=True), method="map"),
+              # a zero-weight row's value adds no level (predicted, it is an unseen one)
+              bnb.NaiveBayes(bnb.Categorical(unseen="smooth"))]
 
 FLOAT32_REASON = ("float32 by design (the library's default dtype policy): weighted and "
                   "duplicated rows sum in a different order and agree to ~1e-6 relative, "

@@ -210,6 +210,18 @@ def test_sample_weights_equal_repeated_rows():
     assert weighted.log_evidence() == pytest.approx(repeated.log_evidence(), abs=1e-9)
 
 
+def test_a_zero_weight_row_is_no_row():
+    """Its level, held by no other row, is no level: the fit equals the one without it."""
+    X = pd.DataFrame({"a": ["x", "x", "x", "y", "y", "z"], "b": ["u", "v", "u", "v", "v", "u"]})
+    y = [0, 0, 0, 1, 1, 1]
+    weighted = bnb.TreeAugmentedNB().fit(X, y, sample_weight=[1, 1, 1, 1, 1, 0])
+    removed = bnb.TreeAugmentedNB().fit(X[:5], y[:5])
+    assert weighted.levels_ == removed.levels_ == (("x", "y"), ("u", "v"))
+    np.testing.assert_allclose(weighted.predict_proba(X[:5]), removed.predict_proba(X[:5]),
+                               atol=1e-15)
+    assert weighted.log_evidence() == pytest.approx(removed.log_evidence(), abs=1e-12)
+
+
 # ---------------------------------------------------------------------- data from a tree
 def tree_data(n, f, seed, flip=0.15, strength=0.8):
     """Binary columns along a random tree (each copies its parent with prob. ``strength``),
@@ -330,6 +342,16 @@ def test_save_and_load_round_trip(tmp_path):
         bnb.load(path)
     with pytest.raises(TypeError, match="model.save"):
         bnb.save(clf, tmp_path / "other.bnb")
+
+
+def test_a_one_column_model_file_loads(tmp_path):
+    """One column has no pairs (an empty pair array): its file loads as any other."""
+    X, y = [[0], [1], [1], [1], [0], [1]], [0, 0, 1, 1, 0, 1]
+    for tree in ("average", "map"):
+        clf = bnb.TreeAugmentedNB(tree=tree).fit(X, y)
+        loaded = bnb.TreeAugmentedNB.load(clf.save(tmp_path / f"{tree}.bnb"))
+        np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+        assert loaded.log_evidence() == clf.log_evidence()
 
 
 def test_a_tampered_file_is_refused(tmp_path):
