@@ -644,8 +644,33 @@ def _resolve_mapping(features, table: Table, columns: tuple, position: dict,
     if features is not None and not isinstance(features, Mapping):
         raise TypeError("features must be None, a family such as bnb.Gaussian(), or a mapping "
                         f"{{column: family}}; got {type(features).__name__}.")
-    # a declared family keeps its columns in the order the mapping lists them, so per-column
-    # hyperparameter arrays line up with what the user wrote
+    chosen = declared_columns(features, table, position)
+    inferred: dict[type, Family] = {}
+    groups: dict[int, list[int]] = {}  # id(family) -> positions
+    families: dict[int, Family] = {}
+    for i, fam in chosen.items():  # mapping order
+        families[id(fam)] = fam
+        groups.setdefault(id(fam), []).append(i)
+    rest = [i for i in range(len(columns)) if i not in chosen]
+    # one pass for sparse X, whose count columns are always inferred as counts
+    counts = count_columns(table, rest) if infer_counts or table.sparse is not None else False
+    for i in rest:  # the rest, in column order
+        guess = infer_family(table, i, counts, use_kernel=use_kernel, warn=warn)
+        fam = inferred.setdefault(type(guess), guess)
+        families[id(fam)] = fam
+        groups.setdefault(id(fam), []).append(i)
+    return [BlockSpec(families[k], tuple(columns[i] for i in pos), tuple(pos))
+            for k, pos in groups.items()]
+
+
+def declared_columns(features, table: Table, position: dict | None = None) -> dict:
+    """``{column position: family}`` of the columns a ``features`` mapping declares (a key
+    names a column, a list or tuple of columns, or a frame's column position), in the order
+    the mapping lists them, so per-column hyperparameter arrays line up with what the user
+    wrote."""
+    columns = table.columns
+    if position is None:
+        position = {c: i for i, c in enumerate(columns)}
     chosen: dict[int, Family] = {}
     for key, fam in (features or {}).items():
         if not isinstance(fam, Family):
@@ -665,19 +690,4 @@ def _resolve_mapping(features, table: Table, columns: tuple, position: dict,
             if i in chosen:
                 raise ValueError(f"column {columns[i]!r} is given two families.")
             chosen[i] = fam
-    inferred: dict[type, Family] = {}
-    groups: dict[int, list[int]] = {}  # id(family) -> positions
-    families: dict[int, Family] = {}
-    for i, fam in chosen.items():  # mapping order
-        families[id(fam)] = fam
-        groups.setdefault(id(fam), []).append(i)
-    rest = [i for i in range(len(columns)) if i not in chosen]
-    # one pass for sparse X, whose count columns are always inferred as counts
-    counts = count_columns(table, rest) if infer_counts or table.sparse is not None else False
-    for i in rest:  # the rest, in column order
-        guess = infer_family(table, i, counts, use_kernel=use_kernel, warn=warn)
-        fam = inferred.setdefault(type(guess), guess)
-        families[id(fam)] = fam
-        groups.setdefault(id(fam), []).append(i)
-    return [BlockSpec(families[k], tuple(columns[i] for i in pos), tuple(pos))
-            for k, pos in groups.items()]
+    return chosen

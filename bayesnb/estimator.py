@@ -282,7 +282,9 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         """Conjugate update with a new chunk: the statistics of all chunks are summed (Gaussian
         moments merged exactly), so any chunking gives the batch fit. Columns are matched by
         name for a DataFrame. ``classes`` declares every label up front (needed on the first
-        call if a chunk may miss a class; later it must equal ``classes_``). Estimates that
+        call if a chunk may miss a class; later it must equal ``classes_``). ``features``
+        must still declare the families the model was fitted with (changed by
+        ``set_params``, it is refused: call ``fit`` for the new ones). Estimates that
         the data so far leave undefined (ML for a class not seen yet) are reported when the
         model is used to predict, not while it is still learning; NUTS (``method="mcmc"``)
         likewise runs at the first prediction after an update.

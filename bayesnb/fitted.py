@@ -30,6 +30,7 @@ from ._data import (
     FrameBlock,
     SparseRows,
     Table,
+    declared_columns,
     encode_labels,
     factor_levels,
     labels_to_codes,
@@ -165,9 +166,9 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
         else:
             classes, codes = encode_labels(y, table.n_rows)
     else:
-        classes, codes = model.classes, None
+        codes = None
     if codes is None:
-        codes = labels_to_codes(y, classes)
+        codes = labels_to_codes(y, model.classes if model is not None else classes)
     if codes.shape[0] != table.n_rows:
         raise ValueError(f"X has {table.n_rows} rows but y has {codes.shape[0]} labels.")
     if np.count_nonzero(weight) == 0 and model is not None:  # a part of zero weights
@@ -210,6 +211,7 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
         for b, pos in zip(model.blocks, block_positions(model, table), strict=True):
             raws.append(table.block(b.schema.columns, pos, on_device=kernel_reads_raw(b.family),
                                     sparse_path=form_of(b.family).supports_sparse))
+        check_same_families(model, features, table)
         first = False
     counts = np.bincount(codes, weights=weight, minlength=len(model.classes))
     stats = chunk_statistics(model.blocks, raws, codes, weight, len(model.classes))
@@ -221,6 +223,24 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
         class_count=counts if first else model.class_count + counts,
         blocks=tuple(b._replace(stats=s) for b, s in zip(model.blocks, stats, strict=True)),
         nuts=None)
+
+
+def check_same_families(model: FittedModel, features, table: Table) -> None:
+    """Refuse an update under ``features`` that declare another family for a column than
+    the model was fitted with (``features`` changed since the fit, by ``set_params``): the
+    update would go on with the fitted families, silently not the declared ones."""
+    if features is None:
+        return
+    declared = (dict.fromkeys(range(len(table.columns)), features)
+                if isinstance(features, Family) else declared_columns(features, table))
+    fitted = {column: b.family for b in model.blocks for column in b.schema.columns}
+    for i, family in declared.items():
+        was = fitted.get(table.columns[i])
+        if was is not None and was != family:
+            raise ValueError(f"features declares {family!r} for column {table.columns[i]!r}, "
+                             f"but the model was fitted with {was!r} there (features changed "
+                             f"after the fit, e.g. by set_params); an update goes on with the "
+                             f"fitted families: call fit to fit the declared ones.")
 
 
 def check_decay(decay) -> float:

@@ -164,3 +164,29 @@ def test_partial_fit_classes_must_match_on_later_calls(rng):
     with pytest.raises(ValueError, match="differs from the classes"):
         m.partial_fit(X, y, classes=[0, 1, 1])
     _assert_unchanged(m, before)
+
+
+def test_partial_fit_refuses_features_changed_since_the_fit(rng):
+    """``set_params(features=...)`` after a fit, then an update: the update would go on with
+    the fitted families (scikit-learn's ``MultinomialNB`` takes the new ``alpha``), so it is
+    refused, naming the column, and the model is unchanged; unchanged features pass."""
+    X = rng.poisson(2.0, size=(20, 3)).astype(float)
+    y = np.tile([0, 1], 10)
+    m = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0)).fit(X, y)
+    fitted = m.fitted_
+    m.set_params(features__alpha=50.0)
+    with pytest.raises(ValueError, match=r"declares Multinomial\(alpha=50.0\) for column 0, "
+                                         r"but the model was fitted with Multinomial\(alpha=1.0"):
+        m.partial_fit(X, y)
+    m.set_params(features=bnb.Gaussian())
+    with pytest.raises(ValueError, match="call fit to fit the declared ones"):
+        m.partial_fit(X, y)
+    assert m.fitted_ is fitted
+    m.set_params(features=bnb.Multinomial(alpha=1.0)).partial_fit(X, y)  # equal: an update
+    assert m.class_count_.tolist() == [20, 20]
+    frame = pd.DataFrame({"a": list("xyxy"), "b": list("uuvw")})
+    ragged = {("a", "b"): bnb.Categorical(categories=[["x", "y"], ["u", "v", "w"]])}
+    c = bnb.NaiveBayes(ragged).fit(frame, [0, 1, 0, 1])
+    c.set_params(features={("a", "b"): bnb.Categorical(categories=[["x", "y"], ["u", "v", "w"]])})
+    c.partial_fit(frame, [0, 1, 0, 1])  # per-column categories of other lengths compare
+    assert c.class_count_.tolist() == [4, 4]

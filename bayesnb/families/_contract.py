@@ -480,9 +480,20 @@ class Family(Capabilities, abc.ABC):
             return NotImplemented
         a, b = self.get_params(), other.get_params()
         return all(a[k] is b[k] if is_distribution(a[k]) or is_distribution(b[k])
-                   else np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)
+                   else _same_value(a[k], b[k]) for k in a)
 
     __hash__ = object.__hash__  # identity: one instance covering several columns is one block
+
+
+def _same_value(a, b) -> bool:
+    """Whether two hyperparameter values are equal: arrays element by element, sequences
+    item by item (a Categorical's ``categories`` per column may differ in length)."""
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same_value(u, v) for u, v in zip(a, b, strict=True))
+    try:
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    except ValueError:  # ragged on one side only
+        return False
 
 
 class ConjugateFamily(Family):
