@@ -484,6 +484,7 @@ def infer_family(table: Table, position: int, infer_counts=False, *,
             return Bernoulli()
         if pd.api.types.is_numeric_dtype(dtype):
             return numeric()
+        _refuse_times(dtype, table.columns[position])
         if warn and not isinstance(dtype, pd.CategoricalDtype):  # a pandas category is meant
             _warn_if_mostly_numbers(table.frame.iloc[:, position], table.columns[position])
         return Categorical()
@@ -497,6 +498,18 @@ def infer_family(table: Table, position: int, infer_counts=False, *,
     if warn:
         _warn_if_mostly_numbers(table.array[:, position], table.columns[position])
     return Categorical()
+
+
+def _refuse_times(dtype, column) -> None:
+    """Refuse to infer a family for dates, times and periods: as categories, every instant
+    would be a level of its own that no later row shares (a row's identity, not a feature)."""
+    if (pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype)
+            or isinstance(dtype, pd.PeriodDtype | pd.IntervalDtype)):
+        raise ValueError(
+            f"column {column!r} holds {dtype} values, for which no family is inferred (as "
+            f"categories every instant would be its own level, shared by no later row); turn "
+            f"it into numbers or categories first, e.g. X[{column!r}].dt.dayofweek or the days "
+            f"since a date, or declare its family in features.")
 
 
 def factor_levels(table: Table, positions: tuple) -> list[tuple | None]:

@@ -767,3 +767,18 @@ def test_large_values_within_float64_range_fit(x64, scale):
     small = bnb.NaiveBayes(bnb.Gaussian(), method="ml").fit(X, y).predict_proba(X)
     big = bnb.NaiveBayes(bnb.Gaussian(), method="ml").fit(X * scale, y).predict_proba(X * scale)
     np.testing.assert_allclose(big, small, rtol=1e-9)
+
+
+@pytest.mark.parametrize("values", [pd.date_range("2020-01-01", periods=6),
+                                    pd.date_range("2020-01-01", periods=6, tz="UTC"),
+                                    pd.timedelta_range("1D", periods=6),
+                                    pd.period_range("2020-01", periods=6, freq="M")])
+def test_dates_and_times_get_no_inferred_family(values):
+    """As categories every instant would be a level of its own (GaussianNB refuses them too);
+    a declared family is taken as declared."""
+    X = pd.DataFrame({"when": values, "x": np.arange(6.0)})
+    y = [0, 1] * 3
+    with pytest.raises(ValueError, match=r"column 'when' holds .* no family is inferred"):
+        bnb.NaiveBayes().fit(X, y)
+    declared = bnb.NaiveBayes({"when": bnb.Categorical()}).fit(X, y)
+    assert [type(b.family).__name__ for b in declared.blocks_] == ["Categorical", "Gaussian"]
