@@ -130,8 +130,10 @@ def column_fault(values, family: str, categories=None) -> str | None:
 
 
 def inferred_family(dtype, is_frame: bool) -> str:
-    """The documented inference: booleans -> Bernoulli, numbers -> Gaussian, the rest
-    (strings, objects, category) -> Categorical."""
+    """The documented inference: booleans -> Bernoulli, numbers -> Gaussian, dates none
+    (refused), the rest (strings, objects, category) -> Categorical."""
+    if is_frame and pd.api.types.is_datetime64_any_dtype(dtype):
+        return "dates"
     if is_frame and isinstance(dtype, pd.CategoricalDtype):
         return "categorical"
     if pd.api.types.is_bool_dtype(dtype):
@@ -450,7 +452,8 @@ def cases(draw, container: str) -> Case:
 
     if f and n and not global_faults:
         for j, c in enumerate(names):
-            why = column_fault(raw_column(X, j), families[c], declared.get(c))
+            why = ("dates get no inferred family" if families[c] == "dates" else
+                   column_fault(raw_column(X, j), families[c], declared.get(c)))
             if is_frame and pd.api.types.is_complex_dtype(X.iloc[:, j].dtype):
                 why = "complex dtype"  # refused whatever the family (a Categorical's too)
             if why:
