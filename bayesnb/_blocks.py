@@ -36,12 +36,13 @@ def input_kinds(features) -> tuple[bool, bool]:
     ``levels``: category levels (strings, any values) in some column: ``None`` or a mapping
     infers (the other) columns, strings as Categorical; one family reads levels where it
     encodes them as codes (``integer_codes``). ``counts``: every column refuses negative
-    values: one family whose declared value checks require non-negative or 0/1 values (a
-    family encoded on the host declares none, and reads False)."""
+    values: one family whose declared value checks require non-negative or 0/1 values, or
+    that declares it refuses negative values where it encodes them on the host."""
     if not isinstance(features, Family):
         return True, False
     checks = features.value_checks or {}
-    return bool(features.integer_codes), bool(checks.get("nonnegative") or checks.get("binary"))
+    return bool(features.integer_codes), bool(checks.get("nonnegative") or checks.get("binary")
+                                               or features.refuses_negative)
 
 
 def block_source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:

@@ -36,7 +36,8 @@ def class_log_prior(counts: np.ndarray, class_alpha, class_prior, method: str) -
     of shape ``(..., K)`` (e.g. one row of counts per left-out row) give ``(..., K)``."""
     counts = np.asarray(counts, dtype=np.float64)
     if class_prior is not None:
-        return np.log(_fixed(class_prior, counts.shape[-1])) + np.zeros(counts.shape)
+        with np.errstate(divide="ignore"):  # a class of prior 0: log 0 = -inf, never chosen
+            return np.log(_fixed(class_prior, counts.shape[-1])) + np.zeros(counts.shape)
     gamma = _concentration(class_alpha, counts.shape[-1])
     if method == "map":
         if np.any((gamma > 0) & (gamma < 1)):

@@ -322,7 +322,8 @@ def check_defined(params, block: FittedBlock, classes, method: str) -> None:
         elif undefined[k, j]:
             reason = "no observed value in this class, so the estimate is 0/0"
         elif name in family.positive_params and method == "ml":
-            reason = "zero variance (every value of the class equal, or a single value)"
+            reason = ("zero variance (every value of the class equal, a single value, or "
+                      "a spread too small for float64 to square: then rescale the column)")
         else:
             reason = "no defined estimate (the posterior mode is at the boundary)"
         label = classes[k].item() if isinstance(classes[k], np.generic) else classes[k]

@@ -339,3 +339,27 @@ def test_mcmc_and_arviz_with_levels_that_print_alike():
     summary = clf.mcmc_summary()
     assert {"categorical.c.probs[a, 1 (int)]", "categorical.c.probs[b, 2]"} <= set(summary.index)
     assert np.allclose(clf.predict_proba(X.head(3)).sum(axis=1), 1.0)
+
+
+def test_a_hyperparameter_of_the_wrong_sign_is_told_so_without_the_float32_hint():
+    """The float32 range is named only where the range failed, not the sign."""
+    X, y = np.ones((4, 2)), [0, 1, 0, 1]
+    with pytest.raises(ValueError, match=r"column 0: Multinomial: alpha must be finite and "
+                                         r"positive, got np.float64\(0.0\)\.$"):
+        bnb.NaiveBayes(bnb.Multinomial(alpha=0.0)).fit(X, y)
+    with pytest.raises(ValueError, match=r"kappa must be finite \(within float32 range: enable "
+                                         r"x64 for larger\) and positive, got np.float64\(1e\+30"):
+        bnb.NaiveBayes(bnb.Gaussian(kappa=1e30)).fit(X, y)
+
+
+def test_a_class_of_prior_zero_is_never_predicted_and_warns_nothing():
+    rng = np.random.default_rng(0)
+    X, y = rng.poisson(2, (30, 3)), np.array(["a", "b", "c"])[np.arange(30) % 3]
+    for method in ("ml", "map", "mean", "bayes"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            clf = bnb.NaiveBayes(bnb.Multinomial(), method=method,
+                                 class_prior=[0.0, 0.5, 0.5]).fit(X, y)
+            p = clf.predict_proba(X)
+        assert np.all(p[:, 0] == 0) and np.allclose(p.sum(axis=1), 1)
+        assert "a" not in set(clf.predict(X))

@@ -86,6 +86,19 @@ def test_multinomial_mean_matches_multinomialnb(x64, digits, alpha):
     np.testing.assert_allclose(np.log(table.to_numpy()), sk.feature_log_prob_, rtol=0, atol=TOL)
 
 
+def test_multinomial_joint_log_proba_adds_the_multinomial_coefficient(x64, digits):
+    """docs/coming_from_sklearn.md: the true log p(x, c) is MultinomialNB's plus each row's
+    log(n! / prod x_j!), the same in every class."""
+    from scipy.special import gammaln
+
+    X, y = digits
+    sk = MultinomialNB().fit(X, y)
+    clf = bnb.NaiveBayes(bnb.Multinomial(), method="mean", class_alpha=0).fit(X, y)
+    coefficient = gammaln(X.sum(axis=1) + 1) - gammaln(X + 1).sum(axis=1)
+    np.testing.assert_allclose(clf.predict_joint_log_proba(X),
+                               sk.predict_joint_log_proba(X) + coefficient[:, None], rtol=1e-12)
+
+
 @pytest.mark.parametrize("alpha", ALPHAS)
 def test_multinomial_map_alpha_plus_one_matches_multinomialnb(x64, digits, alpha):
     X, y = digits

@@ -164,9 +164,11 @@ def broadcast_hyper(value: Any, n: int, name: str, family: str, *, positive: boo
     if np.any(bad):
         j = int(np.argmax(bad))
         where = f"column {columns[j]!r}: " if columns is not None and len(columns) == n else ""
-        need = ("finite (within float32 range: enable x64 for larger)" if np.isfinite(a[j])
-                else "finite") + ("" if not positive else
-                                  " and non-negative" if allow_zero else " and positive")
+        sign = "" if not positive else " and non-negative" if allow_zero else " and positive"
+        # the float32 hint only where the range is what failed, not the sign
+        too_large = np.isfinite(a[j]) and abs(a[j]) > limit
+        need = ("finite (within float32 range: enable x64 for larger)" if too_large
+                else "finite") + sign
         raise ValueError(f"{where}{family}: {name} must be {need}, got {a[j]!r}.")
     return a
 

@@ -63,6 +63,10 @@ class Capabilities:
     #: True when ``encode`` returns integer codes rather than floats
     integer_codes: ClassVar[bool] = False
 
+    #: True when ``encode`` refuses negative values though no ``value_checks`` say so (values
+    #: encoded on the host: Exponential, LogNormal); scikit-learn's ``positive_only`` tag
+    refuses_negative: ClassVar[bool] = False
+
     def learn_schema(self, values: np.ndarray, columns: tuple) -> Schema:
         """Schema learned from the training block (categorical levels); default: columns only."""
         return Schema(columns=tuple(columns))

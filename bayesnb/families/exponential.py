@@ -95,6 +95,7 @@ class Exponential(ConjugateFamily):
     """
 
     name = "exponential"
+    refuses_negative = True
     stats_type = ExponentialStats
     params_type = ExponentialParams
     _hyper = ("shape", "rate")

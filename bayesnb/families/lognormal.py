@@ -95,6 +95,7 @@ class LogNormal(ConjugateFamily):
     """
 
     name = "lognormal"
+    refuses_negative = True
     param_names = ("mean", "precision")  # of log x, as the Gaussian's
     nonnegative_stats = ("count", "m2")
     positive_params = ("precision",)
