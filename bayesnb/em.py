@@ -102,6 +102,9 @@ def fit_em(model: NaiveBayes, X: Data, y: ArrayLike, X_unlabeled: Data, *,
         Weights of the labelled rows.
     tol : float, default=1e-7
         Stop when an iteration raises the log posterior by at most ``tol * max(1, |J|)``.
+        EM converges linearly and J is flat near its maximum, so the parameters (and the
+        predictions) can still be moving when J barely rises: lower ``tol`` to get closer to
+        the fixed point itself.
     max_iter : int, default=100
     return_history : bool, default=False
         Also return an :class:`EMHistory`.
