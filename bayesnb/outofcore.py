@@ -173,7 +173,7 @@ def summarise(lay: Layout, X, y, sample_weight=None) -> Summary | None:
     if n == 0:
         return None
     labels, _ = encode_labels(y, n)
-    table = weighed_rows(table, sample_weight, every_zero=table.rows(np.empty(0, np.intp)))
+    table = weighed_rows(table, sample_weight, none_if_all_zero=True)
     weighed = table.n_rows > 0
     levels = []
     for columns, positions in lay.level_blocks:
@@ -187,19 +187,20 @@ def summarise(lay: Layout, X, y, sample_weight=None) -> Summary | None:
                    tuple(columns for columns, _ in lay.level_blocks), weighed)
 
 
-def weighed_rows(table, sample_weight, every_zero=None):
+def weighed_rows(table, sample_weight, *, none_if_all_zero: bool = False):
     """``table`` without its rows of weight 0 (no rows at all for a fit: they add no level
-    and decide no family); ``every_zero`` where every row weighs 0 (default: ``table``). A
-    weight of another length is left for the fit to refuse."""
+    and decide no family); where every row weighs 0, ``table`` itself, or with
+    ``none_if_all_zero`` none of its rows. A weight of another length is left for the fit to
+    refuse."""
     if sample_weight is None:
         return table
     weight = np.asarray(sample_weight).reshape(-1)
     if len(weight) != table.n_rows or weight.dtype.kind not in "biuf":
         return table
     weighed = np.flatnonzero(weight)
-    if len(weighed) == 0:
-        return table if every_zero is None else every_zero
-    return table if len(weighed) == len(weight) else table.rows(weighed)
+    if len(weighed) == len(weight) or (len(weighed) == 0 and not none_if_all_zero):
+        return table
+    return table.rows(weighed)
 
 
 def combine(a: Summary | None, b: Summary | None) -> Summary | None:
