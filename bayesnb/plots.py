@@ -621,9 +621,9 @@ def density_plot(clf: NaiveBayes, column: Hashable, X: Data | None = None,
                          f"{', '.join(drawn)}, not {type(family).__name__}.")
     created = ax is None
     fig, (ax,) = _axes(ax, figsize=(6, 4))
-    scorer = clf._scorer()
+    tables, exact = clf._shown_tables()  # those of conditional_tables (NUTS: their means)
     table = (type(family).estimate(block.prior, block.stats, "mean")
-             if scorer.exact and not family.nonparametric else scorer.tables[i])
+             if exact and not family.nonparametric else tables[i])
     samples = []
     if family.nonparametric:  # its training sample is kept: draw it
         samples = [family.stored_sample(table, j, k) for k in range(len(classes))]
@@ -633,7 +633,7 @@ def density_plot(clf: NaiveBayes, column: Hashable, X: Data | None = None,
     scale = np.ones(len(classes))
     share = np.ones(len(classes))
     if prob == "marginal":
-        scale = np.exp(np.asarray(scorer.log_prior, dtype=np.float64))
+        scale = clf.class_prior_.to_numpy(dtype=np.float64)
         if samples:
             totals = np.array([np.sum(w) for _, w in samples], dtype=np.float64)
             share = totals / totals.sum()

@@ -714,18 +714,23 @@ class BayesianReports:
         class
         No         0.0000  0.4000  0.6000
         Yes        0.4444  0.3333  0.2222"""
-        scorer = self._scorer()
-        if isinstance(scorer, DrawsScorer):
-            _check_closed_form_means(self.fitted_, self.priors)
-            tables, exact = [None] * len(self.blocks_), True
-        else:
-            tables, exact = scorer.tables, scorer.exact
+        tables, exact = self._shown_tables()
         out = {}
         for b, table in zip(self.blocks_, tables, strict=True):
             params = type(b.family).estimate(b.prior, b.stats, "mean") if exact else table
             tables = type(b.family).describe(params, b.schema, self.classes_)
             out.update({k: v.astype(np.float64) for k, v in tables.items()})
         return out
+
+    def _shown_tables(self) -> tuple[list, bool]:
+        """``(tables, exact)``: per block the current method's plug-in tables, or with
+        ``exact`` the posterior means in closed form are shown instead (``"bayes"``, and
+        ``"mcmc"``, whose draws they are the mean of)."""
+        scorer = self._scorer()
+        if isinstance(scorer, DrawsScorer):
+            _check_closed_form_means(self.fitted_, self.priors)
+            return [None] * len(self.blocks_), True
+        return scorer.tables, scorer.exact
 
     def summary(self, X: Data | None = None, y: ArrayLike | None = None) -> str:
         """A text print-out in the style of R's e1071 ``naiveBayes``.

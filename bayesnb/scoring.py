@@ -374,8 +374,10 @@ def check_rows_defined(norm: np.ndarray, method: str) -> None:
         raise ValueError(
             f"row {i}: every class has probability zero under method={method!r} "
             f"({int(impossible.sum())} such rows), so p(class | x) is undefined; a value "
-            f"never seen in training meets an unsmoothed estimate. Use method='mean', "
-            f"'map' or 'bayes'.")
+            f"never seen in training meets an unsmoothed estimate. "
+            + ("Use method='mean' or 'bayes' (under 'map' a concentration above 1 smooths "
+               "too)." if method == "map" else "Use method='mean', 'bayes', or 'map' with a "
+               "concentration above 1."))
 
 
 def _encoded_rows(block, raw, start: int, stop: int, unseen: str) -> np.ndarray:

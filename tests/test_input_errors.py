@@ -378,6 +378,10 @@ def test_ml_impossible_row_is_an_error_not_nan():
         clf.predict_proba(impossible)
     with pytest.raises(ValueError, match=r"row 1.*every class has probability zero"):
         clf.predict_log_proba(impossible)
+    # under MAP with the default concentration (MAP = ML) the advice is not MAP itself
+    with pytest.raises(ValueError, match=r"Use method='mean' or 'bayes' \(under 'map' a "
+                                         r"concentration above 1 smooths too\)\.$"):
+        clf.set_params(method="map").predict_proba(impossible)
 
 
 def test_ml_impossible_row_multinomial_and_categorical(frame, labels):

@@ -380,3 +380,25 @@ def test_rows_without_a_posterior_are_counted_not_drawn_at_the_origin():
     assert line.get_label() == "ml (2 rows without a posterior not drawn)"
     assert sorted(line.get_xdata()) == [0.7, 0.9]
     assert fig.axes[1].patches[0].get_data().values.sum() == 2
+
+
+def test_density_plot_of_an_mcmc_model_draws_the_closed_form_means(x64):
+    """Its curves are those of ``conditional_tables()``: the posterior means in closed form,
+    which the NUTS draws estimate, the same as under ``"bayes"`` (it raised AttributeError)."""
+    from bayesnb.plots import density_plot
+
+    X, y = datasets.load_temperature()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a short run: the curves do not read its draws
+        mcmc = bnb.NaiveBayes(method="mcmc", num_warmup=20, num_samples=20, num_chains=1,
+                              progress_bar=False).fit(X, y)
+    exact = bnb.NaiveBayes(method="bayes").fit(X, y)
+    for prob in ("conditional", "marginal"):
+        a = density_plot(mcmc, "Temperature", prob=prob)
+        b = density_plot(exact, "Temperature", prob=prob)
+        lines_a, lines_b = a.axes[0].get_lines(), b.axes[0].get_lines()
+        assert len(lines_a) == len(lines_b) == len(exact.classes_)
+        scale = (mcmc.class_prior_ / exact.class_prior_).to_numpy() if prob == "marginal" \
+            else np.ones(2)
+        for k, (la, lb) in enumerate(zip(lines_a, lines_b, strict=True)):
+            np.testing.assert_allclose(la.get_ydata(), lb.get_ydata() * scale[k], rtol=1e-12)
