@@ -677,6 +677,11 @@ def _used_columns(model, X, source):
     columns = model.fitted_.columns
     known = set(columns)
     extra = [c for c in X.columns if c not in known]
+    if extra and len(extra) == X.shape[1]:
+        raise ValueError(f"none of the columns of {source} is one the model reads: it has "
+                         f"{', '.join(map(repr, extra[:20]))}, the model reads "
+                         f"{', '.join(map(repr, list(columns)[:20]))} (a misspelt header, or "
+                         f"another file?).")
     if extra:
         warnings.warn(f"{len(extra)} column(s) of {source} are not used by the model and are "
                       f"ignored: {', '.join(map(repr, extra[:20]))}"

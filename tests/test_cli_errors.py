@@ -227,6 +227,18 @@ def test_unused_columns_at_prediction_are_reported(capsys, titanic_csv, titanic_
     assert code == 0 and err == []
 
 
+def test_a_file_of_no_model_column_names_both_headers(capsys, tmp_path, titanic_model):
+    """Every column unknown (a misspelt header): said as such, not as an empty table."""
+    path = tmp_path / "misspelt.csv"
+    path.write_text("clazz,sex,age\n1st,Female,Adult\n")
+    code, _, err = call(capsys, "predict", titanic_model, str(path))
+    assert code == 2 and len(err) == 1
+    assert re.search(r"none of the columns of .*misspelt.csv is one the model reads: it has "
+                     r"'clazz', 'sex', 'age', the model reads 'Class', 'Sex', 'Age'", err[0])
+    code, _, err = call(capsys, "explain", titanic_model, str(path))
+    assert code == 2 and "column 'Class' seen at fit is missing from X" in err[0]
+
+
 # ---------------------------------------------------------------------- new options
 def test_version(capsys):
     code, out, err = call(capsys, "--version")
