@@ -974,6 +974,8 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
             # the fitted ones (and float32 never rounds the statistics)
             stats = b.family_cls.stats_type(**{f: np.asarray(arrays[a])
                                                for f, a in b.arrays["stats"].items()})
+            _check_observed(family.observed_counts(prior, stats), class_count, b.schema,
+                            where, member(layout.class_count))
         blocks.append(FittedBlock(family, b.schema, b.positions, prior, stats))
     draws, sample_stats = {}, {}
     if layout.draws:
@@ -993,6 +995,20 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
                 _check_finite(arrays[a], member(a))
     return _Fitted(layout, class_count, priors, blocks,
                    tuple(tables) if layout.kind == "tables" else None, draws, sample_stats)
+
+
+def _check_observed(observed, class_count, schema, where: str, counts: str) -> None:
+    """Refuse a block whose observed values outnumber their class's rows (``observed``:
+    the family's ``observed_counts``, None where it has none): arrays of one file that
+    contradict each other, each valid alone, would predict silently otherwise."""
+    if observed is None:
+        return
+    over = observed > class_count[:, None] * (1 + 1e-9) + 1e-9
+    if over.any():
+        k, j = map(int, np.argwhere(over)[0])
+        raise ModelFileError(f"{where}: column {schema.columns[j]!r} holds {observed[k, j]:g} "
+                             f"observed values in class {k}, more than its {class_count[k]:g} "
+                             f"rows ({counts}): an inconsistent model file.")
 
 
 def _distribution(spec, arrays, where, bound):

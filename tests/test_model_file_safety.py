@@ -268,6 +268,20 @@ def test_a_negative_class_count(saved):
     refused(saved, "arrays/class_count.npy", "negative")
 
 
+def test_a_class_count_below_its_observed_values(saved):
+    """Each array valid alone, together inconsistent: a Categorical's (or a Gaussian's)
+    observed values outnumber the rows of their class."""
+    with_array(saved, "class_count", lambda a: a * np.array([0.5, 1.0]))
+    refused(saved, "observed values in class 0, more than its", "arrays/class_count.npy",
+            "inconsistent model file")
+
+
+def test_observed_values_beyond_the_class_count(saved):
+    name = f"block{block_of(saved, 'gaussian')}/stats/count"
+    with_array(saved, name, lambda a: a * 2)
+    refused(saved, "(gaussian)", "observed values in class 0", "inconsistent model file")
+
+
 def test_a_prior_contradicting_the_hyperparameters(saved):
     name = f"block{block_of(saved, 'poisson')}/prior/shape"
     with_array(saved, name, lambda a: a * 50)

@@ -63,6 +63,16 @@ class Capabilities:
     #: True when ``encode`` returns integer codes rather than floats
     integer_codes: ClassVar[bool] = False
 
+    #: the statistic holding the weighted number of observed values per class and column,
+    #: ``(K, F)``, which no class's count exceeds (model files are checked against it)
+    observed_count: ClassVar[str | None] = None
+
+    def observed_counts(self, prior: NamedTuple, stats: NamedTuple) -> np.ndarray | None:
+        """``(K, F)`` the weighted number of observed values per class and column (at most
+        the class's count), or None where the statistics hold no such number."""
+        return None if self.observed_count is None else np.asarray(
+            getattr(stats, self.observed_count))
+
     #: True when ``encode`` refuses negative values though no ``value_checks`` say so (values
     #: encoded on the host: Exponential, LogNormal); scikit-learn's ``positive_only`` tag
     refuses_negative: ClassVar[bool] = False

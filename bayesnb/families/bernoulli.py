@@ -111,6 +111,7 @@ class Bernoulli(Pooled, ConjugateFamily):
     imprecise = True
     value_checks = {"binary": True}
     stats_type = BernoulliStats
+    observed_count = "count"
     params_type = BernoulliParams
     _hyper = ("alpha", "beta", "pooling", "pooling_concentration")
 

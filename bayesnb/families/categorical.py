@@ -148,6 +148,11 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
     params_type = CategoricalParams
     _hyper = ("alpha", "categories", "unseen", "pooling", "pooling_concentration")
 
+    @staticmethod
+    def observed_counts(prior: DirichletPrior, stats: CategoricalStats) -> np.ndarray:
+        """Per class and column, the level counts summed: the observed values."""
+        return np.add.reduceat(np.asarray(stats.counts), np.asarray(prior.offset), axis=1)
+
     def __init__(self, alpha: Hyper | Sequence[ArrayLike] = 1.0,
                  categories: Sequence[Hashable] | Sequence[Sequence[Hashable]] | None = None,
                  unseen: str = "warn", pooling: str = "none",

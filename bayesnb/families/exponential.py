@@ -97,6 +97,7 @@ class Exponential(ConjugateFamily):
     name = "exponential"
     refuses_negative = True
     stats_type = ExponentialStats
+    observed_count = "count"
     params_type = ExponentialParams
     _hyper = ("shape", "rate")
     param_names = ("rate",)

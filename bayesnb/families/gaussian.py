@@ -136,6 +136,7 @@ class Gaussian(ConjugateFamily):
     sklearn_view = "gaussian"
     value_checks = {}
     stats_type = GaussianStats
+    observed_count = "count"
     params_type = GaussianParams
     _hyper = ("loc", "kappa", "shape", "rate", "pooled", "ddof")
 

@@ -100,6 +100,7 @@ class LogNormal(ConjugateFamily):
     nonnegative_stats = ("count", "m2")
     positive_params = ("precision",)
     stats_type = GaussianStats  # the moments of log x
+    observed_count = "count"
     params_type = GaussianParams
     _hyper = ("loc", "kappa", "shape", "rate")
 

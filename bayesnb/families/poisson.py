@@ -96,6 +96,7 @@ class Poisson(ConjugateFamily):
     stated_tables = True
     stated_cell = "the rate"
     stats_type = PoissonStats
+    observed_count = "count"
     params_type = PoissonParams
     _hyper = ("shape", "rate")
 
