@@ -20,14 +20,20 @@ def atomic_file(path, mode: str = "wb"):
     usual ones for a new file (0666 less the umask) where there was none."""
     path = Path(path)
     permissions = _permissions(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as err:  # named by the path asked for, not the temporary file's
+        raise type(err)(err.errno, err.strerror, str(path)) from None
     try:
         with os.fdopen(fd, mode) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, permissions)
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as err:  # e.g. path is a folder
+            raise type(err)(err.errno, err.strerror, str(path)) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

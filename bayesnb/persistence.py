@@ -359,8 +359,10 @@ def _checked(fn, path, *args):
     """``fn(*args)`` with any error a hostile manifest can cause turned into one line."""
     try:
         return fn(*args)
-    except ModelFileError:
-        raise
+    except ModelFileError as err:
+        if str(err).startswith(f"{path}:"):
+            raise
+        raise ModelFileError(f"{path}: {err}") from None  # every message names the file
     except KeyError as err:
         raise ModelFileError(f"{path}: inconsistent model file (missing field {err}).") from None
     except (TypeError, ValueError, IndexError, AttributeError, OverflowError) as err:

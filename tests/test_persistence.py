@@ -162,8 +162,20 @@ def test_unknown_family_is_refused(saved):
         return m
 
     rewrite(saved, manifest=edit)
-    with pytest.raises(bnb.ModelFileError, match="unknown family"):
+    with pytest.raises(bnb.ModelFileError) as info:
         bnb.load(saved)
+    assert str(info.value).startswith(f"{saved}: unknown family 'os.system' in block 0")
+
+
+def test_a_save_that_cannot_be_written_names_the_path_asked_for(tmp_path):
+    """Not the temporary file it would have been written to first."""
+    model = bnb.NaiveBayes().fit(*datasets.load_playtennis())
+    for path, error in ((tmp_path / "no" / "such" / "x.bnb", FileNotFoundError),
+                        (tmp_path, IsADirectoryError)):
+        with pytest.raises(error) as info:
+            bnb.save(model, path)
+        assert info.value.filename == str(path)
+    assert [p.name for p in tmp_path.iterdir()] == []  # and no temporary file is left
 
 
 def test_missing_array(saved):
