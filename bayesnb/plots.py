@@ -679,7 +679,10 @@ def _draw_densities(ax, family, table, block, j, classes, samples, scale, share,
     density, times ``share``), the bins shared by the classes."""
     points, spread = family.density_scale(table, j)
     seen = np.concatenate([*(v for v, _ in samples), np.asarray(points, dtype=np.float64)])
-    x = np.linspace(seen.min() - 3 * spread, seen.max() + 3 * spread, grid)
+    low = seen.min() - 3 * spread
+    if family.refuses_negative:  # no density below 0 to draw
+        low = max(low, 0.0)
+    x = np.linspace(low, seen.max() + 3 * spread, grid)
     density = np.exp(_column_log_density(family, table, j, x, len(block.schema.columns)))
     data = np.concatenate([v for v, _ in samples]) if samples else np.zeros(0)
     edges = np.histogram_bin_edges(data, bins=bins) if data.size else bins  # shared by classes

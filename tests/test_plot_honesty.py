@@ -402,3 +402,22 @@ def test_density_plot_of_an_mcmc_model_draws_the_closed_form_means(x64):
             else np.ones(2)
         for k, (la, lb) in enumerate(zip(lines_a, lines_b, strict=True)):
             np.testing.assert_allclose(la.get_ydata(), lb.get_ydata() * scale[k], rtol=1e-12)
+
+
+def test_density_plot_of_a_positive_family_starts_at_zero(x64):
+    """No stretch of zero density below the support; the curve is SciPy's density at the
+    fitted rate."""
+    from scipy import stats
+
+    from bayesnb.plots import density_plot
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"wait": np.r_[rng.exponential(1, 50), rng.exponential(3, 50)]})
+    y = np.repeat(["a", "b"], 50)
+    clf = bnb.NaiveBayes(bnb.Exponential(), method="mean").fit(X, y)
+    rates = clf.conditional_tables()["wait"]["rate"]
+    for k, line in enumerate(density_plot(clf, "wait", X, y).axes[0].get_lines()):
+        x = line.get_xdata()
+        assert x.min() == 0.0
+        np.testing.assert_allclose(line.get_ydata(), stats.expon(scale=1 / rates.iloc[k]).pdf(x),
+                                   rtol=1e-10)
