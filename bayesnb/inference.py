@@ -654,8 +654,10 @@ def predict_rows(model, class_prior, draws, X, unseen: str, *, interval=0.9, pre
             or draws_rounding(blocks, class_prior, joined, xs, prepared)
             > SCORE_ROUNDING_LIMIT):
         with jax.enable_x64(True):
-            blocks, joined, xs = joined_for_scoring(
-                model.blocks, draws, encode_dense(model, X, unseen, on_device=True))
+            with warnings.catch_warnings():  # the first encoding warned (unseen levels) once
+                warnings.simplefilter("ignore")
+                xs = encode_dense(model, X, unseen, on_device=True)
+            blocks, joined, xs = joined_for_scoring(model.blocks, draws, xs)
             return predict_from_draws(blocks, class_prior, joined, xs, interval=interval,
                                       prepared=prepared, joint_only=joint_only,
                                       given_x=given_x)

@@ -145,3 +145,19 @@ def test_files_without_the_policy_load_with_the_default():
         for block in model.blocks_:
             if block.family.name == "categorical":
                 assert block.family.unseen == "warn"
+
+
+def test_an_mcmc_prediction_warns_once_per_unseen_value():
+    """Its float64 retry (the float32 rounding bound refused) encodes the rows again: the
+    warning was given twice."""
+    import warnings
+
+    days, play = bnb.datasets.load_playtennis()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a short run, not converged
+        clf = bnb.NaiveBayes(method="mcmc", num_warmup=20, num_samples=20, num_chains=1,
+                             progress_bar=False).fit(days, play)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.predict_proba(days.head(1).assign(Outlook="Foggy"))
+    assert [type(w.message).__name__ for w in caught] == ["UnseenCategoryWarning"]
