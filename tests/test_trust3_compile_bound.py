@@ -35,3 +35,13 @@ def test_every_jit_of_the_package_is_counted():
                  if p.name != "_compiled.py" and ("jax.jit(" in p.read_text()
                                                    or "@jax.jit" in p.read_text())]
     assert not offenders, offenders
+
+
+def test_the_bound_holds_two_models_over_every_batch_size():
+    """Two models scoring batches of every size up to 5,000 rows need a score kernel per row
+    bucket each; a bound below that dropped and recompiled them all on every pass (a service
+    alternating two Gaussian models: 46 compiles a pass, never settling)."""
+    from bayesnb.fast._kernels import bucket
+
+    buckets = len({bucket(n) for n in range(1, 5001)})
+    assert 2 * buckets + 8 <= _compiled.MAX_EXECUTABLES  # + each model's fit kernels

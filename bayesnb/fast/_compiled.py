@@ -16,8 +16,10 @@ from functools import partial
 
 import jax
 
-#: executables the package's kernels may hold at once before all are dropped
-MAX_EXECUTABLES = 32
+#: executables the package's kernels may hold at once before all are dropped: room for two
+#: models' score kernels over every batch size to 5,000 rows (23 row buckets each); at 32, a
+#: service alternating two such models dropped and recompiled them all on every pass
+MAX_EXECUTABLES = 96
 
 _KERNELS: list = []
 
