@@ -927,7 +927,10 @@ def _warnings_as_lines(prog: str, summarise_unseen: bool = False):
             warnings.simplefilter("always", UnseenCategoryWarning)
 
         def show(message, category, filename, lineno, file=None, line=None):
-            if summarise_unseen and issubclass(category, UnseenCategoryWarning):
+            # one fold's warning names its column first; a summary of its own (the learning
+            # curves' count of refits) is printed as it is
+            if (summarise_unseen and issubclass(category, UnseenCategoryWarning)
+                    and str(message).startswith("column ")):
                 unseen.append(str(message))
                 return
             print(f"{prog}: warning: {_one_line(message)}", file=sys.stderr)

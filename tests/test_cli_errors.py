@@ -330,3 +330,19 @@ def test_compare_summarises_unseen_categories_in_one_line(capsys, tmp_path):
     assert len(err) == 1, err
     assert err[0].startswith("bayesnb compare: warning: ") and "column 'colour'" in err[0]
     assert "mean" in out and "bayes" in out
+
+
+def test_compare_plots_pass_the_learning_curves_own_count_of_refits(capsys, tmp_path):
+    """The learning curves warn once with their count of refits; the summary of the folds'
+    warnings counted that as one fold and named "learning_curves" as a column."""
+    path = tmp_path / "small.csv"
+    rng = np.random.default_rng(0)  # eight levels of five rows: small subsets lack some
+    pd.DataFrame({"colour": np.repeat(list("abcdefgh"), 5),
+                  "y": rng.choice(["p", "q"], 40)}).to_csv(path, index=False)
+    code, _, err = call(capsys, "compare", path, "--target", "y", "--cv", "2",
+                        "--methods", "mean", "--plots", str(tmp_path / "plots"),
+                        "--no-progress")
+    assert code == 0, err
+    curves = [line for line in err if "learning_curves: in " in line]
+    assert len(curves) == 1 and re.search(r"in \d+ of \d+ refits", curves[0]), err
+    assert not any("(learning_curves)" in line for line in err), err
