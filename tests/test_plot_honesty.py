@@ -421,3 +421,18 @@ def test_density_plot_of_a_positive_family_starts_at_zero(x64):
         assert x.min() == 0.0
         np.testing.assert_allclose(line.get_ydata(), stats.expon(scale=1 / rates.iloc[k]).pdf(x),
                                    rtol=1e-10)
+
+
+def test_count_tick_labels_of_a_wide_range_do_not_crowd():
+    """A Poisson column over 100 values labels every k-th bar (at most 12 labels), each
+    label still the count under its bar."""
+    from bayesnb.plots import density_plot
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"mg": np.r_[rng.poisson(95, 60), rng.poisson(120, 60)]})
+    y = np.repeat(["a", "b"], 60)
+    ax = density_plot(bnb.NaiveBayes(bnb.Poisson()).fit(X, y), "mg", X, y).axes[0]
+    labels = [int(t.get_text()) for t in ax.get_xticklabels()]
+    assert 6 <= len(labels) <= 12
+    low = labels[0] - ax.get_xticks()[0]  # positions are 0, 1, ... from the smallest count
+    assert all(label - tick == low for label, tick in zip(labels, ax.get_xticks(), strict=True))
