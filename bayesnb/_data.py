@@ -407,6 +407,14 @@ def _refuse_mixed_labels(y: np.ndarray, classes: np.ndarray | None = None) -> No
                         "(e.g. strings).")
 
 
+def weighed(weight: np.ndarray) -> np.ndarray | None:
+    """The indices of the rows whose weight is not 0 where some, not all, are 0; else None.
+    A row of weight 0 is no row (an integer weight is that many copies): it adds no level and
+    decides no inferred family."""
+    kept = np.flatnonzero(weight)
+    return kept if 0 < len(kept) < len(weight) else None
+
+
 def sample_weight_array(sample_weight: Any) -> np.ndarray:
     """``sample_weight`` as float64; anything that is not numbers is an error naming it."""
     try:

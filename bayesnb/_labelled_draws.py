@@ -105,5 +105,5 @@ def check_draw_labels(model, draws) -> None:
 
 
 def _plain(values) -> tuple:
-    """Labels as a tuple of Python values (NumPy scalars and arrays compared as values)."""
+    """Labels as a tuple of Python values (a NumPy scalar as its Python value)."""
     return tuple(v.item() if isinstance(v, np.generic) else v for v in values)

@@ -36,6 +36,7 @@ from ._data import (
     labels_to_codes,
     resolve_features,
     sample_weight_array,
+    weighed,
 )
 from ._joined_blocks import Joined, joined_blocks, joined_model
 from .families import Family, Schema
@@ -171,10 +172,10 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
         codes = labels_to_codes(y, model.classes if model is not None else classes)
     if codes.shape[0] != table.n_rows:
         raise ValueError(f"X has {table.n_rows} rows but y has {codes.shape[0]} labels.")
-    if np.count_nonzero(weight) == 0 and model is not None:  # a part of zero weights
+    if model is not None and not weight.any():  # a part of zero weights
         return model
-    if 0 < np.count_nonzero(weight) < len(weight) and not schema_from_every_row:
-        kept = np.flatnonzero(weight)
+    kept = None if schema_from_every_row else weighed(weight)
+    if kept is not None:
         table, codes, weight = table.rows(kept), codes[kept], weight[kept]
     if model is None:
         specs = resolve_features(features, table, infer_counts, use_kernel=use_kernel)

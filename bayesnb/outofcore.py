@@ -42,6 +42,7 @@ from ._data import (
     encode_labels,
     labels_to_codes,
     resolve_features,
+    weighed,
 )
 from ._missing_labels import MissingLabelWarning, keep_rows, missing_labels
 from ._progress import progress_bar
@@ -174,7 +175,7 @@ def summarise(lay: Layout, X, y, sample_weight=None) -> Summary | None:
         return None
     labels, _ = encode_labels(y, n)
     table = weighed_rows(table, sample_weight, none_if_all_zero=True)
-    weighed = table.n_rows > 0
+    any_weight = table.n_rows > 0
     levels = []
     for columns, positions in lay.level_blocks:
         # what learn_schema reads in a batch fit
@@ -184,7 +185,7 @@ def summarise(lay: Layout, X, y, sample_weight=None) -> Summary | None:
         levels.append(tuple(distinct_values(values[:, j], col)
                             for j, col in enumerate(columns)))
     return Summary(labels, tuple(levels), n, _head(X),
-                   tuple(columns for columns, _ in lay.level_blocks), weighed)
+                   tuple(columns for columns, _ in lay.level_blocks), any_weight)
 
 
 def weighed_rows(table, sample_weight, *, none_if_all_zero: bool = False):
@@ -197,10 +198,10 @@ def weighed_rows(table, sample_weight, *, none_if_all_zero: bool = False):
     weight = np.asarray(sample_weight).reshape(-1)
     if len(weight) != table.n_rows or weight.dtype.kind not in "biuf":
         return table
-    weighed = np.flatnonzero(weight)
-    if len(weighed) == len(weight) or (len(weighed) == 0 and not none_if_all_zero):
-        return table
-    return table.rows(weighed)
+    if none_if_all_zero and not weight.any():
+        return table.rows(np.empty(0, np.intp))
+    kept = weighed(weight)
+    return table if kept is None else table.rows(kept)
 
 
 def combine(a: Summary | None, b: Summary | None) -> Summary | None:

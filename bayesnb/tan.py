@@ -77,7 +77,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._blocks import has_feature_names, warn_feature_names
 from ._classes import class_log_evidence, class_log_prior
-from ._data import as_table, encode_labels
+from ._data import as_table, encode_labels, weighed
 from ._spanning_trees import (
     Plan,
     elimination_plan,
@@ -429,8 +429,8 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
         # NaiveBayes' labels: continuous y, missing labels, booleans mixed with numbers refused
         classes, codes_y = encode_labels(y, len(data.codes))
         weight = check_weight(sample_weight, len(data.codes))
-        if 0 < np.count_nonzero(weight) < len(weight):  # a row of weight 0 is no row
-            kept = np.flatnonzero(weight)
+        kept = weighed(weight)  # a row of weight 0 is no row
+        if kept is not None:
             data, codes_y, weight = _rows(data, kept), codes_y[kept], weight[kept]
         sizes = [len(lv) for lv in data.levels]
         stats = count(data.codes, codes_y.astype(np.int64), len(classes), sizes, weight)
