@@ -20,7 +20,10 @@ model's LOO, the quantity PSIS-LOO (``az.loo``) estimates from the ``log_likelih
 :math:`\log p(x_i, y_i \mid \theta)` (the default group holds
 :math:`\log p(y_i \mid x_i, \theta)`, for comparing models that read different columns).
 
-Everything is vectorised over rows (rows in bounded chunks; no Python loop over rows) and
+Only row i's own class changes, so the other classes keep the full data's tables: every row
+is scored once under those (as a prediction), and only its own class's score is made again
+without it (every class's, where a family's classes share a table: ``couples_classes``).
+On the kernels' route everything is vectorised over rows (in bounded chunks); all of it is
 computed in float64 (JAX's x64 mode inside this module only), from the training data's
 statistics recomputed here in float64, so the float32 default dtype never enters the result.
 A row keeps its full weight: leaving it out removes all of it, and the sum over rows is
@@ -56,6 +59,7 @@ from .fitted import (
     joined_for_counting,
     split_statistics,
 )
+from .scoring import table_scorer
 
 #: rows x classes x (block width) elements held at once while scoring left-out rows
 _BUDGET = 1 << 22
@@ -158,15 +162,19 @@ def leave_one_out(model: FittedModel, method: str, class_alpha, class_prior, X, 
                 _statistics(model, raws, xs, codes, weight, n_classes))
         counts = np.bincount(codes, weights=weight, minlength=n_classes)
         _check_training_data(model, full, counts, sample_weight is None)
+        kept = _full_data_scores(model, method, class_alpha, class_prior, full, counts, X, n)
         pointwise = np.empty(n)
         width = sum(np.shape(r)[1] for r in raws) + 1
-        step = int(np.clip(_BUDGET // (n_classes * width), 8, _ROWS))
+        coupled = any(b.family.couples_classes() for b in model.blocks)
+        step = int(np.clip(_BUDGET // (width * (n_classes if coupled else 1) + n_classes),
+                           8, _ROWS))
         # the host's one-hot of a chunk's rows as classes has step**2 entries
         step = min(step, _HOST_CHUNK_ROWS) if host else step
         for start in range(0, n, step):
             stop = min(n, start + step)
             pointwise[start:stop] = _left_out(model, method, class_alpha, class_prior, full,
-                                              counts, [r[start:stop] for r in raws],
+                                              counts, kept[start:stop],
+                                              [r[start:stop] for r in raws],
                                               [x[start:stop] for x in xs], codes[start:stop],
                                               weight[start:stop], quantity, start, host)
     total = float(np.sum(pointwise))
@@ -239,27 +247,37 @@ def _host_statistics(model, xs, codes, weight, n_classes) -> tuple:
     return tuple(stats(b, x) for b, x in zip(model.blocks, xs, strict=True))
 
 
-def _left_out(model, method, class_alpha, class_prior, full, counts, raws, xs, codes, weight,
-              quantity, first_row, host) -> np.ndarray:
+def _left_out(model, method, class_alpha, class_prior, full, counts, kept, raws, xs, codes,
+              weight, quantity, first_row, host) -> np.ndarray:
     """The pointwise values of one chunk of rows (float64; x64 is on), on the host if
-    ``host`` (:func:`_on_host`)."""
+    ``host`` (:func:`_on_host`). ``kept``: the rows' scores under the full data's tables,
+    constants included, class prior left out.
+
+    Leaving row i out changes only its own class's statistics, so every other class keeps
+    the full data's table: only the row's own class is made again without it, O(rows x
+    columns) on top of one prediction, and its score changes by the difference of the
+    family's own scores under the two tables. A family whose classes share a table
+    (``couples_classes``: a pooled precision) has every class made again for every row."""
     m, n_classes = len(codes), len(model.classes)
     hot = np.eye(n_classes)[codes]  # (m, K): each row's own class
     # each row's statistics: the chunk's rows as so many "classes" of one row each
     rows = (_host_statistics(model, xs, np.arange(m), weight, m) if host else
             _statistics(model, raws, xs, np.arange(m), weight, bucket(m)))
-    scores = class_log_prior(counts - weight[:, None] * hot, class_alpha, class_prior,
-                             method).copy()
-    normalizer = np.zeros(m)
+    scores = kept + class_log_prior(counts - weight[:, None] * hot, class_alpha, class_prior,
+                                    method)
     for block, stats, row_stats, x in zip(model.blocks, full, rows, xs, strict=True):
-        family = type(block.family)
         x = x.toarray() if sparse.issparse(x) else np.asarray(x)
-        if quantity == "joint":
-            normalizer += np.asarray(family.log_normalizer(x), np.float64)
-        scores += _block_scores(block, family, method, stats, row_stats, hot, x, host)
+        if block.family.couples_classes():  # not in ``kept``
+            scores += _downdated_scores(block, method, *_every_class(stats, row_stats, hot), x,
+                                        host)
+            scores += np.asarray(type(block.family).log_normalizer(x), np.float64)[:, None]
+        else:
+            both = _downdated_scores(block, method, *_own_class(stats, row_stats, codes), x,
+                                     host)
+            scores[np.arange(m), codes] += _change(both[:, 0], both[:, 1])
     own = scores[np.arange(m), codes]
     if quantity == "joint":
-        out = own + normalizer
+        out = own
     else:
         top = np.max(scores, axis=1)
         shift = np.where(np.isfinite(top), top, 0.0)
@@ -278,32 +296,79 @@ def _left_out(model, method, class_alpha, class_prior, full, counts, raws, xs, c
     return out
 
 
-def _block_scores(block, family, method, stats, row_stats, hot, x, host) -> np.ndarray:
-    """``(m, K)`` log p(x_i | k, D without row i) of one block, class-free constants left out
-    (on the host, row by row, if ``host``)."""
+def _change(left_out: np.ndarray, full: np.ndarray) -> np.ndarray:
+    """What leaving the row out changes in a score: 0 where it changes nothing (a row of
+    weight 0, whose value its class may rule out: -inf both)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(left_out == full, 0.0, left_out - full)
+
+
+def _every_class(stats, row_stats, hot) -> tuple:
+    """Per row, every class's statistics ``(m, K, ...)``, and the row's own in its class (0
+    elsewhere), for ``remove_stats``; a class-free total (log coefficients, ``ndim`` 0) is
+    not downdated."""
     m = hot.shape[0]
 
-    def embed(full_leaf, row_leaf):
+    def pair(full_leaf, row_leaf):
         full_leaf = np.asarray(full_leaf, np.float64)
-        if full_leaf.ndim == 0:  # a class-free total (e.g. log coefficients): not downdated
+        if full_leaf.ndim == 0:
             return np.broadcast_to(full_leaf, (m,)), np.zeros(m)
-        row_leaf = np.asarray(row_leaf, np.float64)[:m]
         own = hot.reshape(hot.shape + (1,) * (full_leaf.ndim - 1))
-        return (np.broadcast_to(full_leaf, (m,) + full_leaf.shape),
-                own * row_leaf[:, None])  # the row's statistics in its own class, 0 elsewhere
+        row_leaf = np.asarray(row_leaf, np.float64)[:m]
+        return np.broadcast_to(full_leaf, (m,) + full_leaf.shape), own * row_leaf[:, None]
 
-    pairs = [embed(f, r) for f, r in zip(stats, row_stats, strict=True)]
+    pairs = [pair(f, r) for f, r in zip(stats, row_stats, strict=True)]
+    return type(stats)(*(p[0] for p in pairs)), type(stats)(*(p[1] for p in pairs))
+
+
+def _own_class(stats, row_stats, codes) -> tuple:
+    """Per row, its own class's statistics twice, as a table of two classes ``(m, 2, ...)``,
+    and the row's own in the first (0 in the second), for ``remove_stats``: the class
+    without the row, and with it."""
+    m = len(codes)
+
+    def pair(full_leaf, row_leaf):
+        full_leaf = np.asarray(full_leaf, np.float64)
+        if full_leaf.ndim == 0:
+            return np.broadcast_to(full_leaf, (m,)), np.zeros(m)
+        row_leaf = np.asarray(row_leaf, np.float64)[:m, None]
+        return (np.repeat(full_leaf[codes][:, None], 2, axis=1),
+                np.concatenate([row_leaf, np.zeros_like(row_leaf)], axis=1))
+
+    pairs = [pair(f, r) for f, r in zip(stats, row_stats, strict=True)]
+    return type(stats)(*(p[0] for p in pairs)), type(stats)(*(p[1] for p in pairs))
+
+
+def _full_data_scores(model, method, class_alpha, class_prior, full, counts, X,
+                      n: int) -> np.ndarray:
+    """``(n, K)`` the ``n`` rows' joint scores under the tables of the full data's statistics
+    ``full`` (as a prediction makes them, constants included), less the class prior, summed
+    over the blocks whose classes have tables of their own (not ``couples_classes``)."""
+    blocks = [b._replace(stats=s) for b, s in zip(model.blocks, full, strict=True)
+              if not b.family.couples_classes()]
+    if not blocks:
+        return np.zeros((n, len(counts)))
+    scorer = table_scorer(model.replace(blocks=tuple(blocks), class_count=counts), method,
+                          class_alpha, class_prior)
+    joint = scorer.scores(X, "joint")[0]
+    # a class of prior probability 0 keeps it without the row: -inf, whatever its scores
+    with np.errstate(invalid="ignore"):  # -inf less -inf
+        return np.where(np.isneginf(scorer.log_prior), -np.inf, joint - scorer.log_prior)
+
+
+def _downdated_scores(block, method, full, row, x, host) -> np.ndarray:
+    """``(m, K')`` row i's scores under the tables of ``full[i]`` less ``row[i]`` (per row
+    ``K'`` classes: every class, or its own)."""
+    family = type(block.family)
     if host:
-        kept = family.remove_stats(type(stats)(*(p[0] for p in pairs)),
-                                   type(stats)(*(p[1] for p in pairs)))
+        kept = family.remove_stats(full, row)
         prior = host_f64(block.prior)
         return np.stack([_host_row_scores(block, method, prior, jax.tree_util.tree_map(
-            lambda leaf, i=i: leaf[i], kept), x[i:i + 1])[0] for i in range(m)])
-    rows = bucket(m)  # padded to a few sizes, so the compiled function is reused
-    a = type(stats)(*(pad_rows(p[0], rows) for p in pairs))
-    b = type(stats)(*(pad_rows(p[1], rows) for p in pairs))
-    out = _scores(family, method, levels_of(block.schema), block.prior, a, b,
-                  pad_rows(x, rows))
+            lambda leaf, i=i: leaf[i], kept), x[i:i + 1])[0] for i in range(x.shape[0])])
+    m, rows = x.shape[0], bucket(x.shape[0])  # padded to a few sizes: compiled once for them
+    out = _scores(family, method, levels_of(block.schema), block.prior,
+                  type(full)(*(pad_rows(leaf, rows) for leaf in full)),
+                  type(row)(*(pad_rows(leaf, rows) for leaf in row)), pad_rows(x, rows))
     return np.asarray(out, dtype=np.float64)[:m]
 
 

@@ -14,6 +14,7 @@ import io
 import warnings
 from pathlib import Path
 
+import jax
 import numpy as np
 import pandas as pd
 import pytest
@@ -426,3 +427,58 @@ def test_loo_of_columns_declared_one_by_one_equals_brute_force_refits(method, x6
     clf = bnb.NaiveBayes(features, method=method).fit(X, y)
     np.testing.assert_allclose(clf.loo(X, y).pointwise, _brute_force(features, method, X, y),
                                rtol=1e-9, atol=1e-9)
+
+
+def test_loo_remakes_only_each_rows_own_class(x64, monkeypatch):
+    """Leaving a row out changes its own class's statistics only: with 12 classes each row's
+    own class is made again (with and without the row: two tables, whatever the number of
+    classes), and the answer is still the refit without the row. A pooled precision
+    (``couples_classes``) changes every class: each row remakes all 12 there."""
+    from bayesnb import loo
+
+    rng = np.random.default_rng(7)
+    y = np.repeat(np.arange(12), 3)
+    X = pd.DataFrame({"g": rng.normal(0.4 * y, 1.0), "gp": rng.normal(-0.3 * y, 1.0),
+                      "c": rng.integers(0, 3, y.size).astype(str)})
+    features = {"g": bnb.Gaussian(), "gp": bnb.Gaussian(pooled=True),
+                "c": bnb.Categorical(alpha=1.0)}
+    widths = []
+    scores = loo._scores
+
+    def counted(family, method, levels, prior, full, row, x):
+        widths.append(np.shape(jax.tree_util.tree_leaves(full)[0])[1])
+        return scores(family, method, levels, prior, full, row, x)
+
+    monkeypatch.setattr(loo, "HOST_ROW_BLOCKS", -1)
+    monkeypatch.setattr(loo, "_scores", counted)
+    clf = bnb.NaiveBayes(features, method="bayes").fit(X, y)
+    for quantity, joint in (("conditional", False), ("joint", True)):
+        np.testing.assert_allclose(clf.loo(X, y, quantity=quantity).pointwise,
+                                   _brute_force(features, "bayes", X, y, joint=joint),
+                                   rtol=1e-9, atol=1e-9)
+    assert sorted(set(widths)) == [2, 12]  # "g" and "c": 2; "gp": 12
+    assert bnb.Gaussian(pooled=True).couples_classes() and not bnb.Gaussian().couples_classes()
+
+
+@pytest.mark.parametrize("features", [{"g": bnb.Gaussian(pooled=True)},
+                                      {"g": bnb.Gaussian(), "b": bnb.Bernoulli()}],
+                         ids=["pooled-only", "independent"])
+def test_loo_with_a_class_of_prior_zero_and_a_row_of_weight_zero(features, x64, loo_route):
+    """A class of prior probability 0 stays impossible without any row (its full-data score
+    less its prior is not read), and a row of weight 0 is left out by changing nothing, its
+    value ruled out by its class under ML or not: both as the refits say."""
+    rng = np.random.default_rng(5)
+    y = np.repeat([0, 1, 2], 6)
+    b = (np.arange(18) % 2 == 0) | (y == 2)
+    b[17] = False  # class 2's one row with b False, of weight 0: ML's theta is 1 without it
+    X = pd.DataFrame({"g": rng.normal(y, 1.0), "b": b})[list(features)]
+    weight = np.ones(18)
+    weight[17] = 0.0
+    params = {"class_prior": [0.5, 0.5, 0.0]}
+    for method in ("ml", "bayes"):
+        clf = bnb.NaiveBayes(features, method=method, **params).fit(X, y, sample_weight=weight)
+        for joint in (False, True):
+            got = clf.loo(X, y, sample_weight=weight,
+                          quantity="joint" if joint else "conditional").pointwise
+            want = _brute_force(features, method, X, y, weight=weight, joint=joint, **params)
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)

@@ -149,6 +149,12 @@ class Capabilities:
         ``sample_params`` then reads; called only when ``pooling_prior`` is not None."""
         raise NotImplementedError
 
+    def couples_classes(self) -> bool:
+        """Whether a class's closed-form table reads other classes' statistics (Gaussian's
+        ``pooled`` precision), so leaving a row out (``bayesnb.loo``) changes every class's
+        table and not only its own. Default: False."""
+        return False
+
     @classmethod
     def log_prior_at(cls, prior: NamedTuple, params: NamedTuple, method: str,
                      n_classes: int) -> float:

@@ -159,6 +159,9 @@ class Gaussian(ConjugateFamily):
             np.asarray(checked_bool(self.pooled, "Gaussian: pooled")),
             np.asarray(_moments.checked_ddof(self.ddof), dtype=np.float64))
 
+    def couples_classes(self) -> bool:  # pooled: one precision per column, for every class
+        return checked_bool(self.pooled, "Gaussian: pooled")
+
     def check_estimate(self, prior: NormalGammaPrior, stats: GaussianStats, schema: Schema,
                        classes, method: str) -> None:
         """Under ML, refuse a variance whose divisor ``n - ddof`` is not positive."""
