@@ -17,13 +17,15 @@ def atomic_file(path, mode: str = "wb"):
     The data go to a temporary file in the same folder (so the final rename stays on one file
     system and is atomic: ``os.replace``); on any error the temporary file is removed and
     ``path`` keeps its previous content. The new file gets the old one's permissions, or the
-    usual ones for a new file (0666 less the umask) where there was none."""
-    path = Path(path)
+    usual ones for a new file (0666 less the umask) where there was none. A symbolic link is
+    written through, as ``open`` writes: the file it names is replaced, the link kept."""
+    asked = path
+    path = Path(os.path.realpath(path))
     permissions = _permissions(path)
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as err:  # named by the path asked for, not the temporary file's
-        raise type(err)(err.errno, err.strerror, str(path)) from None
+        raise type(err)(err.errno, err.strerror, str(asked)) from None
     try:
         with os.fdopen(fd, mode) as f:
             yield f
@@ -33,7 +35,7 @@ def atomic_file(path, mode: str = "wb"):
         try:
             os.replace(tmp, path)
         except OSError as err:  # e.g. path is a folder
-            raise type(err)(err.errno, err.strerror, str(path)) from None
+            raise type(err)(err.errno, err.strerror, str(asked)) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -75,6 +75,23 @@ def test_a_save_replaces_the_file_and_keeps_its_permissions(tmp_path):
     assert list(bnb.load(path).classes_) == [0, 1]
 
 
+def test_a_save_through_a_symbolic_link_replaces_the_file_it_names(tmp_path):
+    """As ``open(link, "wb")`` would: the link stays a link, its file gets the new model."""
+    X, k = two_class_frame()
+    target = tmp_path / "models" / "m.bnb"
+    target.parent.mkdir()
+    bnb.save(bnb.NaiveBayes(method="ml").fit(X, k), target)
+    link = tmp_path / "current.bnb"
+    link.symlink_to(target)
+    bnb.save(bnb.NaiveBayes(method="bayes").fit(X, k), link)
+    assert link.is_symlink() and bnb.load(target).method == "bayes"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["m.bnb"]  # no temporary left
+    dangling = tmp_path / "new.bnb"
+    dangling.symlink_to(tmp_path / "models" / "n.bnb")
+    bnb.save(bnb.NaiveBayes().fit(X, k), dangling)
+    assert dangling.is_symlink() and bnb.load(tmp_path / "models" / "n.bnb").method == "mean"
+
+
 def test_cli_output_naming_an_input_is_one_line_error(tmp_path, capsys):
     X, k = two_class_frame(1)
     data = tmp_path / "d.csv"
