@@ -779,6 +779,13 @@ class BayesianReports:
         lines = [f"Naive Bayes classifier (method={self.method!r})", "", "A-priori probabilities:",
                  self.class_prior_.to_frame().T.to_string(index=False), "",
                  "Conditional probabilities:"]
+        scorer = self._scorer()
+        if isinstance(scorer, DrawsScorer):  # two sources: say which is which
+            source = ("the fixed class_prior" if scorer.class_prior is not None
+                      else "the mean of the NUTS draws")
+            lines[1:1] = [f"(method='mcmc': the a-priori probabilities are {source}, the "
+                          f"conditional ones the posterior means in closed form, which the "
+                          f"draws estimate; clf.mcmc_summary() summarises the draws)"]
         for col, frame in self.conditional_tables().items():
             lines += [f"  {col}", frame.to_string(), ""]
         if getattr(self, "feature_prior", None) is not None:

@@ -1,5 +1,6 @@
 """Issue 38, section 4: clear one-line errors and first-contact crashes."""
 
+import copy
 import warnings
 
 import matplotlib
@@ -106,6 +107,14 @@ def test_class_prior_and_summary_of_an_mcmc_fit(mcmc_fit):
                                atol=0.06)
     text = clf.summary()
     assert "method='mcmc'" in text and "Outlook" in text
+    # the print-out says where each of its two kinds of numbers comes from
+    assert "a-priori probabilities are the mean of the NUTS draws" in text
+    assert "conditional ones the posterior means in closed form" in text
+    fixed = copy.deepcopy(clf).set_params(class_prior=[0.3, 0.7])
+    with warnings.catch_warnings():  # the short chains' warning, again for the new prior
+        warnings.simplefilter("ignore", inference.ConvergenceWarning)
+        assert "a-priori probabilities are the fixed class_prior" in fixed.summary()
+    assert "closed form" not in copy.deepcopy(clf).set_params(method="ml").summary()
 
 
 def test_cli_show_prints_an_mcmc_model_file(mcmc_fit, tmp_path, capsys):
