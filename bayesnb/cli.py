@@ -909,41 +909,20 @@ def _one_line(message) -> str:
 
 
 @contextlib.contextmanager
-def _warnings_as_lines(prog: str, summarise_unseen: bool = False):
+def _warnings_as_lines(prog: str):
     """Warnings printed as one ``PROG: warning: ...`` line each (not file:line plus source),
-    each message once; library deprecations are not the user's business.
-
-    With ``summarise_unseen`` (``compare``: every fold and learning-curve subset is a small
-    training set, so test rows with a level it lacks are expected) unseen-category warnings
-    are counted and said in one line at the end instead of one line per fold."""
-    from .families.categorical import UnseenCategoryWarning
-
-    unseen = []
+    each message once; library deprecations are not the user's business. (``compare`` and
+    the learning curves gather their folds' unseen-category warnings into one themselves.)"""
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         for category in (DeprecationWarning, PendingDeprecationWarning, FutureWarning):
             warnings.simplefilter("ignore", category)
-        if summarise_unseen:
-            warnings.simplefilter("always", UnseenCategoryWarning)
 
         def show(message, category, filename, lineno, file=None, line=None):
-            # one fold's warning names its column first; a summary of its own (the learning
-            # curves' count of refits) is printed as it is
-            if (summarise_unseen and issubclass(category, UnseenCategoryWarning)
-                    and str(message).startswith("column ")):
-                unseen.append(str(message))
-                return
             print(f"{prog}: warning: {_one_line(message)}", file=sys.stderr)
 
         warnings.showwarning = show
-        try:
-            yield
-        finally:
-            if unseen:
-                columns = sorted({m.split(":")[0] for m in unseen})
-                print(f"{prog}: warning: {len(unseen)} time(s) test rows held category "
-                      f"values that their training rows lack ({', '.join(columns[:5])}); "
-                      f"the smoothing methods scored them as unseen levels.", file=sys.stderr)
+        yield
 
 
 def _stdout_to_devnull() -> None:
@@ -964,7 +943,7 @@ def main(argv=None) -> int:
     except SystemExit as done:  # --help, --version, or a bad argument (one line printed)
         return done.code if isinstance(done.code, int) else 0 if done.code is None else 2
     prog = f"bayesnb {args.command}"
-    with _warnings_as_lines(prog, summarise_unseen=args.command == "compare"):
+    with _warnings_as_lines(prog):
         try:
             status = args.run(args)
             sys.stdout.flush()  # a closed pipe raises here, not at exit

@@ -298,19 +298,27 @@ def _compare(X, y, methods, *, features, models, cv, split, random_state, progre
         return log_joint, middle - start, _clock() - middle
 
     rows, calibration, pooled_proba, fitted = [], [], {}, {}
+    unseen_fits, n_fits = [], 0  # per fit with an unseen level, its first message
     bar = progress_bar(len(candidates) * len(folds), progress, "compare")
     for name, template in candidates.items():
         per_fold, probas, error, compile_s = [], [], "", np.nan
         for i, (train, test) in enumerate(folds):
             bar.update(1)
+            n_fits += 1
+            unseen_values: list = []
             try:
-                if warm_up and i == 0:  # the cold run compiles; the timed one below is warm
-                    _, cold_fit, cold_predict = fit_predict(clone(template), train, test)
-                model = clone(template)
-                log_joint, fit_s, predict_s = fit_predict(model, train, test)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", UnseenCategoryWarning)
+                    if warm_up and i == 0:  # the cold run compiles; the timed one is warm
+                        _, cold_fit, cold_predict = fit_predict(clone(template), train, test)
+                    model = clone(template)
+                    log_joint, fit_s, predict_s = fit_predict(model, train, test)
             except ValueError as err:
                 error = str(err)
                 break
+            finally:
+                _pass_on(caught, unseen_values)
+                unseen_fits += unseen_values[:1]
             if warm_up and i == 0:
                 compile_s = max(cold_fit + cold_predict - fit_s - predict_s, 0.0)
             codes = np.searchsorted(model.classes_, y_arr[test])
@@ -342,6 +350,11 @@ def _compare(X, y, methods, *, features, models, cv, split, random_state, progre
             calibration.append(pooled.reset_index().assign(model=name))
         rows.append(row)
     bar.close()
+    if unseen_fits:  # a fold's training rows may lack a rare level: one warning, not one a fit
+        warnings.warn(f"compare: in {len(unseen_fits)} of {n_fits} fits (models x folds) a "
+                      f"test value absent from that fold's training rows got the smoothed "
+                      f"probability of a zero-count level (first: {unseen_fits[0]})",
+                      UnseenCategoryWarning, stacklevel=3)
     table = pd.DataFrame(rows).set_index("model")
     ordered = [c for m in METRICS for c in (m, f"{m}_sd")] + [
         "compile_s", "zero_prob_rows", "error"]

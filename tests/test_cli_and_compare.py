@@ -222,3 +222,22 @@ def test_compare_on_a_scikit_learn_dataset_including_mcmc(x64):
             accuracies.append(accuracy_score(y.iloc[test], clf.predict(X.iloc[test])))
         assert table.loc[method, "accuracy"] == pytest.approx(np.mean(accuracies))
     assert abs(table.loc["mcmc", "accuracy"] - table.loc["bayes", "accuracy"]) < 0.05
+
+
+def test_compare_warns_once_with_its_count_of_fits_that_met_an_unseen_level():
+    """Folds whose training rows lack a test row's level: one warning, counting the fits
+    (models x folds, the warm-up fit not counted again), naming the column."""
+    import warnings
+
+    from bayesnb.families.categorical import UnseenCategoryWarning
+
+    X = pd.DataFrame({"colour": ["red", "blue", "red", "blue", "red", "blue", "green", "blue"]})
+    y = np.array(["a", "a", "a", "a", "b", "b", "b", "b"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compare(X, y, ["mean", "bayes"], cv=2)
+    unseen = [w for w in caught if issubclass(w.category, UnseenCategoryWarning)]
+    assert len(unseen) == 1, [str(w.message) for w in caught]
+    # "green" is in one row: the fold that tests it lacks it, under both methods
+    assert str(unseen[0].message).startswith("compare: in 2 of 4 fits (models x folds)")
+    assert "column 'colour'" in str(unseen[0].message)

@@ -328,7 +328,9 @@ def test_compare_summarises_unseen_categories_in_one_line(capsys, tmp_path):
                           "--methods", "mean,bayes", "--no-progress")
     assert code == 0, err
     assert len(err) == 1, err
-    assert err[0].startswith("bayesnb compare: warning: ") and "column 'colour'" in err[0]
+    assert err[0].startswith("bayesnb compare: warning: compare: in ")
+    assert "column 'colour'" in err[0]
+    assert re.search(r"in \d+ of 4 fits \(models x folds\)", err[0]), err  # 2 methods x 2 folds
     assert "mean" in out and "bayes" in out
 
 
