@@ -45,7 +45,6 @@ from scipy import sparse
 from ._blocks import levels_of, raw_blocks
 from ._classes import class_log_prior
 from ._data import labels_to_codes
-from ._draws_host import draw_tables
 from .families._base import host_f64
 from .fast import _host, _kernels, form_of
 from .fast._compiled import compiled
@@ -468,6 +467,8 @@ def _draw_tables(family, posterior, sample):
     """The plug-in table of every draw (a leading draw axis): compiled, or for a family with
     a site per column built on the host (``_draws_host.draw_tables``)."""
     if family.column_sites:
+        from ._draws_host import draw_tables  # NumPyro's import: not for the exact LOO
+
         return draw_tables(family, sample, posterior)
     return _vmapped_tables(family, posterior, jax.tree_util.tree_map(jnp.asarray, sample))
 
