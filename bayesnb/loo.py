@@ -267,12 +267,12 @@ def _left_out(model, method, class_alpha, class_prior, full, counts, kept, raws,
     for block, stats, row_stats, x in zip(model.blocks, full, rows, xs, strict=True):
         x = x.toarray() if sparse.issparse(x) else np.asarray(x)
         if block.family.couples_classes():  # not in ``kept``
-            scores += _downdated_scores(block, method, *_every_class(stats, row_stats, hot), x,
-                                        host)
+            scores += (_host_row_scores if host else _downdated_scores)(
+                block, method, *_every_class(stats, row_stats, hot), x)
             scores += np.asarray(type(block.family).log_normalizer(x), np.float64)[:, None]
         else:
-            both = _downdated_scores(block, method, *_own_class(stats, row_stats, codes), x,
-                                     host)
+            both = (_host_own_class_scores if host else _downdated_scores)(
+                block, method, *_own_class(stats, row_stats, codes), x)
             scores[np.arange(m), codes] += _change(both[:, 0], both[:, 1])
     own = scores[np.arange(m), codes]
     if quantity == "joint":
@@ -355,30 +355,47 @@ def _full_data_scores(model, method, class_alpha, class_prior, full, counts, X,
         return np.where(np.isneginf(scorer.log_prior), -np.inf, joint - scorer.log_prior)
 
 
-def _downdated_scores(block, method, full, row, x, host) -> np.ndarray:
+def _downdated_scores(block, method, full, row, x) -> np.ndarray:
     """``(m, K')`` row i's scores under the tables of ``full[i]`` less ``row[i]`` (per row
-    ``K'`` classes: every class, or its own)."""
-    family = type(block.family)
-    if host:
-        kept = family.remove_stats(full, row)
-        prior = host_f64(block.prior)
-        return np.stack([_host_row_scores(block, method, prior, jax.tree_util.tree_map(
-            lambda leaf, i=i: leaf[i], kept), x[i:i + 1])[0] for i in range(x.shape[0])])
+    ``K'`` classes: every class, or its own with and without the row), compiled."""
     m, rows = x.shape[0], bucket(x.shape[0])  # padded to a few sizes: compiled once for them
-    out = _scores(family, method, levels_of(block.schema), block.prior,
+    out = _scores(type(block.family), method, levels_of(block.schema), block.prior,
                   type(full)(*(pad_rows(leaf, rows) for leaf in full)),
                   type(row)(*(pad_rows(leaf, rows) for leaf in row)), pad_rows(x, rows))
     return np.asarray(out, dtype=np.float64)[:m]
 
 
-def _host_row_scores(block, method: str, prior, kept, x) -> np.ndarray:
-    """``(1, K)`` float64 scores of one row ``x`` under the method's table from the
-    statistics ``kept`` (the data without the row), by ``_host.host_scores``."""
+def _host_own_class_scores(block, method, full, row, x) -> np.ndarray:
+    """:func:`_downdated_scores` of the rows' own classes (:func:`_own_class`) on the host:
+    the ``m`` rows' tables of two classes each as one table of ``2 m`` classes (the family's
+    classes are independent), every row scored under all of them and its own two read off,
+    one call a chunk (at most ``_HOST_CHUNK_ROWS`` rows) rather than one a row."""
+    m = x.shape[0]
+    kept = type(block.family).remove_stats(full, row)
+    # (m, 2, ...) leaves as (2 m, ...); a class-free total, the same in every row, once
+    flat = type(kept)(*(leaf.reshape((2 * m,) + leaf.shape[2:]) if np.ndim(leaf) >= 2
+                        else np.asarray(leaf)[0] for leaf in kept))
+    scores = _host_table_scores(block, method, host_f64(block.prior), flat, x)
+    return scores.reshape(m, m, 2)[np.arange(m), np.arange(m)]
+
+
+def _host_row_scores(block, method, full, row, x) -> np.ndarray:
+    """:func:`_downdated_scores` on the host, row by row (a family that ``couples_classes``:
+    each row's classes make one table)."""
+    kept = type(block.family).remove_stats(full, row)
+    prior = host_f64(block.prior)
+    return np.stack([_host_table_scores(block, method, prior, jax.tree_util.tree_map(
+        lambda leaf, i=i: leaf[i], kept), x[i:i + 1])[0] for i in range(x.shape[0])])
+
+
+def _host_table_scores(block, method: str, prior, kept, x) -> np.ndarray:
+    """``(n, K)`` float64 scores of the rows ``x`` under the method's table from the
+    statistics ``kept`` (the data without a row), by ``_host.host_scores``."""
     family, exact = type(block.family), method == "bayes"
     # ml/map may leave a class ruled out (log 0) or undefined (NaN): the caller names the row
     with np.errstate(divide="ignore", invalid="ignore"):
         table = family.posterior(prior, kept) if exact else family.estimate(prior, kept, method)
-        return _host.host_scores(block.family, table, x, exact)
+        return np.asarray(_host.host_scores(block.family, table, x, exact), np.float64)
 
 
 @compiled(static_argnums=(0, 1, 2))
