@@ -482,3 +482,35 @@ def test_loo_with_a_class_of_prior_zero_and_a_row_of_weight_zero(features, x64, 
                           quantity="joint" if joint else "conditional").pointwise
             want = _brute_force(features, method, X, y, weight=weight, joint=joint, **params)
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("family, values", [
+    (bnb.Categorical(), list("xyxyxyxyxyxy")), (bnb.Bernoulli(), [0, 1] * 6),
+    (bnb.Multinomial(), [0, 1] * 6), (bnb.Poisson(), [0, 1] * 6)],
+    ids=["categorical", "bernoulli", "multinomial", "poisson"])
+def test_ml_loo_of_a_class_of_one_row_is_refused_naming_the_row(family, values, loo_route):
+    """Without its only row, class 'c' has no ML table (0/0): the refit refuses it, and so
+    does leave-one-out, on both routes (the kernels scored it -inf for the count families)."""
+    X = pd.DataFrame({"v": values})
+    y = list("aaaaaabbbbbc")
+    clf = bnb.NaiveBayes(family, method="ml").fit(X, y)
+    for quantity in ("conditional", "joint"):
+        with pytest.raises(ValueError, match="row 11: leaving it out leaves class 'c'"):
+            clf.loo(X, y, quantity=quantity)
+
+
+def test_loo_of_a_float32_fit_whose_log_coefficient_float32_rounded(loo_route):
+    """One count a row: the log multinomial coefficients are 0, which the float32 fit holds
+    as -5.8e-5 over 200 rows (float32's rounding of log x!, about 1e-5 a row at most). The
+    check that X, y are the training data took that for other data; it is the float64 LOO."""
+    rng = np.random.default_rng(0)
+    y = np.arange(200) % 2
+    counts = np.zeros((200, 5))
+    counts[np.arange(200), rng.integers(0, 5, 200)] = rng.integers(1, 30, 200)
+    X = pd.DataFrame(counts, columns=[f"w{j}" for j in range(5)]).assign(
+        c=np.array(["u", "v"])[rng.integers(0, 2, 200)])
+    features = {"c": bnb.Categorical(), ("w0", "w1", "w2", "w3", "w4"): bnb.Multinomial()}
+    got = bnb.NaiveBayes(features, method="bayes").fit(X, y).loo(X, y).pointwise
+    with jax.enable_x64(True):
+        want = bnb.NaiveBayes(features, method="bayes").fit(X, y).loo(X, y).pointwise
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
