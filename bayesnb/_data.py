@@ -513,11 +513,14 @@ def _refuse_times(dtype, column) -> None:
     would be a level of its own that no later row shares (a row's identity, not a feature)."""
     if (pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype)
             or isinstance(dtype, pd.PeriodDtype | pd.IntervalDtype)):
+        example = (f"X[{column!r}].dt.total_seconds()"
+                   if pd.api.types.is_timedelta64_dtype(dtype) else
+                   f"X[{column!r}].dt.day_of_week or the days since a date")
         raise ValueError(
             f"column {column!r} holds {dtype} values, for which no family is inferred (as "
             f"categories every instant would be its own level, shared by no later row); turn "
-            f"it into numbers or categories first, e.g. X[{column!r}].dt.dayofweek or the days "
-            f"since a date, or declare its family in features.")
+            f"it into numbers or categories first, e.g. {example}, or declare its family in "
+            f"features.")
 
 
 def factor_levels(table: Table, positions: tuple) -> list[tuple | None]:

@@ -78,7 +78,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
     ----------
     features : Family, mapping or None, default=None
         One family for every column (``bnb.Multinomial()`` for a bag of words); a mapping
-        ``{column: family}`` (a column name or position, or a list of them for one
+        ``{column: family}`` (a column name or position, or a tuple of them for one
         multivariate block) for mixed data, unmapped columns being inferred; or ``None`` to infer
         every column from its dtype: booleans -> Bernoulli, strings/objects/categories ->
         Categorical, numbers -> Gaussian.
@@ -88,7 +88,7 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         naivebayes' ``usepoisson=TRUE``. Applies to inferred columns only (never to declared
         ones). ``partial_fit`` and ``fit_chunks`` decide from the first chunk; a later chunk
         with a value that is not a count in such a column is an error, not a different model.
-    method : {"mean", "map", "ml", "bayes"}, default="mean"
+    method : {"mean", "map", "ml", "bayes", "mcmc"}, default="mean"
         ``"ml"``: maximum likelihood plug-in. ``"map"``: posterior mode plug-in (an error where
         the prior has no mode, e.g. a concentration below 1). ``"mean"``: posterior-mean plug-in,
         i.e. Laplace/Lidstone smoothing with pseudo-count ``alpha`` (scikit-learn's ``alpha``).
@@ -163,10 +163,10 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
     Labelled results: what scikit-learn returns as an array (``predict``, ``predict_proba``,
     ``predict_log_proba``, ``predict_joint_log_proba``) is a NumPy array whatever ``X`` is.
     Structured results keep their arrays and add ``to_frame()``: ``predict_uncertainty(X)``
-    and ``loo(X, y)`` give DataFrames indexed by the index of ``X`` (0..n-1 for an array), with
-    ``classes_`` as columns. Tables of the model (``explain``, ``class_prior_``,
-    ``conditional_tables()``, ``posterior_tables()``) are DataFrames labelled by class and by
-    column name (by position where the fit's ``X`` had no names).
+    and ``loo(X, y)`` give DataFrames indexed by the index of ``X`` (0..n-1 for an array),
+    with columns ``(quantity, class)`` and ``loo_log_p``. Tables of the model (``explain``,
+    ``class_prior_``, ``conditional_tables()``, ``posterior_tables()``) are DataFrames
+    labelled by class and by column name (by position where the fit's ``X`` had no names).
 
     A fit, ``partial_fit``, ``fit_chunks`` or Dask fit builds a new ``fitted_`` aside and
     installs it in one assignment: on any error the estimator is as before the call, and a

@@ -514,3 +514,14 @@ def test_loo_of_a_float32_fit_whose_log_coefficient_float32_rounded(loo_route):
     with jax.enable_x64(True):
         want = bnb.NaiveBayes(features, method="bayes").fit(X, y).loo(X, y).pointwise
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_the_guide_says_ml_loo_of_playtennis_is_minus_infinity():
+    """docs/user_guide/explain_loo.md: under ML a day can get probability 0 without itself."""
+    from bayesnb.datasets import load_playtennis
+
+    days, play = load_playtennis()
+    result = bnb.NaiveBayes(method="ml").fit(days, play).loo(days, play)
+    assert result.elpd_loo == -np.inf and np.isnan(result.se)
+    page = (Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "explain_loo.md")
+    assert "`clf.loo` is `-inf` there, with `se` NaN" in page.read_text()
