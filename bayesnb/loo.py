@@ -71,6 +71,9 @@ _ROWS = 1024
 HOST_ROW_BLOCKS = 1 << 12
 #: left-out rows a chunk of the host's holds
 _HOST_CHUNK_ROWS = 128
+#: a row whose removal amplifies its class's rounding more than this (``removal_condition``:
+#: 2e-12 relative in float64) has the class counted again without it
+RECOUNT_CONDITION = 1e4
 
 QUANTITIES = ("conditional", "joint")
 
@@ -162,6 +165,10 @@ def leave_one_out(model: FittedModel, method: str, class_alpha, class_prior, X, 
         counts = np.bincount(codes, weights=weight, minlength=n_classes)
         _check_training_data(model, full, counts, sample_weight is None)
         kept = _full_data_scores(model, method, class_alpha, class_prior, full, counts, X, n)
+
+        def without(b: int, i: int):  # block b's statistics of row i's class without row i
+            return _class_without(model.blocks[b], xs[b], codes, weight, i)
+
         pointwise = np.empty(n)
         width = sum(np.shape(r)[1] for r in raws) + 1
         coupled = any(b.family.couples_classes() for b in model.blocks)
@@ -175,7 +182,8 @@ def leave_one_out(model: FittedModel, method: str, class_alpha, class_prior, X, 
                                               counts, kept[start:stop],
                                               [r[start:stop] for r in raws],
                                               [x[start:stop] for x in xs], codes[start:stop],
-                                              weight[start:stop], quantity, start, host)
+                                              weight[start:stop], quantity, start, host,
+                                              without)
     total = float(np.sum(pointwise))
     se = float(np.sqrt(n * np.var(pointwise))) if np.all(np.isfinite(pointwise)) else np.nan
     index = X.index if isinstance(X, pd.DataFrame) else None
@@ -240,17 +248,29 @@ def _on_host(model, xs) -> bool:
 
 def _host_statistics(model, xs, codes, weight, n_classes) -> tuple:
     """Per-class statistics of the encoded blocks ``xs`` on the host (float64, :func:`_on_host`)."""
-    def stats(block, x):
-        form = form_of(block.family)
-        if form.host_counting:
-            return form.host_stats(x, codes, weight, n_classes, levels_of(block.schema))
-        return host_f64(_host.host_stats(block.family, x, Labels(codes, weight, n_classes)))
+    return tuple(_block_host_statistics(b, x, codes, weight, n_classes)
+                 for b, x in zip(model.blocks, xs, strict=True))
 
-    return tuple(stats(b, x) for b, x in zip(model.blocks, xs, strict=True))
+
+def _block_host_statistics(block, x, codes, weight, n_classes):
+    form = form_of(block.family)
+    if form.host_counting:
+        return form.host_stats(x, codes, weight, n_classes, levels_of(block.schema))
+    return host_f64(_host.host_stats(block.family, x, Labels(codes, weight, n_classes)))
+
+
+def _class_without(block, x, codes, weight, i: int):
+    """Block statistics of row ``i``'s class without row ``i``, counted from its other rows
+    (float64, on the host): where removing the row from the class's statistics cancels."""
+    rows = np.flatnonzero(codes == codes[i])
+    rows = rows[rows != i]
+    stats = _block_host_statistics(block, x[rows], np.zeros(len(rows), np.int64), weight[rows], 1)
+    return type(stats)(*(np.asarray(leaf, np.float64)[0] if np.ndim(leaf) else leaf
+                         for leaf in stats))
 
 
 def _left_out(model, method, class_alpha, class_prior, full, counts, kept, raws, xs, codes,
-              weight, quantity, first_row, host) -> np.ndarray:
+              weight, quantity, first_row, host, without) -> np.ndarray:
     """The pointwise values of one chunk of rows (float64; x64 is on), on the host if
     ``host`` (:func:`_on_host`). ``kept``: the rows' scores under the full data's tables,
     constants included, class prior left out.
@@ -267,15 +287,25 @@ def _left_out(model, method, class_alpha, class_prior, full, counts, kept, raws,
             _statistics(model, raws, xs, np.arange(m), weight, bucket(m)))
     scores = kept + class_log_prior(counts - weight[:, None] * hot, class_alpha, class_prior,
                                     method)
-    for block, stats, row_stats, x in zip(model.blocks, full, rows, xs, strict=True):
+    for b, (block, stats, row_stats, x) in enumerate(zip(model.blocks, full, rows, xs,
+                                                         strict=True)):
         x = x.toarray() if sparse.issparse(x) else np.asarray(x)
         if block.family.couples_classes():  # not in ``kept``
             scores += (_host_row_scores if host else _downdated_scores)(
                 block, method, *_every_class(stats, row_stats, hot), x)
             scores += np.asarray(type(block.family).log_normalizer(x), np.float64)[:, None]
         else:
+            own, removed = _own_class(stats, row_stats, codes)
+            condition = type(block.family).removal_condition(own, removed)
+            for r in np.flatnonzero(condition > RECOUNT_CONDITION) if condition is not None else ():
+                for leaf, exact in zip(own, without(b, first_row + r), strict=True):
+                    if np.ndim(leaf) >= 2:  # the class counted again, nothing left to remove
+                        leaf[r, 0] = exact
+                for leaf in removed:
+                    if np.ndim(leaf) >= 2:
+                        leaf[r, 0] = 0.0
             both = (_host_own_class_scores if host else _downdated_scores)(
-                block, method, *_own_class(stats, row_stats, codes), x)
+                block, method, own, removed, x)
             scores[np.arange(m), codes] += _change(both[:, 0], both[:, 1])
     own = scores[np.arange(m), codes]
     if quantity == "joint":

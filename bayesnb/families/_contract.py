@@ -553,6 +553,14 @@ class ConjugateFamily(Family):
         return jax.tree_util.tree_map(lambda u, v: u - v, a, b)
 
     @staticmethod
+    def removal_condition(a: NamedTuple, b: NamedTuple) -> np.ndarray | None:
+        """Per leading row of the NumPy statistics ``a`` and ``b`` (``(m, ...)``), how many
+        times ``remove_stats(a, b)`` amplifies the rounding of ``a``, where its difference
+        cancels (a Gaussian's :math:`M_2` without an outlier): ``bayesnb.loo`` counts such a
+        class again from its rows. None (the default): removal does not cancel."""
+        return None
+
+    @staticmethod
     @abc.abstractmethod
     def posterior(prior: NamedTuple, stats: NamedTuple) -> NamedTuple:
         """Conjugate posterior hyperparameters (same NamedTuple type as the prior, per class)."""

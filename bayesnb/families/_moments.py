@@ -70,6 +70,19 @@ def remove_moments(a: Moments, b: Moments) -> Moments:
     return type(a)(count, mean, m2)
 
 
+def removal_condition(a: Moments, b: Moments) -> np.ndarray:
+    r"""``(m,)``: per leading row, the largest :math:`(M_2 + r) / M_2'` of
+    :func:`remove_moments` (:math:`r` the removed squares), the factor by which the
+    subtraction amplifies :math:`M_2`'s rounding (infinite where it leaves 0 of a spread)."""
+    count = a.count - b.count
+    safe = np.where(count > 0, count, 1.0)
+    removed = b.m2 + (b.mean - a.mean) ** 2 * a.count * b.count / safe
+    size = a.m2 + removed
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where((count > 0) & (size > 0), size / np.abs(a.m2 - removed), 1.0)
+    return np.max(ratio.reshape(ratio.shape[0], -1), axis=1, initial=1.0)
+
+
 def scale_moments(a: Moments, gamma: float) -> Moments:
     r"""Every weight times :math:`\gamma`: :math:`n` and :math:`M_2` scale, :math:`\bar x`
     does not."""

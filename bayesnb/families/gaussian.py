@@ -176,6 +176,7 @@ class Gaussian(ConjugateFamily):
 
     merge_stats = staticmethod(_moments.merge_moments)
     remove_stats = staticmethod(_moments.remove_moments)
+    removal_condition = staticmethod(_moments.removal_condition)
     scale_stats = staticmethod(_moments.scale_moments)
 
     @staticmethod

@@ -51,7 +51,7 @@ from ._base import (
     xp_of,
 )
 from ._contract import ConjugateFamily
-from ._moments import merge_moments, moments, remove_moments, scale_moments
+from ._moments import merge_moments, moments, removal_condition, remove_moments, scale_moments
 from .gaussian import Gaussian, GaussianParams, GaussianStats, NormalGammaPrior
 
 
@@ -133,6 +133,7 @@ class LogNormal(ConjugateFamily):
 
     merge_stats = staticmethod(merge_moments)
     remove_stats = staticmethod(remove_moments)
+    removal_condition = staticmethod(removal_condition)
     scale_stats = staticmethod(scale_moments)
     posterior = staticmethod(Gaussian.posterior)
     estimate = staticmethod(Gaussian.estimate)
