@@ -35,6 +35,7 @@ another quantity; see :meth:`bayesnb.NaiveBayes.to_arviz`.)
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -46,6 +47,7 @@ from ._blocks import levels_of, raw_blocks
 from ._classes import class_log_prior
 from ._data import labels_to_codes
 from .families._base import host_f64
+from .families.categorical import UnseenCategoryWarning
 from .fast import _host, _kernels, form_of
 from .fast._compiled import compiled
 from .fast._kernels import batch_bucket, bucket, even_rows, full_float32, pad_rows
@@ -58,7 +60,7 @@ from .fitted import (
     joined_for_counting,
     split_statistics,
 )
-from .scoring import table_scorer
+from .scoring import logsumexp_rows, table_scorer
 
 #: rows x classes x (block width) elements held at once while scoring left-out rows
 _BUDGET = 1 << 22
@@ -157,33 +159,41 @@ def leave_one_out(model: FittedModel, method: str, class_alpha, class_prior, X, 
         raise ValueError(f"X has {n} rows but y has {codes.shape[0]} labels.")
     weight = check_weight(sample_weight, n)
     n_classes = len(model.classes)
+    counts = np.bincount(codes, weights=weight, minlength=n_classes)
+    # a row of weight 0 is no row (its value may be one the fit never saw): leaving it out
+    # changes nothing, so it is scored as the full fit predicts it
+    live, all_codes = np.flatnonzero(weight > 0), codes
+    if live.size < n:
+        raws, codes, weight = [r[live] for r in raws], codes[live], weight[live]
     with jax.enable_x64(True):
         xs = [b.family.encode(raw, b.schema) for b, raw in zip(model.blocks, raws, strict=True)]
-        host = n * len(model.blocks) <= HOST_ROW_BLOCKS and _on_host(model, xs)
+        host = live.size * len(model.blocks) <= HOST_ROW_BLOCKS and _on_host(model, xs)
         full = (_host_statistics(model, xs, codes, weight, n_classes) if host else
                 _statistics(model, raws, xs, codes, weight, n_classes))
-        counts = np.bincount(codes, weights=weight, minlength=n_classes)
         _check_training_data(model, full, counts, sample_weight is None)
         kept = _full_data_scores(model, method, class_alpha, class_prior, full, counts, X, n)
+        pointwise = np.empty(n)
+        if live.size < n:
+            pointwise[np.setdiff1d(np.arange(n), live)] = _weightless_rows(
+                model, method, class_alpha, class_prior, full, counts, X, all_codes, live,
+                quantity)
 
         def without(b: int, i: int):  # block b's statistics of row i's class without row i
             return _class_without(model.blocks[b], xs[b], codes, weight, i)
 
-        pointwise = np.empty(n)
         width = sum(np.shape(r)[1] for r in raws) + 1
         coupled = any(b.family.couples_classes() for b in model.blocks)
         step = int(np.clip(_BUDGET // (width * (n_classes if coupled else 1) + n_classes),
                            8, _ROWS))
         # the host's one-hot of a chunk's rows as classes has step**2 entries
         step = min(step, _HOST_CHUNK_ROWS) if host else step
-        for start in range(0, n, step):
-            stop = min(n, start + step)
-            pointwise[start:stop] = _left_out(model, method, class_alpha, class_prior, full,
-                                              counts, kept[start:stop],
-                                              [r[start:stop] for r in raws],
-                                              [x[start:stop] for x in xs], codes[start:stop],
-                                              weight[start:stop], quantity, start, host,
-                                              without)
+        for start in range(0, live.size, step):
+            stop = min(live.size, start + step)
+            rows = live[start:stop]
+            pointwise[rows] = _left_out(model, method, class_alpha, class_prior, full, counts,
+                                        kept[rows], [r[start:stop] for r in raws],
+                                        [x[start:stop] for x in xs], codes[start:stop],
+                                        weight[start:stop], quantity, start, rows, host, without)
     total = float(np.sum(pointwise))
     se = float(np.sqrt(n * np.var(pointwise))) if np.all(np.isfinite(pointwise)) else np.nan
     index = X.index if isinstance(X, pd.DataFrame) else None
@@ -270,10 +280,11 @@ def _class_without(block, x, codes, weight, i: int):
 
 
 def _left_out(model, method, class_alpha, class_prior, full, counts, kept, raws, xs, codes,
-              weight, quantity, first_row, host, without) -> np.ndarray:
+              weight, quantity, first_row, row_index, host, without) -> np.ndarray:
     """The pointwise values of one chunk of rows (float64; x64 is on), on the host if
     ``host`` (:func:`_on_host`). ``kept``: the rows' scores under the full data's tables,
-    constants included, class prior left out.
+    constants included, class prior left out; ``first_row``: the chunk's first row among
+    those of positive weight (``without``'s), ``row_index``: its rows in ``X``.
 
     Leaving row i out changes only its own class's statistics, so every other class keeps
     the full data's table: only the row's own class is made again without it, O(rows x
@@ -323,11 +334,31 @@ def _left_out(model, method, class_alpha, class_prior, full, counts, kept, raws,
         label = model.classes[codes[i]]
         label = label.item() if isinstance(label, np.generic) else label
         raise ValueError(
-            f"row {first_row + i}: leaving it out leaves class {label!r} without a defined "
+            f"row {row_index[i]}: leaving it out leaves class {label!r} without a defined "
             f"estimate under method={method!r} (no other observed value, or zero spread, "
             f"in some column; or every class has probability zero), so its leave-one-out "
             f"probability is undefined; use method='mean' or 'bayes'.")
     return out
+
+
+def _weightless_rows(model, method, class_alpha, class_prior, full, counts, X, codes, live,
+                     quantity) -> np.ndarray:
+    """The pointwise values of the rows of weight 0 (not in ``live``): the full fit's own
+    log p(y_i | x_i) or log p(x_i, y_i), as ``predict_log_proba`` gives them (a value the fit
+    never saw scored by the model's rule for unseen levels)."""
+    scorer = table_scorer(model.replace(blocks=tuple(
+        b._replace(stats=s) for b, s in zip(model.blocks, full, strict=True)),
+        class_count=counts), method, class_alpha, class_prior)
+    with warnings.catch_warnings():  # an unseen value: said once, by the first prediction
+        warnings.simplefilter("ignore", UnseenCategoryWarning)
+        scores = scorer.scores(X, "joint")[0]
+    dead = np.setdiff1d(np.arange(scores.shape[0]), live)
+    scores = scores[dead]
+    own = scores[np.arange(len(dead)), codes[dead]]
+    if quantity == "joint":
+        return own
+    with np.errstate(invalid="ignore"):  # -inf less -inf: no class possible, NaN
+        return own - logsumexp_rows(scores)[:, 0]
 
 
 def _change(left_out: np.ndarray, full: np.ndarray) -> np.ndarray:

@@ -541,3 +541,27 @@ def test_loo_without_an_outlier_counts_its_class_again(family, method, x64, loo_
         got = bnb.NaiveBayes(features, method=method).fit(X, y).loo(X, y, quantity="joint")
         want = _brute_force(features, method, pd.DataFrame(X), y, joint=True)
         np.testing.assert_allclose(got.pointwise, want, rtol=1e-12, err_msg=f"d={d}")
+
+
+@pytest.mark.parametrize("method", ["mean", "bayes"])
+def test_a_row_of_weight_zero_with_a_level_of_its_own_is_scored_as_the_fit_predicts_it(
+        method, x64, loo_route):
+    """A row of weight 0 is no row: its level 'z' is not one of the fit's. Leaving it out
+    changes nothing, so its value is the full fit's prediction (an unseen level, smoothed,
+    warned about once); loo refused the training data instead."""
+    from bayesnb.families.categorical import UnseenCategoryWarning
+
+    X = pd.DataFrame({"c": list("xyxyxyxyxyxz"), "g": np.linspace(0.0, 1.0, 12)})
+    y = np.array(list("aaaaaabbbbbb"))
+    weight = np.ones(12)
+    weight[11] = 0.0
+    features = {"c": bnb.Categorical(), "g": bnb.Gaussian()}
+    clf = bnb.NaiveBayes(features, method=method).fit(X, y, sample_weight=weight)
+    for joint in (False, True):
+        with pytest.warns(UnseenCategoryWarning, match="'z'") as caught:
+            got = clf.loo(X, y, sample_weight=weight,
+                          quantity="joint" if joint else "conditional").pointwise
+        assert sum(issubclass(w.category, UnseenCategoryWarning) for w in caught) == 1
+        with pytest.warns(UnseenCategoryWarning):
+            want = _brute_force(features, method, X, y, weight=weight, joint=joint)
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
