@@ -338,15 +338,16 @@ def _model_params(args) -> dict:
 
 
 def _drop_columns(X, args, source: str, *, keep_id: bool = False):
-    """``X`` without the ``--drop`` columns and the ``--id`` column (returned apart, or
-    None): each must be in the data."""
-    names = list(args.drop or []) + ([args.id] if getattr(args, "id", None) else [])
-    for option, col in [("--drop", c) for c in args.drop or []] + (
-            [("--id", args.id)] if getattr(args, "id", None) else []):
+    """``X`` without the ``--drop`` columns and the ``--id`` columns (returned apart, a
+    DataFrame, or None): each must be in the data."""
+    id_columns = list(getattr(args, "id", None) or [])
+    names = list(args.drop or []) + id_columns
+    for option, col in [("--drop", c) for c in args.drop or []] + [("--id", c)
+                                                                   for c in id_columns]:
         if col not in X.columns:
             raise ValueError(f"{option} {col}: column {col!r} is not in {source} (columns: "
                              f"{', '.join(map(str, X.columns))}).")
-    ids = X[args.id] if getattr(args, "id", None) else None
+    ids = X[id_columns] if id_columns else None
     X = X.drop(columns=names)
     if X.shape[1] == 0:
         raise ValueError(f"--drop/--id leave no column of {source} to model.")
@@ -588,8 +589,8 @@ def _cmd_predict(args) -> int:
                          "out or give --interval 0.")
     proba = model.predict_proba(X)
     out = pd.DataFrame({"prediction": model.classes_[proba.argmax(axis=1)]}, index=X.index)
-    if ids is not None:  # the id first, so the predictions join back to the rows
-        out.insert(0, args.id, ids)
+    if ids is not None:  # the ids first, so the predictions join back to the rows
+        out = pd.concat([ids, out], axis=1)
     for k, label in enumerate(model.classes_):
         out[f"p_{label}"] = proba[:, k]
     if args.loss is not None or args.reject_cost is not None:
@@ -733,7 +734,7 @@ def _add_family(p):
 def _add_columns(p, id_help: str):
     p.add_argument("--drop", action="append", metavar="COL",
                    help="leave this column of the data out (repeatable)")
-    p.add_argument("--id", metavar="COL", help=id_help)
+    p.add_argument("--id", action="append", metavar="COL", help=id_help + " (repeatable)")
 
 
 def _add_inference(p):
@@ -861,8 +862,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "probability is below 1 - R)")
     p.add_argument("--reject-label", default="reject", metavar="TEXT",
                    help="the decision written for a rejected row (default: %(default)s)")
-    _add_columns(p, "an identifier column: not read by the model, written as the first "
-                 "column of the output so the predictions join back to the rows")
+    _add_columns(p, "an identifier column: not read by the model, written first in the "
+                 "output so the predictions join back to the rows")
     _add_no_progress(p, "accepted for symmetry with the other commands (predict shows no "
                      "progress bar)")
     p.set_defaults(run=_cmd_predict)

@@ -244,6 +244,18 @@ def test_cli_predict_id_column_comes_first_and_joins_back(real_file, tmp_path, c
     clf = bnb.NaiveBayes().fit(frame.drop(columns=["id", "y"]), frame["y"])
     np.testing.assert_allclose(pred[["p_a", "p_b"]],
                                clf.predict_proba(rows.drop(columns="id")), rtol=1e-5)
+    # two identifiers: both kept out of the features, both first (a second --id replaced the
+    # first, which was then modelled as a feature)
+    two = tmp_path / "two.bnb"
+    assert call(capsys, "fit", path, "--target", "y", "--id", "id", "--id", "k", "-o",
+                two)[0] == 0
+    assert bnb.load(two).feature_names_in_.tolist() == ["x", "w1", "w2"]
+    code, out, err = call(capsys, "predict", two, tmp_path / "new.csv", "--id", "id", "--id",
+                          "k")
+    assert code == 0 and err == []
+    pred = pd.read_csv(io.StringIO(out))
+    assert list(pred.columns[:3]) == ["id", "k", "prediction"]
+    assert list(pred["k"]) == list(rows["k"])
 
 
 def test_cli_predict_computes_intervals_only_when_asked(real_file, tmp_path, capsys):
