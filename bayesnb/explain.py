@@ -74,8 +74,8 @@ def _dict_row(x, columns: list, named: bool) -> pd.Series:
 def one_row(model: FittedModel, x) -> pd.DataFrame:
     """``x`` (a Series, a dict ``{column: value}``, a one-row DataFrame, a 1-D sequence, a
     one-row 2-D array or sparse matrix) as a one-row DataFrame with the model's columns. A
-    model fitted on named columns takes exactly those (any order): a missing or unknown column
-    is refused as ``predict_proba`` refuses it."""
+    model fitted on named columns takes those (any order) as ``predict_proba`` does: a column
+    it lacks is missing (warned about), an unknown column is refused."""
     from collections.abc import Mapping
 
     from scipy import sparse
@@ -88,14 +88,13 @@ def one_row(model: FittedModel, x) -> pd.DataFrame:
             raise ValueError(f"explain takes one row, got {len(x)}; pass x.iloc[[i]].")
         frame = x.reset_index(drop=True)
         if model.named:
-            _check_columns(model, frame.columns)
-            return frame[columns]
+            return _absent_added(model, frame)[columns]
         return pd.DataFrame(frame.to_numpy(dtype=object), columns=columns) \
             if frame.shape[1] == len(columns) else _wrong_width(frame.shape[1], len(columns))
     if isinstance(x, pd.Series):
         if model.named:
-            _check_columns(model, x.index)
-            return pd.DataFrame([x[columns].to_numpy(dtype=object)], columns=columns)
+            row = pd.DataFrame([x.to_numpy(dtype=object)], columns=x.index, dtype=object)
+            return _absent_added(model, row)[columns]
         values = x.to_numpy(dtype=object)
     elif sparse.issparse(x):
         if x.shape[0] != 1:
@@ -114,10 +113,21 @@ def one_row(model: FittedModel, x) -> pd.DataFrame:
     return pd.DataFrame([list(values)], columns=columns)
 
 
+def _absent_added(model: FittedModel, row: pd.DataFrame) -> pd.DataFrame:
+    """``row`` with the fitted columns it lacks as missing values (an
+    ``AbsentColumnWarning``), as ``predict_proba`` reads it; an unknown column is refused."""
+    from ._blocks import with_absent_columns
+    from ._data import as_table
+
+    row = with_absent_columns(model, as_table(row)).frame
+    _check_columns(model, row.columns)
+    return row
+
+
 def _check_columns(model: FittedModel, names) -> None:
     """Refuse a row whose named columns are not the model's, with predict_proba's check and
     message (``block_positions``): a column the model does not know would be silently left
-    out of the explanation, and one it lacks is an error too."""
+    out of the explanation."""
     from ._blocks import block_positions
     from ._data import as_table
 

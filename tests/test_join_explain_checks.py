@@ -187,6 +187,25 @@ def test_explain_refuses_an_unknown_column_as_predict_proba_does(tennis, form):
 
 
 @pytest.mark.parametrize("form", ["DataFrame", "Series", "dict"])
+def test_explain_reads_an_absent_column_as_missing_as_predict_proba_does(tennis, form):
+    """A row without Humidity (and no unknown column): its factor is 1 in every class, with
+    predict_proba's warning, and the posterior is predict_proba's of the same row."""
+    from bayesnb._blocks import AbsentColumnWarning
+
+    days, _, clf = tennis
+    row = days.head(1).drop(columns="Humidity")
+    given = {"DataFrame": row, "Series": row.iloc[0], "dict": row.iloc[0].to_dict()}[form]
+    with pytest.warns(AbsentColumnWarning, match="Humidity"):
+        factors = clf.explain(given)
+    with pytest.warns(AbsentColumnWarning, match="Humidity"):
+        proba = clf.predict_proba(row)
+    np.testing.assert_array_equal(factors.loc["Humidity"].to_numpy(), [1.0, 1.0])
+    np.testing.assert_allclose(factors.loc["posterior"].to_numpy(), proba[0], rtol=1e-12)
+    with pytest.warns(AbsentColumnWarning, match="Humidity"):
+        assert clf.weight_of_evidence(given, "No", "Yes")["Humidity"] == 0.0
+
+
+@pytest.mark.parametrize("form", ["DataFrame", "Series", "dict"])
 def test_explain_still_refuses_a_missing_column_naming_the_misspelling(tennis, form):
     days, _, clf = tennis
     row = _as_row(days, form)
