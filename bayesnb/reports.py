@@ -776,7 +776,10 @@ class BayesianReports:
         <BLANKLINE>
         Per-row working: clf.explain(x) lists the factors ...
         """
-        lines = [f"Naive Bayes classifier (method={self.method!r})", "", "A-priori probabilities:",
+        header = ("Naive Bayes classifier (stated tables, from_tables: every method predicts "
+                  "with them)" if self.fitted_.stated is not None else
+                  f"Naive Bayes classifier (method={self.method!r})")
+        lines = [header, "", "A-priori probabilities:",
                  self.class_prior_.to_frame().T.to_string(index=False), "",
                  "Conditional probabilities:"]
         scorer = self._scorer()
@@ -900,12 +903,15 @@ def _draw_layout(model, class_prior) -> dict:
 def _fitted_log_likelihood_line(clf, X, y) -> str:
     """The summary's line on the log-likelihood at the fitted parameters: its value from the
     training rows, or how to get it (the model keeps statistics, not rows)."""
-    label = f"log-likelihood at the fitted parameters (method={clf.method!r})"
-    if clf.method not in ("ml", "map", "mean"):
+    stated = clf.fitted_.stated is not None  # every method predicts with the stated tables
+    label = ("log-likelihood at the stated tables (from_tables)" if stated else
+             f"log-likelihood at the fitted parameters (method={clf.method!r})")
+    if not stated and clf.method not in ("ml", "map", "mean"):
         return (f"{label}: none (method={clf.method!r} predicts with the parameters "
                 f"integrated out; set_params(method='ml') for the ML fit's)")
     if X is None or y is None:
-        return f"{label}: pass the training rows, summary(X, y), to print it"
+        rows = "rows and their labels" if stated else "the training rows"
+        return f"{label}: pass {rows}, summary(X, y), to print it"
     from ._data import labels_to_codes
 
     codes = labels_to_codes(y, clf.classes_)

@@ -337,6 +337,12 @@ def test_barber_from_stated_tables(x64):
     # section 3.1: "p(x, S) = 0, and hence p(S|x) = 0"
     assert p_zero == 0.0
     assert list(clf.predict(np.array([X_STAR, X_ZERO], dtype=np.float64))) == ["S", "E"]
+    # every method predicts with the stated tables, and the print-out says so, not "bayes
+    # integrates the parameters out"
+    text = clf.set_params(method="bayes").summary()
+    assert text.startswith("Naive Bayes classifier (stated tables, from_tables: every method")
+    assert "integrated out" not in text
+    assert _p_scottish(clf, [X_STAR])[0] == pytest.approx(p_star, rel=1e-12)
 
 
 def _barber_dataset():
