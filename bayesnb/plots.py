@@ -604,6 +604,10 @@ def density_plot(clf: NaiveBayes, column: Hashable, X: Data | None = None,
     """
     if prob not in _PROBS:
         raise ValueError(f"prob must be one of {sorted(_PROBS)}, got {prob!r}.")
+    if (X is None) != (y is None):  # the data are drawn per class: both, or neither
+        raise ValueError(f"density_plot draws the data by class: pass both X and y (got "
+                         f"{'X' if y is None else 'y'} alone), or neither for the model's "
+                         f"curves alone.")
     blocks = clf.blocks_
     where = [(i, b.schema.columns.index(column)) for i, b in enumerate(blocks)
              if column in b.schema.columns]

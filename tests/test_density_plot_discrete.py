@@ -132,6 +132,10 @@ def test_errors():
         density_plot(bnb.NaiveBayes(bnb.Poisson()).fit(X, [0, 0, 1, 1]), 0, prob="joint")
     with pytest.raises(ValueError, match=r"draws the columns of .*Bernoulli.*not Multinomial"):
         density_plot(clf, 0)
+    poisson = bnb.NaiveBayes(bnb.Poisson()).fit(X, [0, 0, 1, 1])
+    for given in ({"X": X}, {"y": [0, 0, 1, 1]}):  # the data's bars silently left out before
+        with pytest.raises(ValueError, match="pass both X and y"):
+            density_plot(poisson, 0, **given)
 
 
 def test_sparse_training_data_draws_as_dense(x64):
