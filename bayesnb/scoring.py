@@ -352,13 +352,16 @@ def _check_some_density(block, table, x: np.ndarray, scores: np.ndarray) -> None
     j = next((j for j in range(x.shape[1]) if impossible(j)), 0)
     column = block.schema.columns[j]
     widest = float(np.nanmax(table.bandwidth[:, j]))
+    adjust = float(np.broadcast_to(np.asarray(block.family.adjust, dtype=np.float64),
+                                   (x.shape[1],))[j])
     shown = ", ".join(map(str, rows[:10])) + (", ..." if rows.size > 10 else "")
     raise ValueError(
         f"column {column!r}: the value {x[i, j]:.6g} (row {i}; {rows.size} such rows: "
         f"{shown}) has density 0 in every class: {block.family!r} (bandwidth at most "
         f"{widest:.3g}) does not reach it from the training values, so p(class | x) is "
-        f"undefined under every method. Use a larger bandwidth (e.g. bandwidth='nrd0') or a "
-        f"kernel of unbounded support (kernel='gaussian').")
+        f"undefined under every method. Use a larger bandwidth (e.g. adjust={2 * adjust:g}) "
+        f"or a kernel of unbounded support "
+        f"(kernel='gaussian').")
 
 
 def check_rows_defined(norm: np.ndarray, method: str) -> None:
