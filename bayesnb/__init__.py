@@ -42,6 +42,10 @@ with _collector_paused():
     from . import _kernel_cache
 
 if TYPE_CHECKING:  # what type checkers see of the names imported on first use (_PUBLIC)
+    from ._blocks import AbsentColumnWarning as AbsentColumnWarning
+    from ._data import InferredCategoricalWarning as InferredCategoricalWarning
+    from ._missing_labels import MissingLabelWarning as MissingLabelWarning
+    from .analysis import EvidenceBoundWarning as EvidenceBoundWarning
     from .coursework import from_tables as from_tables
     from .dependence_plot import dependence_heatmap as dependence_heatmap
     from .estimator import METHODS as METHODS
@@ -60,6 +64,8 @@ if TYPE_CHECKING:  # what type checkers see of the names imported on first use (
     from .families import NegativeBinomial as NegativeBinomial
     from .families import NonparametricFamily as NonparametricFamily
     from .families import Poisson as Poisson
+    from .families._levels import UnseenCategoryWarning as UnseenCategoryWarning
+    from .inference import ConvergenceWarning as ConvergenceWarning
     from .joining import JoinColumns as JoinColumns
     from .joining import join_columns as join_columns
     from .persistence import ModelFileError as ModelFileError
@@ -95,6 +101,12 @@ _PUBLIC = {
     "dependence_heatmap": "dependence_plot",
     "from_tables": "coursework",
     "TreeAugmentedNB": "tan",
+    "AbsentColumnWarning": "_blocks",
+    "InferredCategoricalWarning": "_data",
+    "MissingLabelWarning": "_missing_labels",
+    "EvidenceBoundWarning": "analysis",
+    "UnseenCategoryWarning": "families._levels",
+    "ConvergenceWarning": "inference",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -138,7 +138,21 @@ def warn_feature_names(fitted: bool, given: bool, estimator: str, stacklevel: in
 
 class AbsentColumnWarning(UserWarning):
     """A DataFrame to predict lacks columns the model was fitted on: they are treated as
-    missing in every row."""
+    missing in every row.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import bayesnb as bnb
+    >>> from bayesnb.datasets import load_titanic
+    >>> X, y = load_titanic()
+    >>> clf = bnb.NaiveBayes().fit(X, y)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     proba = clf.predict_proba(X.drop(columns="Age").head(1))
+    >>> [w.category is bnb.AbsentColumnWarning for w in caught]
+    [True]
+    """
 
 
 def with_absent_columns(model, table: Table) -> Table:

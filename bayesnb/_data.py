@@ -47,7 +47,22 @@ from .families._levels import _show, bool_and_number
 
 class InferredCategoricalWarning(UserWarning):
     """A column of numbers was inferred Categorical: a few of its values are text, or its
-    numbers are held as objects rather than in a numeric dtype."""
+    numbers are held as objects rather than in a numeric dtype.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import pandas as pd
+    >>> import bayesnb as bnb
+    >>> X = pd.DataFrame({"dose": [1.5, 2.0, "n/a", 3.5]}, dtype=object)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     clf = bnb.NaiveBayes().fit(X, [0, 0, 1, 1])
+    >>> [w.category is bnb.InferredCategoricalWarning for w in caught]
+    [True]
+    >>> type(clf.blocks_[0].family).__name__
+    'Categorical'
+    """
 
 
 class Table(NamedTuple):

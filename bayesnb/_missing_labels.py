@@ -27,7 +27,18 @@ MISSING_LABEL = ("unlabeled", "drop", "error")
 
 
 class MissingLabelWarning(UserWarning):
-    """Rows with a missing label were left out of a fit (``missing_label="drop"``)."""
+    """Rows with a missing label were left out of a fit (``missing_label="drop"``).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import bayesnb as bnb
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     clf = bnb.NaiveBayes(missing_label="drop").fit([[0.0], [1.0], [2.0]], ["a", None, "b"])
+    >>> [w.category is bnb.MissingLabelWarning for w in caught], clf.class_count_.tolist()
+    ([True], [1.0, 1.0])
+    """
 
 
 def check_missing_label(value) -> str:

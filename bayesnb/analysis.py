@@ -41,7 +41,14 @@ _LOG_TOLERANCE = 1e-6
 
 class EvidenceBoundWarning(UserWarning):
     """:func:`empirical_bayes` stopped at a bound of its search: the log evidence is still
-    rising there, so the data favour a value beyond the bound."""
+    rising there, so the data favour a value beyond the bound.
+
+    Examples
+    --------
+    >>> import bayesnb as bnb
+    >>> issubclass(bnb.EvidenceBoundWarning, UserWarning)
+    True
+    """
 
 
 def linear_weights(clf: NaiveBayes) -> tuple[pd.DataFrame, pd.Series]:

@@ -1103,4 +1103,18 @@ def _advice(settings, n_div):
 
 
 class ConvergenceWarning(UserWarning):
-    """MCMC diagnostics (r-hat, ESS, divergences) crossed their thresholds."""
+    """MCMC diagnostics (r-hat, ESS, divergences) crossed their thresholds, after a fit with
+    ``method="mcmc"``; its message names the worst parameters and the settings to raise.
+
+    Examples
+    --------
+    A short run for a quick look, its warning silenced by its class:
+
+    >>> import warnings
+    >>> import bayesnb as bnb
+    >>> issubclass(bnb.ConvergenceWarning, UserWarning)
+    True
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", bnb.ConvergenceWarning)
+    ...     # bnb.NaiveBayes(method="mcmc", num_samples=100).fit(X, y) warns nothing here
+    """

@@ -242,7 +242,20 @@ UNSEEN_POLICIES = ("warn", "smooth", "error")
 
 class UnseenCategoryWarning(UserWarning):
     """A category value never seen in training was scored with the smoothed probability of a
-    zero-count level (``Categorical(unseen="warn")``, the default)."""
+    zero-count level (``Categorical(unseen="warn")``, the default).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import pandas as pd
+    >>> import bayesnb as bnb
+    >>> clf = bnb.NaiveBayes().fit(pd.DataFrame({"colour": ["red", "blue"]}), [0, 1])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     proba = clf.predict_proba(pd.DataFrame({"colour": ["green"]}))
+    >>> [w.category is bnb.UnseenCategoryWarning for w in caught], proba.round(2).tolist()
+    ([True], [[0.5, 0.5]])
+    """
 
 
 def _show(values, limit: int = 3) -> str:
