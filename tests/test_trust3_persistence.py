@@ -311,3 +311,22 @@ def test_cli_reports_a_corrupt_file_as_an_error_not_a_bug(tmp_path, capsys):
     assert cli_main(["show", str(target)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("bayesnb show: error:") and "internal error" not in err
+
+
+def test_a_loaded_estimator_names_the_families_its_fit_inferred(tmp_path):
+    """docs/user_guide/model_files.md: the loaded ``features`` is the inferred mapping, so
+    a clone refits with those families (and equals the original's refit)."""
+    from sklearn.base import clone
+
+    from bayesnb.datasets import load_titanic
+
+    X, y = load_titanic()
+    clf = bnb.NaiveBayes().fit(X, y)
+    loaded = bnb.load(bnb.save(clf, tmp_path / "t.bnb"))
+    assert clf.get_params()["features"] is None
+    assert {c: type(f).__name__ for c, f in loaded.get_params()["features"].items()} == {
+        "Class": "Categorical", "Sex": "Categorical", "Age": "Categorical"}
+    np.testing.assert_array_equal(clone(loaded).fit(X, y).predict_proba(X),
+                                  clf.predict_proba(X))
+    page = Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "model_files.md"
+    assert "the loaded estimator's `features` names the families the fit" in page.read_text()
