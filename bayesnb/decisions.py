@@ -62,7 +62,9 @@ def loss_matrix(loss, classes) -> np.ndarray:
                 raise ValueError(f"loss {axis} gives no entry for class(es) {missing[:5]}.")
             if len(set(labels)) != len(labels):
                 raise ValueError(f"loss {axis} repeats a class label: {list(labels)[:20]}.")
-        loss = loss.loc[classes, classes].to_numpy()
+        # by position: ``.loc`` reads a list of booleans (classes False, True) as a mask
+        loss = loss.to_numpy(dtype=object)[np.ix_(loss.index.get_indexer(classes),
+                                                  loss.columns.get_indexer(classes))]
     try:  # as Python objects: np.asarray would read "5" or True as a number
         cells = np.asarray(loss, dtype=object)
     except (TypeError, ValueError) as err:

@@ -87,6 +87,21 @@ def test_a_labelled_loss_in_another_order_is_reordered(multinomial):
         clf.decide(X_COUNTS, loss=LOSS3).tolist()
 
 
+def test_a_labelled_loss_of_boolean_classes_is_reordered_by_label():
+    """Classes False and True: ``.loc[[False, True]]`` is a mask, which kept one row and
+    column (refused as the wrong shape); the labels are read as labels, in any order."""
+    X = np.array([[0.0], [0.2], [1.0], [1.2], [0.9], [0.1]])
+    y = np.array([False, False, True, True, True, False])
+    clf = bnb.NaiveBayes(bnb.Gaussian(), method="ml").fit(X, y)
+    plain = np.array([[0.0, 10.0], [1.0, 0.0]])  # rows: true False, True
+    for order in ([False, True], [True, False]):
+        at = [int(v) for v in order]  # row and column of each label in ``plain``
+        labelled = pd.DataFrame(plain[np.ix_(at, at)], index=order, columns=order)
+        np.testing.assert_array_equal(clf.expected_loss(X, loss=labelled),
+                                      clf.predict_proba(X) @ plain)
+        assert clf.decide(X, loss=labelled).tolist() == clf.decide(X, loss=plain).tolist()
+
+
 def test_ties_go_to_the_first_class():
     clf = bnb.NaiveBayes(bnb.Bernoulli(), method="mean").fit([[0], [1]], ["x", "y"])
     # the two classes are symmetric at every row: p = (0.5, 0.5) for a missing value
