@@ -148,7 +148,8 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
 
     A row of weight 0 is no row (an integer weight is that many copies): it adds no level,
     decides no inferred family and is not read; its label still names a class, as in
-    scikit-learn. A part whose weights are all zero adds nothing to ``model``. Under
+    scikit-learn. A part (or an update) whose weights are all zero adds nothing to ``model``
+    (``decay`` still applies). Under
     ``schema_from_every_row`` (a new fit) such rows still give levels and families: EM's
     first M-step, whose unlabelled rows weigh 0 but fix the schema the later steps share.
     """
@@ -172,8 +173,8 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
         codes = labels_to_codes(y, model.classes if model is not None else classes)
     if codes.shape[0] != table.n_rows:
         raise ValueError(f"X has {table.n_rows} rows but y has {codes.shape[0]} labels.")
-    if model is not None and not weight.any():  # a part of zero weights
-        return model
+    if model is not None and not weight.any():  # a part of zero weights: no rows
+        return decayed(model, decay)
     kept = None if schema_from_every_row else weighed(weight)
     if kept is not None:
         table, codes, weight = table.rows(kept), codes[kept], weight[kept]

@@ -276,3 +276,25 @@ def test_read_csv_chunks_drops_empty_label_cells(tmp_path, x64):
     np.testing.assert_array_equal(clf.class_count_, batch.class_count_)
     np.testing.assert_allclose(clf.predict_proba(seen), batch.predict_proba(seen), rtol=0,
                                atol=1e-12)
+
+
+def test_a_partial_fit_update_of_zero_weights_changes_nothing_but_the_decay(x64):
+    """Rows of weight 0 are no rows: an update made only of them is taken (refused before,
+    where fit and fit_chunks take the same rows), and ``decay`` still applies to the model;
+    a first chunk of zero weights is refused (nothing to learn the columns from)."""
+    X = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0, 0.5, 1.5], "c": list("uvuvuv")})
+    y = np.array(["a", "a", "b", "b", "a", "b"])
+    w = np.array([1.0, 2.0, 1.0, 1.0, 0.0, 0.0])
+    online = bnb.NaiveBayes(method="bayes").partial_fit(X[:4], y[:4], sample_weight=w[:4],
+                                                          classes=["a", "b"])
+    online.partial_fit(X[4:], y[4:], sample_weight=w[4:])
+    batch = bnb.NaiveBayes(method="bayes").fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(online.predict_proba(X), batch.predict_proba(X), rtol=1e-12)
+    assert online.log_evidence() == pytest.approx(batch.log_evidence(), rel=1e-12)
+    decayed = bnb.NaiveBayes(method="bayes").partial_fit(X[:4], y[:4], sample_weight=w[:4],
+                                                           classes=["a", "b"])
+    decayed.partial_fit(X[4:], y[4:], sample_weight=w[4:], decay=0.5)
+    half = bnb.NaiveBayes(method="bayes").fit(X[:4], y[:4], sample_weight=0.5 * w[:4])
+    np.testing.assert_allclose(decayed.predict_proba(X), half.predict_proba(X), rtol=1e-12)
+    with pytest.raises(ValueError, match="zero for every row"):
+        bnb.NaiveBayes().partial_fit(X[4:], y[4:], sample_weight=w[4:], classes=["a", "b"])
