@@ -127,6 +127,12 @@ def check_layout(expected: Layout, features, X, where: str, infer_counts: bool =
     if got.families == expected.families:
         return
     now = {c: fam for fam, cols in got.families for c in cols}
+    frame = as_table(X).frame
+    if frame is not None:  # a column with no value in this chunk has no type to compare
+        empty = {c for c in frame.columns if frame[c].isna().all()}
+        now = {c: first[c] if c in empty and c in first else fam for c, fam in now.items()}
+        if now == first:
+            return
     if infer_counts or as_table(X).sparse is not None:  # counts inferred: the first chunk decides
         from .families import Gaussian, Poisson
 

@@ -363,3 +363,29 @@ def test_partial_fit_on_titanic_in_order_with_one_column_declared(x64):
         bnb.NaiveBayes(bnb.Categorical(categories=levels)).fit(X, y)
     with pytest.raises(ValueError, match="mixes lists of levels and single values"):
         bnb.NaiveBayes({"Class": bnb.Categorical(categories=["1st", ["2nd"]])}).fit(X, y)
+
+
+def test_a_column_empty_in_a_whole_chunk_keeps_its_family(tmp_path, x64):
+    """A text (or boolean) column with no value in one CSV chunk is read there as float64
+    NaN: it has no type in that chunk, so it keeps the first chunk's family, as a batch fit
+    of the file and partial_fit take it (the chunk was refused as 'would be Gaussian')."""
+    y = np.array(list("abababab"))
+    for column in (["p", "q", "p", None, None, None, "q", "p"],
+                   [True, False, True, None, None, None, False, True]):
+        X = pd.DataFrame({"s": column, "g": [1.0, 2, 3, 4, 5, 6, 7, 8]})
+        path = tmp_path / "f.csv"
+        X.assign(t=y).to_csv(path, index=False)
+        whole = pd.read_csv(path).drop(columns="t")
+        batch = bnb.NaiveBayes().fit(whole, y)
+        chunked = fit_chunks(bnb.NaiveBayes(), read_csv_chunks(path, "t", chunksize=3),
+                             progress=False)
+        if column[0] == "p":  # (pandas reads the booleans with gaps in the file as objects)
+            assert [type(b.family) for b in chunked.blocks_] == \
+                [type(b.family) for b in batch.blocks_]
+        np.testing.assert_allclose(chunked.predict_proba(whole), batch.predict_proba(whole),
+                                   rtol=1e-12)
+        in_memory = [(whole.iloc[:3], y[:3]), (whole.iloc[3:6].assign(s=np.nan), y[3:6]),
+                     (whole.iloc[6:], y[6:])]
+        listed = fit_chunks(bnb.NaiveBayes(), in_memory, progress=False)
+        np.testing.assert_allclose(listed.predict_proba(whole), batch.predict_proba(whole),
+                                   rtol=1e-12)
