@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -389,3 +390,25 @@ def test_a_column_empty_in_a_whole_chunk_keeps_its_family(tmp_path, x64):
         listed = fit_chunks(bnb.NaiveBayes(), in_memory, progress=False)
         np.testing.assert_allclose(listed.predict_proba(whole), batch.predict_proba(whole),
                                    rtol=1e-12)
+
+
+def test_the_guide_s_rounding_of_streamed_gaussian_moments(x64):
+    """docs/user_guide/outofcore.md: merged moments are exact to rounding, about 1e-15
+    relative for centred data and about 1e-9 for 1e6 + N(0, 0.01) merged row by row (the
+    spread is 1e-8 of the values: Chan's merge rounds each step at the values' scale)."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(0)
+    y = np.zeros(200, dtype=int)
+    for offset, bound in ((0.0, 1e-13), (1e6, 1e-8)):
+        x = offset + rng.normal(0.0, 0.01, 200)
+        exact = [Fraction(v) for v in x]
+        mean = sum(exact) / len(exact)
+        m2 = float(sum((v - mean) ** 2 for v in exact))
+        online = bnb.NaiveBayes(bnb.Gaussian())
+        for i in range(len(x)):
+            online.partial_fit(x[i:i + 1, None], y[i:i + 1], classes=[0, 1])
+        got = float(online.blocks_[0].stats.m2[0, 0])
+        assert abs(got - m2) / m2 < bound, (offset, abs(got - m2) / m2)
+    page = (Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "outofcore.md")
+    assert "e.g. 1e-9\\nfor the sums of squares".replace("\\n", "\n") in page.read_text()
