@@ -258,7 +258,8 @@ def _responsibilities(model, X_unlabeled) -> np.ndarray:
             f"unlabelled row {i} has probability zero in every class under "
             f"method={model.method!r} ({int(impossible.sum())} such rows): a value the "
             f"labelled rows never showed meets an unsmoothed estimate, so its class "
-            f"responsibilities are undefined; use method='map' or 'mean'.")
+            f"responsibilities are undefined; use method='mean', or 'map' with concentrations "
+            f"above 1 (alpha=2: MAP is add-one smoothing; at alpha=1 MAP is ML).")
     return np.exp(joint - norm)
 
 

@@ -298,3 +298,16 @@ def test_a_partial_fit_update_of_zero_weights_changes_nothing_but_the_decay(x64)
     np.testing.assert_allclose(decayed.predict_proba(X), half.predict_proba(X), rtol=1e-12)
     with pytest.raises(ValueError, match="zero for every row"):
         bnb.NaiveBayes().partial_fit(X[4:], y[4:], sample_weight=w[4:], classes=["a", "b"])
+
+
+def test_fit_em_under_an_unsmoothed_map_points_to_a_way_that_works():
+    """A level only the unlabelled rows show: MAP at alpha=1 is ML and cannot score it; the
+    message told a MAP model to use 'map'. Its advice (alpha=2) fits."""
+    X = pd.DataFrame({"c": ["p", "q", "p", "q"]})
+    y = ["a", "b", "a", "b"]
+    U = pd.DataFrame({"c": ["p", "new"]})
+    with pytest.raises(ValueError, match=r"use method='mean', or 'map' with concentrations "
+                                         r"above 1 \(alpha=2"):
+        fit_em(bnb.NaiveBayes(method="map"), X, y, U)
+    clf = fit_em(bnb.NaiveBayes({"c": bnb.Categorical(alpha=2.0)}, method="map"), X, y, U)
+    assert np.all(np.isfinite(clf.predict_log_proba(U)))
