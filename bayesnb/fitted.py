@@ -489,8 +489,15 @@ def merge_models(models) -> FittedModel:
         if not np.array_equal(m.classes, first.classes):
             raise ValueError(f"model {i} has classes {list(m.classes)}, model 0 has "
                              f"{list(first.classes)}; declare classes= in partial_fit.")
-        if len(m.blocks) != len(first.blocks) or tuple(m.columns) != tuple(first.columns):
-            raise ValueError(f"model {i} has other columns or blocks than model 0.")
+        if tuple(m.columns) != tuple(first.columns):
+            what = ("the same columns in another order" if sorted(map(str, m.columns)) ==
+                    sorted(map(str, first.columns)) else "other columns")
+            raise ValueError(f"model {i} has {what} than model 0 ({list(m.columns)[:10]} "
+                             f"against {list(first.columns)[:10]}); fit every part on the "
+                             f"columns in one order.")
+        if len(m.blocks) != len(first.blocks):
+            raise ValueError(f"model {i} has {len(m.blocks)} blocks of columns, model 0 "
+                             f"{len(first.blocks)}.")
         for a, b in zip(first.blocks, m.blocks, strict=True):
             if type(a.family) is not type(b.family) or a.family != b.family:
                 raise ValueError(f"columns {list(a.schema.columns)}: model {i} uses "

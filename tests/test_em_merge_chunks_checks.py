@@ -311,3 +311,15 @@ def test_fit_em_under_an_unsmoothed_map_points_to_a_way_that_works():
         fit_em(bnb.NaiveBayes(method="map"), X, y, U)
     clf = fit_em(bnb.NaiveBayes({"c": bnb.Categorical(alpha=2.0)}, method="map"), X, y, U)
     assert np.all(np.isfinite(clf.predict_log_proba(U)))
+
+
+def test_merge_of_parts_with_their_columns_in_another_order_says_so():
+    X = pd.DataFrame({"g": [0.0, 1.0, 2.0, 3.0], "c": list("uvuv")})
+    y = ["a", "b", "a", "b"]
+    a = bnb.NaiveBayes().fit(X, y)
+    b = bnb.NaiveBayes().fit(X[["c", "g"]], y)
+    with pytest.raises(ValueError, match=r"model 1 has the same columns in another order than "
+                                         r"model 0 \(\['c', 'g'\] against \['g', 'c'\]\)"):
+        bnb.merge(a, b)
+    with pytest.raises(ValueError, match=r"model 1 has other columns than model 0"):
+        bnb.merge(a, bnb.NaiveBayes().fit(X.rename(columns={"c": "d"}), y))
