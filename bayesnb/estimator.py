@@ -339,12 +339,12 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         X, y, sample_weight, _ = labeled_rows(X, y, sample_weight, self.missing_label,
                                               self.method, partial=True)
         with update_lock(self):  # read, update, install as one: else concurrent rows are lost
-            fitted = self.__dict__.get("fitted_")
             # an update's rows may all weigh 0 (no rows: only decay applies), as a chunk of
             # fit_chunks may; a first chunk must hold some
-            model = add_chunk(fitted, self.features, as_table(X), y, sample_weight, classes,
-                              infer_counts=self.infer_counts, use_kernel=self.use_kernel,
-                              decay=decay, part=fitted is not None)
+            model = add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,
+                              sample_weight, classes, infer_counts=self.infer_counts,
+                              use_kernel=self.use_kernel, decay=decay,
+                              part="fitted_" in self.__dict__)
             return self._install(model, prepare=False)
 
     def _install(self, model: FittedModel, prepare: bool = True):

@@ -131,8 +131,8 @@ def check_layout(expected: Layout, features, X, where: str, infer_counts: bool =
     if frame is not None:  # a column with no value in this chunk has no type to compare
         empty = {c for c in frame.columns if frame[c].isna().all()}
         now = {c: first[c] if c in empty and c in first else fam for c, fam in now.items()}
-        if now == first:
-            return
+        if empty and now == first and list(got.dtypes) == list(expected.dtypes):
+            return  # (the same columns, in the same order)
     if infer_counts or as_table(X).sparse is not None:  # counts inferred: the first chunk decides
         from .families import Gaussian, Poisson
 
