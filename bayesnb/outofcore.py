@@ -281,6 +281,8 @@ def _synthetic(head, lay: Layout, levels: tuple, n: int, infer_counts: bool = Fa
         for (_, positions), block in zip(lay.level_blocks, levels, strict=True):
             for p, values in zip(positions, block, strict=True):
                 dtype = head.dtypes.iloc[p]  # a pandas category keeps its categories' order
+                if isinstance(dtype, pd.CategoricalDtype):
+                    dtype = _all_categories(dtype, values)
                 X.isetitem(p, pd.Series(_cycle(values, n, None), dtype=dtype if isinstance(
                     dtype, pd.CategoricalDtype) else object))
         return _not_counts(X, lay) if infer_counts else X
@@ -289,6 +291,22 @@ def _synthetic(head, lay: Layout, levels: tuple, n: int, infer_counts: bool = Fa
         for p, values in zip(positions, block, strict=True):
             X[:, p] = _cycle(values, n, None if X.dtype == object else np.nan)
     return _not_counts(X, lay) if infer_counts else X
+
+
+def _all_categories(dtype: pd.CategoricalDtype, values) -> pd.CategoricalDtype:
+    """The first chunk's categories, or where the scanned chunks hold others (each chunk read
+    with its own, as ``read_csv(dtype="category")`` reads them) all of them, sorted where
+    they order, as one read of the whole file sorts them."""
+    known = set(dtype.categories)
+    extra = [v for v in values if v not in known]
+    if not extra:
+        return dtype
+    every = [*dtype.categories, *extra]
+    try:
+        every = sorted(every)
+    except TypeError:  # unorderable labels: the first chunk's, then the others as scanned
+        pass
+    return pd.CategoricalDtype(every, ordered=dtype.ordered)
 
 
 def _not_counts(X, lay: Layout):

@@ -412,3 +412,22 @@ def test_the_guide_s_rounding_of_streamed_gaussian_moments(x64):
         assert abs(got - m2) / m2 < bound, (offset, abs(got - m2) / m2)
     page = (Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "outofcore.md")
     assert "e.g. 1e-9\\nfor the sums of squares".replace("\\n", "\n") in page.read_text()
+
+
+def test_chunks_read_with_their_own_categories_learn_all_of_them(tmp_path, x64):
+    """``read_csv_chunks(dtype={"c": "category"})`` gives each chunk the categories it holds:
+    a scanned source takes them all, sorted as one read of the file sorts them (a later
+    chunk's category was refused as not one of the first chunk's)."""
+    X = pd.DataFrame({"c": ["x", "y", "x", "z", "y", "w", "x", "z"]})
+    y = np.array(["a", "b"] * 4)
+    path = tmp_path / "c.csv"
+    X.assign(t=y).to_csv(path, index=False)
+    whole = pd.read_csv(path, dtype={"c": "category"}).drop(columns="t")
+    batch = bnb.NaiveBayes().fit(whole, y)
+    for source in (read_csv_chunks(path, "t", chunksize=3, dtype={"c": "category"}),
+                   [(X.iloc[:4].astype("category"), y[:4]),
+                    (X.iloc[4:].astype("category"), y[4:])]):
+        chunked = fit_chunks(bnb.NaiveBayes(), source, progress=False)
+        assert chunked.blocks_[0].schema.levels == (("w", "x", "y", "z"),)
+        np.testing.assert_allclose(chunked.predict_proba(whole), batch.predict_proba(whole),
+                                   rtol=1e-12)
