@@ -174,9 +174,9 @@ def leave_one_out(model: FittedModel, method: str, class_alpha, class_prior, X, 
         kept = _full_data_scores(model, method, class_alpha, class_prior, full, counts, X, n)
         pointwise = np.empty(n)
         if live.size < n:
-            pointwise[np.setdiff1d(np.arange(n), live)] = _weightless_rows(
-                model, method, class_alpha, class_prior, full, counts, X, all_codes, live,
-                quantity)
+            dead = np.setdiff1d(np.arange(n), live)
+            pointwise[dead] = _weightless_rows(model, method, class_alpha, class_prior, full,
+                                               counts, X, all_codes, dead, quantity)
 
         def without(b: int, i: int):  # block b's statistics of row i's class without row i
             return _class_without(model.blocks[b], xs[b], codes, weight, i)
@@ -263,6 +263,7 @@ def _host_statistics(model, xs, codes, weight, n_classes) -> tuple:
 
 
 def _block_host_statistics(block, x, codes, weight, n_classes):
+    """One block's per-class statistics of the encoded ``x`` on the host (float64)."""
     form = form_of(block.family)
     if form.host_counting:
         return form.host_stats(x, codes, weight, n_classes, levels_of(block.schema))
@@ -341,19 +342,15 @@ def _left_out(model, method, class_alpha, class_prior, full, counts, kept, raws,
     return out
 
 
-def _weightless_rows(model, method, class_alpha, class_prior, full, counts, X, codes, live,
+def _weightless_rows(model, method, class_alpha, class_prior, full, counts, X, codes, dead,
                      quantity) -> np.ndarray:
-    """The pointwise values of the rows of weight 0 (not in ``live``): the full fit's own
+    """The pointwise values of the rows ``dead`` of weight 0: the full fit's own
     log p(y_i | x_i) or log p(x_i, y_i), as ``predict_log_proba`` gives them (a value the fit
     never saw scored by the model's rule for unseen levels)."""
-    scorer = table_scorer(model.replace(blocks=tuple(
-        b._replace(stats=s) for b, s in zip(model.blocks, full, strict=True)),
-        class_count=counts), method, class_alpha, class_prior)
+    scorer = _full_fit_scorer(model, method, class_alpha, class_prior, full, counts)
     with warnings.catch_warnings():  # an unseen value: said once, by the first prediction
         warnings.simplefilter("ignore", UnseenCategoryWarning)
-        scores = scorer.scores(X, "joint")[0]
-    dead = np.setdiff1d(np.arange(scores.shape[0]), live)
-    scores = scores[dead]
+        scores = scorer.scores(X, "joint")[0][dead]
     own = scores[np.arange(len(dead)), codes[dead]]
     if quantity == "joint":
         return own
@@ -409,16 +406,24 @@ def _full_data_scores(model, method, class_alpha, class_prior, full, counts, X,
     """``(n, K)`` the ``n`` rows' joint scores under the tables of the full data's statistics
     ``full`` (as a prediction makes them, constants included), less the class prior, summed
     over the blocks whose classes have tables of their own (not ``couples_classes``)."""
-    blocks = [b._replace(stats=s) for b, s in zip(model.blocks, full, strict=True)
-              if not b.family.couples_classes()]
-    if not blocks:
+    if all(b.family.couples_classes() for b in model.blocks):
         return np.zeros((n, len(counts)))
-    scorer = table_scorer(model.replace(blocks=tuple(blocks), class_count=counts), method,
-                          class_alpha, class_prior)
+    scorer = _full_fit_scorer(model, method, class_alpha, class_prior, full, counts,
+                              own_tables_only=True)
     joint = scorer.scores(X, "joint")[0]
     # a class of prior probability 0 keeps it without the row: -inf, whatever its scores
     with np.errstate(invalid="ignore"):  # -inf less -inf
         return np.where(np.isneginf(scorer.log_prior), -np.inf, joint - scorer.log_prior)
+
+
+def _full_fit_scorer(model, method, class_alpha, class_prior, full, counts,
+                     own_tables_only: bool = False):
+    """The prediction scorer of ``model`` with the statistics ``full`` (recounted in
+    float64), of its blocks whose classes have tables of their own with ``own_tables_only``."""
+    blocks = tuple(b._replace(stats=s) for b, s in zip(model.blocks, full, strict=True)
+                   if not (own_tables_only and b.family.couples_classes()))
+    return table_scorer(model.replace(blocks=blocks, class_count=counts), method, class_alpha,
+                        class_prior)
 
 
 def _downdated_scores(block, method, full, row, x) -> np.ndarray:

@@ -113,7 +113,8 @@ def check_layout(expected: Layout, features, X, where: str, infer_counts: bool =
     rule, as the first chunk does), but a value that is not a count in a column made Poisson
     is an error (a batch fit would have made it Gaussian)."""
     first = {c: fam for fam, cols in expected.families for c in cols}
-    columns = as_table(X).columns
+    table = as_table(X)
+    columns = table.columns
     missing = [c for c in first if c not in set(columns)]
     extra = [c for c in columns if c not in first]
     if missing or extra:
@@ -127,13 +128,13 @@ def check_layout(expected: Layout, features, X, where: str, infer_counts: bool =
     if got.families == expected.families:
         return
     now = {c: fam for fam, cols in got.families for c in cols}
-    frame = as_table(X).frame
+    frame = table.frame
     if frame is not None:  # a column with no value in this chunk has no type to compare
         empty = {c for c in frame.columns if frame[c].isna().all()}
         now = {c: first[c] if c in empty and c in first else fam for c, fam in now.items()}
         if empty and now == first and list(got.dtypes) == list(expected.dtypes):
             return  # (the same columns, in the same order)
-    if infer_counts or as_table(X).sparse is not None:  # counts inferred: the first chunk decides
+    if infer_counts or table.sparse is not None:  # counts inferred: the first chunk decides
         from .families import Gaussian, Poisson
 
         broken = next((c for c in first if first[c] is Poisson and now.get(c) is Gaussian),

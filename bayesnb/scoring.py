@@ -360,8 +360,7 @@ def _check_some_density(block, table, x: np.ndarray, scores: np.ndarray) -> None
         f"{shown}) has density 0 in every class: {block.family!r} (bandwidth at most "
         f"{widest:.3g}) does not reach it from the training values, so p(class | x) is "
         f"undefined under every method. Use a larger bandwidth (e.g. adjust={2 * adjust:g}) "
-        f"or a kernel of unbounded support "
-        f"(kernel='gaussian').")
+        f"or a kernel of unbounded support (kernel='gaussian').")
 
 
 def check_rows_defined(norm: np.ndarray, method: str) -> None:

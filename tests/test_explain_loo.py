@@ -541,6 +541,10 @@ def test_loo_without_an_outlier_counts_its_class_again(family, method, x64, loo_
         got = bnb.NaiveBayes(features, method=method).fit(X, y).loo(X, y, quantity="joint")
         want = _brute_force(features, method, pd.DataFrame(X), y, joint=True)
         np.testing.assert_allclose(got.pointwise, want, rtol=1e-12, err_msg=f"d={d}")
+        with jax.enable_x64(False):  # a float32 fit: loo recounts in float64, the same
+            fit32 = bnb.NaiveBayes(features, method=method).fit(X, y)
+            np.testing.assert_allclose(fit32.loo(X, y, quantity="joint").pointwise, want,
+                                       rtol=1e-12, err_msg=f"float32, d={d}")
 
 
 @pytest.mark.parametrize("method", ["mean", "bayes"])
