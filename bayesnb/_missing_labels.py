@@ -76,10 +76,12 @@ def keep_rows(X, y, sample_weight, keep: np.ndarray) -> tuple:
 
 
 def labeled_rows(X, y, sample_weight, missing_label: str, method: str,
-                 partial: bool = False) -> tuple:
-    """``(X, y, sample_weight, unlabeled)`` for a fit (``partial``: an update) under
-    ``missing_label`` (module docs): ``unlabeled`` is the rows of ``X`` without a label that
-    ``method="mcmc"`` uses, or None."""
+                 partial: bool = False, updating: bool = False) -> tuple:
+    """``(X, y, sample_weight, unlabeled)`` for a fit (``partial``: a ``partial_fit`` call;
+    ``updating``: of a fitted model) under ``missing_label`` (module docs): ``unlabeled`` is
+    the rows of ``X`` without a label that ``method="mcmc"`` uses, or None. Under "drop", an
+    update whose labels are all missing keeps no rows (it adds nothing, as rows of weight 0
+    do); a fit of no rows is refused."""
     setting = check_missing_label(missing_label)
     missing = missing_labels(y)
     if missing is None or not missing.any():
@@ -87,11 +89,13 @@ def labeled_rows(X, y, sample_weight, missing_label: str, method: str,
     n, first = int(missing.sum()), int(np.argmax(missing))
     what = f"y has {n} missing labels (None, NaN or pd.NA; first at row {first})"
     if setting == "drop":
-        if missing.all():
+        if missing.all() and not updating:
             raise ValueError(f"{what}: every label is missing, so missing_label='drop' "
                              "leaves nothing to fit.")
-        warnings.warn(f"{what}: missing_label='drop' leaves these {n} rows out of the fit "
-                      f"(as R's naivebayes does).", MissingLabelWarning, stacklevel=3)
+        left = ("them all out, so this update adds nothing" if missing.all() else
+                f"these {n} rows out of the fit (as R's naivebayes does)")
+        warnings.warn(f"{what}: missing_label='drop' leaves {left}.", MissingLabelWarning,
+                      stacklevel=3)
         return (*keep_rows(X, y, sample_weight, ~missing), None)
     if setting == "unlabeled" and method == "mcmc" and not partial:
         if sample_weight is not None:

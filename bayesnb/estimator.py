@@ -60,7 +60,9 @@ from .fitted import (
     NutsRun,
     add_chunk,
     check_conjugate,
+    check_decay,
     check_parametric,
+    decayed,
     merge_models,
 )
 from .reports import BayesianReports
@@ -337,8 +339,11 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
                [1.  , 0.5 , 4.75]])"""
         self._check_method()
         X, y, sample_weight, _ = labeled_rows(X, y, sample_weight, self.missing_label,
-                                              self.method, partial=True)
+                                              self.method, partial=True,
+                                              updating="fitted_" in self.__dict__)
         with update_lock(self):  # read, update, install as one: else concurrent rows are lost
+            if len(y) == 0:  # every label missing, and dropped: an update of no rows
+                return self._install(decayed(self.fitted_, check_decay(decay)), prepare=False)
             # an update's rows may all weigh 0 (no rows: only decay applies), as a chunk of
             # fit_chunks may; a first chunk must hold some
             model = add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,

@@ -190,6 +190,24 @@ def test_drop_in_partial_fit_and_the_other_settings(x64):
         bnb.NaiveBayes(missing_label="skip").fit(X, y)
 
 
+def test_drop_update_with_every_label_missing_adds_nothing(x64):
+    """An update whose labels are all missing keeps no rows under "drop", as an update of
+    weight-0 rows: the model is the fit without it (decay still applies); a first call of
+    such rows is refused (nothing to fit)."""
+    X, y = temperature_with_missing(None)  # rows 14 and 15 lack their label
+    online = bnb.NaiveBayes(bnb.Gaussian(), method="ml", class_alpha=0, missing_label="drop")
+    online.partial_fit(X[:14], y[:14])
+    with pytest.warns(MissingLabelWarning, match="leaves them all out, so this update adds"):
+        online.partial_fit(X[14:], y[14:])
+    sk = GaussianNB(var_smoothing=0).fit(X[:14], y[:14].astype(str))
+    np.testing.assert_allclose(online.predict_proba(X), sk.predict_proba(X), rtol=1e-10)
+    with pytest.warns(MissingLabelWarning):
+        online.partial_fit(X[14:], y[14:], decay=0.5)
+    np.testing.assert_allclose(online.class_count_, sk.class_count_ / 2, rtol=1e-15)
+    with pytest.raises(ValueError, match="every label is missing"):
+        bnb.NaiveBayes(missing_label="drop").partial_fit(X[14:], y[14:])
+
+
 def test_missing_label_is_a_parameter_and_saved(tmp_path):
     X, y = temperature_with_missing(None)
     clf = bnb.NaiveBayes(missing_label="drop")
