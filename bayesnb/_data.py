@@ -374,7 +374,8 @@ def encode_labels(y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
                else pd.isna(pd.Series(y, dtype=object)).to_numpy())
     if missing.any():
         raise ValueError(f"y has {int(missing.sum())} missing labels (first at row "
-                         f"{int(np.argmax(missing))}); labels must be observed.")
+                         f"{int(np.argmax(missing))}); labels must be observed here "
+                         f"(NaiveBayes(missing_label='drop') leaves such rows out).")
     if y.dtype == object:
         _refuse_mixed_labels(y)
         numbers = np.array([isinstance(v, float | np.floating) for v in y])

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from . import fitted, outofcore
+from ._missing_labels import missing_labels
 
 if TYPE_CHECKING:
     import dask.array as da
@@ -73,8 +74,9 @@ def fit(model: bayesnb.NaiveBayes, X: da.Array | dd.DataFrame, y: ArrayLike,
     -------
     model : NaiveBayes
         Fitted with the classes, levels and statistics of ``model.fit(X.compute(),
-        y.compute())``. Rows with a missing label are an error (semi-supervised MCMC fitting
-        needs the rows in memory).
+        y.compute())``. Rows with a missing label are left out under
+        ``missing_label="drop"`` (with one ``MissingLabelWarning``), else an error
+        (semi-supervised MCMC fitting needs the rows in memory).
 
     Examples
     --------
@@ -104,22 +106,29 @@ def fit(model: bayesnb.NaiveBayes, X: da.Array | dd.DataFrame, y: ArrayLike,
     x64 = float64_mode()
     kernel = getattr(model, "use_kernel", False)
     lay = outofcore.layout(model.features, meta, use_kernel=kernel)
-    summaries = [dask.delayed(_scan_partition)(lay, model.features, x, y_, w, i, x64, kernel)
+    # missing_label='drop' leaves rows without a label out of both passes, as fit_chunks does
+    drop = getattr(model, "missing_label", None) == "drop"
+    summaries = [dask.delayed(_scan_partition)(lay, model.features, x, y_, w, i, x64, kernel,
+                                               drop)
                  for i, (x, y_, w) in enumerate(zip(xs, ys, ws, strict=True))]
-    (summary,) = dask.compute(_tree(summaries, outofcore.combine, split_every))
+    dropped = [dask.delayed(_n_missing)(y_) for y_ in ys] if drop else []
+    summary, *dropped = dask.compute(_tree(summaries, outofcore.combine, split_every), *dropped)
+    if summary is None and sum(dropped):
+        outofcore.refuse_all_dropped(sum(dropped))
     if summary is None:
         raise ValueError("X has no rows: there is nothing to fit.")
     outofcore.check_weighed(summary)
     template = outofcore.start(model.features, lay, summary, use_kernel=kernel)
     shipped = dask.delayed(fitted.to_numpy(template))
     families = template.families
-    parts = [dask.delayed(_stats_partition)(shipped, x, y_, w, i, x64)
+    parts = [dask.delayed(_stats_partition)(shipped, x, y_, w, i, x64, drop)
              for i, (x, y_, w) in enumerate(zip(xs, ys, ws, strict=True))]
     merge = _Merge(families, x64)
     (stats,) = dask.compute(_tree(parts, merge, split_every))
     if stats is None:
         raise ValueError("X has no rows: there is nothing to fit.")
     outofcore.check_total(stats)
+    outofcore.warn_dropped(sum(dropped), stacklevel=4)
     # as fit: undefined estimates are reported and NUTS runs before the model is installed
     return model._install(fitted.with_statistics(template, stats))
 
@@ -333,8 +342,20 @@ class _Merge:
             return fitted.merge_statistics(self.families, a, b)
 
 
-def _scan_partition(lay, features, X, y, w, i: int, x64: bool, use_kernel: bool = False):
+def _n_missing(y) -> int:
+    missing = missing_labels(y)
+    return 0 if missing is None else int(missing.sum())
+
+
+def _labelled(X, y, w, drop: bool) -> outofcore.Chunk:
+    """The partition without its rows whose label is missing, under ``drop``."""
+    return outofcore.labelled_chunk(outofcore.Chunk(X, y, w), drop, [])
+
+
+def _scan_partition(lay, features, X, y, w, i: int, x64: bool, use_kernel: bool = False,
+                    drop: bool = False):
     where = f"partition {i}"
+    X, y, w = _labelled(X, y, w, drop)
     with jax.enable_x64(x64):
         outofcore.check_layout(lay, features, X, where, use_kernel=use_kernel, sample_weight=w)
         try:
@@ -343,7 +364,8 @@ def _scan_partition(lay, features, X, y, w, i: int, x64: bool, use_kernel: bool 
             raise type(err)(f"{where}: {err}") from err
 
 
-def _stats_partition(template, X, y, w, i: int, x64: bool):
+def _stats_partition(template, X, y, w, i: int, x64: bool, drop: bool = False):
+    X, y, w = _labelled(X, y, w, drop)
     with jax.enable_x64(x64):
         try:
             return outofcore.chunk_stats(template, X, y, w)

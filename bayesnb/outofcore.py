@@ -418,16 +418,14 @@ def fit_chunks(model: bayesnb.NaiveBayes, chunks: Iterable[tuple] | Callable[[],
     drop = getattr(model, "missing_label", None) == "drop"
     first, skipped, dropped_first = None, 0, []
     for item in iterator:
-        first = _labelled(_as_chunk(item, skipped), drop, dropped_first)
+        first = labelled_chunk(_as_chunk(item, skipped), drop, dropped_first)
         if as_table(first.X).n_rows:
             break
         skipped += 1
     if first is None:
         raise ValueError("chunks is empty: there is nothing to fit.")
     if dropped_first and as_table(first.X).n_rows == 0:
-        raise ValueError(f"y has {sum(dropped_first)} missing labels (None, NaN or pd.NA) and "
-                         f"no other: every label is missing, so missing_label='drop' leaves "
-                         f"nothing to fit.")
+        refuse_all_dropped(sum(dropped_first))
     counts = getattr(model, "infer_counts", False)  # the first chunk decides (check_layout)
     kernel = getattr(model, "use_kernel", False)
     lay = _in_chunk(skipped, layout, model.features, first.X, counts, use_kernel=kernel,
@@ -472,7 +470,7 @@ def fit_chunks(model: bayesnb.NaiveBayes, chunks: Iterable[tuple] | Callable[[],
     # rows dropped from chunks this pass reads (one pass: the first pass's too)
     dropped = [] if two_pass else dropped_first
     for i, item in enumerate(stream, start=offset):
-        chunk = _labelled(_as_chunk(item, i), drop, dropped)
+        chunk = labelled_chunk(_as_chunk(item, i), drop, dropped)
         check_layout(lay, model.features, chunk.X, f"chunk {i}", counts, use_kernel=kernel,
                      sample_weight=chunk.sample_weight)
         n = as_table(chunk.X).n_rows
@@ -488,11 +486,7 @@ def fit_chunks(model: bayesnb.NaiveBayes, chunks: Iterable[tuple] | Callable[[],
     if stats is None:
         raise ValueError("every chunk is empty: there is nothing to fit.")
     check_total(stats)
-    if sum(dropped):
-        n = sum(dropped)
-        warnings.warn(f"y has {n} missing labels (None, NaN or pd.NA): missing_label='drop' "
-                      f"leaves these {n} rows out of the fit (as R's naivebayes does).",
-                      MissingLabelWarning, stacklevel=2)
+    warn_dropped(sum(dropped), stacklevel=3)
     # as fit: undefined estimates are reported and NUTS runs before the model is installed
     return model._install(fitted.with_statistics(template, stats))
 
@@ -524,7 +518,20 @@ def _in_chunk(i, fn, *args, **kwargs):
         raise prefixed from err
 
 
-def _labelled(chunk: Chunk, drop: bool, dropped: list) -> Chunk:
+def refuse_all_dropped(n: int) -> None:
+    raise ValueError(f"y has {n} missing labels (None, NaN or pd.NA) and no other: every "
+                     f"label is missing, so missing_label='drop' leaves nothing to fit.")
+
+
+def warn_dropped(n: int, stacklevel: int) -> None:
+    """One warning for the ``n`` rows a chunked fit left out (none when ``n`` is 0)."""
+    if n:
+        warnings.warn(f"y has {n} missing labels (None, NaN or pd.NA): missing_label='drop' "
+                      f"leaves these {n} rows out of the fit (as R's naivebayes does).",
+                      MissingLabelWarning, stacklevel=stacklevel)
+
+
+def labelled_chunk(chunk: Chunk, drop: bool, dropped: list) -> Chunk:
     """``chunk`` without its rows whose label is missing when ``drop``
     (``missing_label="drop"``, as ``fit`` leaves them out), their number appended to
     ``dropped``. A ``y`` of another length than ``X`` is left as it is, for the fit's own
@@ -549,7 +556,7 @@ def _scan(lay, features, items, offset, bar, infer_counts: bool = False,
           use_kernel: bool = False, drop: bool = False) -> Summary:
     summary, rows = None, 0
     for i, item in enumerate(items, start=offset):
-        chunk = _labelled(_as_chunk(item, i), drop, [])
+        chunk = labelled_chunk(_as_chunk(item, i), drop, [])
         check_layout(lay, features, chunk.X, f"chunk {i}", infer_counts, use_kernel=use_kernel,
                      sample_weight=chunk.sample_weight)
         part = _in_chunk(i, summarise, lay, chunk.X, chunk.y, chunk.sample_weight)

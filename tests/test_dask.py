@@ -184,3 +184,26 @@ def test_unnamed_index_stays_unnamed(x64):
         model = bnb.NaiveBayes().fit(dX, dy)
         proba = model.predict_proba(dX)
         assert proba._meta.index.name is None and proba.compute().index.name is None
+
+
+def test_missing_label_drop_leaves_the_rows_out_as_fit_does(x64):
+    """missing_label='drop' leaves the rows without a label out of both passes, with one
+    warning counting them, as the in-memory fit does (the in-memory fit of the labelled rows
+    is the reference); the other settings refuse them, naming 'drop'."""
+    X, y = sorted_titanic()
+    y = y.astype(object).copy()
+    y.iloc[[0, 5, 700, 701, 2200]] = None  # in the first, a middle and the last partition
+    frame = dd.from_pandas(X.assign(Survived=y), npartitions=4, sort=False)
+    dX, dy = frame[list(X.columns)], frame["Survived"]
+    kept = y.notna().to_numpy()
+    batch = bnb.NaiveBayes(method="mean").fit(X[kept], y[kept].astype(str))
+    with dask.config.set(scheduler="threads"):
+        with pytest.warns(bnb.MissingLabelWarning, match="5 missing labels.*these 5 rows out"):
+            model = bnb.NaiveBayes(method="mean", missing_label="drop").fit(dX, dy)
+        assert_same_fit(model, batch)
+        with pytest.raises(ValueError, match=r"missing labels.*missing_label='drop'"):
+            bnb.NaiveBayes(method="mean").fit(dX, dy)
+        empty = dd.from_pandas(pd.Series([None] * len(y), dtype=object, index=X.index),
+                               npartitions=4, sort=False)
+        with pytest.raises(ValueError, match="every label is missing"):
+            bnb.NaiveBayes(missing_label="drop").fit(dX, empty)
