@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -54,8 +55,42 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
         page = out / "generated" / f"bayesnb.{name}.html"
         assert page.is_file(), name
         assert f"bayesnb.{name}" in page.read_text(encoding="utf-8"), name
+    for name in api_entries(ROOT / "docs" / "api.rst"):  # the submodules' functions too
+        assert (out / "generated" / f"{name}.html").is_file(), name
     for script in (ROOT / "examples").glob("*.py"):  # one gallery page per example
         assert (out / "auto_examples" / f"{script.stem}.html").is_file(), script.name
     for page in ("index", "getting_started", "coursework", "coming_from_r",
                  "coming_from_sklearn", "architecture", "user_guide/cli"):
         assert (out / f"{page}.html").is_file(), page
+
+
+def api_entries(page: Path) -> list[str]:
+    """Every ``module.name`` that ``api.rst``'s autosummary tables list, by the
+    ``currentmodule`` above each."""
+    module, entries, listing = "bayesnb", [], False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith(".. currentmodule::"):
+            module = line.split("::")[1].strip()
+        elif line.startswith(".. autosummary::"):
+            listing = True
+        elif listing and line.startswith("   ") and not line.strip().startswith(":"):
+            entries.append(f"{module}.{line.strip()}")
+        elif line.strip() and not line.startswith("   "):
+            listing = False
+    return entries
+
+
+def test_the_api_reference_lists_the_submodule_functions_the_guides_import():
+    """Each ``from bayesnb.<module> import <name>`` of the README and the guides names a
+    function with a page in the API reference."""
+    listed = set(api_entries(ROOT / "docs" / "api.rst"))
+    assert {"bayesnb.NaiveBayes", "bayesnb.outofcore.fit_chunks"} <= listed
+    pages = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
+    imported = {f"bayesnb.{module}.{name.strip()}"
+                for page in pages
+                for module, names in re.findall(r"from bayesnb\.(\w+) import ([\w, ]+)",
+                                                page.read_text(encoding="utf-8"))
+                for name in names.split(",") if name.strip()}
+    # ConvergenceWarning is listed where users meet it, as bayesnb.ConvergenceWarning
+    imported.discard("bayesnb.inference.ConvergenceWarning")
+    assert imported and imported <= listed, sorted(imported - listed)
