@@ -124,16 +124,21 @@ def has_feature_names(columns, frame: bool) -> bool:
     return frame and len(columns) > 0 and all(isinstance(c, str) for c in columns)
 
 
+class FeatureNamesWarning(UserWarning):
+    """scikit-learn's feature-names ``UserWarning``, as a class of its own so that a prediction
+    reading ``X`` a second time (blocks scored apart) can leave out its repeat."""
+
+
 def warn_feature_names(fitted: bool, given: bool, estimator: str, stacklevel: int = 2) -> None:
     """scikit-learn's ``UserWarning`` (its words) where a fit and an input matched by position
     disagree on having feature names (:func:`has_feature_names`): the columns may not be the
     ones the model read."""
     if given and not fitted:
         warnings.warn(f"X has feature names, but {estimator} was fitted without feature names",
-                      UserWarning, stacklevel=stacklevel + 1)
+                      FeatureNamesWarning, stacklevel=stacklevel + 1)
     elif fitted and not given:
         warnings.warn(f"X does not have valid feature names, but {estimator} was fitted with "
-                      f"feature names", UserWarning, stacklevel=stacklevel + 1)
+                      f"feature names", FeatureNamesWarning, stacklevel=stacklevel + 1)
 
 
 class AbsentColumnWarning(UserWarning):

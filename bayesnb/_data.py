@@ -283,8 +283,9 @@ def as_table(X: Any) -> Table:
             raise ValueError(f"column {dup!r} appears more than once in X.")
         return Table(tuple(X.columns), X, None, layout=FrameLayout(X))
     if isinstance(X, pd.Series):
-        raise ValueError("X must be 2-D (rows x columns); got a pandas Series. "
-                         "Use X.to_frame() for a single column.")
+        raise ValueError("X must be 2-D (rows x columns); got a pandas Series. Use "
+                         "X.to_frame() for a single column, X.to_frame().T for a single row "
+                         "(such as df.iloc[0]; or df.iloc[[0]]).")
     from scipy import sparse
 
     if sparse.issparse(X):
@@ -473,9 +474,36 @@ def labels_to_codes(y: Any, classes: np.ndarray) -> np.ndarray:
     _refuse_mixed_labels(y, classes)
     index = pd.Index(classes, dtype=object).get_indexer(pd.Index(y, dtype=object))
     if np.any(index < 0):
-        raise ValueError(f"label {y[np.argmax(index < 0)]!r} is not one of the classes "
-                         f"{list(classes)}.")
+        label = y[np.argmax(index < 0)]
+        kinds = (f" (of type {type(_plain(label)).__name__}; the classes are of type "
+                 f"{type(_plain(classes[0])).__name__})" if len(classes) and
+                 type(_plain(label)) is not type(_plain(classes[0])) else "")
+        raise ValueError(f"label {_plain(label)!r} is not one of the classes "
+                         f"{np.asarray(classes).tolist()}{kinds}.")
     return index.astype(np.int32)
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def declared_classes(classes: Any) -> np.ndarray:
+    """``classes=`` (every label, declared up front) as its sorted labels: a list, tuple,
+    array or pandas Series of distinct labels, none missing; anything else is refused."""
+    if isinstance(classes, str | bytes | set | frozenset | dict) or np.ndim(classes) != 1:
+        raise ValueError(f"classes must be a list or 1-D array of labels, got "
+                         f"{type(classes).__name__} {_show([classes])}.")
+    # a list as encode_labels reads y's (a NaN stays one); an array keeps its dtype
+    values = (classes.to_numpy() if isinstance(classes, pd.Series | pd.Index) else
+              classes if isinstance(classes, np.ndarray | list | tuple) else list(classes))
+    missing = pd.isna(pd.Series(list(values), dtype=object)).to_numpy()
+    if missing.any():
+        raise ValueError(f"classes has a missing label (None, NaN or pd.NA) at position "
+                         f"{int(np.argmax(missing))}; every class needs a label.")
+    declared, _ = encode_labels(values, len(values))
+    if len(declared) != len(values):
+        raise ValueError("classes has repeated labels.")
+    return declared
 
 
 class BlockSpec(NamedTuple):

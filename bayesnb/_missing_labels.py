@@ -52,6 +52,8 @@ def missing_labels(y) -> np.ndarray | None:
     """Boolean mask of the missing labels of ``y`` (None when ``y`` is None)."""
     if y is None:
         return None
+    if isinstance(y, list | tuple):  # NumPy would read ["a", nan] as the strings "a", "nan"
+        y = np.array(y, dtype=object)
     values = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.Index) else y)
     if values.dtype.kind in "biuUS":
         return np.zeros(values.reshape(-1).shape, dtype=bool)

@@ -342,14 +342,13 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
                                               self.method, partial=True,
                                               updating="fitted_" in self.__dict__)
         with update_lock(self):  # read, update, install as one: else concurrent rows are lost
-            if len(y) == 0:  # every label missing, and dropped: an update of no rows
-                return self._install(decayed(self.fitted_, check_decay(decay)), prepare=False)
             # an update's rows may all weigh 0 (no rows: only decay applies), as a chunk of
-            # fit_chunks may; a first chunk must hold some
-            model = add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,
-                              sample_weight, classes, infer_counts=self.infer_counts,
-                              use_kernel=self.use_kernel, decay=decay,
-                              part="fitted_" in self.__dict__)
+            # fit_chunks may, or all lack their label under "drop"; a first chunk must hold some
+            model = (decayed(self.fitted_, check_decay(decay)) if len(y) == 0 else
+                     add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,
+                               sample_weight, classes, infer_counts=self.infer_counts,
+                               use_kernel=self.use_kernel, decay=decay,
+                               part="fitted_" in self.__dict__))
             return self._install(model, prepare=False)
 
     def _install(self, model: FittedModel, prepare: bool = True):

@@ -30,6 +30,7 @@ from ._data import (
     FrameBlock,
     SparseRows,
     Table,
+    declared_classes,
     declared_columns,
     encode_labels,
     factor_levels,
@@ -160,11 +161,7 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
     weight = check_weight(sample_weight, table.n_rows, part)
     if model is None:
         if classes is not None:
-            classes = np.asarray(classes)
-            declared, _ = encode_labels(classes, len(classes))
-            if len(declared) != len(classes):
-                raise ValueError("classes has repeated labels.")
-            classes, codes = declared, None
+            classes, codes = declared_classes(classes), None
         else:
             classes, codes = encode_labels(y, table.n_rows)
     else:
@@ -202,13 +199,11 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
         if model.stated is not None:
             raise ValueError("a model built from stated tables (from_tables) has no statistics "
                              "to update; fit a model on data to update it with partial_fit.")
-        if classes is not None:
-            declared, _ = encode_labels(np.asarray(classes), len(classes))
-            if len(declared) != len(classes) or not np.array_equal(declared, model.classes):
-                raise ValueError(f"classes={list(np.asarray(classes))} differs from the "
-                                 f"classes of the model being updated, "
-                                 f"{list(model.classes)}; declare every class on the first "
-                                 f"call.")
+        if classes is not None and not np.array_equal(declared_classes(classes),
+                                                      model.classes):
+            raise ValueError(f"classes={declared_classes(classes).tolist()} differs from the "
+                             f"classes of the model being updated, {model.classes.tolist()}; "
+                             f"declare every class on the first call.")
         raws = []
         for b, pos in zip(model.blocks, block_positions(model, table), strict=True):
             raws.append(table.block(b.schema.columns, pos, on_device=kernel_reads_raw(b.family),

@@ -39,6 +39,7 @@ from ._data import (
     SparseRows,
     _refuse_mixed_labels,
     as_table,
+    declared_classes,
     encode_labels,
     labels_to_codes,
     resolve_features,
@@ -258,10 +259,9 @@ def start(features, lay: Layout, summary: Summary, classes=None,
     every level once in the order ``summary`` saw them, so the schema is what a batch fit of
     all the data learns; the statistics of those rows are then set to zero (NumPy arrays, so
     the template travels between processes without JAX-dtype changes)."""
-    labels = summary.labels if classes is None else np.asarray(classes)
+    labels = summary.labels if classes is None else declared_classes(classes)
     if classes is not None:
-        declared, _ = encode_labels(labels, len(labels))
-        labels_to_codes(summary.labels, declared)  # a label outside classes= is named here
+        labels_to_codes(summary.labels, labels)  # a label outside classes= is named here
     sizes = [len(v) for block in summary.levels for v in block]
     n = max([len(labels), 1, *sizes])
     X = _synthetic(summary.head, lay, summary.levels, n, infer_counts)

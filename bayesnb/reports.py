@@ -777,7 +777,7 @@ class BayesianReports:
         Per-row working: clf.explain(x) lists the factors ...
         """
         header = ("Naive Bayes classifier (stated tables, from_tables: every method predicts "
-                  "with them)" if self.fitted_.stated is not None else
+                  "with them)" if self._fitted().stated is not None else
                   f"Naive Bayes classifier (method={self.method!r})")
         lines = [header, "", "A-priori probabilities:",
                  self.class_prior_.to_frame().T.to_string(index=False), "",

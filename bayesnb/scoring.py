@@ -15,6 +15,7 @@ decided inside, by the data and the family.
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import jax
@@ -23,7 +24,13 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ._blocks import block_source, levels_of, raw_blocks, with_absent_columns
+from ._blocks import (
+    FeatureNamesWarning,
+    block_source,
+    levels_of,
+    raw_blocks,
+    with_absent_columns,
+)
 from ._classes import class_log_prior
 from ._data import as_table
 from ._joined_blocks import join, joined_blocks, joined_model
@@ -122,11 +129,13 @@ class TableScorer(NamedTuple):
         scorer = self._replace(model=self.model.replace(blocks=tuple(
             self.model.blocks[i] for i in rest)), tables=tuple(self.tables[i] for i in rest))
         output = "joint" if output == "joint" else "partial"
-        try:
-            return scorer.scores(X, output)[0]
-        except _kernels.InexactScores:
-            with jax.enable_x64(True):
+        with warnings.catch_warnings():  # X read again: its feature-names warning was given
+            warnings.simplefilter("ignore", FeatureNamesWarning)
+            try:
                 return scorer.scores(X, output)[0]
+            except _kernels.InexactScores:
+                with jax.enable_x64(True):
+                    return scorer.scores(X, output)[0]
 
     def _host_scores(self, block, table, raw, n: int, output: str) -> np.ndarray:
         """``(n, K)`` float64 log p(x | c) of a block scored on the host, constants included:

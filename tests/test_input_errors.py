@@ -790,3 +790,69 @@ def test_dates_and_times_get_no_inferred_family(values):
     assert pd.api.types.is_numeric_dtype(eval(way_out, {"X": X}))  # noqa: S307
     declared = bnb.NaiveBayes({"when": bnb.Categorical()}).fit(X, y)
     assert [type(b.family).__name__ for b in declared.blocks_] == ["Categorical", "Gaussian"]
+
+
+# ---------------------------------------------------------------------- labels and classes=
+def test_a_nan_among_string_labels_in_a_list_is_a_missing_label():
+    """NumPy reads ["a", nan] as the strings "a", "nan": the NaN of a list (or tuple) of
+    labels is still a missing label, dropped under "drop" as in an object array; the
+    reference is the fit of the labelled rows."""
+    X = [[0.0], [1.0], [2.0], [3.0], [4.0]]
+    labelled = bnb.NaiveBayes(method="ml", class_alpha=0).fit(
+        [X[0], X[2], X[3], X[4]], ["a", "b", "a", "b"])
+    for y in (["a", np.nan, "b", "a", "b"], ("a", np.nan, "b", "a", "b")):
+        with pytest.warns(bnb.MissingLabelWarning, match="1 missing labels"):
+            clf = bnb.NaiveBayes(method="ml", class_alpha=0, missing_label="drop").fit(X, y)
+        assert clf.classes_.tolist() == ["a", "b"]
+        np.testing.assert_array_equal(clf.predict_proba(X), labelled.predict_proba(X))
+    with pytest.raises(ValueError, match="partial_fit needs every label"):
+        bnb.NaiveBayes().partial_fit(X, ["a", np.nan, "b", "a", "b"])
+
+
+@pytest.mark.parametrize("classes, message", [
+    (["a", "b", np.nan], "classes has a missing label .* at position 2"),
+    (["a", None, "b"], "classes has a missing label .* at position 1"),
+    ({"a", "b"}, "classes must be a list or 1-D array of labels, got set"),
+    ("ab", "classes must be a list or 1-D array of labels, got str 'ab'"),
+    (["a", "b", "a"], "classes has repeated labels"),
+])
+def test_declared_classes_are_distinct_labels(classes, message):
+    """A NaN in classes= became a class "nan" (which could then be predicted); a set or a
+    string failed with len() of unsized object."""
+    with pytest.raises(ValueError, match=message):
+        bnb.NaiveBayes().partial_fit([[0.0], [1.0]], ["a", "b"], classes=classes)
+
+
+def test_label_messages_show_plain_values_and_a_type_mismatch():
+    clf = bnb.NaiveBayes().partial_fit([[0.0], [1.0]], ["1", "2"])
+    with pytest.raises(ValueError, match=re.escape(
+            "label 1 is not one of the classes ['1', '2'] (of type int; the classes are of "
+            "type str)")):
+        clf.partial_fit([[0.0]], [1])
+    with pytest.raises(ValueError, match=re.escape(
+            "classes=['1', '3'] differs from the classes of the model being updated, "
+            "['1', '2']")):
+        clf.partial_fit([[0.0]], ["1"], classes=["1", "3"])
+
+
+def test_one_feature_names_warning_when_blocks_are_scored_apart(recwarn):
+    """A Gaussian and a Categorical column fitted from a DataFrame, predicted from its NumPy
+    values: scikit-learn's warning once (it came twice: the blocks scored apart read X
+    again)."""
+    frame = pd.DataFrame({"g": [0.1, 1.2, 2.3, 3.1], "c": ["x", "y", "x", "y"]})
+    clf = bnb.NaiveBayes().fit(frame, ["a", "a", "b", "b"])
+    clf.predict_proba(frame.to_numpy(dtype=object))
+    names = [w for w in recwarn if "feature names" in str(w.message)]
+    assert len(names) == 1, [str(w.message) for w in names]
+    assert issubclass(names[0].category, UserWarning)
+
+
+def test_summary_before_fit_and_a_single_row_series():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        bnb.NaiveBayes().summary()
+    frame = pd.DataFrame({"g": [0.1, 1.2, 2.3, 3.1], "h": [1.0, 0.0, 2.0, 1.0]})
+    clf = bnb.NaiveBayes().fit(frame, ["a", "a", "b", "b"])
+    with pytest.raises(ValueError, match=re.escape("X.to_frame().T for a single row")):
+        clf.predict(frame.iloc[0])
