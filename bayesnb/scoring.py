@@ -382,13 +382,18 @@ def check_rows_defined(norm: np.ndarray, method: str) -> None:
     impossible = ~np.isfinite(norm)
     if np.any(impossible):
         i = int(np.argmax(impossible))
+        advice = {"ml": "Use method='mean', 'bayes', or 'map' with a concentration above 1.",
+                  "map": "Use method='mean' or 'bayes' (under 'map' a concentration above 1 "
+                         "smooths too)."}.get(method, "Under this method only a prior of "
+                                                  "concentration 0 gives a zero probability.")
+        if not float64_mode():
+            advice += (" In float32 (JAX's default dtype) a probability below about 1e-38 is "
+                       "0: for a model with probabilities that small, enable x64: "
+                       "jax.config.update(\"jax_enable_x64\", True).")
         raise ValueError(
             f"row {i}: every class has probability zero under method={method!r} "
             f"({int(impossible.sum())} such rows), so p(class | x) is undefined; a value "
-            f"never seen in training meets an unsmoothed estimate. "
-            + ("Use method='mean' or 'bayes' (under 'map' a concentration above 1 smooths "
-               "too)." if method == "map" else "Use method='mean', 'bayes', or 'map' with a "
-               "concentration above 1."))
+            f"never seen in training meets an unsmoothed estimate. {advice}")
 
 
 def _encoded_rows(block, raw, start: int, stop: int, unseen: str) -> np.ndarray:

@@ -594,6 +594,28 @@ def test_multinomial_bayes_rows_observing_a_sliver_of_the_concentration(alpha):
                                rtol=0, atol=1e-9)
 
 
+def test_multinomial_probabilities_below_float32s_range_with_missing_counts():
+    """Multinomial(alpha=1e-35): a word a class never used has probability about 1e-37,
+    which float32 flushes to 0; a row observing only such words had every class ruled out,
+    refused as "every class has probability zero ... use method='mean'" under method='mean'
+    without naming float32. Now the x64 refusal (or agreement)."""
+    rng = np.random.default_rng(23)
+    n = 2000
+    y = np.repeat([0, 1], n // 2)
+    X = rng.poisson(5, size=(n, 20)).astype(float)
+    X[y == 0, :3] = 0  # class 0 never uses words 0..2
+    Xt = np.full((1700, 20), np.nan)
+    Xt[:, :3] = rng.poisson(2, size=(1700, 3))
+    with jax.enable_x64(True):
+        p64 = NaiveBayes(Multinomial(alpha=1e-35)).fit(X, y).predict_proba(Xt)
+    assert np.isfinite(p64).all()
+    with pytest.raises(ValueError, match="x64"):
+        NaiveBayes(Multinomial(alpha=1e-35)).fit(X, y).predict_proba(Xt)
+    with pytest.raises(ValueError, match="x64"):  # with some rows the classes keep
+        NaiveBayes(Multinomial(alpha=1e-35)).fit(X, y).predict_proba(
+            np.vstack([Xt, np.where(np.isnan(Xt), 1.0, Xt)]))
+
+
 # ------------------------------------------------------------------ evidence with sample weights
 def _weighted_data(family, rng, n):
     y = rng.integers(0, 3, n)
