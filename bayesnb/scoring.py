@@ -386,7 +386,7 @@ def check_rows_defined(norm: np.ndarray, method: str) -> None:
                   "map": "Use method='mean' or 'bayes' (under 'map' a concentration above 1 "
                          "smooths too)."}.get(method, "Under this method only a prior of "
                                                   "concentration 0 gives a zero probability.")
-        if not float64_mode():
+        if not float64_mode() and method not in ("ml", "map"):
             advice += (" In float32 (JAX's default dtype) a probability below about 1e-38 is "
                        "0: for a model with probabilities that small, enable x64: "
                        "jax.config.update(\"jax_enable_x64\", True).")
