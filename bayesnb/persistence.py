@@ -222,6 +222,9 @@ def save(model: NaiveBayes, path: str | os.PathLike[str]) -> Path:
         "mcmc": {k: _json_value(v, k) for k, v in model._mcmc_settings().items()},
         "feature_prior": _feature_prior_json(model.feature_prior),
         "missing_label": check_missing_label(model.missing_label),  # for later partial fits
+        # how a refit (a clone) reads columns that features does not declare
+        "infer_counts": bool(model.infer_counts),
+        "use_kernel": bool(model.use_kernel),
         "draws": draws,
         # draws and priors are keyed by the sites of ``bayesnb.model``, per-column ones by
         # column name; files without this key name them by the column's position in its block
@@ -441,6 +444,8 @@ class _Layout(NamedTuple):
     expected: dict  # {array name: _Expect}
     feature_prior: Any = None  # as given to NaiveBayes (files without it: None)
     missing_label: str = "unlabeled"  # files without it: the default
+    infer_counts: bool = False  # files without them: the defaults
+    use_kernel: bool = False
 
 
 _MCMC_INTS = {"num_warmup": 0, "num_samples": 1, "num_chains": 1}
@@ -550,7 +555,9 @@ def _layout(m, path, budget: int) -> _Layout:
                    class_alpha, class_prior, mcmc, m["class_count"], blocks, priors, draws,
                    hyper_sites, site_bound, expected,
                    _feature_prior_from_json(m.get("feature_prior"), version),
-                   check_missing_label(m.get("missing_label", "unlabeled")))
+                   check_missing_label(m.get("missing_label", "unlabeled")),
+                   _bool(m.get("infer_counts", False), "infer_counts"),
+                   _bool(m.get("use_kernel", False), "use_kernel"))
 
 
 def _block_layout(i, entry, n_classes, kind, expect):
@@ -1081,7 +1088,8 @@ def _build(f: _Fitted) -> NaiveBayes:
     model = NaiveBayes(
         features={c: b.family for b in f.blocks for c in b.schema.columns}, method=lay.method,
         class_alpha=lay.class_alpha, priors=f.priors or None, feature_prior=lay.feature_prior,
-        missing_label=lay.missing_label,
+        missing_label=lay.missing_label, infer_counts=lay.infer_counts,
+        use_kernel=lay.use_kernel,
         class_prior=None if lay.class_prior is None else dict(
             zip(lay.classes.tolist(), lay.class_prior.tolist(), strict=True)),
         **lay.mcmc)

@@ -255,3 +255,27 @@ def test_merged_fits_equal_one_fit(x64):
     other = bnb.NaiveBayes(method="bayes").fit(df, y)
     with pytest.raises(ValueError, match="columns"):
         bnb.merge(whole, other)
+
+
+def test_count_and_kernel_inference_settings_are_saved(tmp_path):
+    """infer_counts and use_kernel decide how a refit reads columns features does not
+    declare: a clone of the loaded model infers them as the original does (they were lost:
+    a count column came back Gaussian); files written before them read the defaults."""
+    from sklearn.base import clone
+
+    X = pd.DataFrame({"calls": [1, 3, 0, 2, 4, 1], "t": [2.5, 0.1, 1.2, 3.3, 0.7, 1.9]})
+    y = ["a", "b", "a", "b", "a", "b"]
+    for setting in ("infer_counts", "use_kernel"):
+        model = bnb.NaiveBayes(**{setting: True}).fit(X, y)
+        loaded = bnb.load(bnb.save(model, tmp_path / f"{setting}.bnb"))
+        assert getattr(loaded, setting) is True
+        np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+        refit = clone(loaded).set_params(features=None).fit(X, y)
+        assert ([type(b.family) for b in refit.blocks_]
+                == [type(b.family) for b in model.blocks_]), setting
+    old = bnb.load(MODELS / "titanic_ml_v1.bnb")  # written before them
+    assert (old.infer_counts, old.use_kernel) == (False, False)
+    path = rewrite(bnb.save(bnb.NaiveBayes().fit(X, y), tmp_path / "bad.bnb"),
+                   manifest=lambda m: {**m, "infer_counts": "yes"})
+    with pytest.raises(bnb.ModelFileError, match="infer_counts"):
+        bnb.load(path)
