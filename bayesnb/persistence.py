@@ -442,6 +442,7 @@ class _Layout(NamedTuple):
     hyper_sites: dict  # {draw site: (block index, hyperparameter)}
     site_bound: int  # no parameter site holds more values than this
     expected: dict  # {array name: _Expect}
+    supports: dict  # {draw site: the support of its parameter (a NumPyro constraint)}
     feature_prior: Any = None  # as given to NaiveBayes (files without it: None)
     missing_label: str = "unlabeled"  # files without it: the default
     infer_counts: bool = False  # files without them: the defaults
@@ -548,12 +549,13 @@ def _layout(m, path, budget: int) -> _Layout:
         # (with the file's settings) to predict, and load never runs inference
         raise ModelFileError(f"{path}: an MCMC model without its draws (the manifest's "
                              "'draws' is empty).")
+    supports: dict = {}
     if draws:
-        _draws_layout(_dict(draws, "draws"), blocks, shapes, sites, labels, hyper_sites, k,
-                      class_prior is None, mcmc, site_bound, expect)
+        supports = _draws_layout(_dict(draws, "draws"), blocks, shapes, sites, labels,
+                                 hyper_sites, k, class_prior is None, mcmc, site_bound, expect)
     return _Layout(kind, method, classes, columns, _bool(m["named_columns"], "named_columns"),
                    class_alpha, class_prior, mcmc, m["class_count"], blocks, priors, draws,
-                   hyper_sites, site_bound, expected,
+                   hyper_sites, site_bound, expected, supports,
                    _feature_prior_from_json(m.get("feature_prior"), version),
                    check_missing_label(m.get("missing_label", "unlabeled")),
                    _bool(m.get("infer_counts", False), "infer_counts"),
@@ -692,17 +694,24 @@ def _renamed(mapping, rename, what):
 
 def _draws_layout(draws, blocks, shapes, sites, labels, hyper_sites, n_classes, free_classes,
                   mcmc, site_bound, expect):
-    """Expected draws: ``(num_chains, num_samples)`` then each site's own shape."""
+    """Expected draws: ``(num_chains, num_samples)`` then each site's own shape; returns the
+    support of each conjugate site's parameter (its posterior distribution's), which the
+    draws must keep."""
+    from numpyro.distributions import constraints
+
     lead = (mcmc["num_chains"], mcmc["num_samples"])
     want = {"class_probs": (n_classes,)} if free_classes else {}
+    supports = {"class_probs": constraints.simplex} if free_classes else {}
     rng = np.random.default_rng(0)
     for b, (prior, stats), site, labs in zip(blocks, shapes, sites, labels, strict=True):
         # the prior as a posterior of no data: its draws have the sites' shapes
         family = b.family_cls
         zero = jax.tree_util.tree_map(lambda s: np.zeros(s.shape, s.dtype), stats)
-        for key, value in family.sample_posterior(rng, family.posterior(prior, zero),
-                                                  1).items():
+        posterior = family.posterior(prior, zero)
+        for key, value in family.sample_posterior(rng, posterior, 1).items():
             want[site_name(site, key, labs)] = np.shape(value)[1:]
+        for key, marginal in family.posterior_distributions(posterior).items():
+            supports[site_name(site, key, labs)] = marginal.support
         # sites with no conjugate draw (a pooled block's shared mean and concentration): the
         # shapes of the axes the family declares
         sizes = {"class": n_classes, "feature": len(b.schema.columns)}
@@ -723,6 +732,7 @@ def _draws_layout(draws, blocks, shapes, sites, labels, hyper_sites, n_classes, 
             expect(array, _Expect(f"draws of {site}", "f", lead + want[site]))
     for key, array in _dict(draws["sample_stats"], "sample_stats").items():
         expect(array, _Expect(f"sample statistic {key}", "biuf", lead))
+    return supports
 
 
 def _check_positions(blocks, columns):
@@ -815,8 +825,11 @@ def _same(a, b) -> bool:
 
 
 def _distinct(values, what) -> tuple:
-    if len({(type(v), v) for v in values}) != len(values):
-        raise ValueError(f"{what} repeat a value.")
+    """``values``, none equal to another in Python (``1 == 1.0 == True``: one level, one
+    column, to pandas' indexes)."""
+    if len(set(values)) != len(values):
+        raise ValueError(f"{what} repeat a value (or hold two equal in Python, such as 1 and "
+                         f"1.0).")
     return tuple(values)
 
 
@@ -992,6 +1005,10 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
         for site, a in layout.draws["posterior"].items():
             draws[site] = arrays[a]
             _check_finite(arrays[a], member(a))
+            support = layout.supports.get(site)
+            if support is not None and not _in_support(support, arrays[a]):
+                raise ModelFileError(f"{member(a)}: draws outside their parameter's support "
+                                     f"({support}).")
             if site in layout.hyper_sites:
                 i, key = layout.hyper_sites[site]
                 want = lead + tuple(blocks[i].family.get_params()[key].shape())
@@ -1004,6 +1021,16 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
                 _check_finite(arrays[a], member(a))
     return _Fitted(layout, class_count, priors, blocks,
                    tuple(tables) if layout.kind == "tables" else None, draws, sample_stats)
+
+
+def _in_support(support, draws: np.ndarray) -> bool:
+    """Whether every draw lies in ``support``; a simplex's within float32 draws' rounding
+    (NumPyro's own check allows 1e-6, which a hundred float32 probabilities may miss)."""
+    from numpyro.distributions import constraints
+
+    if support is constraints.simplex:
+        return bool(np.all(draws >= 0) and np.all(np.abs(draws.sum(axis=-1) - 1.0) <= 1e-4))
+    return bool(np.all(support.check(jnp.asarray(draws))))
 
 
 def _check_observed(observed, class_count, schema, where: str, counts: str) -> None:

@@ -565,3 +565,32 @@ def test_an_unnamed_member_with_a_line_break_in_its_name_is_refused_on_one_line(
     with zipfile.ZipFile(path, "a") as zf:
         zf.writestr("arrays/\nunnamed.npy", b"")
     refused(path, "'arrays/\\nunnamed.npy'", "not named by the manifest")
+
+
+@pytest.mark.parametrize("site, change, support", [
+    ("class_probs", lambda a: a * np.array([3.0, 1.0]), "Simplex"),  # no longer sums to 1
+    ("gaussian.precision", lambda a: -a, "Positive"),
+    ("poisson.rate", lambda a: np.where(np.arange(a.size).reshape(a.shape) == 0, -1.0, a),
+     "Positive"),
+])
+def test_draws_outside_their_parameters_support(hierarchical, tmp_path, site, change, support):
+    """Draws each finite but outside what their parameter can be (class probabilities
+    that do not sum to 1, a negative precision or rate) loaded and predicted silently, or
+    failed later with a misleading message; the support is the posterior distribution's."""
+    path = tmp_path / "h.bnb"
+    path.write_bytes(hierarchical[1].read_bytes())
+    with_array(path, f"draws/{site}", change)
+    refused(path, f"draws/{site}", "outside their parameter's support", support)
+
+
+def test_levels_equal_in_python_are_refused(saved):
+    """Levels 'red' and 'green' rewritten as 1 and 1.0 (one level to pandas' index): predict
+    failed with pandas' "Reindexing only valid with uniquely valued Index objects"."""
+    i = block_of(saved, "categorical")
+
+    def edit(m):
+        m["blocks"][i]["levels"] = [[1, 1.0, 3]]
+        return m
+
+    rewrite(saved, manifest=edit)
+    refused(saved, "levels of column", "equal in Python")
