@@ -998,6 +998,8 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
                                                for f, a in b.arrays["stats"].items()})
             _check_observed(family.observed_counts(prior, stats), class_count, b.schema,
                             where, member(layout.class_count))
+            if not family.nonparametric:
+                _check_posterior(family, prior, stats, where)
         blocks.append(FittedBlock(family, b.schema, b.positions, prior, stats))
     draws, sample_stats = {}, {}
     if layout.draws:
@@ -1021,6 +1023,23 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
                 _check_finite(arrays[a], member(a))
     return _Fitted(layout, class_count, priors, blocks,
                    tuple(tables) if layout.kind == "tables" else None, draws, sample_stats)
+
+
+def _check_posterior(family, prior, stats, where: str) -> None:
+    """Refuse statistics whose conjugate posterior is no distribution (each valid alone, but
+    contradicting each other: a Bernoulli class with more ones than observed values has a
+    Beta posterior of negative concentration, and probabilities above 1 under ML)."""
+    try:
+        marginals = family.posterior_distributions(family.posterior(prior, stats))
+        bad = next((f"{key}: {name}" for key, d in marginals.items()
+                    for name, constraint in d.arg_constraints.items()
+                    if not np.all(constraint.check(getattr(d, name)))), None)
+    except ValueError as err:  # NumPyro's own validation of the parameters
+        bad = " ".join(str(err).split())
+    if bad is not None:
+        raise ModelFileError(f"{where}: statistics that contradict each other (their "
+                             f"posterior is no distribution: {bad}): an inconsistent model "
+                             f"file.")
 
 
 def _in_support(support, draws: np.ndarray) -> bool:

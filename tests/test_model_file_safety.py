@@ -282,6 +282,17 @@ def test_observed_values_beyond_the_class_count(saved):
     refused(saved, "(gaussian)", "observed values in class 0", "inconsistent model file")
 
 
+def test_more_ones_than_observed_values(saved):
+    """A Bernoulli class with more ones than observed values (each array valid alone)
+    loaded and predicted P(x = 1 | c) above 1 under method='bayes': its Beta posterior has a
+    negative concentration."""
+    b = block_of(saved, "bernoulli")
+    count = array_of(saved, f"block{b}/stats/count")
+    with_array(saved, f"block{b}/stats/ones", lambda a: count + 5.0)
+    refused(saved, "(bernoulli)", "contradict each other", "concentration0",
+            "inconsistent model file")
+
+
 def test_a_prior_contradicting_the_hyperparameters(saved):
     name = f"block{block_of(saved, 'poisson')}/prior/shape"
     with_array(saved, name, lambda a: a * 50)
