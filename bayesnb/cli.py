@@ -13,7 +13,8 @@
 Every mistake in a file, a column or an option is one line on standard error, ``bayesnb
 COMMAND: error: ...``, with exit status 2 (never a traceback); arguments are checked when they
 are parsed. Warnings (an unseen category, a column read as categorical because of a few text
-cells, target labels kept as text because as numbers two would be one class ("01" and "1"),
+cells, target labels or a Categorical column's codes kept as text because as numbers two
+would be one class or level ("01" and "1"),
 unused columns at prediction, MCMC convergence) are one line each, ``bayesnb COMMAND:
 warning: ...``. An unexpected failure (a bug) is one line too, with exit status 1; set
 ``BAYESNB_TRACEBACK=1`` to see its traceback.
@@ -219,7 +220,7 @@ def _read_table(source: str, target: str | None, sep: str = ","):
     if frame.shape[1] == 1:
         raise ValueError(f"{source!r} has only the target column {target!r}: no feature "
                          f"to fit on.")
-    return frame.drop(columns=target), _target_labels(source, target, frame[target], sep)
+    return frame.drop(columns=target), _as_written(source, target, frame[target], sep)
 
 
 def _separator_hint(columns, sep: str) -> str:
@@ -236,26 +237,48 @@ def _separator_hint(columns, sep: str) -> str:
             f"{name!r} holds '{shown}', so give --sep '{shown}'")
 
 
-def _target_labels(source: str, target: str, y: pd.Series, sep: str) -> pd.Series:
-    """The target column as read, unless reading it as numbers (or booleans) merges labels
-    that the file writes differently ("01" and "1" both the class 1): then the file's text,
-    so every label stays its own class, with a warning naming an example. Labels that parse
-    without merging are kept as parsed (integer classes stay integers)."""
+def _as_written(source: str, column, values: pd.Series, sep: str,
+                kind: tuple = ("labels", "class", "classes")) -> pd.Series:
+    """A column of labels (the target) or of codes (a Categorical column) as read, unless
+    reading it as numbers (or booleans) merges values that the file writes differently
+    ("01" and "1" both 1): then the file's text, so each stays its own class or level, with
+    a warning naming an example. Values that parse without merging are kept as parsed
+    (integer classes stay integers, an empty cell among them too)."""
     if Path(source).suffix in (".parquet", ".pq") or not (
-            pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y)):
-        return y  # Parquet keeps its types; text labels were not parsed
-    text = pd.read_csv(source, usecols=[target], dtype=str, sep=sep)[target]
-    text.index = y.index
-    if text.nunique() == y.nunique():
-        return y
-    pairs = pd.DataFrame({"text": text, "value": y}).dropna().drop_duplicates()
+            pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values)):
+        return values  # Parquet keeps its types; text was not parsed
+    text = pd.read_csv(source, usecols=[column], dtype=str, sep=sep)[column]
+    text.index = values.index
+    whole = values.dropna()
+    if values.dtype.kind == "f" and len(whole) < len(values) and np.all(
+            whole == np.floor(whole)) and not text.str.contains(r"[.eE]", na=False).any():
+        values = values.astype("Int64")  # integers with an empty cell, which read as floats
+    if text.nunique() == values.nunique():
+        return values
+    pairs = pd.DataFrame({"text": text, "value": values}).dropna().drop_duplicates()
     merged = pairs[pairs["value"].duplicated(keep=False)]
     value = merged["value"].iloc[0]
     example = " and ".join(map(repr, merged.loc[merged["value"] == value, "text"][:3]))
-    warnings.warn(f"column {target!r} of {source}: labels {example} read as numbers would be "
-                  f"one class ({value}); the labels are kept as the file's text, so they are "
-                  f"{text.nunique()} classes, not {y.nunique()}.", UserWarning, stacklevel=2)
+    many, one, all_ = kind
+    warnings.warn(f"column {column!r} of {source}: {many} {example} read as numbers would be "
+                  f"one {one} ({value}); the {many} are kept as the file's text, so they are "
+                  f"{text.nunique()} {all_}, not {values.nunique()}.", UserWarning,
+                  stacklevel=2)
     return text
+
+
+def _codes_as_written(source: str, X: pd.DataFrame, features, sep: str) -> pd.DataFrame:
+    """``X`` with each column that ``--family`` gives a family of levels (Categorical) read
+    as :func:`_as_written` reads the target: codes such as zip codes "01234" and "1234"
+    stay two levels."""
+    if features is None or source in datasets.names():
+        return X
+    families = features if isinstance(features, dict) else dict.fromkeys(X.columns, features)
+    X = X.copy()
+    for column, family in families.items():
+        if family.learns_levels():
+            X[column] = _as_written(source, column, X[column], sep, ("codes", "level", "levels"))
+    return X
 
 
 def _read_rows(source: str, model, sep: str = ",") -> pd.DataFrame:
@@ -410,6 +433,7 @@ def _cmd_compare(args) -> int:
     _warn_identifiers(X, args.data)
     methods = args.methods
     features = _features(args, X)
+    X = _codes_as_written(args.data, X, features, args.sep)
     params = {**_mcmc_params(args, "mcmc" in methods), **_model_params(args)}
     # the table, its calibration table and the reliability diagram are one evaluation: the
     # out-of-fold predictions of these folds
@@ -523,6 +547,7 @@ def _cmd_fit(args) -> int:
     X = _drop_columns(X, args, args.data)
     _warn_identifiers(X, args.data)
     features = _features(args, X)
+    X = _codes_as_written(args.data, X, features, args.sep)
     params = {**_mcmc_params(args, args.method == "mcmc"), **_model_params(args)}
     if args.seed is not None:
         if args.method != "mcmc":

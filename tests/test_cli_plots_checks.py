@@ -48,6 +48,49 @@ def test_labels_written_differently_stay_distinct_classes(tmp_path, capsys):
     assert out.splitlines()[0] == "prediction,p_01,p_02,p_1,p_2"
 
 
+def test_codes_of_a_categorical_column_written_differently_stay_distinct_levels(tmp_path,
+                                                                              capsys):
+    """Zip codes "01234" (always class a) and "1234" (always b) in a column declared
+    Categorical were read as numbers, one level 1234: the column that separates the classes
+    predicted 0.5/0.5. The reference: the API fitted on the file's text."""
+    data = tmp_path / "zips.csv"
+    data.write_text("zip,label\n01234,a\n01234,a\n01234,a\n1234,b\n1234,b\n1234,b\n"
+                    "02139,a\n02139,b\n")
+    model = tmp_path / "zips.bnb"
+    code, _, err = call(capsys, "fit", data, "--target", "label", "--family", "zip=categorical",
+                        "-o", model)
+    assert code == 0, err
+    assert len(err) == 1 and "codes '01234' and '1234'" in err[0] and "3 levels" in err[0], err
+    text = pd.read_csv(data, dtype=str)
+    api = bnb.NaiveBayes({"zip": bnb.Categorical()}).fit(text[["zip"]], text["label"])
+    rows = pd.DataFrame({"zip": ["01234", "1234"]})
+    np.testing.assert_array_equal(bnb.load(model).predict_proba(rows), api.predict_proba(rows))
+    code, out, err = call(capsys, "predict", model, data)
+    assert code == 0, err
+    assert out.splitlines()[1].startswith("a,") and out.splitlines()[4].startswith("b,"), out
+
+
+def test_integer_labels_with_an_empty_cell_stay_integers(tmp_path, capsys):
+    """pandas reads an integer column with an empty cell as floats: the classes were 1.0
+    and 2.0, the predictions' header p_1.0, and a loss file written with the data's labels
+    was refused."""
+    data = tmp_path / "d.csv"
+    data.write_text("x,y\na,1\na,1\nb,2\nb,2\na,\n")
+    (tmp_path / "loss.csv").write_text("true,1,2\n1,0,1\n2,1,0\n")
+    (tmp_path / "new.csv").write_text("x\na\nb\n")
+    model = tmp_path / "d.bnb"
+    code, _, err = call(capsys, "fit", data, "--target", "y", "--missing-label", "drop",
+                        "-o", model)
+    assert code == 0, err
+    classes = bnb.load(model).classes_
+    assert classes.dtype.kind == "i" and list(classes) == [1, 2]
+    code, out, err = call(capsys, "predict", model, tmp_path / "new.csv", "--loss",
+                          tmp_path / "loss.csv")
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("prediction,p_1,p_2,")
+    assert [line.split(",")[-1] for line in out.splitlines()[1:]] == ["1", "2"]
+
+
 def test_labels_that_parse_without_merging_stay_numbers(tmp_path, capsys):
     data = tmp_path / "codes.csv"
     data.write_text("x,label\na,1\nb,2\na,1\nb,2\n")
