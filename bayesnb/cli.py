@@ -733,6 +733,7 @@ def _cmd_explain(args) -> int:
 
     model = load(args.model)
     X = _drop_columns(_read_rows(args.data, model, args.sep), args, args.data)
+    X = _used_columns(model, X, args.data)  # as predict: other columns said and left out
     print(report(model, X, log=args.log, versus=args.versus), end="")
     return 0
 # ---- end explain

@@ -227,6 +227,20 @@ def test_unused_columns_at_prediction_are_reported(capsys, titanic_csv, titanic_
     assert code == 0 and err == []
 
 
+def test_explain_reports_unused_columns_as_predict_does(capsys, tmp_path, titanic_csv,
+                                                       titanic_model):
+    """explain refused a file that predict takes (a column the model does not read): now the
+    same warning, and the rows explained as without that column."""
+    rows = pd.read_csv(titanic_csv).head(2)
+    with_target, without = tmp_path / "with.csv", tmp_path / "without.csv"
+    rows.to_csv(with_target, index=False)
+    rows.drop(columns="Survived").to_csv(without, index=False)
+    code, out, err = call(capsys, "explain", titanic_model, with_target)
+    assert code == 0 and len(err) == 1, err
+    assert err[0].startswith("bayesnb explain: warning: 1 column(s)") and "'Survived'" in err[0]
+    assert (code, out) == call(capsys, "explain", titanic_model, without)[:2]
+
+
 def test_a_file_of_no_model_column_names_both_headers(capsys, tmp_path, titanic_model):
     """Every column unknown (a misspelt header): said as such, not as an empty table."""
     path = tmp_path / "misspelt.csv"
@@ -235,8 +249,9 @@ def test_a_file_of_no_model_column_names_both_headers(capsys, tmp_path, titanic_
     assert code == 2 and len(err) == 1
     assert re.search(r"none of the columns of .*misspelt.csv is one the model reads: it has "
                      r"'clazz', 'sex', 'age', the model reads 'Class', 'Sex', 'Age'", err[0])
-    code, _, err = call(capsys, "explain", titanic_model, str(path))
-    assert code == 2 and "column 'Class' seen at fit is missing from X" in err[0]
+    code, _, err = call(capsys, "explain", titanic_model, str(path))  # as predict says it
+    assert code == 2 and len(err) == 1
+    assert re.search(r"none of the columns of .*misspelt.csv is one the model reads", err[0])
 
 
 # ---------------------------------------------------------------------- new options
