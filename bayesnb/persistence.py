@@ -396,8 +396,16 @@ def _read_manifest(zf, path) -> dict:
     def refuse_constant(name):
         raise ValueError(f"non-standard JSON constant {name}")
 
+    def unique_keys(pairs):  # JSON keeps a repeated key's last value: one setting hidden
+        keys = [k for k, _ in pairs]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"the key {next(k for k in keys if keys.count(k) > 1)!r} appears "
+                             f"twice in one object")
+        return dict(pairs)
+
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=refuse_constant)
+        return json.loads(raw.decode("utf-8"), parse_constant=refuse_constant,
+                          object_pairs_hook=unique_keys)
     except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise ModelFileError(f"{path}: unreadable manifest ({err}).") from None
 
@@ -975,6 +983,10 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
             expected = family.prior(b.schema)
         except ValueError as err:
             raise ModelFileError(f"{where}: {' '.join(str(err).split())}") from None
+        declared = family.declared_levels(b.schema.columns)
+        if declared is not None and [tuple(v) for v in declared] != list(b.schema.levels):
+            raise ModelFileError(f"{where}: the declared categories {declared[:3]} contradict "
+                                 f"the block's levels {list(b.schema.levels)[:3]}.")
         if "tables" in b.arrays:
             table = {f: arrays[a] for f, a in b.arrays["tables"].items()}
             for f, a in b.arrays["tables"].items():

@@ -605,3 +605,27 @@ def test_levels_equal_in_python_are_refused(saved):
 
     rewrite(saved, manifest=edit)
     refused(saved, "levels of column", "equal in Python")
+
+
+def test_a_repeated_manifest_key_is_refused(saved):
+    """JSON keeps a repeated key's last value: a second "method" silently changed the
+    method the file states."""
+    text = members(saved)["manifest.json"].decode()
+    rewrite(saved, replace={"manifest.json": text.replace('"method": "mean"',
+                                                          '"method": "mean", "method": "ml"', 1)})
+    refused(saved, "the key 'method' appears twice")
+
+
+def test_declared_categories_contradicting_the_levels(tmp_path):
+    """Categorical(categories=...) names the levels; a file whose levels are others loaded,
+    and a clone of it refused its own training data."""
+    X = pd.DataFrame({"k": ["x", "y", "z", "x"]})
+    path = bnb.save(bnb.NaiveBayes(bnb.Categorical(categories=["x", "y", "z"])).fit(
+        X, ["a", "b", "a", "b"]), tmp_path / "c.bnb")
+
+    def edit(m):
+        m["blocks"][0]["hyper"]["categories"] = ["q", "r", "s"]
+        return m
+
+    rewrite(path, manifest=edit)
+    refused(path, "declared categories", "contradict the block's levels")
