@@ -470,6 +470,8 @@ def _small_int_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
 
 def labels_to_codes(y: Any, classes: np.ndarray) -> np.ndarray:
     """Codes of ``y`` in fitted ``classes``; unknown labels are an error naming the label."""
+    if y is None:
+        raise ValueError("NaiveBayes requires y to be passed, but the target y is None.")
     y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.Index) else y).reshape(-1)
     _refuse_mixed_labels(y, classes)
     index = pd.Index(classes, dtype=object).get_indexer(pd.Index(y, dtype=object))

@@ -338,13 +338,14 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         array([[1.75, 0.5 , 0.25],
                [1.  , 0.5 , 4.75]])"""
         self._check_method()
-        X, y, sample_weight, _ = labeled_rows(X, y, sample_weight, self.missing_label,
-                                              self.method, partial=True,
+        X, y, sample_weight, _ = labeled_rows(X, (given := y), sample_weight,
+                                              self.missing_label, self.method, partial=True,
                                               updating="fitted_" in self.__dict__)
         with update_lock(self):  # read, update, install as one: else concurrent rows are lost
             # an update's rows may all weigh 0 (no rows: only decay applies), as a chunk of
             # fit_chunks may, or all lack their label under "drop"; a first chunk must hold some
-            model = (decayed(self.fitted_, check_decay(decay)) if len(y) == 0 else
+            model = (decayed(self.fitted_, check_decay(decay))
+                     if np.size(y) == 0 < np.size(given) else
                      add_chunk(self.__dict__.get("fitted_"), self.features, as_table(X), y,
                                sample_weight, classes, infer_counts=self.infer_counts,
                                use_kernel=self.use_kernel, decay=decay,

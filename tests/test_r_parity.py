@@ -348,3 +348,13 @@ def test_chunked_fits_keep_the_category_order(x64):
     hand = (counts + 1).div(counts.sum(axis=1) + 4, axis=0)
     np.testing.assert_allclose(chunked.conditional_tables()["u"].to_numpy(), hand.to_numpy(),
                                rtol=1e-12)
+
+
+def test_an_empty_update_and_an_update_without_y_are_still_refused():
+    """An update whose labels are all missing adds nothing under "drop"; an update of no
+    rows, or without y, is still an error (as scikit-learn's partial_fit)."""
+    online = bnb.NaiveBayes(missing_label="drop").partial_fit([[1.0], [2.0]], ["a", "b"])
+    with pytest.raises(ValueError, match="0 sample"):
+        online.partial_fit(np.zeros((0, 1)), [])
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        online.partial_fit([[1.0]], None)
