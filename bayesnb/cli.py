@@ -459,8 +459,9 @@ def _cmd_compare(args) -> int:
         print(_wrap("accuracy: share of test rows predicted right; log_loss: mean -log "
                     "p(true class | x), lower is better; brier: mean squared distance between "
                     "the probabilities and the one-hot truth; ece: expected calibration "
-                    "error, |observed accuracy - mean top probability| averaged over 10 "
-                    "confidence bins (the calibration table below); entropy: mean entropy of "
+                    "error, |observed accuracy - mean top probability| over 10 confidence bins, "
+                    "weighted by the rows in each, per fold and averaged over the folds (the "
+                    "calibration table below pools the folds); entropy: mean entropy of "
                     "p(class | x) in nats, how unsure the predictions are."))
         for line in identical_note(table):  # one line per note, like the zero note below
             print(line)

@@ -59,6 +59,13 @@ def dependence_heatmap(report: pd.DataFrame, *, ax: Axes | None = None,
     import matplotlib.pyplot as plt
     from matplotlib.colors import TwoSlopeNorm
 
+    needed = {"column_a", "column_b", "log_bayes_factor"}
+    if not isinstance(report, pd.DataFrame) or not needed <= set(report.columns):
+        raise ValueError("report must be the DataFrame of bayesnb.analysis.dependence (columns "
+                         "column_a, column_b, log_bayes_factor).")
+    if limit is not None and not (np.isfinite(limit) and limit > 0):
+        raise ValueError(f"limit must be a positive number (the colour scale's end), got "
+                         f"{limit!r}.")
     matrix = dependence_matrix(report)
     values = matrix.to_numpy()
     finite = values[np.isfinite(values)]
@@ -89,7 +96,7 @@ def dependence_heatmap(report: pd.DataFrame, *, ax: Axes | None = None,
     bar = fig.colorbar(image, ax=ax, shrink=0.8)
     clipped = finite.size and np.max(np.abs(finite)) > limit
     bar.set_label("log Bayes factor: dependent vs independent"
-                  + (f"\n(colours clipped at ±{limit:.0f})" if clipped else ""))
+                  + (f"\n(colours clipped at ±{limit:.3g})" if clipped else ""))
     ax.set_title("Pairwise dependence given the class")
     fig.tight_layout()
     return fig

@@ -47,6 +47,27 @@ def method_style(name: str) -> dict:
     return {"color": colour, "marker": "P", "markersize": 6, "linewidth": 1.5}
 
 
+#: markers of named models once each of ``_OTHER_COLOURS`` is taken in one figure
+_OTHER_MARKERS = ("P", "X", "*", "h", "d", "p")
+
+
+def figure_styles(names) -> dict:
+    """:func:`method_style` of each of ``names``, drawn in one figure: a named model whose
+    hashed colour another name of the figure already has takes the next free colour (then
+    the next marker), the names taken in sorted order, so the figure's lines stay apart and
+    a figure of the same names looks the same whatever their order."""
+    styles = {name: method_style(name) for name in names}
+    taken: set = set()
+    for name in sorted((n for n in styles if n not in METHOD_STYLES), key=str):
+        k = _OTHER_COLOURS.index(styles[name]["color"])  # from its own colour on
+        colours = _OTHER_COLOURS[k:] + _OTHER_COLOURS[:k]
+        looks = [(c, m) for m in _OTHER_MARKERS for c in colours]
+        free = next((look for look in looks if look not in taken), looks[0])
+        styles[name].update(color=free[0], marker=free[1])
+        taken.add(free)
+    return styles
+
+
 def _drawing_order(names) -> list:
     """Largest markers first, so a smaller one drawn over it stays visible where curves
     coincide."""
@@ -151,7 +172,8 @@ def reliability_diagram(y_true: ArrayLike, probas: Mapping[str, ArrayLike], clas
 
     ``probas`` maps a model name to its ``(n, K)`` class probabilities, columns in ``classes``
     order. The bins are those of :func:`bayesnb.compare.calibration_table` (the table behind
-    ``compare``'s ECE); empty bins are not drawn. Each model keeps its :func:`method_style`.
+    ``compare``'s ECE); empty bins are not drawn. Each model keeps its :func:`method_style`
+    (named models told apart: :func:`figure_styles`).
     Rows with no defined posterior (every probability 0) are left out and counted in the
     legend. Models whose points coincide are drawn with their own line styles and said so in
     the legend (``"map (= ml here: the same points)"``). On a new figure (``ax=None``) a panel
@@ -197,19 +219,30 @@ def reliability_diagram(y_true: ArrayLike, probas: Mapping[str, ArrayLike], clas
     codes = np.array([position[v] for v in y_true.tolist()], dtype=int)
     ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="calibrated")
     order = _drawing_order(probas)
+    styles = figure_styles(order)
     tables, defined = {}, {}
     for name in order:
         proba = np.asarray(probas[name], dtype=float)
+        if proba.shape != (len(codes), len(classes)):
+            raise ValueError(f"probas[{name!r}] has shape {proba.shape}: with {len(codes)} "
+                             f"rows in y_true and {len(classes)} classes it must be "
+                             f"({len(codes)}, {len(classes)}), columns in classes order.")
         # a row with no posterior (every class probability 0, possible under ML) has no
         # confidence to draw: left out, and counted in the legend (not put at the origin)
-        defined[name] = np.nan_to_num(proba, nan=0.0).sum(axis=1) > 0
+        total = np.nan_to_num(proba, nan=0.0).sum(axis=1)
+        defined[name] = total > 0
+        off = defined[name] & (np.abs(total - 1.0) > 1e-6)
+        if off.any():
+            i = int(np.argmax(off))
+            raise ValueError(f"probas[{name!r}] row {i} sums to {total[i]:.6g}, not 1: give "
+                             f"each row's class probabilities.")
         tables[name] = calibration_table(proba[defined[name]], codes[defined[name]],
                                          n_bins=n_bins)
     same = _coinciding({name: tables[name][["count", "mean_predicted", "observed"]]
                         for name in order})
     dashes = _same_as_styles(same)
     for name in order:
-        table, style = tables[name], method_style(name)
+        table, style = tables[name], styles[name]
         full = table[table["count"] > 0]
         label = str(name)
         if name in same:
@@ -292,6 +325,12 @@ def learning_curves_plot(curves: pd.DataFrame,
 
     if statistic not in _STATISTICS:
         raise ValueError(f"statistic must be one of {sorted(_STATISTICS)}, got {statistic!r}.")
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    there = list(dict.fromkeys(curves["metric"])) if "metric" in curves.columns else []
+    absent = [m for m in metrics if m not in there]
+    if not metrics or absent:  # an empty panel, or none, would say nothing
+        raise ValueError(f"metrics must name metrics of curves ({there}), got "
+                         f"{absent[0] if absent else 'none'!r}.")
     spread = ("sd",) if statistic == "mean" else ("q25", "q75")
     missing = [c for c in (statistic, *spread) if c not in curves.columns]
     if missing:
@@ -302,6 +341,7 @@ def learning_curves_plot(curves: pd.DataFrame,
     fig, axes = _axes(None, ncols=len(metrics), figsize=(5, 4.6), layout=None)
     shown = curves[curves["metric"].isin(metrics)]
     order = _drawing_order(list(dict.fromkeys(shown["method"])))
+    styles = figure_styles(order)
     values = shown.set_index(["metric", "n_train", "method"])[statistic].unstack("method")
     same = _coinciding({method: values[method] for method in order})
     dashes = _same_as_styles(same)
@@ -313,7 +353,7 @@ def learning_curves_plot(curves: pd.DataFrame,
         groups = dict(list(part.groupby("method", sort=False)))
         for method in _drawing_order(groups):
             rows = groups[method]
-            style = method_style(method)
+            style = styles[method]
             rows = rows.sort_values("n_train")
             n = rows["n_train"].to_numpy(dtype=float)
             centre = rows[statistic].to_numpy(dtype=float)
@@ -408,11 +448,14 @@ def credible_intervals_plot(clf: NaiveBayes, X: Data, *, class_label: Hashable |
     fig, (ax,) = _axes(ax, figsize=(7, 4))
     u = clf.predict_uncertainty(X, interval=interval, draws=draws, num_draws=num_draws,
                                 seed=seed)
+    if class_label is not None and class_label not in list(clf.classes_):
+        raise ValueError(f"class_label={class_label!r} is not one of the classes "
+                         f"{clf.classes_.tolist()}.")
     k = 0 if class_label is None else list(clf.classes_).index(class_label)
     order = np.argsort(u["proba"][:, k])
     p, lo, hi = u["proba"][order, k], u["lower"][order, k], u["upper"][order, k]
     rows = np.arange(len(p))
-    ax.vlines(rows, lo, hi, alpha=0.5, label=f"{interval:.0%} interval over the posterior")
+    ax.vlines(rows, lo, hi, alpha=0.5, label=f"{100 * interval:g}% interval over the posterior")
     ax.plot(rows, p, ".", label="posterior predictive")
     ax.set(xlabel="row (sorted)", ylabel=f"p({clf.classes_[k]!s} | x)", ylim=(0, 1),
            title="Per-row uncertainty of the class probability")
@@ -472,11 +515,13 @@ def _positions(clf, site: str, index: tuple, shape: tuple) -> tuple:
     columns, levels), integers checked against the site's shape; one-line errors."""
     from .inference import dims_and_coords
 
-    if len(index) > len(shape):
-        raise ValueError(f"index {index!r} has {len(index)} entries; site {site!r} has "
-                         f"{len(shape)} dimension(s) {shape}.")
     dims, coords = dims_and_coords(clf.fitted_)
     site_dims = dims.get(site, ())
+    if len(index) != len(shape):  # one entry: one index per dimension
+        named = f" ({', '.join(site_dims)})" if len(site_dims) == len(shape) else ""
+        raise ValueError(f"index {index!r} has {len(index)} entries; site {site!r} has "
+                         f"{len(shape)} dimension(s) {shape}{named}: give one entry of "
+                         f"each, e.g. a label or a position per dimension.")
     out = []
     for axis, entry in enumerate(index):
         values = list(coords[site_dims[axis]]) if axis < len(site_dims) else None
@@ -670,6 +715,10 @@ def _column_samples(clf, i: int, j: int, X, y, sample_weight) -> list:
     labels = np.asarray(y)
     if len(labels) != len(values):
         raise ValueError(f"X has {len(values)} rows but y has {len(labels)} labels.")
+    unknown = [v for v in pd.unique(labels).tolist() if v not in set(clf.classes_.tolist())]
+    if unknown:  # its rows would be drawn in no class
+        raise ValueError(f"y holds {unknown[0]!r}, which is not one of the classes "
+                         f"{clf.classes_.tolist()}.")
     weight = (np.ones(len(values)) if sample_weight is None
               else np.asarray(sample_weight, dtype=np.float64))
     if weight.shape != values.shape:
@@ -719,7 +768,10 @@ def _draw_bars(ax, family, table, block, j, classes, samples, scale, share, bins
     pmf = np.exp(_column_log_density(family, table, j, values, len(block.schema.columns)))
     n_bars = len(classes) * (2 if samples else 1)
     width = 0.8 / n_bars
-    position = np.arange(len(values), dtype=np.float64)
+    # levels one slot each; counts at their own value, so a count far beyond the rest is
+    # drawn that far away, not in the next slot
+    position = (np.arange(len(values), dtype=np.float64) if family.integer_codes
+                else values.astype(np.float64))
     colours = _class_colours(len(classes))
     for k, c in enumerate(classes):
         colour = colours[k]
@@ -732,12 +784,13 @@ def _draw_bars(ax, family, table, block, j, classes, samples, scale, share, bins
             frequency = frequency / w.sum() * share[k] if w.sum() > 0 else frequency
             ax.bar(left + width, frequency, width, facecolor="none", edgecolor=colour,
                    hatch="///", label=f"{c} (observed)")
-    shown = np.arange(len(values))
-    if not family.integer_codes and len(values) > 12:  # counts over a wide range: labels overlap
-        shown = shown[::-(-len(values) // 12)]
-    ax.set_xticks(position[shown], [names[i] for i in shown],
-                  rotation=45 if max(map(len, names)) > 3 else 0)
-    ax.set_xlim(-0.6, len(values) - 0.4)
+    if family.integer_codes or len(values) <= 12:  # one named tick per value
+        ax.set_xticks(position, names, rotation=45 if max(map(len, names)) > 3 else 0)
+    else:  # many counts on a number line: integer ticks, as many as fit
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlim(position[0] - 0.6, position[-1] + 0.6)
 
 
 def _column_log_density(family, table, j: int, x: np.ndarray, n_columns: int) -> np.ndarray:

@@ -436,3 +436,92 @@ def test_count_tick_labels_of_a_wide_range_do_not_crowd():
     assert 6 <= len(labels) <= 12
     low = labels[0] - ax.get_xticks()[0]  # positions are 0, 1, ... from the smallest count
     assert all(label - tick == low for label, tick in zip(labels, ax.get_xticks(), strict=True))
+
+
+# ---------------------------------------------------------------- pictures that cannot mislead
+def test_named_models_in_one_figure_are_told_apart():
+    """Models named other than the five methods took a colour by a hash of their name, five
+    colours and one marker: "alpha=0.5", "alpha=1" and "alpha=2" were three identical olive
+    lines. In one figure each now has its own look, whatever the order of the names."""
+    from bayesnb.plots import figure_styles
+
+    y = np.array(["a", "b", "b", "a"])
+    proba = np.array([[0.8, 0.2], [0.3, 0.7], [0.4, 0.6], [0.6, 0.4]])
+    names = ["alpha=0.5", "alpha=1", "alpha=2", "pooled", "kde", "nb", "tan", "ml"]
+    fig = reliability_diagram(y, dict.fromkeys(names, proba), classes=["a", "b"])
+    looks = {(to_hex(line.get_color()), line.get_marker()) for line in fig.axes[0].get_lines()
+             if line.get_label().split(" (")[0] in names}
+    assert len(looks) == len(names)
+    assert figure_styles(names) == figure_styles(names[::-1])
+    assert figure_styles(["ml"])["ml"] == method_style("ml")
+
+
+def test_reliability_diagram_checks_the_probabilities():
+    y = np.array(["a", "b", "c", "a"])
+    two = np.array([[0.8, 0.2], [0.3, 0.7], [0.4, 0.6], [0.6, 0.4]])
+    with pytest.raises(ValueError, match=r"probas\['m'\] has shape \(4, 2\).*\(4, 3\)"):
+        reliability_diagram(y, {"m": two}, classes=["a", "b", "c"])
+    with pytest.raises(ValueError, match=r"has shape \(3, 2\).*4 rows in y_true"):
+        reliability_diagram(y[[0, 0, 0, 0]], {"m": two[:3]}, classes=["a", "b"])
+    with pytest.raises(ValueError, match=r"row 1 sums to 1.3, not 1"):
+        reliability_diagram(y[[0, 0, 0, 0]], {"m": two + [[0, 0], [0.3, 0], [0, 0], [0, 0]]},
+                            classes=["a", "b"])
+
+
+def test_posterior_density_plot_needs_one_entry():
+    """The default index () on class_probs crashed in matplotlib; a partial index overlaid
+    one histogram per level, unlabelled."""
+    from bayesnb.plots import posterior_density_plot
+
+    days, play = datasets.load_playtennis()
+    clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+    with pytest.raises(ValueError, match=r"index \(\) has 0 entries.*\(class\)"):
+        posterior_density_plot(clf, "class_probs")
+    with pytest.raises(ValueError, match=r"has 1 entries.*\(class, Outlook_level\)"):
+        posterior_density_plot(clf, "categorical.Outlook.probs", ("No",))
+    fig = posterior_density_plot(clf, "class_probs", ("No",))
+    assert fig.axes[0].get_xlabel() == "class_probs[No]"
+
+
+def test_density_plot_refuses_labels_of_no_class_and_puts_counts_at_their_value():
+    from bayesnb.plots import density_plot
+
+    X = pd.DataFrame({"visits": [0, 1, 1, 2, 3, 2, 45, 1]})
+    y = np.array(["a", "a", "a", "a", "b", "b", "b", "b"])
+    clf = bnb.NaiveBayes({"visits": bnb.Poisson()}, method="ml").fit(X, y)
+    with pytest.raises(ValueError, match=r"y holds 'A', which is not one of the classes"):
+        density_plot(clf, "visits", X, np.char.upper(y))
+    fig = density_plot(clf, "visits", X, y)
+    observed = [bar for container in fig.axes[0].containers for bar in container
+                if container.get_label() == "b (observed)" and bar.get_height() > 0]
+    # the count 45 is drawn at 45, not in the slot after the last count of the support
+    assert max(bar.get_x() + bar.get_width() / 2 for bar in observed) == pytest.approx(45, abs=0.5)
+
+
+def test_labels_say_the_numbers_they_were_given():
+    """0.999 was labelled a "100% interval" and limit=1.5 "clipped at ±2"."""
+    from bayesnb.analysis import dependence
+    from bayesnb.plots import credible_intervals_plot
+
+    days, play = datasets.load_playtennis()
+    clf = bnb.NaiveBayes(method="bayes").fit(days, play)
+    fig = credible_intervals_plot(clf, days, interval=0.999, num_draws=200)
+    assert "99.9% interval" in " ".join(fig.axes[0].get_legend_handles_labels()[1])
+    with pytest.raises(ValueError, match=r"class_label='yes' is not one of the classes"):
+        credible_intervals_plot(clf, days, class_label="yes", num_draws=200)
+    report = dependence(bnb.NaiveBayes(), days.assign(Windy=days["Wind"]), play)
+    fig = bnb.dependence_heatmap(report, limit=1.5)
+    assert "clipped at ±1.5)" in fig.axes[1].get_ylabel()
+    for bad in (-1, 0, np.nan):
+        with pytest.raises(ValueError, match="limit must be a positive number"):
+            bnb.dependence_heatmap(report, limit=bad)
+    with pytest.raises(ValueError, match="report must be the DataFrame of"):
+        bnb.dependence_heatmap(pd.DataFrame({"a": [1.0]}))
+
+
+def test_learning_curves_plot_draws_only_metrics_it_has():
+    curves = curves_frame()
+    with pytest.raises(ValueError, match=r"metrics must name metrics of curves.*'logloss'"):
+        learning_curves_plot(curves, metrics=("accuracy", "logloss"))
+    with pytest.raises(ValueError, match="got 'none'"):
+        learning_curves_plot(curves, metrics=())
