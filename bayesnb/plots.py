@@ -55,7 +55,15 @@ def figure_styles(names) -> dict:
     """:func:`method_style` of each of ``names``, drawn in one figure: a named model whose
     hashed colour another name of the figure already has takes the next free colour (then
     the next marker), the names taken in sorted order, so the figure's lines stay apart and
-    a figure of the same names looks the same whatever their order."""
+    a figure of the same names looks the same whatever their order.
+
+    Examples
+    --------
+    >>> from bayesnb.plots import figure_styles
+    >>> styles = figure_styles(["alpha=0.5", "alpha=1", "ml"])
+    >>> [(styles[n]["color"], styles[n]["marker"]) for n in styles]
+    [('tab:olive', 'P'), ('tab:cyan', 'P'), ('tab:red', 'o')]
+    """
     styles = {name: method_style(name) for name in names}
     taken: set = set()
     for name in sorted((n for n in styles if n not in METHOD_STYLES), key=str):
