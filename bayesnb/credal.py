@@ -154,13 +154,13 @@ def check_model(model: FittedModel, priors, feature_prior) -> None:
     if model.stated is not None:
         raise ValueError("credal classification needs the training counts; this model was "
                          "built from stated tables, which have none.")
+    if model.unlabeled is not None:
+        raise ValueError("credal classification reads the labelled counts; this model also "
+                         "holds unlabeled rows (semi-supervised MCMC), which they leave out.")
     check_conjugate(model, priors, "credal classification")
     if feature_prior is not None:
         raise ValueError("credal classification is not defined with feature_prior (model "
                          "averaging over feature subsets); fit without it.")
-    if model.unlabeled is not None:
-        raise ValueError("credal classification reads the labelled counts; this model also "
-                         "holds unlabeled rows (semi-supervised MCMC), which they leave out.")
     if not any(b.family.imprecise for b in model.blocks):
         raise ValueError("credal classification needs at least one Bernoulli, Categorical or "
                          "Multinomial column (the families whose Beta/Dirichlet priors the "

@@ -511,24 +511,35 @@ def merge_models(models) -> FittedModel:
                          unlabeled=None, nuts=None)
 
 
-def check_conjugate(model: FittedModel, priors, what: str) -> None:
+def check_conjugate(model: FittedModel, priors, what: str, data: bool = True,
+                    sampled: bool = False) -> None:
     """Refuse a closed form where a prior replaces a conjugate one, a hyperparameter is a
-    distribution (a hyperprior) or the classes share a learned prior (``pooling``)."""
+    distribution (a hyperprior), the classes share a learned prior (``pooling``) or, when
+    ``what`` reads the data (not the prior alone), unlabeled rows enter the posterior
+    (semi-supervised MCMC: the statistics are the labelled rows'). ``sampled``: the model is
+    an MCMC fit, whose draws are the way to its posterior (else method='mcmc' is)."""
+    advice = ("summarise the draws (clf.mcmc_summary(), clf.to_arviz())" if sampled
+              else "use method='mcmc'")
+    if data and model.unlabeled is not None:
+        raise ValueError(
+            f"this model also holds {len(model.unlabeled[0])} unlabeled rows (semi-supervised "
+            f"method='mcmc'), which enter its NUTS draws only: {what} would read the labelled "
+            f"rows alone; summarise the draws (clf.mcmc_summary(), clf.to_arviz()).")
     if priors:
         raise ValueError(f"priors={sorted(priors)} replace conjugate priors, so there is no "
-                         f"closed form: {what} is unavailable; use method='mcmc'.")
+                         f"closed form: {what} is unavailable; {advice}.")
     for b in model.blocks:
         hyper = b.family.hyperpriors()
         if hyper:
             raise ValueError(
                 f"columns {list(b.schema.columns)[:5]}: {type(b.family).__name__} has a "
                 f"hyperprior on {', '.join(hyper)} (a distribution, not a value), which has "
-                f"no closed form: {what} is unavailable; use method='mcmc'.")
+                f"no closed form: {what} is unavailable; {advice}.")
         if b.family.pooling_prior() is not None:
             raise ValueError(
                 f"columns {list(b.schema.columns)[:5]}: {type(b.family).__name__}(pooling="
                 f"{b.family.pooling!r}) learns the classes' shared prior from the data, which "
-                f"has no closed form: {what} is unavailable; use method='mcmc'.")
+                f"has no closed form: {what} is unavailable; {advice}.")
 
 
 def check_parametric(model: FittedModel, what: str) -> None:

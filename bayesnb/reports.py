@@ -71,7 +71,8 @@ class BayesianReports:
         if model.stated is not None:
             raise ValueError("this model was built from stated tables; it has no data and so "
                              "no evidence.")
-        check_conjugate(model, self.priors, "the closed-form evidence")
+        check_conjugate(model, self.priors, "the closed-form evidence",
+                        sampled=self.method == "mcmc")
         check_parametric(model, "the evidence")
         parts = {"class": class_log_evidence(model.class_count, self._class_alpha_array(),
                                              self._class_prior_array())}
@@ -157,7 +158,8 @@ class BayesianReports:
             raise ValueError("this model was built from stated tables (from_tables): it has "
                              "no posterior, so no posterior draws (sample_posterior, to_arviz, "
                              "predict_uncertainty); fit a model on data for those.")
-        check_conjugate(model, self.priors, "exact posterior draws")
+        check_conjugate(model, self.priors, "exact prior draws" if prior else
+                        "exact posterior draws", data=not prior, sampled=self.method == "mcmc")
         check_parametric(model, "posterior draws")
         return labelled(model, exact_draws(model, *self._class_setup(), num_draws, seed,
                                            num_chains, prior=prior))
@@ -628,7 +630,8 @@ class BayesianReports:
             raise ValueError("this model was built from stated tables (from_tables): it has "
                              "no posterior, so no posterior hyperparameters (posterior_, "
                              "posterior_tables); its parameters are conditional_tables().")
-        check_conjugate(model, self.priors, "the conjugate posterior")
+        check_conjugate(model, self.priors, "the conjugate posterior",
+                        sampled=self.method == "mcmc")
         return [type(b.family).posterior(b.prior, b.stats) for b in model.blocks]
 
     def posterior_tables(self) -> dict:
@@ -789,7 +792,17 @@ class BayesianReports:
             lines[1:1] = [f"(method='mcmc': the a-priori probabilities are {source}, the "
                           f"conditional ones the posterior means in closed form, which the "
                           f"draws estimate; clf.mcmc_summary() summarises the draws)"]
-        for col, frame in self.conditional_tables().items():
+        try:
+            tables = self.conditional_tables()
+        except ValueError as err:  # an MCMC fit whose posterior has no closed-form means
+            if not isinstance(scorer, DrawsScorer):
+                raise
+            lines[1] = ("(method='mcmc': the a-priori probabilities are the mean of the NUTS "
+                        "draws" if scorer.class_prior is None else
+                        "(method='mcmc': the a-priori probabilities are the fixed class_prior")
+            lines[1] += "; clf.mcmc_summary() summarises the draws)"
+            tables, lines = {}, [*lines, f"  none in closed form ({err})", ""]
+        for col, frame in tables.items():
             lines += [f"  {col}", frame.to_string(), ""]
         if getattr(self, "feature_prior", None) is not None:
             lines += ["Posterior probability that each column depends on the class "
@@ -950,6 +963,11 @@ def _posterior_frames(block, post, classes: pd.Index) -> dict:
 def _check_closed_form_means(model, priors) -> None:
     """The conditional tables of an MCMC fit are closed-form posterior means: refuse them
     where a replacement prior, a hyperprior or pooling leaves none, pointing to the draws."""
+    if model.unlabeled is not None:
+        raise ValueError(f"conditional tables under method='mcmc' with {len(model.unlabeled[0])} "
+                         f"unlabeled rows: their closed-form means would read the labelled "
+                         f"rows alone, which the draws do not; summarise the draws with "
+                         f"clf.mcmc_summary() (or az.summary(clf.to_arviz())).")
     hyper = [b for b in model.blocks if b.family.hyperpriors() or b.family.pooling_prior()]
     if priors or hyper:
         what = (f"priors={sorted(priors)}" if priors else

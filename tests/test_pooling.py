@@ -321,6 +321,9 @@ def test_closed_form_reports_on_a_pooled_mcmc_fit_point_to_the_draws(mixed):
     X, _, clf = mixed
     with pytest.raises(ValueError, match="no closed-form mean"):
         clf.conditional_tables()
-    with pytest.raises(ValueError, match="use method='mcmc'"):
-        clf.log_evidence()
+    with pytest.raises(ValueError, match=r"unavailable; summarise the draws \(clf.mcmc_summary"):
+        clf.log_evidence()  # an MCMC fit: the draws, not "use method='mcmc'"
+    text = clf.summary()  # it raised: no print-out for the models that need MCMC
+    assert "none in closed form (conditional tables under method='mcmc'" in text
+    assert "log evidence: undefined" in text
     assert "prior" not in clf.to_arviz().groups()

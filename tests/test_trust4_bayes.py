@@ -307,6 +307,29 @@ def test_log_likelihood_group_refuses_unlabeled_rows_and_scores_the_labelled(sem
     assert np.isfinite(quiet_loo(clf.to_arviz(X=df[keep], y=y[keep])).elpd_loo)
 
 
+def test_closed_forms_of_a_semi_supervised_fit_are_refused(semi_supervised):
+    """The closed forms read the labelled rows' statistics: conditional_tables, summary's
+    tables, log_evidence, posterior_tables and sample_posterior gave the labelled-only
+    posterior (class means -0.99/1.04) beside NUTS draws that hold the unlabeled rows too
+    (-1.86/1.93, the semi-supervised posterior), unsaid. Now each refuses, pointing to the
+    draws; summary prints the draws' class probabilities and says why there are no tables.
+    The reference is a fit of the labelled rows alone under method='bayes'."""
+    clf, df, y = semi_supervised
+    keep = pd.notna(y)
+    labelled = bnb.NaiveBayes({"g": bnb.Gaussian(), "bern": bnb.Bernoulli()},
+                              method="bayes").fit(df[keep], y[keep].astype(str))
+    assert not np.allclose(clf.draws_["gaussian.mean"].mean(axis=(0, 1))[:, 0],
+                           labelled.posterior_tables()["g"]["loc"].to_numpy(), atol=0.05)
+    for report in (clf.conditional_tables, clf.log_evidence, clf.posterior_tables,
+                   lambda: clf.sample_posterior(10)):
+        with pytest.raises(ValueError, match="18 unlabeled rows.*mcmc_summary"):
+            report()
+    text = clf.summary()
+    assert "none in closed form" in text and "the mean of the NUTS draws" in text
+    prior = clf.sample_posterior(10, prior=True)  # the prior reads no data: still drawn
+    assert prior["class_probs"].shape == (1, 10, 2)
+
+
 # ---------------------------------------------------------------- NUTS sample_stats
 NAMES = ["diverging", "n_steps", "energy", "lp", "step_size", "tree_depth", "acceptance_rate"]
 
