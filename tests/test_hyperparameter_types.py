@@ -133,3 +133,25 @@ def test_numeric_hyperparameters_refuse_text_and_booleans(measurements, family, 
     with pytest.raises(ValueError, match=r"must be a number.*got"):
         bnb.NaiveBayes(family(value)).fit(X, y)
     bnb.NaiveBayes(family(np.float32(2.0))).fit(X, y)  # a NumPy number is a number
+
+
+def test_hyperpriors_need_the_hyperparameters_support_and_shape():
+    """Multinomial(alpha=Normal(0, 1)) was taken: half the draws of alpha were negative,
+    where the Dirichlet is undefined, and each chain froze on one value (r-hat 2.6, a generic
+    warning only). A hyperprior of another shape than the columns failed in JAX broadcasting.
+    Both are refused before any sampling, naming the hyperparameter."""
+    from numpyro import distributions as dist
+
+    X = pd.DataFrame({"a": [1, 0, 2, 3], "b": [0, 2, 1, 0], "c": [2, 1, 0, 1]})
+    y = ["u", "u", "v", "v"]
+    mcmc = {"method": "mcmc", "num_warmup": 10, "num_samples": 10, "num_chains": 1,
+            "progress_bar": False}
+    with pytest.raises(ValueError, match=r"Multinomial: alpha must be positive, but its "
+                                         r"hyperprior Normal has support Real\(\)"):
+        bnb.NaiveBayes(bnb.Multinomial(alpha=dist.Normal(0.0, 1.0)), **mcmc).fit(X, y)
+    with pytest.raises(ValueError, match=r"Poisson: shape's hyperprior .* has shape \(5,\); "
+                                         r"give a scalar one, or one of shape \(3,\)"):
+        bnb.NaiveBayes(bnb.Poisson(shape=dist.Gamma(2.0, 1.0).expand([5])), **mcmc).fit(X, y)
+    # a location may be anywhere: a Normal hyperprior on a Gaussian's loc is its support
+    family = bnb.Gaussian(loc=dist.Normal(0.0, 1.0))
+    assert family.prior(bnb.families.Schema(columns=("a",))).loc.shape == (1,)

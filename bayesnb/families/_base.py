@@ -143,6 +143,17 @@ def broadcast_hyper(value: Any, n: int, name: str, family: str, *, positive: boo
     only): the array then holds the hyperprior's mean as a placeholder, and the model samples
     the value (``Family.hyperpriors``)."""
     if is_distribution(value):
+        if tuple(value.batch_shape) not in ((), (n,)) or value.event_shape:
+            raise ValueError(f"{family}: {name}'s hyperprior {type(value).__name__} has shape "
+                             f"{tuple(value.batch_shape) + tuple(value.event_shape)}; give a "
+                             f"scalar one, or one of shape ({n},) (one per column, "
+                             f".expand([{n}])).")
+        lower = getattr(value.support, "lower_bound", None)
+        if positive and (lower is None or np.any(np.asarray(lower) < 0)):
+            raise ValueError(f"{family}: {name} must be positive, but its hyperprior "
+                             f"{type(value).__name__} has support {value.support}, which "
+                             f"holds other values; give one on the positive reals (Gamma, "
+                             f"LogNormal, HalfNormal).")
         return np.full(n, float(np.mean(np.asarray(value.mean))))
     a = np.asarray(value)
     if a.dtype.kind not in "iuf":  # NumPy would read "1" as 1.0 and True as 1.0
