@@ -945,6 +945,9 @@ def dims_and_coords(fitted):
         for key, axes in block.family.param_dims(block.prior, block.schema).items():
             dims[site_name(site, key, labels)] = [_dim(axis, key, site, labels, block, coords)
                                                   for axis in axes]
+        for key, hyperprior in block.family.hyperpriors().items():  # one per column, or one
+            if tuple(hyperprior.batch_shape) == (len(block.schema.columns),):
+                dims[f"{site}.{key}"] = [_dim("feature", key, site, labels, block, coords)]
     return dims, coords
 
 
@@ -1078,7 +1081,7 @@ def check_convergence(summary, sample_stats, *, r_hat_max=1.01, ess_min=400, set
         problems.append(f"{n_div} divergent transitions")
     if problems:
         warnings.warn("MCMC may not have converged: " + "; ".join(problems) + ". "
-                      + _advice(settings or {}, n_div), ConvergenceWarning, stacklevel=5)
+                      + _advice(settings or {}, n_div), ConvergenceWarning, stacklevel=6)
     return problems
 
 

@@ -485,6 +485,9 @@ class BayesianReports:
 
             if X is None or y is None:
                 raise ValueError("the log_likelihood group needs both X and y.")
+            if log_likelihood not in ("conditional", "joint"):
+                raise ValueError(f"log_likelihood must be 'conditional' (log p(y | x, theta)) "
+                                 f"or 'joint' (log p(x, y | theta)), got {log_likelihood!r}.")
             values = draws_log_likelihood(model, self._class_setup()[1], draws, X, y,
                                           log_likelihood, sample_weight)
             log_lik = {"xy" if log_likelihood == "joint" else "y_given_x": values}

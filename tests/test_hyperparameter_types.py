@@ -155,3 +155,28 @@ def test_hyperpriors_need_the_hyperparameters_support_and_shape():
     # a location may be anywhere: a Normal hyperprior on a Gaussian's loc is its support
     family = bnb.Gaussian(loc=dist.Normal(0.0, 1.0))
     assert family.prior(bnb.families.Schema(columns=("a",))).loc.shape == (1,)
+
+
+def test_a_per_column_hyperprior_is_labelled_by_column_and_warnings_point_here():
+    """A hyperprior of one value per column had ArviZ's dim "poisson.shape_dim_0" (coords 0,
+    1, 2): now the block's feature dim with the column names. The short chains' convergence
+    warning is attributed to the caller's line (it named estimator.py); a misspelt
+    log_likelihood names that argument (it said "quantity")."""
+    import warnings
+
+    from numpyro import distributions as dist
+
+    X = pd.DataFrame({"w1": [1, 0, 2, 3], "w2": [0, 2, 1, 0], "w3": [2, 1, 0, 1]})
+    y = ["u", "u", "v", "v"]
+    clf = bnb.NaiveBayes(bnb.Poisson(shape=dist.Gamma(2.0, 1.0).expand([3])), method="mcmc",
+                         num_warmup=20, num_samples=20, num_chains=1, progress_bar=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.fit(X, y)
+    convergence = [w for w in caught if w.category is bnb.ConvergenceWarning]
+    assert convergence and all(w.filename == __file__ for w in convergence)
+    shape = clf.to_arviz(prior_draws=None).posterior["poisson.shape"]
+    assert shape.dims == ("chain", "draw", "poisson_feature")
+    assert shape.coords["poisson_feature"].values.tolist() == ["w1", "w2", "w3"]
+    with pytest.raises(ValueError, match="log_likelihood must be 'conditional'"):
+        clf.to_arviz(X=X, y=y, log_likelihood="marginal")
