@@ -57,7 +57,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ._classes import class_log_prior
 from ._data import as_table
 from .families._base import pseudo_log
-from .fitted import add_chunk, check_weight
+from .fitted import add_chunk, check_parametric, check_weight
 
 if TYPE_CHECKING:
     from ._typing import ArrayLike, Data
@@ -180,15 +180,19 @@ def fit_em(model: NaiveBayes, X: Data, y: ArrayLike, X_unlabeled: Data, *,
         weights = np.concatenate([w_l, lam * resp.T.reshape(-1)])
         # every step's levels and families are those of all the rows, the unlabelled ones
         # included (at weight 0 in the first step; a copy of responsibility 0 later)
-        return work._install(add_chunk(None, work.features, table, y_all, weights,
-                                       infer_counts=work.infer_counts,
-                                       use_kernel=work.use_kernel, schema_from_every_row=True))
+        fitted = add_chunk(None, work.features, table, y_all, weights,
+                           infer_counts=work.infer_counts, use_kernel=work.use_kernel,
+                           schema_from_every_row=True)
+        # a kernel density has no parameters for the M-step to maximise: J could fall
+        check_parametric(fitted, "EM")
+        return work._install(fitted)
 
     converged, n_iter = False, 0
     if lam == 0:
         # the labelled fit itself: the stacked copies would add the levels seen only in the
         # unlabelled rows (at zero weight), which changes smoothed tables and the evidence
         work.fit(X, y, sample_weight=sample_weight)
+        check_parametric(work.fitted_, "EM")
         history = [_log_posterior(work, X, y, w_l, X_unlabeled, lam, em_method)]
         converged = True
     else:

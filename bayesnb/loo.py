@@ -152,7 +152,12 @@ def leave_one_out(model: FittedModel, method: str, class_alpha, class_prior, X, 
     if model.stated is not None:
         raise ValueError("this model was built from stated tables: it has no training data "
                          "to leave rows out of.")
-    check_parametric(model, "exact leave-one-out")
+    kernel = next((b for b in model.blocks if b.family.nonparametric), None)
+    if kernel is not None:  # defined, by refits: not computed here
+        raise ValueError(f"columns {list(kernel.schema.columns)[:5]}: leave-one-out of a "
+                         f"{type(kernel.family).__name__} column is not computed in closed "
+                         f"form (its bandwidth rule would run again without each row); refit "
+                         f"without each row, or model these columns with a parametric family.")
     raws, n = raw_blocks(model, X)
     codes = labels_to_codes(y, model.classes)
     if codes.shape[0] != n:

@@ -358,12 +358,20 @@ def _check_some_density(block, table, x: np.ndarray, scores: np.ndarray) -> None
         with np.errstate(over="ignore"):
             return not np.isfinite(block.family.host_log_likelihood(table, alone)).any()
 
-    j = next((j for j in range(x.shape[1]) if impossible(j)), 0)
+    shown = ", ".join(map(str, rows[:10])) + (", ..." if rows.size > 10 else "")
+    j = next((j for j in range(x.shape[1]) if impossible(j)), None)
+    if j is None:  # no column alone rules every class out: together they do
+        columns = ", ".join(map(repr, block.schema.columns[:10]))
+        raise ValueError(
+            f"row {i} ({rows.size} such rows: {shown}): columns {columns} together leave "
+            f"every class density 0 (each column's value is reached by the kernels of some "
+            f"class, but no class reaches them all), so p(class | x) is undefined under every "
+            f"method. Use a larger bandwidth (adjust) or a kernel of unbounded support "
+            f"(kernel='gaussian').")
     column = block.schema.columns[j]
     widest = float(np.nanmax(table.bandwidth[:, j]))
     adjust = float(np.broadcast_to(np.asarray(block.family.adjust, dtype=np.float64),
                                    (x.shape[1],))[j])
-    shown = ", ".join(map(str, rows[:10])) + (", ..." if rows.size > 10 else "")
     raise ValueError(
         f"column {column!r}: the value {x[i, j]:.6g} (row {i}; {rows.size} such rows: "
         f"{shown}) has density 0 in every class: {block.family!r} (bandwidth at most "

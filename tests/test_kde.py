@@ -338,6 +338,34 @@ def test_evidence_draws_and_mcmc_are_refused_naming_the_columns(iris, iris_kde):
     with pytest.raises(ValueError, match="nonparametric.*method='mcmc'"):
         bnb.NaiveBayes(features=bnb.KernelDensity(), method="mcmc").fit(X, y)
     assert "log evidence: undefined" in iris_kde.summary()
+    with pytest.raises(ValueError, match=r"leave-one-out of a KernelDensity column is not "
+                                         r"computed in closed form .*refit without each row"):
+        iris_kde.loo(X, y)  # defined (by refits), not "undefined"
+
+
+def test_em_refuses_a_kernel_density_under_every_method(iris):
+    """Under ml EM ran and J fell (-27.96 to -28.17) while the history said converged; under
+    the other methods it said "EM does not know the prior of the kde family"."""
+    from bayesnb.em import fit_em
+
+    X, y = iris
+    for method in ("ml", "map", "mean", "bayes"):
+        with pytest.raises(ValueError, match="KernelDensity is nonparametric.*so EM is "):
+            fit_em(bnb.NaiveBayes(bnb.KernelDensity(), method=method), X[:100], y[:100],
+                   X[100:120])
+
+
+def test_columns_that_together_rule_out_every_class_are_named_together():
+    """t = 0.05 is reached only by class a's kernels, u = 5.05 only by b's: the refusal
+    blamed column t alone ("has density 0 in every class"), which explain contradicts."""
+    X = pd.DataFrame({"t": [0.0, 0.1, 5.0, 5.1], "u": [0.0, 0.1, 5.0, 5.1]})
+    clf = bnb.NaiveBayes(bnb.KernelDensity(0.2, kernel="epanechnikov")).fit(X, list("aabb"))
+    row = pd.DataFrame({"t": [0.05], "u": [5.05]})
+    factors = clf.explain(row.iloc[0])
+    assert factors.loc["t", "a"] > 0 and factors.loc["u", "b"] > 0
+    with pytest.raises(ValueError, match=r"columns 't', 'u' together leave every class "
+                                         r"density 0"):
+        clf.predict_proba(row)
 
 
 def test_undefined_densities_name_column_and_class():
