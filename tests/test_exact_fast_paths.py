@@ -11,6 +11,7 @@ values, chunk boundaries (tails in some chunks only), SciPy-sparse input, float3
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.stats as st
@@ -264,7 +265,6 @@ def test_grouped_log1p_sum_against_numpy(dtype):
     """``_log1p_sum`` itself: the grouped form and the overflow fallback against float64
     ``np.log1p`` sums, with the small and large ``u`` of a Student-t (``coef * u`` near
     ``z**2 / 2`` for classes of thousands of rows)."""
-    import jax.numpy as jnp
 
     from bayesnb.fast import gaussian
 
@@ -402,6 +402,44 @@ def test_host_log_rising_against_exact_sums():
     a, x = np.array([0.7, 3.0, 12.0]), np.array([0.5, 2.25, 7.75])
     assert_allclose(_sparse.log_rising(a, x),
                     gammaln(a + x) - gammaln(a) - x * np.log(a), rtol=1e-12, atol=1e-14)
+
+
+def test_log_rising_of_counts_far_beyond_the_concentration(x64):
+    """Past u = x / a = 1/4, h was a psi(u) (whose leading term is x^3 / (6 a^2)) less that
+    term added back: at a = 12, x = 1e7 it cancelled to 357 nats off (positive log
+    probabilities of a count under method='bayes'). Against the log-Gamma difference, exact
+    to its own rounding here; both the host twin and the kernels' form, and whole models'
+    joint scores (dense and sparse) against SciPy's predictives."""
+    from bayesnb.fast._float32 import log_rising as kernel_log_rising
+
+    a = np.array([12.0, 12.0, 1e3, 11.0, 1e6, 10.0])
+    x = np.array([1e6, 1e7, 1e8, 1e9, 3e5, 100.0])
+    ref = gammaln(a + x) - gammaln(a) - x * np.log(a)
+    rounding = 4e-16 * (gammaln(a + x) + x * np.log(a))  # the reference's own
+    assert np.all(np.abs(_sparse.log_rising(a, x) - ref) <= rounding + 1e-12)
+    assert np.all(np.abs(np.asarray(kernel_log_rising(jnp.asarray(a), jnp.asarray(x))) - ref)
+                  <= rounding + 1e-10)
+    X = np.array([[1.0, 0, 2], [0, 1, 0], [3, 0, 0], [0, 2, 1], [1, 1, 1], [0, 0, 4]])
+    y = np.array([0, 0, 0, 1, 1, 1])
+    rows = np.array([[0.0, big, 1.0] for big in (1e5, 1e6, 1e7)])
+    for family in (bnb.Multinomial(), bnb.Poisson()):
+        clf = bnb.NaiveBayes(family, method="bayes").fit(X, y)
+        ref = np.stack([np.log(0.5) + _predictive_reference(family, X[y == c], rows)
+                        for c in (0, 1)], axis=1)
+        for data in (rows, sparse.csr_matrix(rows)):
+            assert_allclose(clf.predict_joint_log_proba(data), ref, rtol=1e-9)
+
+
+def _predictive_reference(family, X_class, rows):
+    """log p(row | class) of the exact predictive, from SciPy: Dirichlet-multinomial for a
+    Multinomial (alpha = 1 + counts), per column the negative binomial of a Gamma(1, 0.1)
+    rate for a Poisson."""
+    if isinstance(family, bnb.Multinomial):
+        alpha, n = 1.0 + X_class.sum(axis=0), rows.sum(axis=1)
+        return (gammaln(n + 1) - gammaln(rows + 1).sum(axis=1) + gammaln(alpha.sum())
+                - gammaln(n + alpha.sum()) + (gammaln(rows + alpha) - gammaln(alpha)).sum(axis=1))
+    shape, rate = 1.0 + X_class.sum(axis=0), 0.1 + len(X_class)
+    return st.nbinom.logpmf(rows, shape, rate / (rate + 1.0)).sum(axis=1)
 
 
 @pytest.mark.parametrize("steps", [1, 2, 4, 32])
@@ -622,7 +660,6 @@ def test_tail_positions_against_numpy(request, dtype, steps):
     """``tail_positions``: ``(x - S) F + j`` for an integer count ``S < x <= top``, 0 for a
     count up to ``S`` or NaN, -1 for a fraction or a count past ``top`` (float32 under the
     default policy, float64 under x64)."""
-    import jax.numpy as jnp
 
     from bayesnb.fast._steps import tail_positions
 
@@ -655,7 +692,6 @@ def test_tail_flags_against_numpy(width, steps):
     that is not an integer (2, whatever else the row holds), NaN being neither: against NumPy,
     with one weighted product (up to 4,095 columns: every row sum, at most ``F (F + 1)``, is
     an integer below 2**24) and with two products (4,096 columns or more in float32)."""
-    import jax.numpy as jnp
 
     from bayesnb.fast._steps import needs_tail
 
