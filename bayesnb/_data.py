@@ -542,8 +542,8 @@ def infer_family(table: Table, position: int, infer_counts=False, *,
         if warn and not isinstance(dtype, pd.CategoricalDtype):  # a pandas category is meant
             _warn_if_mostly_numbers(table.frame.iloc[:, position], table.columns[position])
         return Categorical()
-    if table.sparse is not None:  # counts (Poisson) or other numbers (Gaussian)
-        return numeric()
+    if table.sparse is not None:  # booleans (Bernoulli, as dense), counts (Poisson), numbers
+        return Bernoulli() if table.sparse.dtype.kind == "b" else numeric()
     kind = table.array.dtype.kind
     if kind == "b":
         return Bernoulli()
@@ -594,8 +594,9 @@ def count_columns(table: Table, positions=None) -> np.ndarray:
     wanted = range(n_cols) if positions is None else positions
     if table.sparse is not None:  # one pass over the stored values (zeros are counts)
         data, cols = table.sparse.data, table.sparse.indices
-        with np.errstate(invalid="ignore"):
-            bad = ~(data >= 0) | (data != np.floor(data)) if data.dtype.kind == "f" else data < 0
+        with np.errstate(invalid="ignore"):  # as _all_counts: NaN missing, inf not a count
+            bad = (~np.isnan(data) & ~((data >= 0) & np.isfinite(data) & (data == np.floor(data)))
+                   if data.dtype.kind == "f" else data < 0)
         broken = np.zeros(n_cols, dtype=bool)
         broken[cols[bad]] = True
         for p in wanted:

@@ -127,3 +127,22 @@ def test_titanic_class_only_reproduces_e1071(x64):
     clf = bnb.NaiveBayes(method="ml").fit(X, y)
     p = clf.predict_proba(pd.DataFrame({"Class": ["2nd"], "Sex": [np.nan], "Age": [np.nan]}))
     np.testing.assert_allclose(p[0], [0.5859649, 0.4140351], atol=5e-8)
+
+
+def test_sparse_input_infers_families_as_the_same_data_dense():
+    """A boolean sparse matrix was inferred Poisson (dense booleans: Bernoulli), with other
+    probabilities; one stored NaN made a sparse count column Gaussian, silently (NaN is
+    missing in the count rule): it is Poisson, and the sparse path's refusal of a missing
+    value names the column."""
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 3)) < 0.4
+    y = np.where(rng.random(30) < 0.5, "a", "b")
+    dense = bnb.NaiveBayes().fit(X, y)
+    sparse_fit = bnb.NaiveBayes().fit(sparse.csr_matrix(X), y)
+    assert [type(b.family) for b in sparse_fit.blocks_] == [bnb.Bernoulli]
+    np.testing.assert_allclose(sparse_fit.predict_proba(sparse.csr_matrix(X)),
+                               dense.predict_proba(X), rtol=1e-12)
+    counts = sparse.csr_matrix(np.array([[1.0, 0.0], [np.nan, 2.0], [3.0, 1.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match=r"column 0: missing values \(NaN\) are not supported "
+                                         r"in sparse input"):
+        bnb.NaiveBayes().fit(counts, ["a", "a", "b", "b"])
