@@ -138,17 +138,23 @@ def _wrong_width(got: int, want: int):
     raise ValueError(f"x has {got} values but the model has {want} columns.")
 
 
-def masked_rows(model: FittedModel, row: pd.DataFrame) -> pd.DataFrame:
-    """The row itself, then one copy per entry with every other column missing (None)."""
-    keys = entries(model)
+#: cells of masked rows scored at once by :func:`explain_row` (a row per entry, each as wide
+#: as the model: 100,000 columns in one grid needed 75 GiB)
+MASKED_CELLS = 1 << 22
+
+
+def masked_rows(row: pd.DataFrame, keys: list, with_row: bool) -> pd.DataFrame:
+    """The row itself (``with_row``), then one copy per entry of ``keys`` (``entries``)
+    with every other column missing (None)."""
     values = row.iloc[0].to_numpy(dtype=object)
     positions: dict = {}
     for j, c in enumerate(row.columns):
         positions.setdefault(c, []).append(j)
     # built as one array: a ``.loc`` assignment per entry was O(columns^2) (12 s at 3,000)
-    grid = np.full((len(keys) + 1, len(values)), None, dtype=object)
-    grid[0] = values
-    for i, (_, cols) in enumerate(keys, start=1):
+    grid = np.full((len(keys) + with_row, len(values)), None, dtype=object)
+    if with_row:
+        grid[0] = values
+    for i, (_, cols) in enumerate(keys, start=int(with_row)):
         kept = [j for c in set(cols) for j in positions.get(c, ())]
         grid[i, kept] = values[kept]
     return pd.DataFrame(grid, columns=row.columns, dtype=object)
@@ -172,11 +178,13 @@ def explain_row(model: FittedModel, scorer, x, *, log: bool = False) -> pd.DataF
     if not isinstance(scorer, TableScorer | AveragedScorer):  # model averaging: per column,
         refuse_draws()  # the mixture of the class-specific and shared factors
     row = one_row(model, x)
-    frame = masked_rows(model, row)
-    joint, _ = scorer.scores(frame, "joint")
-    joint = np.asarray(joint, dtype=np.float64)
+    every = entries(model)
+    step = max(1, MASKED_CELLS // max(1, row.shape[1]))  # rows of masked copies at a time
+    joint = np.vstack([np.asarray(scorer.scores(masked_rows(row, every[i:i + step], i == 0),
+                                                "joint")[0], dtype=np.float64)
+                       for i in range(0, max(len(every), 1), step)])
     log_prior = np.asarray(scorer.log_prior, dtype=np.float64)
-    keys = [k for k, _ in entries(model)]
+    keys = [k for k, _ in every]
     with np.errstate(invalid="ignore"):
         factors = joint[1:] - log_prior  # -inf - -inf (a class of prior 0) is undefined
     top = np.max(joint[0])

@@ -569,3 +569,24 @@ def test_a_row_of_weight_zero_with_a_level_of_its_own_is_scored_as_the_fit_predi
         with pytest.warns(UnseenCategoryWarning):
             want = _brute_force(features, method, X, y, weight=weight, joint=joint)
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+
+
+def test_explain_of_a_wide_row_scores_its_masked_copies_a_few_at_a_time(monkeypatch, x64):
+    """explain scored one copy of the row per column, each as wide as the model, in one
+    grid: 100,000 Bernoulli columns asked for 75 GiB. The copies are scored in chunks of
+    bounded size (here forced to 7 rows); the factors are still Bernoulli's by hand:
+    (ones + 1) / (rows + 2) for x = 1, its complement for x = 0, per class."""
+    import bayesnb.explain as explain
+
+    rng = np.random.default_rng(3)
+    X = (rng.random((30, 40)) < 0.3).astype(float)
+    y = np.repeat(["a", "b"], 15)
+    clf = bnb.NaiveBayes(bnb.Bernoulli()).fit(X, y)
+    monkeypatch.setattr(explain, "MASKED_CELLS", 7 * 40)
+    factors = clf.explain(X[0])
+    theta = np.stack([(X[y == c].sum(axis=0) + 1) / (15 + 2) for c in ("a", "b")], axis=1)
+    expected = np.where(X[0][:, None] == 1, theta, 1 - theta)
+    np.testing.assert_allclose(factors.iloc[1:41].to_numpy(), expected, rtol=1e-12)
+    posterior = np.prod(expected, axis=0) * 0.5
+    np.testing.assert_allclose(factors.loc["posterior"].to_numpy(),
+                               posterior / posterior.sum(), rtol=1e-10)
