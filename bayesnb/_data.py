@@ -289,7 +289,10 @@ def as_table(X: Any) -> Table:
     from scipy import sparse
 
     if sparse.issparse(X):
-        if X.ndim != 2 or X.shape[1] == 0:
+        if X.ndim != 2:  # a 1-D sparse array (csr_array(X)[i]): one row, or one column?
+            raise ValueError(f"X must be 2-D (rows x columns); got a 1-D sparse array of shape "
+                             f"{X.shape}. Use X.reshape(1, -1) for a single row.")
+        if X.shape[1] == 0:
             raise ValueError(f"0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
         if X.dtype.kind not in "biuf":
             raise TypeError(f"sparse X has unsupported dtype {X.dtype}; expected numbers.")

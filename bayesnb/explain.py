@@ -97,9 +97,9 @@ def one_row(model: FittedModel, x) -> pd.DataFrame:
             return _absent_added(model, row)[columns]
         values = x.to_numpy(dtype=object)
     elif sparse.issparse(x):
-        if x.shape[0] != 1:
+        if x.ndim == 2 and x.shape[0] != 1:
             raise ValueError(f"explain takes one row, got {x.shape[0]}.")
-        values = np.asarray(x.toarray())[0]
+        values = np.asarray(x.toarray()).reshape(-1)  # a 1-D sparse array is one row too
     else:
         values = np.asarray(x, dtype=object)
         if values.ndim == 2:

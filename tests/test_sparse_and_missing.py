@@ -146,3 +146,16 @@ def test_sparse_input_infers_families_as_the_same_data_dense():
     with pytest.raises(ValueError, match=r"column 0: missing values \(NaN\) are not supported "
                                          r"in sparse input"):
         bnb.NaiveBayes().fit(counts, ["a", "a", "b", "b"])
+
+
+def test_a_one_dimensional_sparse_row():
+    """SciPy's 1-D sparse arrays (csr_array(X)[i]): explain takes one as a row, as a 1-D
+    NumPy row ("explain takes one row, got 3" counted its columns), and predict asks for a
+    2-D X ("0 feature(s)" it said)."""
+    X = np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 1.0], [2.0, 1.0, 0.0], [0.0, 2.0, 2.0]])
+    clf = bnb.NaiveBayes(bnb.Multinomial()).fit(X, ["a", "a", "b", "b"])
+    row = sparse.csr_array(X)[0]
+    if row.ndim == 1:  # SciPy >= 1.15 indexes a sparse array to 1-D
+        np.testing.assert_array_equal(clf.explain(row).to_numpy(), clf.explain(X[0]).to_numpy())
+        with pytest.raises(ValueError, match=r"X must be 2-D.*1-D sparse array of shape \(3,\)"):
+            clf.predict(row)
