@@ -159,3 +159,14 @@ def test_a_one_dimensional_sparse_row():
         np.testing.assert_array_equal(clf.explain(row).to_numpy(), clf.explain(X[0]).to_numpy())
         with pytest.raises(ValueError, match=r"X must be 2-D.*1-D sparse array of shape \(3,\)"):
             clf.predict(row)
+
+
+def test_sparse_values_beyond_float64s_squares_are_refused_as_dense_ones():
+    """Dense input refuses a count of 1e200 (its square overflows float64); sparse input took
+    it and returned NaN joint scores under method='bayes', unrefused."""
+    X = np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 1.0], [2.0, 1.0, 0.0], [0.0, 2.0, 2.0]])
+    clf = bnb.NaiveBayes(bnb.Multinomial(), method="bayes").fit(X, ["a", "a", "b", "b"])
+    huge = np.array([[0.0, 1e200, 1.0]])
+    for data in (huge, sparse.csr_matrix(huge)):
+        with pytest.raises(ValueError, match=r"column 1: .*too large for the computation"):
+            clf.predict_joint_log_proba(data)

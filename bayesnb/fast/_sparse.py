@@ -25,7 +25,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import gammaln
 
-from ..families._base import Schema
+from ..families._base import FLOAT64_SAFE, Schema
 
 #: largest integer count read from the log-factorial table (uint16 codes)
 _TABLE_MAX = int(np.iinfo(np.uint16).max)
@@ -81,8 +81,9 @@ def check_sparse(X, schema: Schema, family: str, *, integer=False, binary=False)
     if binary:
         ok = lo == 1 and hi == 1 or (lo >= 0 and hi <= 1
                                      and np.all((data == 0) | (data == 1)))
-    else:
-        ok = lo >= 0 and hi < np.inf and not (integer and np.any(data != np.floor(data)))
+    else:  # the sparse paths compute in float64: its range, as a dense block's in x64
+        ok = lo >= 0 and hi <= FLOAT64_SAFE and not (integer and
+                                                     np.any(data != np.floor(data)))
     if ok:
         return X
     nan = np.isnan(data)
@@ -90,7 +91,10 @@ def check_sparse(X, schema: Schema, family: str, *, integer=False, binary=False)
         col = schema.columns[int(X.indices[np.argmax(nan)])]
         raise ValueError(f"column {col!r}: missing values (NaN) are not supported in sparse "
                          f"input; pass a dense array or DataFrame for missing values.")
-    checks = [(np.isinf(data), "infinite value"), (data < 0, f"{family} needs non-negative counts")]
+    checks = [(np.isinf(data), "infinite value"), (data < 0, f"{family} needs non-negative counts"),
+              (data > FLOAT64_SAFE, f"too large for the computation: its square overflows "
+                                    f"float64 (values must stay within +-{FLOAT64_SAFE:g}); "
+                                    f"rescale the column")]
     if integer:
         checks.append((data != np.floor(data), f"{family} needs integer counts"))
     if binary:
@@ -99,7 +103,7 @@ def check_sparse(X, schema: Schema, family: str, *, integer=False, binary=False)
         if bad.any():
             i = int(np.argmax(bad))
             raise ValueError(f"column {schema.columns[int(X.indices[i])]!r}: {problem}, "
-                             f"got {data[i]!r}.")
+                             f"got {float(data[i])!r}.")
     raise AssertionError("unreachable: a failed range check names a value")  # pragma: no cover
 
 
