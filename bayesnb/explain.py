@@ -99,6 +99,9 @@ def one_row(model: FittedModel, x) -> pd.DataFrame:
     elif sparse.issparse(x):
         if x.ndim == 2 and x.shape[0] != 1:
             raise ValueError(f"explain takes one row, got {x.shape[0]}.")
+        if np.isnan(x.data).any():  # as predict refuses it (a stored NaN is no zero)
+            raise ValueError("missing values (NaN) are not supported in sparse input; pass a "
+                             "dense row or a Series for missing values.")
         values = np.asarray(x.toarray()).reshape(-1)  # a 1-D sparse array is one row too
     else:
         values = np.asarray(x, dtype=object)

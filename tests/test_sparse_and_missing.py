@@ -159,6 +159,11 @@ def test_a_one_dimensional_sparse_row():
         np.testing.assert_array_equal(clf.explain(row).to_numpy(), clf.explain(X[0]).to_numpy())
         with pytest.raises(ValueError, match=r"X must be 2-D.*1-D sparse array of shape \(3,\)"):
             clf.predict(row)
+    gap = sparse.csr_matrix(np.array([[1.0, np.nan, 2.0]]))  # predict refuses it: so explain
+    for call in (clf.predict_proba, clf.explain):
+        with pytest.raises(ValueError, match=r"missing values \(NaN\) are not supported in "
+                                             r"sparse input"):
+            call(gap)
 
 
 def test_sparse_values_beyond_float64s_squares_are_refused_as_dense_ones():
