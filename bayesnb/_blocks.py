@@ -124,9 +124,9 @@ def has_feature_names(columns, frame: bool) -> bool:
     return frame and len(columns) > 0 and all(isinstance(c, str) for c in columns)
 
 
-class FeatureNamesWarning(UserWarning):
-    """scikit-learn's feature-names ``UserWarning``, as a class of its own so that a prediction
-    reading ``X`` a second time (blocks scored apart) can leave out its repeat."""
+#: the messages of :func:`warn_feature_names` (a prediction reading ``X`` a second time, its
+#: blocks scored apart, leaves out the repeat by them)
+FEATURE_NAMES_WARNING = r"X (has|does not have valid) feature names"
 
 
 def warn_feature_names(fitted: bool, given: bool, estimator: str, stacklevel: int = 2) -> None:
@@ -135,10 +135,10 @@ def warn_feature_names(fitted: bool, given: bool, estimator: str, stacklevel: in
     ones the model read."""
     if given and not fitted:
         warnings.warn(f"X has feature names, but {estimator} was fitted without feature names",
-                      FeatureNamesWarning, stacklevel=stacklevel + 1)
+                      UserWarning, stacklevel=stacklevel + 1)
     elif fitted and not given:
         warnings.warn(f"X does not have valid feature names, but {estimator} was fitted with "
-                      f"feature names", FeatureNamesWarning, stacklevel=stacklevel + 1)
+                      f"feature names", UserWarning, stacklevel=stacklevel + 1)
 
 
 class AbsentColumnWarning(UserWarning):

@@ -492,9 +492,10 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def declared_classes(classes: Any) -> np.ndarray:
+def declared_classes(classes: Any, repeats: bool = False) -> np.ndarray:
     """``classes=`` (every label, declared up front) as its sorted labels: a list, tuple,
-    array or pandas Series of distinct labels, none missing; anything else is refused."""
+    array or pandas Series of distinct labels (``repeats``: or not), none missing; anything
+    else is refused."""
     if isinstance(classes, str | bytes | set | frozenset | dict) or np.ndim(classes) != 1:
         raise ValueError(f"classes must be a list or 1-D array of labels, got "
                          f"{type(classes).__name__} {_show([classes])}.")
@@ -506,7 +507,7 @@ def declared_classes(classes: Any) -> np.ndarray:
         raise ValueError(f"classes has a missing label (None, NaN or pd.NA) at position "
                          f"{int(np.argmax(missing))}; every class needs a label.")
     declared, _ = encode_labels(values, len(values))
-    if len(declared) != len(values):
+    if len(declared) != len(values) and not repeats:
         raise ValueError("classes has repeated labels.")
     return declared
 

@@ -199,11 +199,12 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
         if model.stated is not None:
             raise ValueError("a model built from stated tables (from_tables) has no statistics "
                              "to update; fit a model on data to update it with partial_fit.")
-        if classes is not None and not np.array_equal(declared_classes(classes),
-                                                      model.classes):
-            raise ValueError(f"classes={declared_classes(classes).tolist()} differs from the "
-                             f"classes of the model being updated, {model.classes.tolist()}; "
-                             f"declare every class on the first call.")
+        declared = None if classes is None else declared_classes(classes, repeats=True)
+        if declared is not None and (len(classes) != len(model.classes)
+                                     or not np.array_equal(declared, model.classes)):
+            raise ValueError(f"classes={np.asarray(classes).tolist()} differs from the classes "
+                             f"of the model being updated, {model.classes.tolist()}; declare "
+                             f"every class on the first call.")
         raws = []
         for b, pos in zip(model.blocks, block_positions(model, table), strict=True):
             raws.append(table.block(b.schema.columns, pos, on_device=kernel_reads_raw(b.family),

@@ -25,7 +25,7 @@ import pandas as pd
 from scipy import sparse
 
 from ._blocks import (
-    FeatureNamesWarning,
+    FEATURE_NAMES_WARNING,
     block_source,
     levels_of,
     raw_blocks,
@@ -130,7 +130,7 @@ class TableScorer(NamedTuple):
             self.model.blocks[i] for i in rest)), tables=tuple(self.tables[i] for i in rest))
         output = "joint" if output == "joint" else "partial"
         with warnings.catch_warnings():  # X read again: its feature-names warning was given
-            warnings.simplefilter("ignore", FeatureNamesWarning)
+            warnings.filterwarnings("ignore", FEATURE_NAMES_WARNING, UserWarning)
             try:
                 return scorer.scores(X, output)[0]
             except _kernels.InexactScores:
