@@ -32,6 +32,8 @@ for an explanation).
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import pandas as pd
 
@@ -146,21 +148,25 @@ def _wrong_width(got: int, want: int):
 MASKED_CELLS = 1 << 22
 
 
-def masked_rows(row: pd.DataFrame, keys: list, with_row: bool) -> pd.DataFrame:
+def masked_rows(row: pd.DataFrame, keys: list, with_row: bool,
+                numeric: bool = False) -> pd.DataFrame:
     """The row itself (``with_row``), then one copy per entry of ``keys`` (``entries``)
-    with every other column missing (None)."""
-    values = row.iloc[0].to_numpy(dtype=object)
+    with every other column missing (None; NaN in a ``numeric`` grid, which the families
+    read five times faster than Python objects)."""
+    dtype = np.float64 if numeric else object
+    values = row.iloc[0].to_numpy(dtype=dtype)
     positions: dict = {}
     for j, c in enumerate(row.columns):
         positions.setdefault(c, []).append(j)
     # built as one array: a ``.loc`` assignment per entry was O(columns^2) (12 s at 3,000)
-    grid = np.full((len(keys) + with_row, len(values)), None, dtype=object)
+    grid = np.full((len(keys) + with_row, len(values)), np.nan if numeric else None,
+                   dtype=dtype)
     if with_row:
         grid[0] = values
     for i, (_, cols) in enumerate(keys, start=int(with_row)):
         kept = [j for c in set(cols) for j in positions.get(c, ())]
         grid[i, kept] = values[kept]
-    return pd.DataFrame(grid, columns=row.columns, dtype=object)
+    return pd.DataFrame(grid, columns=row.columns, dtype=dtype)
 
 
 def refuse_draws():
@@ -183,8 +189,13 @@ def explain_row(model: FittedModel, scorer, x, *, log: bool = False) -> pd.DataF
     row = one_row(model, x)
     every = entries(model)
     step = max(1, MASKED_CELLS // max(1, row.shape[1]))  # rows of masked copies at a time
-    joint = np.vstack([np.asarray(scorer.scores(masked_rows(row, every[i:i + step], i == 0),
-                                                "joint")[0], dtype=np.float64)
+    # numbers in families of numbers: a float grid (a level is matched as the user wrote it)
+    numeric = not any(b.family.learns_levels() for b in model.blocks) and all(
+        isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_)
+        for v in row.iloc[0])
+    joint = np.vstack([np.asarray(scorer.scores(masked_rows(row, every[i:i + step], i == 0,
+                                                            numeric), "joint")[0],
+                                  dtype=np.float64)
                        for i in range(0, max(len(every), 1), step)])
     log_prior = np.asarray(scorer.log_prior, dtype=np.float64)
     keys = [k for k, _ in every]
