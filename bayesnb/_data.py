@@ -479,17 +479,13 @@ def labels_to_codes(y: Any, classes: np.ndarray) -> np.ndarray:
     _refuse_mixed_labels(y, classes)
     index = pd.Index(classes, dtype=object).get_indexer(pd.Index(y, dtype=object))
     if np.any(index < 0):
-        label = y[np.argmax(index < 0)]
-        kinds = (f" (of type {type(_plain(label)).__name__}; the classes are of type "
-                 f"{type(_plain(classes[0])).__name__})" if len(classes) and
-                 type(_plain(label)) is not type(_plain(classes[0])) else "")
-        raise ValueError(f"label {_plain(label)!r} is not one of the classes "
-                         f"{np.asarray(classes).tolist()}{kinds}.")
+        i = int(np.argmax(index < 0))  # tolist: plain Python values, not np.str_
+        label, shown = y[i:i + 1].tolist()[0], np.asarray(classes).tolist()
+        kinds = (f" (of type {type(label).__name__}; the classes are of type "
+                 f"{type(shown[0]).__name__})" if shown and type(label) is not type(shown[0])
+                 else "")
+        raise ValueError(f"label {label!r} is not one of the classes {shown}{kinds}.")
     return index.astype(np.int32)
-
-
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def declared_classes(classes: Any, repeats: bool = False) -> np.ndarray:

@@ -789,22 +789,22 @@ class BayesianReports:
                  self.class_prior_.to_frame().T.to_string(index=False), "",
                  "Conditional probabilities:"]
         scorer = self._scorer()
-        if isinstance(scorer, DrawsScorer):  # two sources: say which is which
-            source = ("the fixed class_prior" if scorer.class_prior is not None
-                      else "the mean of the NUTS draws")
-            lines[1:1] = [f"(method='mcmc': the a-priori probabilities are {source}, the "
-                          f"conditional ones the posterior means in closed form, which the "
-                          f"draws estimate; clf.mcmc_summary() summarises the draws)"]
+        closed = None
         try:
             tables = self.conditional_tables()
         except ValueError as err:  # an MCMC fit whose posterior has no closed-form means
             if not isinstance(scorer, DrawsScorer):
                 raise
-            lines[1] = ("(method='mcmc': the a-priori probabilities are the mean of the NUTS "
-                        "draws" if scorer.class_prior is None else
-                        "(method='mcmc': the a-priori probabilities are the fixed class_prior")
-            lines[1] += "; clf.mcmc_summary() summarises the draws)"
-            tables, lines = {}, [*lines, f"  none in closed form ({err})", ""]
+            tables, closed = {}, err
+        if isinstance(scorer, DrawsScorer):  # two sources: say which is which
+            source = ("the fixed class_prior" if scorer.class_prior is not None
+                      else "the mean of the NUTS draws")
+            tables_are = ("" if closed is not None else ", the conditional ones the posterior "
+                          "means in closed form, which the draws estimate")
+            lines[1:1] = [f"(method='mcmc': the a-priori probabilities are {source}"
+                          f"{tables_are}; clf.mcmc_summary() summarises the draws)"]
+        if closed is not None:
+            lines += [f"  none in closed form ({closed})", ""]
         for col, frame in tables.items():
             lines += [f"  {col}", frame.to_string(), ""]
         if getattr(self, "feature_prior", None) is not None:
