@@ -991,6 +991,8 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
             table = {f: arrays[a] for f, a in b.arrays["tables"].items()}
             for f, a in b.arrays["tables"].items():
                 _check_table(table[f], getattr(expected, f, None), member(a), f)
+            _check_stated(family, b.family_cls.params_type(**table), b.schema, layout.classes,
+                          where)
             tables.append(b.family_cls.params_type(**{f: jnp.asarray(v)
                                                       for f, v in table.items()}))
             prior = stats = None
@@ -1133,6 +1135,27 @@ def _check_table(a, prior_field, where, field):
                                  f" (first at index {_first(low)}: {a[low].flat[0]!r}).")
     elif prior_field is None or not np.array_equal(a, np.asarray(prior_field)):
         raise ModelFileError(f"{where}: contradicts the block's levels.")
+
+
+def _check_stated(family, params, schema, classes, where) -> None:
+    """Stated tables are the family's ``from_tables`` of their own ``describe``: probabilities
+    that sum to 1, and derived fields (``log1m_p``, ``log_rate``) that agree with them."""
+    described = family.describe(params, schema, classes)
+    stated = {col: {c: family.stated_cell_of(table.iloc[k]) for k, c in enumerate(classes)}
+              for col, table in described.items()}
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            again = family.from_tables(stated, schema, classes)
+    except ValueError as err:
+        raise ModelFileError(f"{where}: the stated tables are not distributions: "
+                             f"{' '.join(str(err).split())}") from None
+    for name, table, rebuilt in zip(type(params)._fields, params, again, strict=True):
+        table, rebuilt = np.asarray(table), np.asarray(rebuilt)
+        # float32 fits store float32-rounded tables: agreement to 1e-6 is the round trip
+        if table.shape != rebuilt.shape or not np.allclose(table, rebuilt, rtol=1e-6, atol=0,
+                                                           equal_nan=True):
+            raise ModelFileError(f"{where}: the stated table {name} disagrees with the "
+                                 f"probabilities it is derived from (not one distribution).")
 
 
 def _first(mask):

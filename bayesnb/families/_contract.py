@@ -29,12 +29,15 @@ from __future__ import annotations
 import abc
 import copy
 import inspect
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import jax
 import numpy as np
 
 from ._base import Schema, _short, is_distribution, xp_of
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class Capabilities:
@@ -243,6 +246,13 @@ class Capabilities:
     def from_tables(tables: dict, schema: Schema, classes) -> NamedTuple:
         """Inverse of ``describe``: plug-in parameters from stated probability tables."""
         raise NotImplementedError
+
+    @staticmethod
+    def stated_cell_of(row: pd.Series) -> Any:
+        """One class's entry of a stated table from its row of ``describe``'s table, as
+        ``from_tables`` reads it: a model file of stated tables must survive that round trip
+        (so unnormalised probabilities are refused). Default: the row's one number."""
+        return float(row.iloc[0])
 
     # -------------------- views (scikit-learn attributes, linear weights, density plot, dependence)
     #: what ``feature_log_prob_``-style scikit-learn attributes read of this family

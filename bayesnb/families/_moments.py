@@ -134,6 +134,11 @@ def stated_mean_sd(cell) -> list:
     return [("mean", mean), ("sd", sd)]
 
 
+def stated_mean_sd_cell(row) -> tuple:
+    """``(mean, sd)`` of one class's row of :func:`mean_sd_tables`."""
+    return float(row["mean"]), float(row["sd"])
+
+
 def mean_sd_params(tables: dict, schema, classes) -> tuple:
     """``(mean, precision)`` ``(K, F)`` of stated ``tables[column][class] = (mean, sd)``."""
     pairs = np.array([[tuple(map(float, tables[col][c])) for col in schema.columns]

@@ -208,6 +208,10 @@ class Bernoulli(Pooled, ConjugateFamily):
             return BernoulliParams(jnp.asarray(np.log(p)), jnp.asarray(np.log1p(-p)))
 
     @staticmethod
+    def stated_cell_of(row) -> float:
+        return float(row[1])
+
+    @staticmethod
     def sample_pooled(prior: BetaPrior, pool, site: str) -> BetaPrior:
         """Sites ``"{site}.shared_mean"`` and ``"{site}.concentration"``, one per column."""
         return BetaPrior(*sample_beta_mean(prior.alpha, prior.beta, pool, site))

@@ -249,6 +249,10 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
         """``tables[column][class][level]`` is P(x = level | class); rows must sum to 1."""
         return CategoricalParams(*levels.stated_log_tables(tables, schema, classes))
 
+    @staticmethod
+    def stated_cell_of(row) -> dict:
+        return row.to_dict()
+
     # ------------------------------------------------------------------ NumPyro
     @staticmethod
     def sample_params(prior: DirichletPrior, n_classes: int, site: str):

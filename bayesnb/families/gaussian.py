@@ -264,6 +264,7 @@ class Gaussian(ConjugateFamily):
         return _moments.mean_sd_tables(params.mean, params.precision, schema.columns, classes)
 
     stated_numbers = staticmethod(_moments.stated_mean_sd)
+    stated_cell_of = staticmethod(_moments.stated_mean_sd_cell)
 
     @staticmethod
     def from_tables(tables: dict, schema: Schema, classes) -> GaussianParams:
