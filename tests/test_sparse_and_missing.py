@@ -175,3 +175,22 @@ def test_sparse_values_beyond_float64s_squares_are_refused_as_dense_ones():
     for data in (huge, sparse.csr_matrix(huge)):
         with pytest.raises(ValueError, match=r"column 1: .*too large for the computation"):
             clf.predict_joint_log_proba(data)
+
+
+@pytest.mark.parametrize("family, bad, message", [
+    (bnb.Multinomial(), -1.0, "column 1: Multinomial needs non-negative counts, got -1.0 (row 2)."),
+    (bnb.Poisson(), -1.0, "column 1: Poisson needs non-negative counts, got -1.0 (row 2)."),
+    # a negative value in a Bernoulli column was "needs non-negative counts", without a row
+    (bnb.Bernoulli(), -1.0, "column 1: Bernoulli needs values in {0, 1} (or booleans), got -1.0 "
+                            "(row 2)."),
+    (bnb.Bernoulli(), 3.0, "column 1: Bernoulli needs values in {0, 1} (or booleans), got 3.0 "
+                           "(row 2)."),
+])
+def test_sparse_and_dense_bad_values_are_named_alike(family, bad, message):
+    """A bad stored value is named by column and row, in the same words as in a dense block,
+    and shown as a number (NumPy 2 printed ``np.float64(-1.0)`` in the dense message)."""
+    X = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, bad, 0.0]])
+    for data in (X, sparse.csr_matrix(X)):
+        with pytest.raises(ValueError) as info:
+            bnb.NaiveBayes(family).fit(data, ["a", "b", "a"])
+        assert str(info.value) == message

@@ -360,7 +360,9 @@ def first_bad(mask: np.ndarray, schema: Schema, x: np.ndarray, problem: str) -> 
     if mask.any():
         j = int(np.nonzero(mask.any(axis=0))[0][0])
         i = int(np.nonzero(mask[:, j])[0][0])
-        raise ValueError(f"column {schema.columns[j]!r}: {problem}, got {x[i, j]!r} (row {i}).")
+        value = x[i, j]
+        value = value.item() if isinstance(value, np.generic) else value  # not np.float64(..)
+        raise ValueError(f"column {schema.columns[j]!r}: {problem}, got {value!r} (row {i}).")
 
 
 def has_missing(x: jax.Array) -> jax.Array:

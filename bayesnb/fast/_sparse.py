@@ -86,24 +86,31 @@ def check_sparse(X, schema: Schema, family: str, *, integer=False, binary=False)
                                                      np.any(data != np.floor(data)))
     if ok:
         return X
+    def where(i):  # the column and row of stored value i
+        row = int(np.searchsorted(X.indptr, i, side="right")) - 1
+        return f"column {schema.columns[int(X.indices[i])]!r}", f"row {row}"
+
     nan = np.isnan(data)
     if nan.any():
-        col = schema.columns[int(X.indices[np.argmax(nan)])]
-        raise ValueError(f"column {col!r}: missing values (NaN) are not supported in sparse "
-                         f"input; pass a dense array or DataFrame for missing values.")
-    checks = [(np.isinf(data), "infinite value"), (data < 0, f"{family} needs non-negative counts"),
-              (data > FLOAT64_SAFE, f"too large for the computation: its square overflows "
-                                    f"float64 (values must stay within +-{FLOAT64_SAFE:g}); "
-                                    f"rescale the column")]
+        col, row = where(int(np.argmax(nan)))
+        raise ValueError(f"{col}: missing values (NaN) are not supported in sparse input "
+                         f"({row}); pass a dense array or DataFrame for missing values.")
+    checks = [(np.isinf(data), "infinite value")]
+    if binary:  # as a dense block says it (a negative value is not 0 or 1 either)
+        checks.append(((data != 0) & (data != 1), f"{family} needs values in {{0, 1}} "
+                                                  f"(or booleans)"))
+    else:
+        checks += [(data < 0, f"{family} needs non-negative counts"),
+                   (data > FLOAT64_SAFE, f"too large for the computation: its square overflows "
+                                         f"float64 (values must stay within "
+                                         f"+-{FLOAT64_SAFE:g}); rescale the column")]
     if integer:
         checks.append((data != np.floor(data), f"{family} needs integer counts"))
-    if binary:
-        checks.append(((data != 0) & (data != 1), f"{family} needs values in {{0, 1}}"))
     for bad, problem in checks:
         if bad.any():
             i = int(np.argmax(bad))
-            raise ValueError(f"column {schema.columns[int(X.indices[i])]!r}: {problem}, "
-                             f"got {float(data[i])!r}.")
+            col, row = where(i)
+            raise ValueError(f"{col}: {problem}, got {float(data[i])!r} ({row}).")
     raise AssertionError("unreachable: a failed range check names a value")  # pragma: no cover
 
 
