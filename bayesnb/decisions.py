@@ -8,8 +8,9 @@ of choosing ``a`` is
 
     \rho(a \mid x) = \sum_c L[c, a]\, p(c \mid x),
 
-and the Bayes decision is the ``a`` that minimises it (ties: the first class in ``classes_``,
-as ``argmax`` breaks them). Under the 0-1 loss (``1 - I``) this is ``predict``. With a reject
+and the Bayes decision is the ``a`` that minimises it. Ties, expected losses equal to within
+their rounding, go to the more probable class, then to the first in ``classes_`` (a tie of the
+exact sums may round either way). Under the 0-1 loss (``1 - I``) this is ``predict``. With a reject
 cost ``r``, a row whose smallest expected loss exceeds ``r`` is not classified: it gets the
 reject label (Chow's rule, Chow 1970; under the 0-1 loss: reject when max_c p(c | x) < 1 - r).
 
@@ -114,8 +115,9 @@ def check_reject_cost(reject_cost) -> float | None:
 
 def decide(proba: np.ndarray, loss: np.ndarray, classes, reject_cost=None,
            reject_label=None) -> np.ndarray:
-    """Per row the class of least expected loss (ties: the first), or ``reject_label`` where
-    that least expected loss exceeds ``reject_cost``.
+    """Per row the class of least expected loss (ties within rounding: the more probable,
+    then the first), or ``reject_label`` where that least expected loss exceeds
+    ``reject_cost``.
 
     Examples
     --------
@@ -129,9 +131,13 @@ def decide(proba: np.ndarray, loss: np.ndarray, classes, reject_cost=None,
     array(['?', 'a'], dtype=object)
     """
     cost = check_reject_cost(reject_cost)
+    proba = np.asarray(proba, dtype=np.float64)
     rho = expected_loss(proba, loss)
     classes = np.asarray(classes)
-    chosen = classes[np.argmin(rho, axis=1)] if len(rho) else classes[:0]
+    # each expected loss sums its K terms in its own order: equal sums differ by rounding
+    rounding = 2 * len(classes) * np.finfo(np.float64).eps * np.max(np.abs(loss), initial=0.0)
+    tied = rho <= rho.min(axis=1, keepdims=True, initial=np.inf) + rounding
+    chosen = classes[np.argmax(np.where(tied, proba, -np.inf), axis=1)]
     if cost is None:
         return chosen
     reject = rho.min(axis=1, initial=np.inf) > cost

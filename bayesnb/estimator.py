@@ -604,10 +604,10 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
 
     def decide(self, X: Data, loss: ArrayLike | pd.DataFrame, reject_cost: float | None = None,
                reject_label: Any = None) -> np.ndarray:
-        """The class of least expected loss for each row (ties: the first in ``classes_``,
-        as ``predict``), or ``reject_label`` where that least expected loss exceeds
-        ``reject_cost`` (Chow's reject option). ``loss`` as in :meth:`expected_loss`; under
-        the 0-1 loss ``1 - np.eye(K)`` this is ``predict``.
+        """The class of least expected loss for each row (ties within rounding: the more
+        probable, then the first in ``classes_``), or ``reject_label`` where that least
+        expected loss exceeds ``reject_cost`` (Chow's reject option). ``loss`` as in
+        :meth:`expected_loss`; under the 0-1 loss ``1 - np.eye(K)`` this is ``predict``.
 
         Examples
         --------

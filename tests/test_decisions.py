@@ -18,6 +18,7 @@ from sklearn.naive_bayes import GaussianNB, MultinomialNB
 
 import bayesnb as bnb
 from bayesnb.cli import main
+from bayesnb.decisions import decide
 
 RNG = np.random.default_rng(7)
 X_COUNTS = RNG.integers(0, 5, size=(40, 4))
@@ -108,9 +109,32 @@ def test_ties_go_to_the_first_class():
     x = np.array([[np.nan], [0.0]])
     np.testing.assert_allclose(clf.predict_proba(x)[0], [0.5, 0.5])
     assert clf.decide(x[:1], loss=1 - np.eye(2)).tolist() == ["x"]
-    # equal columns of the loss: every row ties, the first class is chosen
+    # equal columns of the loss: every row ties, and the more probable class is chosen
     same = np.array([[1.0, 1.0], [2.0, 2.0]])
-    assert clf.decide(x, loss=same).tolist() == ["x", "x"]
+    assert clf.decide(np.array([[np.nan], [0.0], [1.0]]), loss=same).tolist() == ["x", "x", "y"]
+
+
+def test_an_exact_tie_of_probabilities_is_decided_as_predict_decides_it():
+    """p = (2, 4, 1, 4) / 11: b and d tie exactly, but ``proba @ loss`` summed their other
+    classes in different orders (0.6363636363636364 against ...62), so the 0-1 loss chose d
+    where predict chose b."""
+    X, y = np.array([[0, 0], [0, 0], [1, 1], [0, 1]]), np.array(["d", "b", "c", "a"])
+    clf = bnb.NaiveBayes(bnb.Categorical(categories=[[0, 1]] * 2), method="mean").fit(X, y)
+    proba = clf.predict_proba([[0, 0]])
+    assert proba[0, 1] == proba[0, 3]
+    assert clf.predict([[0, 0]]).tolist() == clf.decide([[0, 0]], 1 - np.eye(4)).tolist() == ["b"]
+    p = np.array([[2, 4, 1, 4]]) / 11.0
+    assert decide(p, 1 - np.eye(4), np.array(list("abcd"))).tolist() == ["b"]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(1, 6), min_size=2, max_size=6))
+def test_zero_one_decisions_are_the_first_most_probable_class(weights):
+    """Probabilities of small integer weights, full of exact ties: the 0-1 loss decides as
+    ``np.argmax`` (the first of the most probable)."""
+    p = np.array([weights], dtype=np.float64) / sum(weights)
+    classes = np.arange(len(weights))
+    assert decide(p, 1 - np.eye(len(weights)), classes).tolist() == [int(np.argmax(p))]
 
 
 def test_reject_option_follows_hand_computation(multinomial, x64):
