@@ -40,7 +40,8 @@ distinct, so its infimum is the product of each factor's extreme: the class prio
 
 So :math:`a` dominates :math:`b` exactly when ``lower[a] > upper[b]``, with ``lower``/``upper``
 each class's least/greatest log p(c, x) over its own priors: the infimum is attained at
-extreme points of the priors, in closed form. This differs from Zaffalon's original NCC,
+extreme points of the priors, in closed form. An exact tie (an infimum of 1) is no dominance,
+however the logs round it. This differs from Zaffalon's original NCC,
 whose joint Dirichlet ties each column's prior mass in class :math:`c` to the class prior's
 (:math:`\sum_v t(v, c) = t(c)`), which makes the infimum a one-dimensional minimisation over
 :math:`t(b)` (Zaffalon 2002, Sect. 4); with the independent priors of this library's model
@@ -209,7 +210,16 @@ def credal_sets(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
     ``a`` has ``lower[a] > upper[b]`` (``a`` dominates ``b``; never ``a = b``, as lower <=
     upper)."""
     best = lower.max(axis=1, keepdims=True, initial=-np.inf)
-    return upper >= best
+    return ~_above(best, upper)
+
+
+def _above(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a > b`` beyond the rounding of log-space sums: an exact tie (p(a, x) = p(b, x) at
+    the extremes: no dominance) computed as a difference of 1e-16 either way is no
+    dominance either."""
+    with np.errstate(invalid="ignore"):
+        scale = 1.0 + np.maximum(np.abs(a), np.abs(b))
+        return a > b + 64 * np.finfo(np.float64).eps * np.where(np.isfinite(scale), scale, 0.0)
 
 
 def sensitivity(lower: np.ndarray, upper: np.ndarray, counts: np.ndarray, s: float,
@@ -232,8 +242,8 @@ def sensitivity(lower: np.ndarray, upper: np.ndarray, counts: np.ndarray, s: flo
     others = np.ones((n, k), dtype=bool)
     others[rows, chosen] = False
     joint_lo, joint_hi = joint_bounds(counts, s, lower, upper)
-    robust = joint_lo[rows, chosen] > np.where(others, joint_hi, -np.inf).max(
-        axis=1, initial=-np.inf)
+    robust = _above(joint_lo[rows, chosen], np.where(others, joint_hi, -np.inf).max(
+        axis=1, initial=-np.inf))
     top = np.where(others, upper, -np.inf).max(axis=1, initial=-np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
         spread = np.column_stack([np.where(others, log_n + upper, -np.inf), log_s + top])
