@@ -87,6 +87,7 @@ def from_tables(class_prior: Mapping[Hashable, float], *, columns: Sequence[Hash
     if len(set(order)) != len(order):
         raise ValueError("a column appears in more than one table.")
     position = {c: i for i, c in enumerate(order)}
+    known = set(class_prior)
 
     blocks, params = [], []
     for kind, spec in given.items():
@@ -96,6 +97,10 @@ def from_tables(class_prior: Mapping[Hashable, float], *, columns: Sequence[Hash
             absent = [c for c in classes if c not in per_class]
             if absent:
                 raise ValueError(f"column {col!r}: no entry for class {absent[0]!r}.")
+            unknown = [c for c in per_class if c not in known]
+            if unknown:  # a misspelt class would be read as no class at all
+                raise ValueError(f"column {col!r}: an entry for {unknown[0]!r}, which is not a "
+                                 f"class of class_prior ({', '.join(map(repr, classes))}).")
             if col not in position:
                 raise ValueError(f"column {col!r} is not in columns={order}.")
             for c in classes:

@@ -380,14 +380,22 @@ def _check_some_density(block, table, x: np.ndarray, scores: np.ndarray) -> None
         f"or a kernel of unbounded support (kernel='gaussian').")
 
 
-def check_rows_defined(norm: np.ndarray, method: str) -> None:
+def check_rows_defined(norm: np.ndarray, method: str | None) -> None:
     """Refuse rows where every class has probability zero (p(class | x) is 0/0). A
-    device-resident ``norm`` is checked on its device (one flag read back)."""
+    device-resident ``norm`` is checked on its device (one flag read back). ``method``:
+    None for a model of stated tables (``from_tables``), which every method reads as given."""
     if isinstance(norm, jax.Array):
         if bool(_all_finite(norm)):
             return
         norm = np.asarray(norm)
     impossible = ~np.isfinite(norm)
+    if np.any(impossible) and method is None:
+        i = int(np.argmax(impossible))
+        raise ValueError(
+            f"row {i}: the stated tables give every class probability zero "
+            f"({int(impossible.sum())} such rows), so p(class | x) is undefined; no method "
+            f"changes stated tables: state a probability above 0 for the row's values in "
+            f"some class.")
     if np.any(impossible):
         i = int(np.argmax(impossible))
         advice = {"ml": "Use method='mean', 'bayes', or 'map' with a concentration above 1.",
@@ -416,7 +424,7 @@ def _encoded_rows(block, raw, start: int, stop: int, unseen: str) -> np.ndarray:
         raise
 
 
-def answer(X, scores, norm, method: str):
+def answer(X, scores, norm, method: str | None):
     """A prediction's ``scores`` as the estimator returns them: refused where a row is
     undefined (:func:`check_rows_defined`), and of ``X``'s kind. For a ``jax.Array`` ``X``
     a ``jax.Array`` on its device, as scikit-learn's array-API mode returns the input's kind:

@@ -101,6 +101,26 @@ def test_a_model_from_stated_tables_refuses_updates_and_mcmc(stated):
         stated.predict_proba(rows)
 
 
+def test_stated_tables_refuse_what_they_cannot_mean():
+    """A negative probability was reported by its (correct) row sums; an entry for a class
+    not in class_prior (a misspelt "yes") was ignored; a row the tables rule out in every
+    class advised another method, which gives the same tables and the same refusal."""
+    prior = {"Yes": 0.5, "No": 0.5}
+    with pytest.raises(ValueError, match=r"column 'o', class 'Yes': the probability of 'b' is "
+                                         r"-0.5; probabilities are non-negative"):
+        bnb.from_tables(prior, categorical={"o": {"Yes": {"a": 1.5, "b": -0.5},
+                                                  "No": {"a": 0.5, "b": 0.5}}})
+    with pytest.raises(ValueError, match=r"column 'o': an entry for 'yes', which is not a class "
+                                         r"of class_prior \('No', 'Yes'\)"):
+        bnb.from_tables(prior, bernoulli={"o": {"Yes": 0.9, "No": 0.5, "yes": 0.1}})
+    clf = bnb.from_tables(prior, bernoulli={"o": {"Yes": 1.0, "No": 1.0}})
+    for method in ("ml", "mean", "bayes"):
+        with pytest.raises(ValueError, match="the stated tables give every class probability "
+                                             "zero .* no method changes stated tables") as info:
+            clf.set_params(method=method).predict_proba([[0]])
+        assert "Use method" not in str(info.value)
+
+
 def test_linear_view_refuses_a_missing_multinomial_count():
     X = np.array([[8, 1, 1], [8, 1, 1], [8, 1, 1], [1, 5, 4], [1, 4, 5]], dtype=float)
     y = np.array(["a", "a", "a", "b", "b"])

@@ -184,7 +184,11 @@ def tables_to_levels(tables: dict, schema, classes) -> np.ndarray:
     parts = []
     for col, levels in zip(schema.columns, schema.levels, strict=True):
         p = np.array([[float(tables[col][c].get(v, 0.0)) for v in levels] for c in classes])
-        if np.any(p < 0) or not np.allclose(p.sum(axis=1), 1.0, atol=1e-6):
+        if np.any(p < 0):
+            k, v = map(int, np.argwhere(p < 0)[0])
+            raise ValueError(f"column {col!r}, class {classes[k]!r}: the probability of "
+                             f"{levels[v]!r} is {p[k, v]:g}; probabilities are non-negative.")
+        if not np.allclose(p.sum(axis=1), 1.0, atol=1e-6):
             raise ValueError(f"column {col!r}: each class's probabilities must be "
                              f"non-negative and sum to 1, got sums {p.sum(axis=1)}.")
         parts.append(p)
