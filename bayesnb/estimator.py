@@ -499,8 +499,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
 
             return dask_predict(self, X, name)
         scores, norm = self._scorer().scores(X, output)
-        stated = self._fitted().stated is not None  # no method changes stated tables
-        return answer(X, scores, norm, None if stated else self.method)  # jax.Array: jax.Array
+        # a jax.Array X: a jax.Array back; stated tables (None) are read alike by every method
+        return answer(X, scores, norm, None if self._fitted().stated is not None else self.method)
 
     def predict_joint_log_proba(self, X: Data) -> np.ndarray:
         """log p(x, c = k) for every row and class, normalising constants included (the
