@@ -156,6 +156,10 @@ def fit_em(model: NaiveBayes, X: Data, y: ArrayLike, X_unlabeled: Data, *,
     if model.priors:
         raise ValueError("priors= has no closed form, so EM cannot run; use method='mcmc' "
                          "with missing labels.")
+    if model.feature_prior is not None:  # J scored the average of models EM does not fit
+        raise ValueError("EM's M-step fits one model's tables, but feature_prior averages the "
+                         "predictive over feature subsets, so EM would not raise its objective "
+                         "(it fell while reported converged): set feature_prior=None for EM.")
     y = _labels(y)
     classes = _sorted_labels(y)
     n_l, n_u = as_table(X).n_rows, as_table(X_unlabeled).n_rows
@@ -163,6 +167,9 @@ def fit_em(model: NaiveBayes, X: Data, y: ArrayLike, X_unlabeled: Data, *,
         raise ValueError(f"X has {n_l} rows but y has {y.shape[0]} labels.")
     if n_u == 0:
         raise ValueError("X_unlabeled has no rows: use fit() for labelled data alone.")
+    if n_l == 0:
+        raise ValueError("X has no labelled rows: EM starts from a labelled fit, so every "
+                         "class to be learned needs a labelled row.")
     w_l = check_weight(sample_weight, n_l, part=True)  # the unlabeled rows weigh too
     X_all = _stack(X, [X_unlabeled] * len(classes))
     y_all = np.concatenate([y, np.repeat(classes, n_u)])

@@ -218,6 +218,9 @@ def test_refusals_and_zero_weight(x64, mixture):
         fit_em(bnb.NaiveBayes(), XL, yL, XU[:, :1])
     with pytest.raises(ValueError, match="X_unlabeled has no rows"):
         fit_em(bnb.NaiveBayes(), XL, yL, XU[:0])
+    # no labelled rows: scikit-learn's "Found array with 0 sample(s)" said nothing of EM
+    with pytest.raises(ValueError, match="X has no labelled rows: EM starts from a labelled"):
+        fit_em(bnb.NaiveBayes(), XL[:0], yL[:0], XU)
     none = fit_em(bnb.NaiveBayes(method="ml"), XL, yL, XU, unlabeled_weight=0.0)
     ref = bnb.NaiveBayes(method="ml").fit(XL, yL)
     np.testing.assert_allclose(none.theta_, ref.theta_, rtol=1e-12)
@@ -225,3 +228,12 @@ def test_refusals_and_zero_weight(x64, mixture):
         warnings.simplefilter("always")
         fit_em(bnb.NaiveBayes(method="ml"), XL, yL, XU, tol=0.0, max_iter=2)
     assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+def test_feature_averaging_is_refused(x64, mixture):
+    """Under feature_prior the M-step fitted one model while J scored the average over
+    feature subsets: J fell by 1.07 at the second step, reported converged."""
+    XL, yL, XU, _ = mixture
+    for method in ("map", "mean"):
+        with pytest.raises(ValueError, match="feature_prior averages the predictive"):
+            fit_em(bnb.NaiveBayes(method=method, feature_prior=0.5), XL, yL, XU, tol=0.0)
