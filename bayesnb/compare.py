@@ -218,6 +218,10 @@ def compare(X: Data, y: ArrayLike, methods: Iterable[str] = ("ml", "map", "mean"
         ``mcmc``).
     n_bins : int, default=10
         Confidence bins of the ECE and of the calibration table.
+    **params
+        Settings of every ``NaiveBayes`` compared. Rows whose label is missing are left out of
+        every fold under ``missing_label="drop"`` (a ``MissingLabelWarning`` says how many),
+        and refused otherwise: each row is scored against its label.
 
     Returns
     -------
@@ -264,6 +268,28 @@ def compare(X: Data, y: ArrayLike, methods: Iterable[str] = ("ml", "map", "mean"
                     n_bins=n_bins, **params)[0]
 
 
+def _labelled(X, y, missing_label) -> tuple:
+    """``(X, y)`` without the rows of missing labels under ``missing_label="drop"`` (said in
+    a warning), which a comparison cannot score; refused otherwise, naming the setting."""
+    from ._missing_labels import MissingLabelWarning, keep_rows, missing_labels
+
+    missing = missing_labels(y)
+    if missing is None or not missing.any():
+        return X, y
+    n, first = int(missing.sum()), int(np.argmax(missing))
+    what = f"y has {n} missing label(s) (first at row {first})"
+    if missing_label != "drop":
+        raise ValueError(f"{what}; compare scores every row against its label: "
+                         f"missing_label='drop' leaves such rows out.")
+    if missing.all():
+        raise ValueError(f"{what}: every label is missing, so missing_label='drop' leaves no "
+                         f"row.")
+    warnings.warn(f"{what}: missing_label='drop' leaves these {n} row(s) out of every fold.",
+                  MissingLabelWarning, stacklevel=4)
+    X, y, _ = keep_rows(X, y, None, ~missing)
+    return X, y
+
+
 def _compare(X, y, methods, *, features, models, cv, split, random_state, progress, warm_up,
              n_bins, **params) -> tuple[pd.DataFrame, dict]:
     """:func:`compare`'s table, and per model that was scored on every fold the pooled
@@ -276,6 +302,7 @@ def _compare(X, y, methods, *, features, models, cv, split, random_state, progre
     candidates: dict[str, NaiveBayes] = {
         m: NaiveBayes(features, method=m, **params) for m in methods}
     candidates.update(models or {})
+    X, y = _labelled(X, y, params.get("missing_label"))
     y_arr = np.asarray(y)
     frame = X if isinstance(X, pd.DataFrame) else None
     if split is not None:

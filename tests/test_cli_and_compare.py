@@ -202,6 +202,25 @@ def test_compare_table_equals_direct_scikit_learn_computation(x64):
     assert set(table.columns) >= {"brier", "ece", "entropy", "fit_s", "predict_s", "error"}
 
 
+def test_compare_with_missing_labels_drops_them_only_when_told(x64):
+    """Missing labels reached StratifiedKFold, whose "Supported target types are: ('binary',
+    'multiclass'). Got 'unknown'" came with and without missing_label='drop'. Dropped, the
+    table is the labelled rows' table."""
+    X, y = datasets.load_titanic()
+    gaps = y.astype(object).copy()
+    gaps.iloc[[0, 5, 700]] = None
+    with pytest.raises(ValueError, match=r"y has 3 missing label\(s\) \(first at row 0\); "
+                                         r".*missing_label='drop' leaves such rows out"):
+        compare(X, gaps, methods=("mean",), cv=3, random_state=0)
+    with pytest.warns(bnb.MissingLabelWarning, match="leaves these 3 row"):
+        dropped = compare(X, gaps, methods=("mean",), cv=3, random_state=0,
+                          missing_label="drop")
+    keep = gaps.notna().to_numpy()
+    direct = compare(X[keep], y[keep], methods=("mean",), cv=3, random_state=0)
+    for metric in ("accuracy", "log_loss", "brier"):
+        assert dropped.loc["mean", metric] == direct.loc["mean", metric]
+
+
 def test_compare_on_a_scikit_learn_dataset_including_mcmc(x64):
     import warnings
 
