@@ -46,6 +46,7 @@ from scipy import sparse
 from ._blocks import levels_of, raw_blocks
 from ._classes import class_log_prior
 from ._data import labels_to_codes
+from ._missing_labels import missing_labels
 from .families._base import host_f64
 from .families.categorical import UnseenCategoryWarning
 from .fast import _host, _kernels, form_of
@@ -159,6 +160,12 @@ def leave_one_out(model: FittedModel, method: str, class_alpha, class_prior, X, 
                          f"form (its bandwidth rule would run again without each row); refit "
                          f"without each row, or model these columns with a parametric family.")
     raws, n = raw_blocks(model, X)
+    missing = missing_labels(y)
+    if missing is not None and missing.any():
+        raise ValueError(f"y has {int(missing.sum())} missing label(s) (first at row "
+                         f"{int(np.argmax(missing))}): leave-one-out scores each row against "
+                         f"its label, so give the labelled rows the model was fitted on "
+                         f"(missing_label='drop' left the others out of the fit).")
     codes = labels_to_codes(y, model.classes)
     if codes.shape[0] != n:
         raise ValueError(f"X has {n} rows but y has {codes.shape[0]} labels.")

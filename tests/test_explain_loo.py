@@ -266,6 +266,16 @@ def test_loo_refuses_other_data_and_undefined_rows(x64, loo_route):
     ys = np.array(["a", "a", "b", "b", "b"])
     with pytest.raises(ValueError, match="row 0: leaving it out leaves class 'a'"):
         bnb.NaiveBayes(method="ml").fit(Xs, ys).loo(Xs, ys)
+    # a fit under missing_label="drop": its rows without a label were "label None is not one
+    # of the classes"; the labelled rows give the brute-force answer
+    gaps = np.array(["a", None, "b", "b", "b"], dtype=object)
+    with pytest.warns(bnb.MissingLabelWarning):
+        dropped = bnb.NaiveBayes(method="mean", missing_label="drop").fit(Xs, gaps)
+    with pytest.raises(ValueError, match=r"y has 1 missing label\(s\) \(first at row 1\): "
+                                         r"leave-one-out scores each row against its label"):
+        dropped.loo(Xs, gaps)
+    keep = np.array([g is not None for g in gaps])
+    assert np.isfinite(dropped.loo(Xs[keep], gaps[keep]).elpd_loo)
 
 
 def test_loo_in_float32_is_the_float64_answer(loo_route):
