@@ -93,8 +93,8 @@ def test_per_level_prior_error_shows_the_nested_sorted_layout(tennis):
     layout = "[[<Overcast>, <Rain>, <Sunny>]]"
     with pytest.raises(ValueError, match="nested list") as flat:
         bnb.NaiveBayes({"Outlook": bnb.Categorical(alpha=[1.0, 2.0, 3.0])}).fit(X, y)
-    assert "sorted level order" in str(flat.value) and layout in str(flat.value)
-    with pytest.raises(ValueError, match="sorted level order") as short:
+    assert "the column's level order" in str(flat.value) and layout in str(flat.value)
+    with pytest.raises(ValueError, match="level order") as short:
         bnb.NaiveBayes({"Outlook": bnb.Categorical(alpha=[[1.0, 2.0]])}).fit(X, y)
     assert layout in str(short.value)
     # the layout the message shows is the one that works: sorted levels, one list per column
@@ -106,6 +106,12 @@ def test_per_level_prior_error_shows_the_nested_sorted_layout(tennis):
     by_hand = (counts + [1.0, 2.0, 3.0]) / (counts.sum() + 6.0)
     np.testing.assert_allclose(clf.conditional_tables()["Outlook"].loc["Yes"], by_hand,
                                rtol=1e-6)
+    # a pandas category column keeps its categories' order, which the message shows (it said
+    # "sorted level order" beside this unsorted layout)
+    ordered = X.assign(Outlook=pd.Categorical(X["Outlook"], categories=["Sunny", "Rain",
+                                                                         "Overcast"]))
+    with pytest.raises(ValueError, match=r"level order: \[\[<Sunny>, <Rain>, <Overcast>\]\]"):
+        bnb.NaiveBayes({"Outlook": bnb.Categorical(alpha=[1.0, 2.0, 3.0])}).fit(ordered, y)
 
 
 # ---------------------------------------------------------------------- raw text

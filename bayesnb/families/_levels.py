@@ -138,13 +138,13 @@ def level_values(value, schema, name: str, family: str) -> np.ndarray:
     sizes = [len(lv) for lv in schema.levels]
     per_level = not is_distribution(value) and (isinstance(value, list | tuple) and any(
         np.ndim(v) == 1 for v in value)) or np.ndim(value) == 2
-    # per-level values are a nested list, one inner list per column in that column's sorted
-    # level order; the errors show the layout expected, with the actual levels
+    # per-level values are a nested list, one inner list per column in that column's level
+    # order; the errors show the layout expected, with the actual levels
     shown = ", ".join("[" + ", ".join(f"<{v}>" for v in lv[:6]) + (", ..." if len(lv) > 6
                                                                      else "") + "]"
                       for lv in schema.levels[:3]) + (", ..." if len(sizes) > 3 else "")
     layout = ("; for one value per level give a nested list, one list per column, each in "
-              f"the column's sorted level order: [{shown}]")
+              f"the column's level order: [{shown}]")
     if not per_level:
         try:
             return broadcast_hyper(value, len(sizes), name, family,

@@ -88,7 +88,8 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
     alpha : float, array-like of shape (n_columns,), or sequence of per-level arrays, default=1.0
         Dirichlet concentration. A scalar is symmetric over every column's levels; one value per
         column is symmetric within that column; a sequence of arrays gives each column's levels
-        their own pseudo-counts (in the order of ``categories`` / the sorted levels).
+        their own pseudo-counts, in each column's level order: ``categories``, a pandas
+        category column's categories, else the sorted levels.
     categories : sequence of sequences, or sequence of levels for one column, optional
         The levels of each column, declared up front: one list per column
         (``[["1st", "2nd"], ["F", "M"]]``), or for a Categorical of one column its levels
