@@ -695,9 +695,9 @@ def one_hot_log_likelihood(params, codes, n_levels: tuple) -> jax.Array:
 def stated_log_tables(tables: dict, schema, classes) -> tuple:
     """``(log_prob, offset, log_unseen)`` of stated ``tables[column][class][level]``
     probabilities: a value outside the stated levels has probability 0."""
-    log_prob = jnp.asarray(host_log(tables_to_levels(tables, schema, classes)))
+    log_prob = host_log(tables_to_levels(tables, schema, classes))  # float64, as fits
     offset, _ = flat_layout([len(lv) for lv in schema.levels])
-    return log_prob, jnp.asarray(offset), jnp.full((len(classes), len(offset)), -jnp.inf)
+    return log_prob, np.asarray(offset), np.full((len(classes), len(offset)), -np.inf)
 
 
 class LevelledColumns:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
@@ -145,7 +144,7 @@ def mean_sd_params(tables: dict, schema, classes) -> tuple:
                       for c in classes])  # (K, F, 2)
     if np.any(pairs[..., 1] <= 0):
         raise ValueError("Gaussian tables: every sd must be positive.")
-    return jnp.asarray(pairs[..., 0]), jnp.asarray(pairs[..., 1] ** -2.0)
+    return pairs[..., 0], pairs[..., 1] ** -2.0  # float64, as fits leave them
 
 
 def mean_sd_tables(mean, precision, columns, classes) -> dict:

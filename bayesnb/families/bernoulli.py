@@ -205,7 +205,7 @@ class Bernoulli(Pooled, ConjugateFamily):
         if np.any((p < 0) | (p > 1)):
             raise ValueError("Bernoulli tables must hold probabilities in [0, 1].")
         with np.errstate(divide="ignore"):
-            return BernoulliParams(jnp.asarray(np.log(p)), jnp.asarray(np.log1p(-p)))
+            return BernoulliParams(np.log(p), np.log1p(-p))  # float64, as fits leave them
 
     @staticmethod
     def stated_cell_of(row) -> float:

@@ -185,7 +185,7 @@ class Exponential(ConjugateFamily):
         if bad.any():
             raise ValueError(f"column {schema.columns[int(np.nonzero(bad.any(axis=0))[0][0])]!r}"
                              ": Exponential rates must be positive and finite.")
-        return ExponentialParams(jnp.asarray(np.log(rate)), jnp.asarray(rate))
+        return ExponentialParams(np.log(rate), rate)  # float64, as fits leave them
 
     @staticmethod
     def log_prior_at(prior: GammaPrior, params: ExponentialParams, method: str,

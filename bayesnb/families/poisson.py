@@ -184,7 +184,7 @@ class Poisson(ConjugateFamily):
         if np.any(rate < 0):
             raise ValueError("Poisson rates must be non-negative.")
         with np.errstate(divide="ignore"):
-            return PoissonParams(jnp.asarray(np.log(rate)), jnp.asarray(rate))
+            return PoissonParams(np.log(rate), rate)  # float64, as fits leave them
 
     @staticmethod
     def sample_params(prior: GammaPrior, n_classes: int, site: str):
