@@ -62,8 +62,9 @@ def fit(model: bayesnb.NaiveBayes, X: da.Array | dd.DataFrame, y: ArrayLike,
     X : dask.array.Array of shape (n, F) or dask.dataframe.DataFrame
         Partitioned along rows (a Dask array is rechunked to one block of columns).
     y : Dask Series/array with the same partitions, or array-like of length n
-        A pandas ``y`` with a Dask DataFrame ``X`` is aligned on ``X``'s index (refused when
-        its index does not hold X's row labels); any other in-memory ``y`` (a NumPy array)
+        A pandas ``y`` with a Dask DataFrame ``X`` is aligned on ``X``'s index, as pandas
+        aligns (refused when its index does not hold X's row labels; a ``reset_index`` whose
+        labels are X's pairs by them); any other in-memory ``y`` (a NumPy array)
         follows X's rows in partition order (``X.compute()``'s order, which after
         ``dd.from_pandas`` is sorted by index) and is split to the partition lengths.
     sample_weight : like ``y``, optional
