@@ -577,7 +577,8 @@ def _block_layout(i, entry, n_classes, kind, expect):
     name = entry["family"]
     if not isinstance(name, str) or name not in REGISTRY:
         raise ModelFileError(f"unknown family {str(name)[:50]!r} in block {i} "
-                             f"(known: {list(REGISTRY)}).")
+                             f"(known: {list(REGISTRY)}; a family of your own is known once "
+                             f"the module that registers it is imported).")
     family_cls = REGISTRY[name]
     hyper = _dict(entry["hyper"], f"block {i} hyper")
     unknown = sorted(set(hyper) - set(family_cls._hyper))

@@ -14,11 +14,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _conformance import N_CLASSES, PARAMETRIC, block_arrays, fit, simulate
+from _conformance import N_CLASSES, PARAMETRIC, block_arrays, fit, make, simulate
 from numpyro import handlers
 from numpyro.diagnostics import effective_sample_size
 from scipy.special import logsumexp
 
+import bayesnb as bnb
 from bayesnb.families._base import host_f64
 from bayesnb.model import block_sites, column_labels, site_name
 
@@ -96,6 +97,55 @@ def test_exact_draws_have_the_posterior_moments(cls, x64):
         fourth = np.mean((v - mean) ** 4, axis=0)
         np.testing.assert_array_less(np.abs(v.var(axis=0) - var),
                                      6 * np.sqrt(np.maximum(fourth - var**2, 0) / n) + 1e-12)
+
+
+@pytest.mark.parametrize("cls", PARAMETRIC)
+def test_plug_in_estimates_against_the_posterior(cls, x64):
+    """The plug-in tables of ``estimate`` against references outside it: under 'mean' each
+    parameter's posterior mean (NumPyro's ``posterior_distributions``); under 'ml' the
+    greatest likelihood of the training rows, and under 'map' the greatest log posterior
+    (``log_prior_at`` plus that likelihood), among 200 exact posterior draws and the other
+    estimates (and, for ML, draws of the posterior of the statistics weighted 1,000 times,
+    close around it). A plug-in was checked only against itself (float32, weights, merges),
+    so a wrong prior count in it passed every conformance test."""
+    X, y = simulate(cls, 60)
+    # concentrations of 3, not the flat 1 under which MAP is ML
+    family = make(cls).set_params(**dict.fromkeys(cls.concentrations, 3.0))
+    fam, prior, stats, x, block = block_arrays(bnb.NaiveBayes(family).fit(X, y), X)
+    levels = tuple(len(lv) for lv in block.schema.levels) or None
+    posterior = fam.posterior(prior, stats)
+    with np.errstate(divide="ignore"):  # an ML probability or rate of 0: log 0 = -inf
+        estimates = {m: host_f64(fam.estimate(prior, stats, m)) for m in ("ml", "map", "mean")}
+    means = {key: np.asarray(d.mean, dtype=np.float64) for key, d in fam.posterior_distributions(
+        jax.tree_util.tree_map(jnp.asarray, posterior)).items()}
+    for got, want in zip(estimates["mean"], host_f64(fam.params_from_sample(means, posterior)),
+                         strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+    def log_likelihood(params):  # of the training rows, each in its class
+        with np.errstate(invalid="ignore"):  # 0 log 0, masked by the family
+            ll = np.asarray(fam.log_likelihood(params, x, levels), dtype=np.float64)
+        return float(ll[np.arange(len(y)), y].sum())
+
+    def log_posterior(params):
+        return fam.log_prior_at(prior, params, "map", N_CLASSES) + log_likelihood(params)
+
+    def draws(posterior, n=200):
+        sample = fam.sample_posterior(np.random.default_rng(4), posterior, n)
+        return [host_f64(fam.params_from_sample({k: v[i] for k, v in sample.items()},
+                                                posterior)) for i in range(n)]
+
+    others = draws(posterior)
+    # draws of the posterior of the statistics weighted 1,000 times lie close around the ML
+    # estimate (closer than the mean's prior counts put it): one of them beats a wrong ML
+    near_ml = draws(fam.posterior(prior, fam.scale_stats(stats, 1000.0)))
+    best = log_likelihood(estimates["ml"])
+    assert best >= max(log_likelihood(p) for p in others + near_ml + [estimates["mean"]]) - 1e-9
+    try:
+        mode = log_posterior(estimates["map"])
+    except ValueError:  # a family without EM's prior term: its MAP is checked by its own tests
+        return
+    assert mode >= max(log_posterior(p) for p in others + [estimates["mean"]]) - 1e-9
 
 
 @pytest.mark.filterwarnings("ignore::bayesnb.inference.ConvergenceWarning")  # a short chain:

@@ -54,6 +54,8 @@ from ._base import (
     dist,
     gammaln_of,
     is_distribution,
+    log_beta_ratio,
+    log_gamma_ratio,
     numeric_block,
     numpyro,
     observe_columns,
@@ -62,7 +64,6 @@ from ._base import (
     xp_of,
 )
 from ._contract import ConjugateFamily
-from .bernoulli import _betaln
 
 
 class NegativeBinomialPrior(NamedTuple):
@@ -85,8 +86,7 @@ class NegativeBinomialParams(NamedTuple):
 
 def _log_coef(x, r):
     r""":math:`\log\binom{x + r - 1}{x}` for a real :math:`r > 0`."""
-    gammaln = gammaln_of(xp_of(x, r))
-    return gammaln(x + r) - gammaln(r) - gammaln(x + 1.0)
+    return log_gamma_ratio(x + 1.0, r - 1.0) - gammaln_of(xp_of(x, r))(r)
 
 
 def _class_for(cls, r) -> type:
@@ -206,9 +206,9 @@ class NegativeBinomial(ConjugateFamily):
         shift = {"ml": None, "map": -1.0, "mean": 0.0}[method]
         if shift is not None:
             s, f = s + prior.alpha + shift, f + prior.beta + shift
-        log_total = xp.log(s + f)
-        return NegativeBinomialParams(xp.log(s) - log_total, xp.log(f) - log_total,
-                                      xp.broadcast_to(prior.r, xp.shape(s)))
+        with np.errstate(divide="ignore", invalid="ignore"):  # -log1p(inf) = -inf: p = 0, 1
+            log_p, log1m_p = -xp.log1p(f / s), -xp.log1p(s / f)  # not log f - log(s + f)
+        return NegativeBinomialParams(log_p, log1m_p, xp.broadcast_to(prior.r, xp.shape(s)))
 
     @staticmethod
     def posterior(prior: NegativeBinomialPrior,
@@ -234,14 +234,13 @@ class NegativeBinomial(ConjugateFamily):
         observed = ~xp.isnan(x)
         a, b, r = posterior.alpha, posterior.beta, posterior.r  # (K, F)
         x0 = xp.where(observed, x, 0).astype(a.dtype)[:, None, :]  # (n, 1, F)
-        log_pmf = _log_coef(x0, r) + _betaln(a + r, b + x0) - _betaln(a, b)
+        log_pmf = _log_coef(x0, r) + log_beta_ratio(a, b, r, x0)  # log B(a+r, b+x) - log B(a, b)
         return xp.sum(xp.where(observed[:, None, :], log_pmf, 0.0), axis=-1)
 
     @staticmethod
     def log_evidence(prior: NegativeBinomialPrior, stats: NegativeBinomialStats) -> jax.Array:
-        post = NegativeBinomial.posterior(prior, stats)
-        return xp_of(prior, stats).sum(_betaln(post.alpha, post.beta)
-                                       - _betaln(prior.alpha, prior.beta) + stats.log_coef)
+        return xp_of(prior, stats).sum(log_beta_ratio(prior.alpha, prior.beta, stats.successes,
+                                                      stats.failures) + stats.log_coef)
 
     @staticmethod
     def describe(params: NegativeBinomialParams, schema: Schema, classes) -> dict:
