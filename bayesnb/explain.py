@@ -33,10 +33,12 @@ for an explanation).
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 import pandas as pd
 
+from .families.categorical import UnseenCategoryWarning
 from .fitted import FittedModel
 
 UNITS = {"nats": 1.0, "bits": 1.0 / np.log(2.0), "decibans": 10.0 / np.log(10.0)}
@@ -193,10 +195,15 @@ def explain_row(model: FittedModel, scorer, x, *, log: bool = False) -> pd.DataF
     numeric = not any(b.family.learns_levels() for b in model.blocks) and all(
         isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_)
         for v in row.iloc[0])
-    joint = np.vstack([np.asarray(scorer.scores(masked_rows(row, every[i:i + step], i == 0,
-                                                            numeric), "joint")[0],
-                                  dtype=np.float64)
-                       for i in range(0, max(len(every), 1), step)])
+    def scores(keys, with_row):
+        return np.asarray(scorer.scores(masked_rows(row, keys, with_row, numeric),
+                                        "joint")[0], dtype=np.float64)
+
+    whole = scores([], True)  # warns of the row's unseen values, in its one row
+    with warnings.catch_warnings():  # the masked copies would count them again
+        warnings.simplefilter("ignore", UnseenCategoryWarning)
+        joint = np.vstack([whole, *(scores(every[i:i + step], False)
+                                    for i in range(0, len(every), step))])
     log_prior = np.asarray(scorer.log_prior, dtype=np.float64)
     keys = [k for k, _ in every]
     with np.errstate(invalid="ignore"):

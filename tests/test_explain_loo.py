@@ -171,6 +171,23 @@ def test_explain_under_bayes_shows_the_predictives(x64):
                                rtol=1e-9)
 
 
+def test_an_unseen_value_is_counted_once_for_the_one_row_explained():
+    """explain scores the row and its masked copies: a level never seen was said to be "in 2
+    row(s)" of a one-row question (predict_proba said 1)."""
+    from bayesnb.datasets import load_titanic
+
+    X, y = load_titanic()
+    clf = bnb.NaiveBayes(method="bayes").fit(X, y)
+    row = pd.Series({"Class": "4th", "Sex": "Male", "Age": "Child"})
+    for call in (lambda: clf.explain(row), lambda: clf.weight_of_evidence(row, "No", "Yes")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        said = [str(w.message) for w in caught if issubclass(w.category,
+                                                              bnb.UnseenCategoryWarning)]
+        assert len(said) == 1 and "('4th', in 1 row(s)" in said[0], said
+
+
 def test_explain_refuses_mcmc(tennis):
     X, y, _ = tennis
     clf = bnb.NaiveBayes(method="bayes").fit(X, y).set_params(method="mcmc")
