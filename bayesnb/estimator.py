@@ -245,7 +245,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
             Labels: any sortable hashable values.
         sample_weight : array-like of shape (n_samples,), optional
             Frequency weights: an integer weight equals that many copies of the row; a row
-            of weight 0 is left out (it adds no level and decides no inferred family).
+            of weight 0 is left out (it adds no level and decides no inferred family; its
+            label still names a class, as in scikit-learn).
 
         Returns
         -------
