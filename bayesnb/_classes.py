@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import gammaln
+
+from .families._base import log_dirichlet_ratio
 
 
 def class_log_prior(counts: np.ndarray, class_alpha, class_prior, method: str) -> np.ndarray:
@@ -65,8 +66,7 @@ def class_log_evidence(counts: np.ndarray, class_alpha, class_prior) -> float:
     if np.any(gamma <= 0):
         raise ValueError("the evidence is undefined under class_alpha=0 (an improper prior); "
                          "use class_alpha > 0 or a fixed class_prior.")
-    return float(gammaln(gamma.sum()) - gammaln(gamma.sum() + counts.sum())
-                 + np.sum(gammaln(gamma + counts) - gammaln(gamma)))
+    return float(log_dirichlet_ratio(gamma, counts))  # log B(gamma + n) - log B(gamma)
 
 
 def is_labelled(value: Any) -> bool:

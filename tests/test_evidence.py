@@ -577,3 +577,56 @@ def test_log_factorial_of_row_totals_is_scipys():
     for n in (np.array([0.0, 1.0, 2.0, 170.0, 171.0, edge - 1.0]),
               np.array([0.0, 5.0, edge, 1e7]), np.array([3.0, 2.5, 0.25]), np.zeros(0)):
         np.testing.assert_array_equal(log_factorial(n), gammaln(n + 1.0))
+
+
+@pytest.mark.parametrize("weight", [1e9, 1e12, 1e15])
+def test_evidence_of_heavy_rows_against_mpmath(weight, x64):
+    """A row of weight 1e15 in each class: the Dirichlet and Beta evidences as differences of
+    log-Gammas of the counts lost 10 nats (Categorical), 3 (the class term) and 8 (a
+    NegativeBinomial class of zero counts), now pivoted on the largest side. Against
+    50-digit mpmath, from the families' stated formulas."""
+    import mpmath
+
+    mpmath.mp.dps = 50
+    w = np.array([weight, 1.0, 1.0, weight])
+    y = np.array([0, 0, 1, 1])
+
+    def log_beta(*a):
+        return sum(mpmath.loggamma(v) for v in a) - mpmath.loggamma(sum(a))
+
+    heavy = mpmath.mpf(weight)
+    # the class term: Dirichlet(1, 1) over the classes' weights
+    classes = log_beta(heavy + 2, heavy + 2) - log_beta(1, 1)
+    X = pd.DataFrame({"c": pd.Categorical(["a", "b", "a", "c"])})
+    clf = bnb.NaiveBayes(bnb.Categorical()).fit(X, y, sample_weight=w)
+    levels = (log_beta(heavy + 1, 2, 1) + log_beta(2, 1, heavy + 1) - 2 * log_beta(1, 1, 1))
+    assert clf.log_evidence() == pytest.approx(float(classes + levels), rel=1e-13, abs=1e-12)
+    Xb = np.array([[1.0], [0.0], [1.0], [0.0]])
+    clf = bnb.NaiveBayes(bnb.Bernoulli()).fit(Xb, y, sample_weight=w)
+    beta = log_beta(heavy + 1, 2) + log_beta(2, heavy + 1) - 2 * log_beta(1, 1)
+    assert clf.log_evidence() == pytest.approx(float(classes + beta), rel=1e-13, abs=1e-12)
+    # Multinomial: rows of two words, the heavy ones all of one word
+    Xm = np.array([[2.0, 0.0], [1.0, 1.0], [1.0, 1.0], [0.0, 2.0]])
+    clf = bnb.NaiveBayes(bnb.Multinomial()).fit(Xm, y, sample_weight=w)
+    words = (log_beta(1 + 2 * heavy + 1, 2) + log_beta(2, 1 + 2 * heavy + 1)
+             - 2 * log_beta(1, 1) + 2 * math.log(2))  # the (1, 1) rows' coefficient, 2!/1!1!
+    assert clf.log_evidence() == pytest.approx(float(classes + words), rel=1e-13, abs=1e-12)
+    # NegativeBinomial(r=1.5): the heavy rows count 0 (s huge, f small)
+    Xn = np.array([[0.0], [3.0], [2.0], [0.0]])
+    clf = bnb.NaiveBayes(bnb.NegativeBinomial(r=1.5)).fit(Xn, y, sample_weight=w)
+    r = mpmath.mpf(1.5)
+
+    def log_coef(x):
+        return mpmath.loggamma(x + r) - mpmath.loggamma(r) - mpmath.loggamma(x + 1)
+
+    nb = (log_beta(1 + r * (heavy + 1), 1 + 3) + log_beta(1 + r * (heavy + 1), 1 + 2)
+          - 2 * log_beta(1, 1) + log_coef(3) + log_coef(2))
+    assert clf.log_evidence() == pytest.approx(float(classes + nb), rel=1e-13, abs=1e-12)
+    # its exact predictive of a new count in each class: beta negative binomial
+    for x in (0.0, 5.0):
+        joint = [float(mpmath.log((heavy + 2) / (2 * heavy + 4)) + log_coef(x)
+                       + log_beta(1 + r * (heavy + 1) + r, 1 + f + x)
+                       - log_beta(1 + r * (heavy + 1), 1 + f)) for f in (3, 2)]
+        assert_allclose(clf.set_params(method="bayes").predict_joint_log_proba([[x]])[0],
+                        joint, rtol=1e-12, atol=1e-12)
+        clf.set_params(method="mean")

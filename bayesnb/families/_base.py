@@ -115,9 +115,33 @@ def log_gamma_ratio(z, d):
 def log_beta_ratio(a, b, s, f):
     r""":math:`\log B(a + s, b + f) - \log B(a, b)` (a Beta posterior's evidence, the
     predictive of a beta negative binomial) as :math:`\log\Gamma` ratios whose terms stay
-    the size of the result: :math:`r(a, s) + r(b, a) - r(b + f, a + s)` with
-    :func:`log_gamma_ratio` :math:`r`, where four log-Gammas of the counts cancelled."""
-    return (log_gamma_ratio(a, s) + log_gamma_ratio(b, a) - log_gamma_ratio(b + f, a + s))
+    the size of the result, pivoting on the larger side: :math:`r(a, s) + r(b, a) - r(b + f,
+    a + s)` with :func:`log_gamma_ratio` :math:`r` where :math:`b + f \ge a + s`, the same
+    with the sides swapped otherwise; four log-Gammas of the counts cancelled."""
+    xp = xp_of(a, b, s, f)
+    swap = a + s > b + f  # the pivot b + f is the larger side
+    a, b, s, f = (xp.where(swap, u, v) for u, v in ((b, a), (a, b), (f, s), (s, f)))
+    return log_gamma_ratio(a, s) + log_gamma_ratio(b, a) - log_gamma_ratio(b + f, a + s)
+
+
+def log_dirichlet_ratio(alpha, counts):
+    r""":math:`\log B(\boldsymbol\alpha + \mathbf N) - \log B(\boldsymbol\alpha)` along the
+    last axis (:math:`B` the multivariate Beta: a Dirichlet posterior's evidence), pivoting on
+    the entry :math:`*` of largest :math:`\alpha + N`: :math:`\sum_{v \ne *} r(\alpha_v, N_v)
+    + r(\alpha_*, A_-) - r(\alpha_* + N_*, A_- + N_-)`, with :func:`log_gamma_ratio`
+    :math:`r` and :math:`A_-, N_-` the other entries' sums: the log-Gammas of the counts
+    (1e15 of one level) cancelled between :math:`\log\Gamma(\alpha_* + N_*)` and
+    :math:`\log\Gamma(A + N)`."""
+    xp = xp_of(alpha, counts)
+    alpha = xp.broadcast_to(xp.asarray(alpha), xp.shape(counts))
+    star = xp.arange(alpha.shape[-1]) == xp.argmax(alpha + counts, axis=-1)[..., None]
+    a_star = xp.sum(xp.where(star, alpha, 0.0), axis=-1)
+    n_star = xp.sum(xp.where(star, counts, 0.0), axis=-1)
+    a_rest = xp.sum(xp.where(star, 0.0, alpha), axis=-1)
+    n_rest = xp.sum(xp.where(star, 0.0, counts), axis=-1)
+    others = xp.sum(xp.where(star, 0.0, log_gamma_ratio(alpha, counts)), axis=-1)
+    return (others + log_gamma_ratio(a_star, a_rest)
+            - log_gamma_ratio(a_star + n_star, a_rest + n_rest))
 
 
 def xlogy_of(xp):

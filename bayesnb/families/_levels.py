@@ -95,6 +95,29 @@ def column_sums(values, segment, n_columns: int):
     return jnp.moveaxis(sums, 0, -1)
 
 
+def column_pivot(values, segment, n_columns: int):
+    """``(.., L)`` booleans: in each column, its first entry of largest value (one per
+    column), by segment maxima (``jax.ops.segment_max`` when traced)."""
+    idx = np.arange(values.shape[-1])
+    if isinstance(values, np.ndarray):
+        segment = np.asarray(segment)
+        top = np.full(values.shape[:-1] + (n_columns,), -np.inf)
+        np.maximum.at(np.moveaxis(top, -1, 0), segment, np.moveaxis(values, -1, 0))
+        first = np.full(values.shape[:-1] + (n_columns,), values.shape[-1])
+        np.minimum.at(np.moveaxis(first, -1, 0), segment,
+                      np.moveaxis(np.where(values == top[..., segment], idx, values.shape[-1]),
+                                  -1, 0))
+        return idx == first[..., segment]
+
+    def per_column(op, v):
+        return jnp.moveaxis(op(jnp.moveaxis(v, -1, 0), segment, num_segments=n_columns), 0, -1)
+
+    top = per_column(jax.ops.segment_max, values)
+    first = per_column(jax.ops.segment_min, jnp.where(values == top[..., segment], idx,
+                                                      values.shape[-1]))
+    return idx == first[..., segment]
+
+
 def column_totals(values, segment, n_columns: int):
     """Each flat entry's column total, ``(.., L) -> (.., L)`` (:func:`column_sums`)."""
     return column_sums(values, segment, n_columns)[..., segment]

@@ -48,8 +48,8 @@ from ._base import (
     Schema,
     dirichlet_draws,
     dist,
-    gammaln_of,
     imprecise_level_bounds,
+    log_gamma_ratio,
     numpyro,
     pseudo_log,
     xp_of,
@@ -233,13 +233,22 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
 
     @staticmethod
     def log_evidence(prior: DirichletPrior, stats: CategoricalStats) -> jax.Array:
-        xp = xp_of(prior, stats)
-        post, gammaln = Categorical.posterior(prior, stats), gammaln_of(xp)
-        f = prior.offset.shape[0]
-        a0 = levels.column_sums(prior.alpha, prior.segment, f)  # (F,)
-        n = levels.column_sums(stats.counts, prior.segment, f)  # (K, F)
-        return (xp.sum(gammaln(post.alpha) - gammaln(prior.alpha))
-                + xp.sum(gammaln(a0) - gammaln(a0 + n)))
+        # per class and column log B(alpha + N) - log B(alpha) over the column's levels,
+        # pivoting on its largest alpha + N (families._base.log_dirichlet_ratio)
+        xp, f = xp_of(prior, stats), prior.offset.shape[0]
+        alpha = xp.broadcast_to(prior.alpha, xp.shape(stats.counts))
+        star = levels.column_pivot(alpha + stats.counts, prior.segment, f)
+
+        def per_column(v):  # (K, L) -> (K, F)
+            return levels.column_sums(v, prior.segment, f)
+
+        a_star, a_rest = per_column(xp.where(star, alpha, 0.0)), per_column(
+            xp.where(star, 0.0, alpha))
+        n_star, n_rest = per_column(xp.where(star, stats.counts, 0.0)), per_column(
+            xp.where(star, 0.0, stats.counts))
+        others = per_column(xp.where(star, 0.0, log_gamma_ratio(alpha, stats.counts)))
+        return xp.sum(others + log_gamma_ratio(a_star, a_rest)
+                      - log_gamma_ratio(a_star + n_star, a_rest + n_rest))
 
     @staticmethod
     def describe(params: CategoricalParams, schema: Schema, classes) -> dict:

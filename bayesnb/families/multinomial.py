@@ -50,6 +50,7 @@ from ._base import (
     dist,
     gammaln_of,
     has_missing,
+    log_dirichlet_ratio,
     log_matmul,
     numeric_block,
     numpyro,
@@ -205,12 +206,9 @@ class Multinomial(Pooled, ConjugateFamily):
 
     @staticmethod
     def log_evidence(prior, stats: MultinomialStats) -> jax.Array:
+        # per class log B(alpha + N_k) - log B(alpha), without the counts' large log-Gammas
         xp = xp_of(prior, stats)
-        gammaln = gammaln_of(xp)
-        a0, a = prior.alpha, prior.alpha + stats.counts
-        per_class = (gammaln(a0.sum()) - gammaln(a.sum(axis=1))
-                     + xp.sum(gammaln(a) - gammaln(a0), axis=1))
-        return xp.sum(per_class) + stats.log_coef
+        return xp.sum(log_dirichlet_ratio(prior.alpha, stats.counts)) + stats.log_coef
 
     @staticmethod
     def describe(params: MultinomialParams, schema: Schema, classes) -> dict:
