@@ -708,3 +708,31 @@ def test_categorical_value_never_seen_is_an_error_under_ml(x64):
     Xnew[0, 0] = "never-seen"
     with pytest.raises(ValueError, match="never-seen"):
         clf.predict_proba(Xnew)
+
+
+@pytest.mark.parametrize("weight", [1e12, 1e15])
+def test_gaussian_predictive_of_heavy_classes_against_mpmath(weight, x64):
+    """Classes of weight 1e15: the Student-t's log Gamma((dof + 1)/2) - log Gamma(dof/2) at
+    dof = 2e15, two values of 3e16, cancelled (p(class | x) 0.42 off, a positive log
+    density), on the host and in the kernels alike. Against 50-digit mpmath."""
+    import mpmath
+
+    mpmath.mp.dps = 50
+    X, y = np.array([[0.0], [1.0], [0.3], [1.4]]), np.array([0, 0, 1, 1])
+    w = np.array([weight, weight, 0.3 * weight, 0.3 * weight])
+    clf = bnb.NaiveBayes(bnb.Gaussian(), method="bayes", class_prior=[0.5, 0.5]).fit(
+        X, y, sample_weight=w)
+    post = clf.posterior_[0]
+    x = mpmath.mpf(0.5)
+    joint = []
+    for k in range(2):
+        a, b, kappa, loc = (mpmath.mpf(float(np.asarray(v)[k, 0]))
+                            for v in (post.shape, post.rate, post.kappa, post.loc))
+        dof, scale2 = 2 * a, b * (kappa + 1) / (a * kappa)
+        joint.append(float(mpmath.log(0.5) + mpmath.loggamma((dof + 1) / 2)
+                           - mpmath.loggamma(dof / 2) - mpmath.log(dof * mpmath.pi * scale2) / 2
+                           - (dof + 1) / 2 * mpmath.log1p((x - loc) ** 2 / (dof * scale2))))
+    expected = np.exp(np.array(joint) - np.logaddexp(*joint))
+    assert_allclose(clf.predict_joint_log_proba([[0.5]])[0], joint, rtol=1e-12)
+    # 40,000 rows are scored by the kernels
+    assert_allclose(clf.predict_proba(np.full((40_000, 1), 0.5))[0], expected, atol=1e-12)

@@ -54,6 +54,7 @@ from ._base import (
     dist,
     gamma_draws,
     gammaln_of,
+    log_gamma_ratio,
     numeric_block,
     numpyro,
     observe_columns,
@@ -232,14 +233,13 @@ class Gaussian(ConjugateFamily):
     @staticmethod
     def log_predictive(posterior, x, n_levels=None) -> jax.Array:
         xp = xp_of(posterior, x)
-        gammaln = gammaln_of(xp)
         observed = ~xp.isnan(x)
         x0 = xp.where(observed, x, 0.0)[:, None, :]
         a, b, kappa, loc = posterior.shape, posterior.rate, posterior.kappa, posterior.loc
         dof = 2.0 * a
         scale2 = b * (kappa + 1.0) / (a * kappa)
         z2 = (x0 - loc) ** 2 / scale2  # (n, K, F)
-        log_t = (gammaln((dof + 1) / 2) - gammaln(dof / 2) - 0.5 * xp.log(dof * scale2)
+        log_t = (log_gamma_ratio(dof / 2, 0.5) - 0.5 * xp.log(dof * scale2)
                  - 0.5 * (dof + 1) * xp.log1p(z2 / dof) + 0.5 * LOG_2PI - 0.5 * np.log(np.pi))
         # the t's -log(pi)/2 here, less the class-free -log(2 pi)/2 that log_normalizer adds
         return xp.sum(xp.where(observed[:, None, :], log_t, 0.0), axis=-1)
