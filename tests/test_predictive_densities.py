@@ -736,3 +736,31 @@ def test_gaussian_predictive_of_heavy_classes_against_mpmath(weight, x64):
     assert_allclose(clf.predict_joint_log_proba([[0.5]])[0], joint, rtol=1e-12)
     # 40,000 rows are scored by the kernels
     assert_allclose(clf.predict_proba(np.full((40_000, 1), 0.5))[0], expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e12, 1e15])
+def test_multinomial_predictive_of_huge_counts_against_mpmath(scale, x64):
+    """Training counts of 1e15 (a posterior concentration of 1e15) and a row of small counts,
+    or the reverse: log-Gamma differences of the concentrations cost p(class | x) 0.5, and a
+    log probability came out at +16. Against 50-digit mpmath, with and without a missing
+    count, on the host and in the kernels."""
+    import mpmath
+
+    mpmath.mp.dps = 50
+    X = np.round(scale * np.array([[1.0, 2.0, 3.0, 0.5], [1.1, 2.0, 2.9, 0.5]]))
+    clf = bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method="bayes").fit(X, [0, 1])
+    for row in ([3.0, 5.0, 9.0, 1.0], [3.0, 5.0, 9.0, np.nan], [1e5, 0.0, 2.0, 1.0]):
+        seen = [j for j in range(4) if not np.isnan(row[j])]
+        xs = [mpmath.mpf(row[j]) for j in seen]
+        joint = []
+        for k in range(2):
+            a = [1 + mpmath.mpf(X[k, j]) for j in seen]
+            joint.append(float(mpmath.log(0.5) + mpmath.loggamma(sum(a))
+                               - mpmath.loggamma(sum(a) + sum(xs))
+                               + sum(mpmath.loggamma(u + v) - mpmath.loggamma(u)
+                                     for u, v in zip(a, xs, strict=True))
+                               + mpmath.loggamma(sum(xs) + 1)
+                               - sum(mpmath.loggamma(v + 1) for v in xs)))
+        expected = np.exp(np.array(joint) - np.logaddexp(*joint))
+        assert_allclose(clf.predict_joint_log_proba([row])[0], joint, rtol=1e-12, atol=1e-9)
+        assert_allclose(clf.predict_proba(np.array([row] * 40_000))[0], expected, atol=1e-9)

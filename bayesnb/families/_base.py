@@ -112,36 +112,64 @@ def log_gamma_ratio(z, d):
         return xp.where(large, stirling, gammaln(z + d) - gammaln(z))
 
 
+def _least_rounding(xp, *forms):
+    """Of equal sums of terms, each element's from the form whose terms' absolute sum (its
+    rounding's bound) is least: a form exact for one magnitude of the counts cancels at
+    another."""
+    values = [sum(terms) for terms in forms]
+    bounds = [sum(xp.abs(v) for v in terms) for terms in forms]
+    best, bound = values[0], bounds[0]
+    for value, b in zip(values[1:], bounds[1:], strict=True):
+        best, bound = xp.where(b < bound, value, best), xp.minimum(b, bound)
+    return best
+
+
 def log_beta_ratio(a, b, s, f):
     r""":math:`\log B(a + s, b + f) - \log B(a, b)` (a Beta posterior's evidence, the
-    predictive of a beta negative binomial) as :math:`\log\Gamma` ratios whose terms stay
-    the size of the result, pivoting on the larger side: :math:`r(a, s) + r(b, a) - r(b + f,
-    a + s)` with :func:`log_gamma_ratio` :math:`r` where :math:`b + f \ge a + s`, the same
-    with the sides swapped otherwise; four log-Gammas of the counts cancelled."""
+    predictive of a beta negative binomial) as :math:`\log\Gamma` ratios (:func:`log_gamma_ratio`
+    :math:`r`), in whichever of three equal forms rounds least: :math:`r(a, s) + r(b, f) -
+    r(a + b, s + f)` (small increments of a large posterior), or pivoting on the larger side,
+    :math:`r(a, s) + r(b, a) - r(b + f, a + s)` and its mirror (large counts of a small
+    prior): the four log-Gammas of counts of 1e15 cancelled by whole nats."""
     xp = xp_of(a, b, s, f)
-    swap = a + s > b + f  # the pivot b + f is the larger side
-    a, b, s, f = (xp.where(swap, u, v) for u, v in ((b, a), (a, b), (f, s), (s, f)))
-    return log_gamma_ratio(a, s) + log_gamma_ratio(b, a) - log_gamma_ratio(b + f, a + s)
+    r = log_gamma_ratio
+    return _least_rounding(xp, (r(a, s), r(b, f), -r(a + b, s + f)),
+                           (r(a, s), r(b, a), -r(b + f, a + s)),
+                           (r(b, f), r(a, b), -r(a + s, b + f)))
 
 
-def log_dirichlet_ratio(alpha, counts):
+def log_dirichlet_ratio(alpha, counts, observed=None):
     r""":math:`\log B(\boldsymbol\alpha + \mathbf N) - \log B(\boldsymbol\alpha)` along the
-    last axis (:math:`B` the multivariate Beta: a Dirichlet posterior's evidence), pivoting on
-    the entry :math:`*` of largest :math:`\alpha + N`: :math:`\sum_{v \ne *} r(\alpha_v, N_v)
-    + r(\alpha_*, A_-) - r(\alpha_* + N_*, A_- + N_-)`, with :func:`log_gamma_ratio`
-    :math:`r` and :math:`A_-, N_-` the other entries' sums: the log-Gammas of the counts
-    (1e15 of one level) cancelled between :math:`\log\Gamma(\alpha_* + N_*)` and
-    :math:`\log\Gamma(A + N)`."""
+    last axis (:math:`B` the multivariate Beta: a Dirichlet posterior's evidence, the
+    Dirichlet-multinomial predictive less its coefficient), with :func:`log_gamma_ratio`
+    :math:`r`, in whichever of two equal forms rounds least: :math:`\sum_v r(\alpha_v, N_v) -
+    r(A, N)` (small counts of a large posterior), or pivoting on the entry :math:`*` of largest
+    :math:`\alpha + N`, :math:`\sum_{v \ne *} r(\alpha_v, N_v) + r(\alpha_*, A_-) -
+    r(\alpha_* + N_*, A_- + N_-)` with :math:`A_-, N_-` the other entries' sums (counts of
+    1e15 of one level, whose log-Gammas cancelled by whole nats). ``observed``: the entries
+    that enter (the others, a missing count, add neither concentration nor count); none
+    observed: 0."""
     xp = xp_of(alpha, counts)
-    alpha = xp.broadcast_to(xp.asarray(alpha), xp.shape(counts))
-    star = xp.arange(alpha.shape[-1]) == xp.argmax(alpha + counts, axis=-1)[..., None]
-    a_star = xp.sum(xp.where(star, alpha, 0.0), axis=-1)
-    n_star = xp.sum(xp.where(star, counts, 0.0), axis=-1)
-    a_rest = xp.sum(xp.where(star, 0.0, alpha), axis=-1)
-    n_rest = xp.sum(xp.where(star, 0.0, counts), axis=-1)
-    others = xp.sum(xp.where(star, 0.0, log_gamma_ratio(alpha, counts)), axis=-1)
-    return (others + log_gamma_ratio(a_star, a_rest)
-            - log_gamma_ratio(a_star + n_star, a_rest + n_rest))
+    shape = xp.broadcast_shapes(xp.shape(alpha), xp.shape(counts))
+    alpha, counts = xp.broadcast_to(alpha, shape), xp.broadcast_to(counts, shape)
+    used = xp.ones(shape, dtype=bool) if observed is None else xp.broadcast_to(observed, shape)
+    star = xp.arange(shape[-1]) == xp.argmax(xp.where(used, alpha + counts, -xp.inf),
+                                               axis=-1)[..., None]
+    star, rest = used & star, used & ~star
+
+    def total(mask, v):
+        return xp.sum(xp.where(mask, v, 0.0), axis=-1)
+
+    a_star, n_star = total(star, alpha), total(star, counts)
+    a_rest, n_rest = total(rest, alpha), total(rest, counts)
+    some = a_star > 0  # a row with no observed entry has no factor
+    a_star = xp.where(some, a_star, 1.0)
+    each = log_gamma_ratio(xp.where(used, alpha, 1.0), counts)
+    others, pivot = total(rest, each), total(star, each)
+    r = log_gamma_ratio
+    ratio = _least_rounding(xp, (others, pivot, -r(a_star + a_rest, n_star + n_rest)),
+                            (others, r(a_star, a_rest), -r(a_star + n_star, a_rest + n_rest)))
+    return xp.where(some, ratio, 0.0)
 
 
 def xlogy_of(xp):

@@ -183,19 +183,12 @@ class Multinomial(Pooled, ConjugateFamily):
 
     @staticmethod
     def log_predictive(posterior, x, n_levels=None) -> jax.Array:
+        # log B(alpha' + x) - log B(alpha') over the observed columns only (their
+        # concentration alone enters the Dirichlet-multinomial's normaliser)
         xp = xp_of(posterior, x)
-        gammaln = gammaln_of(xp)
         a = posterior.alpha  # (K, V)
-        x0 = xp.nan_to_num(x, nan=0.0).astype(a.dtype)
-        observed = (~xp.isnan(x)).astype(a.dtype)
-        # only the observed columns' concentration enters the Dirichlet-multinomial normaliser
-        a_total = observed @ a.T  # (n, K)
-        per_column = gammaln(a[None, :, :] + x0[:, None, :]) - gammaln(a)[None]  # (n, K, V)
-        per_column = xp.sum(per_column * observed[:, None, :], axis=-1)
-        n = x0.sum(axis=1, keepdims=True)
-        # a row with no observed column has a_total = 0 and contributes nothing
-        safe = xp.where(a_total > 0, a_total, 1.0)
-        return xp.where(a_total > 0, gammaln(safe) - gammaln(safe + n), 0.0) + per_column
+        x0 = xp.nan_to_num(x, nan=0.0).astype(a.dtype)[:, None, :]  # (n, 1, V)
+        return log_dirichlet_ratio(a[None], x0, ~xp.isnan(x)[:, None, :])
 
     @staticmethod
     def log_normalizer(x) -> jax.Array:
