@@ -333,6 +333,10 @@ def check_defined(params, block: FittedBlock, classes, method: str) -> None:
         elif name in family.positive_params and method == "ml":
             reason = ("zero variance (every value of the class equal, a single value, or "
                       "a spread too small for float64 to square: then rescale the column)")
+        elif leaf[k, j] == np.inf:  # e.g. the rate of values of 1e-320
+            reason = (f"an estimate beyond float64's range ({name} = inf: values too close to "
+                      f"0, or too large, for float64 to hold it)")
+            remedy = "Rescale the column (or model it on a log scale)."
         else:
             reason = "no defined estimate (the posterior mode is at the boundary)"
         label = classes[k].item() if isinstance(classes[k], np.generic) else classes[k]
@@ -406,6 +410,9 @@ def check_rows_defined(norm: np.ndarray, method: str | None) -> None:
             advice += (" In float32 (JAX's default dtype) a probability below about 1e-38 is "
                        "0: for a model with probabilities that small, enable x64: "
                        "jax.config.update(\"jax_enable_x64\", True).")
+        elif method not in ("ml", "map"):
+            advice += (" In float64 a density below about 1e-308 is 0: rescale a column of "
+                       "values that extreme.")
         raise ValueError(
             f"row {i}: every class has probability zero under method={method!r} "
             f"({int(impossible.sum())} such rows), so p(class | x) is undefined; a value "

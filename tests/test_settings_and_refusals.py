@@ -165,3 +165,18 @@ def test_a_stored_nan_is_missing_for_densified_families():
     joint = np.log([0.5, 0.5]) + norm.logpdf(1.0, mean0, np.sqrt(var0)) + \
         col1.predict_joint_log_proba(np.array([[1.0]]))[0] - np.log(col1.class_prior_)
     np.testing.assert_allclose(got[0], np.exp(joint - np.logaddexp.reduce(joint)), rtol=1e-5)
+
+
+def test_an_estimate_beyond_float64_says_to_rescale(x64):
+    """Values of 1e-320 under a prior rate of 1e-320: the Exponential rate overflows. The
+    refusal said 'the posterior mode is at the boundary ... use method="mean"', under
+    method='mean' too; under 'bayes' it blamed unseen values only."""
+    X = 1e-320 * np.array([[0.5], [1.5], [4.0], [6.0]])
+    for method in ("ml", "mean"):
+        with pytest.raises(ValueError, match=r"an estimate beyond float64's range \(log_rate = "
+                                             r"inf.*Rescale the column") as info:
+            bnb.NaiveBayes(bnb.Exponential(rate=1e-320), method=method).fit(X, [0, 0, 1, 1])
+        assert "use method='mean'" not in str(info.value)
+    with pytest.raises(ValueError, match="a density below about 1e-308 is 0: rescale"):
+        bnb.NaiveBayes(bnb.Exponential(rate=1e-320), method="bayes").fit(
+            X, [0, 0, 1, 1]).predict_proba(X[:2])
