@@ -32,6 +32,7 @@ in Python) are refused rather than merged.
 
 from __future__ import annotations
 
+import functools
 import numbers
 import warnings
 from collections.abc import Mapping
@@ -210,15 +211,21 @@ def _as_objects(frame: pd.DataFrame) -> np.ndarray:
     for j in range(frame.shape[1]):
         column = frame.iloc[:, j]
         if isinstance(column.dtype, pd.CategoricalDtype | pd.StringDtype):
-            codes, distinct = pd.factorize(column, use_na_sentinel=True)
-            # the missing value as astype(object) spells it (pd.NA for text, NaN for category)
-            missing = column.iloc[:0].reindex([0]).astype(object).iloc[0]
-            values = np.append(pd.Series(distinct, dtype=column.dtype).astype(object)
-                               .to_numpy(), np.array([missing], dtype=object))
+            codes, distinct = pd.factorize(column.array, use_na_sentinel=True)
+            values = np.append(np.asarray(distinct.astype(object), dtype=object),
+                               np.array([_missing_cell(column.dtype)], dtype=object))
             out[:, j] = values[codes]  # code -1: the appended missing value
         else:
             out[:, j] = column.astype(object).to_numpy()
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _missing_cell(dtype):
+    """The missing value as ``astype(object)`` spells it in a column of ``dtype`` (pd.NA for
+    text, NaN for a category), found once per dtype (per column it cost 0.25 ms: a second
+    of a 4,000-column frame)."""
+    return pd.Series([None], dtype=dtype).astype(object).iloc[0]
 
 
 class SparseRows:

@@ -641,20 +641,25 @@ def encode_levels(values, columns: tuple, levels_of: tuple, unseen: str, policy:
     values = np.asarray(values, dtype=object)
     codes = np.full(values.shape, -1, dtype=np.int32)
     for j, (col, levels) in enumerate(zip(columns, levels_of, strict=True)):
-        column = pd.Series(values[:, j], dtype=object)
-        missing = column.isna().to_numpy()
-        observed = column[~missing]
+        missing = pd.isna(values[:, j])  # NumPy, not a Series per column (wide tables)
+        observed = values[~missing, j]
         if _may_merge(levels):  # string levels cannot be merged with anything
-            _refuse_mixing(observed.to_numpy(), col, levels)
+            _refuse_mixing(observed, col, levels)
         try:
-            index = pd.Index(levels, dtype=object).get_indexer(observed)
+            index = _level_index(levels).get_indexer(observed)
         except TypeError:
-            _unhashable(observed.to_numpy(), col, observed.index.to_numpy())
+            _unhashable(observed, col, np.flatnonzero(~missing))
             raise
         if np.any(index < 0):
-            _unseen_values(col, levels, observed.to_numpy()[index < 0], unseen, policy)
+            _unseen_values(col, levels, observed[index < 0], unseen, policy)
         codes[~missing, j] = np.where(index < 0, UNSEEN, index)
     return codes
+
+
+@functools.lru_cache(maxsize=4096)
+def _level_index(levels: tuple) -> pd.Index:
+    """The index of a column's levels, built once per levels (a fitted schema's tuple)."""
+    return pd.Index(levels, dtype=object)
 
 
 def dependence_units(x, prior: dict, schema) -> list:
