@@ -491,7 +491,8 @@ def labels_to_codes(y: Any, classes: np.ndarray) -> np.ndarray:
         kinds = (f" (of type {type(label).__name__}; the classes are of type "
                  f"{type(shown[0]).__name__})" if shown and type(label) is not type(shown[0])
                  else "")
-        raise ValueError(f"label {label!r} is not one of the classes {shown}{kinds}.")
+        raise ValueError(f"label {label!r} is not one of the classes "
+                         f"[{_show(shown, 10)}]{kinds}.")
     return index.astype(np.int32)
 
 

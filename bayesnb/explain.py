@@ -38,6 +38,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from .families._levels import _show
 from .families.categorical import UnseenCategoryWarning
 from .fitted import FittedModel
 
@@ -238,7 +239,7 @@ def weight_of_evidence(model: FittedModel, scorer, x, a, b, *, unit: str = "nats
     classes = list(model.classes)
     for label in (a, b):
         if label not in classes:
-            raise ValueError(f"{label!r} is not a class of this model ({classes}).")
+            raise ValueError(f"{label!r} is not a class of this model ({_show(classes, 10)}).")
     logs = explain_row(model, scorer, x, log=True)
     col_a, col_b = logs.columns[classes.index(a)], logs.columns[classes.index(b)]
     with np.errstate(invalid="ignore"):
@@ -272,6 +273,7 @@ def _labels(classes, versus) -> tuple:
     for v in versus:
         match = [c for c in classes if c == v or str(c) == str(v)]
         if not match:
-            raise ValueError(f"{v!r} is not a class of this model ({list(classes)}).")
+            raise ValueError(f"{v!r} is not a class of this model "
+                             f"({_show(list(classes), 10)}).")
         out.append(match[0])
     return tuple(out)

@@ -42,6 +42,7 @@ from ._data import (
 from ._joined_blocks import Joined, joined_blocks, joined_model
 from .families import Family, Schema
 from .families._base import float64_mode, host_f64
+from .families._levels import _show
 from .fast import _host, _kernels, float32_safe, form_of
 
 
@@ -202,9 +203,10 @@ def add_chunk(model: FittedModel | None, features, table: Table, y, sample_weigh
         declared = None if classes is None else declared_classes(classes, repeats=True)
         if declared is not None and (len(classes) != len(model.classes)
                                      or not np.array_equal(declared, model.classes)):
-            raise ValueError(f"classes={np.asarray(classes).tolist()} differs from the classes "
-                             f"of the model being updated, {model.classes.tolist()}; declare "
-                             f"every class on the first call.")
+            raise ValueError(f"classes=[{_show(np.asarray(classes).tolist(), 10)}] differs "
+                             f"from the classes of the model being updated, "
+                             f"[{_show(model.classes.tolist(), 10)}]; declare every class on "
+                             f"the first call.")
         raws = []
         for b, pos in zip(model.blocks, block_positions(model, table), strict=True):
             raws.append(table.block(b.schema.columns, pos, on_device=kernel_reads_raw(b.family),

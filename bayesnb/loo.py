@@ -48,6 +48,7 @@ from ._classes import class_log_prior
 from ._data import labels_to_codes
 from ._missing_labels import missing_labels
 from .families._base import host_f64
+from .families._levels import _show
 from .families.categorical import UnseenCategoryWarning
 from .fast import _host, _kernels, form_of
 from .fast._compiled import compiled
@@ -218,11 +219,15 @@ def _check_training_data(model, full, counts, unweighted: bool) -> None:
     if not np.allclose(counts, model.class_count, rtol=1e-9, atol=1e-9):
         hint = (" If the model was fitted with sample_weight, pass the same sample_weight "
                 "again." if unweighted else "")
+        k = int(np.argmax(~np.isclose(counts, model.class_count, rtol=1e-9, atol=1e-9)))
+        label = model.classes[k].item() if isinstance(model.classes[k], np.generic) \
+            else model.classes[k]
         raise ValueError(
             f"X, y are not the training data of this model: the (weighted) class counts are "
-            f"{counts.tolist()}, the model's {np.asarray(model.class_count).tolist()}. "
-            f"Leave-one-out needs exactly the rows the model was fitted on, with the same "
-            f"sample_weight.{hint}")
+            f"[{_show(counts.tolist(), 10)}], the model's "
+            f"[{_show(np.asarray(model.class_count).tolist(), 10)}] (first difference: class "
+            f"{label!r}, {counts[k]:g} against {model.class_count[k]:g}). Leave-one-out needs "
+            f"exactly the rows the model was fitted on, with the same sample_weight.{hint}")
     for block, stats in zip(model.blocks, full, strict=True):
         for name, mine, theirs in zip(type(stats)._fields, stats, block.stats, strict=True):
             mine, theirs = np.asarray(mine, np.float64), np.asarray(theirs, np.float64)

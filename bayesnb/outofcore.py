@@ -47,7 +47,7 @@ from ._data import (
 )
 from ._missing_labels import MissingLabelWarning, keep_rows, missing_labels
 from ._progress import progress_bar
-from .families._levels import bool_and_number, distinct_values
+from .families._levels import _show, bool_and_number, distinct_values
 
 if TYPE_CHECKING:
     import bayesnb
@@ -601,7 +601,7 @@ def _check_known(lay: Layout, known, chunk: Chunk, i: int) -> None:
     new = [v for v in part.labels if v not in set(classes.tolist())]
     if new:
         raise ValueError(f"chunk {i}: label {_plain(new[0])!r} is not one of the classes "
-                         f"{[_plain(c) for c in classes]}; {advice}")
+                         f"[{_show([_plain(c) for c in classes], 10)}]; {advice}")
     schemas = {tuple(b.schema.columns): b.schema for b in blocks}
     for (columns, _), values in zip(lay.level_blocks, part.levels, strict=True):
         schema = schemas[tuple(columns)]

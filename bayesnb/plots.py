@@ -457,8 +457,10 @@ def credible_intervals_plot(clf: NaiveBayes, X: Data, *, class_label: Hashable |
     u = clf.predict_uncertainty(X, interval=interval, draws=draws, num_draws=num_draws,
                                 seed=seed)
     if class_label is not None and class_label not in list(clf.classes_):
+        from .families._levels import _show
+
         raise ValueError(f"class_label={class_label!r} is not one of the classes "
-                         f"{clf.classes_.tolist()}.")
+                         f"[{_show(clf.classes_.tolist(), 10)}].")
     k = 0 if class_label is None else list(clf.classes_).index(class_label)
     order = np.argsort(u["proba"][:, k])
     p, lo, hi = u["proba"][order, k], u["lower"][order, k], u["upper"][order, k]
@@ -725,8 +727,10 @@ def _column_samples(clf, i: int, j: int, X, y, sample_weight) -> list:
         raise ValueError(f"X has {len(values)} rows but y has {len(labels)} labels.")
     unknown = [v for v in pd.unique(labels).tolist() if v not in set(clf.classes_.tolist())]
     if unknown:  # its rows would be drawn in no class
+        from .families._levels import _show
+
         raise ValueError(f"y holds {unknown[0]!r}, which is not one of the classes "
-                         f"{clf.classes_.tolist()}.")
+                         f"[{_show(clf.classes_.tolist(), 10)}].")
     weight = (np.ones(len(values)) if sample_weight is None
               else np.asarray(sample_weight, dtype=np.float64))
     if weight.shape != values.shape:

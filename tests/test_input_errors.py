@@ -835,6 +835,23 @@ def test_label_messages_show_plain_values_and_a_type_mismatch():
         clf.partial_fit([[0.0]], ["1"], classes=["1", "3"])
 
 
+def test_messages_about_classes_show_ten_of_many():
+    """With 1,000 classes a message listed every class (10,000 classes: 159,000 characters for
+    a label given to weight_of_evidence); it shows ten and the count, and leave-one-out names
+    the first class whose count differs."""
+    rng = np.random.default_rng(0)
+    X, y = rng.poisson(2.0, (3000, 3)), np.arange(3000) % 1000
+    clf = bnb.NaiveBayes(bnb.Multinomial()).fit(X, y)
+    calls = {"label 5000 is not one of the classes": lambda: clf.partial_fit(X[:1], [5000]),
+             "differs from the classes": lambda: clf.partial_fit(X[:1], [1], classes=[1, 2]),
+             "-1 is not a class of this model": lambda: clf.weight_of_evidence(X[0], -1, 0),
+             "first difference: class 999, 2 against 3": lambda: clf.loo(X[:2999], y[:2999])}
+    for expected, call in calls.items():
+        with pytest.raises(ValueError, match=re.escape(expected)) as info:
+            call()
+        assert "(1000 in all)" in str(info.value) and len(str(info.value)) < 500
+
+
 def test_one_feature_names_warning_when_blocks_are_scored_apart(recwarn):
     """A Gaussian and a Categorical column fitted from a DataFrame, predicted from its NumPy
     values: scikit-learn's warning once (it came twice: the blocks scored apart read X
