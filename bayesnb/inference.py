@@ -203,6 +203,17 @@ def check_prior_sites(fitted, priors) -> None:
                 if meant != unknown[0] and meant in sites else "")
         raise ValueError(f"priors names {unknown[0]!r}, which is not a parameter site of this "
                          f"model (sites: {sorted(sites)}){hint}.")
+    for site, (i, _) in parameter_sites(fitted.blocks).items():
+        family = fitted.blocks[i].family
+        learned = ("a hyperprior" if family.hyperpriors() else
+                   "pooling" if family.pooling_prior() is not None else None)
+        if site in priors and learned:  # it would be cut off from the data, silently
+            raise ValueError(
+                f"priors replaces the prior of {site!r}, whose {type(family).__name__} block "
+                f"has {learned}: the parameters would no longer be drawn from it, so the "
+                f"sites of {learned} would stay at their prior, untouched by the data. State "
+                f"that block's prior in one place: the family's settings, or priors= with "
+                f"plain hyperparameters.")
 
 
 def _priors_f64(prior):
@@ -689,8 +700,16 @@ def encode_dense(model, X, unseen: str, on_device: bool = False) -> list:
     there first. A block that fails is encoded on the host, whose error names the column and
     row."""
     from ._blocks import encode_blocks, kernel_reads_raw, raw_blocks
+    from .families._levels import LEARNED_CONCENTRATION
     from .fast._kernels import budget_scale
 
+    learned = [i for i, b in enumerate(model.blocks) if b.family.learns_levels() and (
+        b.family.hyperpriors() or b.family.pooling_prior() is not None)]
+    if learned and unseen == "smooth":  # the draws hold no concentration for a new level
+        raws, _ = raw_blocks(model, X)
+        for i in learned:
+            model.blocks[i].family.encode(np.asarray(raws[i]), model.blocks[i].schema,
+                                          unseen=LEARNED_CONCENTRATION)
     accelerator = budget_scale() > 1
     if on_device and (isinstance(X, jax.Array) or accelerator):
         raws, _ = raw_blocks(model, X, on_device=True)

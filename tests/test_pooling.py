@@ -327,3 +327,47 @@ def test_closed_form_reports_on_a_pooled_mcmc_fit_point_to_the_draws(mixed):
     assert "none in closed form (conditional tables under method='mcmc'" in text
     assert "log evidence: undefined" in text
     assert "prior" not in clf.to_arviz().groups()
+
+
+def test_an_unseen_value_under_a_learned_concentration_is_refused(mixed):
+    """Under pooling (or a hyperprior on alpha) a value outside the levels was scored with
+    the placeholder alpha, not the learned one (0.77 where a declared zero-count level gives
+    0.54): it is refused, naming the way out."""
+    _, _, clf = mixed
+    row = pd.DataFrame({"colour": ["purple"], "flag": [1], "w0": [1], "w1": [0], "w2": [2]})
+    with pytest.raises(ValueError, match=r"'purple' is not one of its categories.*declare it "
+                                         r"with Categorical\(categories=\.\.\.\).*learned "
+                                         r"concentration"):
+        clf.predict_proba(row)
+
+
+def test_priors_over_a_pooled_or_hyperprior_block_are_refused():
+    """priors= replacing the parameters' prior of a pooled block (or one with a hyperprior)
+    cut the pooling sites off from the data: they were reported as posteriors while staying
+    at their prior."""
+    import numpyro.distributions as dist
+
+    X = pd.DataFrame({"a": ["x", "y", "z", "x"], "w0": [1, 0, 2, 3], "w1": [0, 2, 1, 1]})
+    y = ["u", "u", "v", "v"]
+    cases = [({"a": bnb.Categorical(pooling="partial")},
+              {"categorical.a.probs": dist.Dirichlet(jnp.ones(3))}, "has pooling"),
+             ({("w0", "w1"): bnb.Multinomial(alpha=dist.Gamma(2.0, 1.0))},
+              {"multinomial.probs": dist.Dirichlet(jnp.ones(2))}, "has a hyperprior")]
+    for features, priors, why in cases:
+        with pytest.raises(ValueError, match=f"priors replaces the prior of .*{why}"):
+            bnb.NaiveBayes(features, priors=priors, **{**MCMC, "num_warmup": 10,
+                                                        "num_samples": 10}).fit(
+                X[[c for key in features for c in ([key] if isinstance(key, str) else key)]], y)
+
+
+def test_a_hyperprior_per_column_on_categorical_alpha():
+    """Categorical(alpha=Gamma(2, 1).expand([2])) on two columns crashed inside NUTS
+    (incompatible shapes (2,), (5,)): each column's draw is its levels' concentration."""
+    from bayesnb.families import Categorical
+
+    prior = Categorical().prior(Categorical().learn_schema(
+        np.array([["x", "p"], ["y", "q"], ["z", "p"]], dtype=object), ("a", "b")))
+    given = Categorical.with_hyper(prior, "alpha", jnp.array([2.0, 3.0]))
+    np.testing.assert_array_equal(given.alpha, [2.0, 2.0, 2.0, 3.0, 3.0])
+    np.testing.assert_array_equal(given.unseen, [2.0, 3.0])
+    np.testing.assert_array_equal(Categorical.with_hyper(prior, "alpha", 0.5).alpha, [0.5] * 5)

@@ -527,6 +527,10 @@ def _integer_codes(values: np.ndarray, levels: tuple) -> np.ndarray | None:
     return np.where(inside, np.take(table, np.where(inside, rel, 0) + base), UNSEEN)
 
 
+#: the ``unseen`` rule of a prediction from draws whose concentration is learned
+LEARNED_CONCENTRATION = "learned concentration"
+
+
 def _unseen_values(col, levels, unknown, unseen: str, policy: str) -> None:
     """Refuse or report values outside a column's levels (``unseen``: what the method allows,
     ``policy``: the family's ``unseen=`` setting); returns when they are to be smoothed."""
@@ -534,6 +538,10 @@ def _unseen_values(col, levels, unknown, unseen: str, policy: str) -> None:
         why = ("" if unseen == "error" else
                " The stated tables give it no probability in any class; state one for it "
                "(from_tables) to predict such rows." if unseen == "stated tables" else
+               " Under method='mcmc' a value outside the levels gets a zero-count level's "
+               "probability under the learned concentration, which the draws hold only for "
+               "the declared levels (a hyperprior or pooling on alpha)."
+               if unseen == LEARNED_CONCENTRATION else
                f" Under {unseen} it has probability zero in every class; use "
                f"method='mean', 'map' or 'bayes' (a prior gives it a probability).")
         raise ValueError(

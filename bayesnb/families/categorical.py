@@ -181,8 +181,8 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
 
     @staticmethod
     def with_hyper(prior: DirichletPrior, name: str, value) -> DirichletPrior:
-        ones_l, ones_f = jnp.ones(prior.alpha.shape[-1]), jnp.ones(prior.offset.shape[0])
-        return prior._replace(alpha=value * ones_l, unseen=value * ones_f)
+        per_column = jnp.broadcast_to(value, prior.offset.shape)  # a scalar, or one per column
+        return prior._replace(alpha=per_column[prior.segment], unseen=per_column)
 
     def check_prior(self, prior: DirichletPrior, schema: Schema, method: str) -> None:
         if method == "map" and np.any(prior.alpha < 1):
