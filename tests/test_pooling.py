@@ -289,6 +289,11 @@ def test_bad_pooling_settings_are_refused_naming_them(family):
         bnb.NaiveBayes(cls(pooling="partial", pooling_concentration=(1.0, 0.0)), **MCMC).fit(X, y)
     with pytest.raises(ValueError, match="alpha is the prior of the shared mean"):
         bnb.NaiveBayes(cls(alpha=dist.Gamma(1.0, 1.0), pooling="partial"), **MCMC).fit(X, y)
+    # a Gamma prior of mean 1e600 (or 1e-600): every transition diverged, the chain stood still
+    for extreme in ((1e300, 1e-300), (1e-300, 1e300)):
+        with pytest.raises(ValueError, match=r"Gamma prior of mean .* within 1e-30 to 1e30"):
+            bnb.NaiveBayes(cls(pooling="partial", pooling_concentration=extreme),
+                           **MCMC).fit(X, y)
     assert repr(cls()) == repr(cls(pooling="none"))  # the default stays out of the repr
     assert "pooling_concentration=(2.0, 0.5)" in repr(cls(pooling="partial",
                                                           pooling_concentration=(2.0, 0.5)))

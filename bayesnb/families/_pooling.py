@@ -81,6 +81,13 @@ def pooling_prior(family, hyper: tuple[str, ...]) -> PoolingPrior | None:
         raise ValueError(f"{name}: pooling_concentration must be (shape, rate) of the Gamma "
                          f"prior on the shared concentration, two positive numbers; got "
                          f"{family.pooling_concentration!r}.")
+    with np.errstate(over="ignore", under="ignore"):
+        mean, sd = a[0] / a[1], np.sqrt(a[0]) / a[1]
+    if not (1e-30 <= mean <= 1e30 and 1e-30 <= sd <= 1e30):  # NUTS samples log s in float32
+        raise ValueError(f"{name}: pooling_concentration {family.pooling_concentration!r} "
+                         f"gives the shared concentration a Gamma prior of mean {mean:.3g} and "
+                         f"sd {sd:.3g}; both must lie within 1e-30 to 1e30 (beyond, the "
+                         f"sampler cannot move: every transition diverges).")
     learned = [k for k in hyper if is_distribution(getattr(family, k))]
     if learned:
         raise ValueError(f"{name}: with pooling='partial' {', '.join(learned)} is the prior of "
