@@ -196,6 +196,7 @@ def explain_row(model: FittedModel, scorer, x, *, log: bool = False) -> pd.DataF
     numeric = not any(b.family.learns_levels() for b in model.blocks) and all(
         isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_)
         for v in row.iloc[0])
+
     def scores(keys, with_row):
         return np.asarray(scorer.scores(masked_rows(row, keys, with_row, numeric),
                                         "joint")[0], dtype=np.float64)

@@ -648,13 +648,15 @@ def encode_levels(values, columns: tuple, levels_of: tuple, unseen: str, policy:
         return codes
     values = np.asarray(values, dtype=object)
     codes = np.full(values.shape, -1, dtype=np.int32)
+    indexes = cached_by_identity(_LEVEL_INDEXES, levels_of, (), lambda: tuple(
+        pd.Index(levels, dtype=object) for levels in levels_of), limit=64)
     for j, (col, levels) in enumerate(zip(columns, levels_of, strict=True)):
         missing = pd.isna(values[:, j])  # NumPy, not a Series per column (wide tables)
         observed = values[~missing, j]
         if _may_merge(levels):  # string levels cannot be merged with anything
             _refuse_mixing(observed, col, levels)
         try:
-            index = _level_index(levels).get_indexer(observed)
+            index = indexes[j].get_indexer(observed)
         except TypeError:
             _unhashable(observed, col, np.flatnonzero(~missing))
             raise
@@ -664,10 +666,8 @@ def encode_levels(values, columns: tuple, levels_of: tuple, unseen: str, policy:
     return codes
 
 
-@functools.lru_cache(maxsize=4096)
-def _level_index(levels: tuple) -> pd.Index:
-    """The index of a column's levels, built once per levels (a fitted schema's tuple)."""
-    return pd.Index(levels, dtype=object)
+#: each column's index of its levels, by the identity of a fitted schema's levels
+_LEVEL_INDEXES: dict = {}
 
 
 def dependence_units(x, prior: dict, schema) -> list:

@@ -25,7 +25,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import gammaln
 
-from ..families._base import FLOAT64_SAFE, Schema
+from ..families._base import FLOAT64_SAFE, Schema, stirling_tail
 
 #: largest integer count read from the log-factorial table (uint16 codes)
 _TABLE_MAX = int(np.iinfo(np.uint16).max)
@@ -273,18 +273,12 @@ def log_rising(a, x) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         tail = np.where(u < 0.25, series, (1.0 + u) * l1p - u - u * u * (0.5 - u / 6.0))
 
-    def stirling(z):  # log Gamma(z) minus its Stirling approximation, to 1/z^9
-        zi = 1.0 / z
-        z2 = zi * zi
-        return zi * (1 / 12 - z2 * (1 / 360 - z2 * (1 / 1260 - z2 * (1 / 1680
-                                                                      - z2 / 1188))))
-
     # past u = 1/4 the closed form (a + x - 1/2) log(1 + u) - x: a psi(u) less its u^3 term
     # would cancel (a = 12, x = 1e7: 357 nats off)
     with np.errstate(invalid="ignore"):
         near = (ab * tail - 0.5 * l1p + x * x / (2.0 * ab) - x**3 / (6.0 * ab * ab))
     large = (np.where(u < 0.25, near, (ab + x - 0.5) * l1p - x)
-             + (stirling(ab + x) - stirling(ab)))
+             + (stirling_tail(ab + x) - stirling_tail(ab)))
     if np.all(big):  # the usual case for posterior totals: no log-Gamma to evaluate
         return large
     a_small = np.where(big, 1.0, a)
