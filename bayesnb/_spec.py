@@ -105,13 +105,14 @@ def clone_estimator(estimator):
 
 class SpecMixin:
     """scikit-learn's clone contract for ``features`` (:func:`clone_estimator`), and pickling
-    without the update lock."""
+    without the update lock or the scoring cache (JAX arrays: a float64 table unpickled in
+    float32 mode came back float32, and an Exponential model's probabilities moved 1.6e-3)."""
 
     def __sklearn_clone__(self):
         return clone_estimator(self)
 
     def __getstate__(self):
-        return {k: v for k, v in super().__getstate__().items() if k != "_lock"}
+        return {k: v for k, v in super().__getstate__().items() if k not in ("_lock", "_cache")}
 
 
 def freeze(value):

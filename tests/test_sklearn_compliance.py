@@ -84,3 +84,32 @@ def test_categorical_dataframe_in_cross_validation():
     # (with the default Categorical(unseen="warn") warning)
     with pytest.warns(UnseenCategoryWarning):
         assert np.all(np.isfinite(cross_val_score(bnb.NaiveBayes(), X, y, cv=4)))
+
+
+def test_a_pickled_estimator_scores_as_the_original_in_float32():
+    """pickle (joblib, GridSearchCV(n_jobs=2)) used to carry the scoring cache: an Exponential
+    model's float64 tables came back float32 in float32 mode, and on a row whose columns
+    cancel p(a) was 0.49835 against 0.5 (scipy.stats' float64 densities: 0.49999999998)."""
+    import pickle
+
+    from scipy.special import logsumexp
+    from scipy.stats import expon
+
+    rng = np.random.default_rng(0)
+    n = 400
+    y = np.repeat(["a", "b"], n // 2)
+    X = np.vstack([np.column_stack([rng.exponential(1.0, n // 2), rng.exponential(2.0, n // 2)]),
+                   np.column_stack([rng.exponential(2.0, n // 2), rng.exponential(1.0, n // 2)])])
+    clf = bnb.NaiveBayes(bnb.Exponential(), method="mean").fit(X, y)
+    # posterior-mean rates under the Gamma(1, 1) prior, class_alpha=1
+    rates = [(1 + (y == c).sum()) / (1 + X[y == c].sum(axis=0)) for c in "ab"]
+    log_prior = [np.log(((y == c).sum() + 1) / (n + 2)) for c in "ab"]
+    x1 = 1e6  # x2 puts the float64 log-odds at 0
+    c = log_prior[0] - log_prior[1] + np.log(rates[0] / rates[1]).sum()
+    row = np.array([[x1, (c - (rates[0][0] - rates[1][0]) * x1) / (rates[0][1] - rates[1][1])]])
+    joint = [log_prior[k] + expon.logpdf(row[0], scale=1 / rates[k]).sum() for k in range(2)]
+    expected = np.exp(joint - logsumexp(joint))
+    clf.predict_proba(row)  # the scoring cache is built
+    copy = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_allclose(copy.predict_proba(row)[0], expected, atol=1e-6)
+    np.testing.assert_array_equal(copy.predict_proba(X), clf.predict_proba(X))
