@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,7 @@ from .averaging import averaged_scorer, check_method
 from .credal import CredalSets, PriorSensitivity
 from .dask import is_dask
 from .decisions import loss_matrix
+from .explain import zeroing_columns
 from .fitted import (
     FittedModel,
     NutsRun,
@@ -501,7 +503,8 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
             return dask_predict(self, X, name)
         scores, norm = self._scorer().scores(X, output)
         # a jax.Array X: a jax.Array back; stated tables (None) are read alike by every method
-        return answer(X, scores, norm, None if self._fitted().stated is not None else self.method)
+        return answer(X, scores, norm, None if self._fitted().stated is not None else self.method,
+                      partial(zeroing_columns, self._fitted(), self._scorer(), X))
 
     def predict_joint_log_proba(self, X: Data) -> np.ndarray:
         """log p(x, c = k) for every row and class, normalising constants included (the

@@ -172,6 +172,45 @@ def masked_rows(row: pd.DataFrame, keys: list, with_row: bool,
     return pd.DataFrame(grid, columns=row.columns, dtype=dtype)
 
 
+def zeroing_columns(model: FittedModel, scorer, X, i: int) -> str:
+    """For the refusal of row ``i`` of ``X``, where every class has probability zero: the
+    columns that zero them, each scored alone (the other columns missing; in a block of
+    joint columns, such as the Multinomial's, each nonzero count alone, the block's other
+    counts 0). Empty where the row cannot be scored so (draws, model averaging)."""
+    from scipy import sparse
+
+    from .scoring import TableScorer
+
+    x = X[[i]] if sparse.issparse(X) else X.iloc[[i]] if isinstance(X, pd.DataFrame) else \
+        np.asarray(X, dtype=object)[i]
+    if not isinstance(scorer, TableScorer) or len(model.columns) ** 2 > MASKED_CELLS:
+        return ""
+    row = one_row(model, x)
+    values = row.iloc[0]
+    tried, grid = [], []
+    for block in model.blocks:
+        for c in block.schema.columns:
+            cells = dict.fromkeys(block.schema.columns, 0) if block.family.joint_columns else {}
+            if block.family.joint_columns and (_is_missing(values[c]) or values[c] == 0):
+                continue
+            tried.append(c)
+            grid.append({**cells, c: values[c]})
+    frame = pd.DataFrame([[g.get(c) for c in row.columns] for g in grid], columns=row.columns,
+                         dtype=object)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnseenCategoryWarning)
+        zero = np.isneginf(np.asarray(scorer.scores(frame, "joint")[0], dtype=np.float64))
+    everywhere = [c for c, z in zip(tried, zero, strict=True) if z.all()]
+    if everywhere:
+        shown = ", ".join(f"column {c!r} (value {_plain(values[c])!r})" for c in everywhere[:3])
+        return f": {shown} {'has' if len(everywhere) == 1 else 'have'} probability zero " \
+               f"in every class"
+    per_class = [f"column {c!r} (value {_plain(values[c])!r}) zeroes class {_plain(k)!r}"
+                 for j, k in enumerate(model.classes) if zero[:, j].any()
+                 for c in [tried[int(np.argmax(zero[:, j]))]]]
+    return ": " + "; ".join(per_class[:5]) if per_class else ""
+
+
 def refuse_draws():
     raise ValueError("method='mcmc' averages p(x, class | theta) over draws, which does not "
                      "factor column by column, so it has no per-column explanation; explain "
@@ -221,6 +260,11 @@ def explain_row(model: FittedModel, scorer, x, *, log: bool = False) -> pd.DataF
     out.attrs["log"] = bool(log)
     out.attrs["missing"] = [c for c in row.columns if _is_missing(row.iloc[0][c])]
     return out
+
+
+def _plain(value):
+    """A NumPy scalar as the Python number it holds (``1``, not ``np.int64(1)``)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _is_missing(value) -> bool:

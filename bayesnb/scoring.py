@@ -384,10 +384,11 @@ def _check_some_density(block, table, x: np.ndarray, scores: np.ndarray) -> None
         f"or a kernel of unbounded support (kernel='gaussian').")
 
 
-def check_rows_defined(norm: np.ndarray, method: str | None) -> None:
+def check_rows_defined(norm: np.ndarray, method: str | None, culprits=None) -> None:
     """Refuse rows where every class has probability zero (p(class | x) is 0/0). A
     device-resident ``norm`` is checked on its device (one flag read back). ``method``:
-    None for a model of stated tables (``from_tables``), which every method reads as given."""
+    None for a model of stated tables (``from_tables``), which every method reads as given.
+    ``culprits(i)``: the message's account of the columns that zero row ``i``'s classes."""
     if isinstance(norm, jax.Array):
         if bool(_all_finite(norm)):
             return
@@ -415,8 +416,9 @@ def check_rows_defined(norm: np.ndarray, method: str | None) -> None:
                        "values that extreme.")
         raise ValueError(
             f"row {i}: every class has probability zero under method={method!r} "
-            f"({int(impossible.sum())} such rows), so p(class | x) is undefined; a value "
-            f"never seen in training meets an unsmoothed estimate. {advice}")
+            f"({int(impossible.sum())} such rows), so p(class | x) is undefined"
+            f"{culprits(i) if culprits else ''}; a value never seen in training meets an "
+            f"unsmoothed estimate. {advice}")
 
 
 def _encoded_rows(block, raw, start: int, stop: int, unseen: str) -> np.ndarray:
@@ -431,7 +433,7 @@ def _encoded_rows(block, raw, start: int, stop: int, unseen: str) -> np.ndarray:
         raise
 
 
-def answer(X, scores, norm, method: str | None):
+def answer(X, scores, norm, method: str | None, culprits=None):
     """A prediction's ``scores`` as the estimator returns them: refused where a row is
     undefined (:func:`check_rows_defined`), and of ``X``'s kind. For a ``jax.Array`` ``X``
     a ``jax.Array`` on its device, as scikit-learn's array-API mode returns the input's kind:
@@ -439,7 +441,7 @@ def answer(X, scores, norm, method: str | None):
     to its precision) in JAX's float dtype, host results (NumPy float64: the
     host-scored blocks, the exact count predictive, the draws) converted to JAX's float dtype
     (float32 unless x64 is enabled) there. NumPy, pandas and other input: float64 NumPy."""
-    check_rows_defined(norm, method)  # an undefined posterior has no best class
+    check_rows_defined(norm, method, culprits)  # an undefined posterior has no best class
     if isinstance(scores, jax.Array):  # float64 if redone so (``fast.float32_safe``)
         return scores.astype(jnp.result_type(float))
     if not isinstance(X, jax.Array):

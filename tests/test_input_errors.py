@@ -374,9 +374,11 @@ def test_ml_impossible_row_is_an_error_not_nan():
     ok = clf.predict_proba(np.array([[0.0, 1.0]]))
     assert np.all(np.isfinite(ok))
     impossible = np.array([[0.0, 1.0], [1.0, 0.0]])  # column 0 was never 1 in any class
-    with pytest.raises(ValueError, match=r"row 1.*every class has probability zero"):
+    zeroed = (r"row 1.*every class has probability zero.*column 0 \(value 1.0\) has "
+              r"probability zero in every class")
+    with pytest.raises(ValueError, match=zeroed):
         clf.predict_proba(impossible)
-    with pytest.raises(ValueError, match=r"row 1.*every class has probability zero"):
+    with pytest.raises(ValueError, match=zeroed):
         clf.predict_log_proba(impossible)
     # under MAP with the default concentration (MAP = ML) the advice is not MAP itself
     with pytest.raises(ValueError, match=r"Use method='mean' or 'bayes' \(under 'map' a "
@@ -384,15 +386,27 @@ def test_ml_impossible_row_is_an_error_not_nan():
         clf.set_params(method="map").predict_proba(impossible)
 
 
+def test_ml_impossible_row_names_the_column_zeroing_each_class():
+    """Class 'a' never had c1 = 'y' and class 'b' never had c2 = 'p' (counted by hand): the
+    row ('y', 'p') has no class left, and the message says which column zeroes which."""
+    X = pd.DataFrame({"c1": ["x", "x", "y", "y"], "c2": ["p", "q", "q", "q"]})
+    clf = bnb.NaiveBayes(bnb.Categorical(), method="ml").fit(X, ["a", "a", "b", "b"])
+    with pytest.raises(ValueError, match=r"row 1: .*: column 'c1' \(value 'y'\) zeroes class "
+                                         r"'a'; column 'c2' \(value 'p'\) zeroes class 'b'; "):
+        clf.predict_proba(pd.DataFrame({"c1": ["x", "y"], "c2": ["q", "p"]}))
+
+
 def test_ml_impossible_row_multinomial_and_categorical(frame, labels):
     words = frame[["word_a", "word_b"]].assign(word_c=0)
     clf = bnb.NaiveBayes(bnb.Multinomial(), method="ml").fit(words, labels)
-    with pytest.raises(ValueError, match="every class has probability zero"):
+    # word_c, never counted in training, is named (not word_a or word_b, also counted)
+    with pytest.raises(ValueError, match=r"every class has probability zero.*: column "
+                                         r"'word_c' \(value 1\) has probability zero in"):
         clf.predict_proba(words.assign(word_c=1))
     cats = frame[["colour"]]
     clf = bnb.NaiveBayes(bnb.Categorical(categories=[["red", "blue", "green", "pink"]]),
                          method="ml").fit(cats, labels)
-    with pytest.raises(ValueError, match="every class has probability zero"):
+    with pytest.raises(ValueError, match="every class has probability zero.*'colour'"):
         clf.predict_proba(cats.assign(colour="pink"))
     # smoothed methods give the never-seen level a probability
     clf.set_params(method="mean")

@@ -811,11 +811,11 @@ def test_multinomial_scores_of_huge_counts(scale, bound, x64):
         for k in range(2):
             a = [1 + mpmath.mpf(v) for v in X[k]]
             if method == "mean":
-                joint.append(sum(v * mpmath.log(u / sum(a)) for u, v in zip(a, xs)))
+                joint.append(sum(v * mpmath.log(u / sum(a)) for u, v in zip(a, xs, strict=True)))
             else:
                 joint.append(mpmath.loggamma(sum(a)) - mpmath.loggamma(sum(a) + sum(xs))
                              + sum(mpmath.loggamma(u + v) - mpmath.loggamma(u)
-                                   for u, v in zip(a, xs)))
+                                   for u, v in zip(a, xs, strict=True)))
         expected = 1 / (1 + mpmath.exp(joint[1] - joint[0]))
         assert 0.3 < expected < 0.5  # the classes are close: what the test is about
         got = clf.predict_proba([x])[0, 0]
