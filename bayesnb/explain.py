@@ -93,13 +93,13 @@ def one_row(model: FittedModel, x) -> pd.DataFrame:
             raise ValueError(f"explain takes one row, got {len(x)}; pass x.iloc[[i]].")
         frame = x.reset_index(drop=True)
         if model.named:
-            return _absent_added(model, frame)[columns]
+            return _in_order(_absent_added(model, frame), columns)
         return pd.DataFrame(frame.to_numpy(dtype=object), columns=columns) \
             if frame.shape[1] == len(columns) else _wrong_width(frame.shape[1], len(columns))
     if isinstance(x, pd.Series):
         if model.named:
             row = pd.DataFrame([x.to_numpy(dtype=object)], columns=x.index, dtype=object)
-            return _absent_added(model, row)[columns]
+            return _in_order(_absent_added(model, row), columns)
         values = x.to_numpy(dtype=object)
     elif sparse.issparse(x):
         if x.ndim == 2 and x.shape[0] != 1:
@@ -119,6 +119,12 @@ def one_row(model: FittedModel, x) -> pd.DataFrame:
     if len(values) != len(columns):
         _wrong_width(len(values), len(columns))
     return pd.DataFrame([list(values)], columns=columns)
+
+
+def _in_order(frame: pd.DataFrame, columns: list) -> pd.DataFrame:
+    """``frame``'s columns in the model's order, by position: ``frame[columns]`` (and
+    ``.loc``) read columns named ``[True, False]`` as a boolean mask."""
+    return frame.iloc[:, frame.columns.get_indexer(pd.Index(columns, dtype=object))]
 
 
 def _absent_added(model: FittedModel, row: pd.DataFrame) -> pd.DataFrame:

@@ -617,3 +617,17 @@ def test_explain_of_a_wide_row_scores_its_masked_copies_a_few_at_a_time(monkeypa
     posterior = np.prod(expected, axis=0) * 0.5
     np.testing.assert_allclose(factors.loc["posterior"].to_numpy(),
                                posterior / posterior.sum(), rtol=1e-10)
+
+
+def test_explain_columns_named_true_and_false(x64):
+    """Columns named True/False (a pivot of a boolean): ``frame[[True, False]]`` is a boolean
+    mask to pandas, and explain failed ("Item wrong length"). The factors against
+    scipy.stats (ML Gaussian: mean 0.3, sd 0.2) and the counted levels."""
+    X = pd.DataFrame({True: [0.1, 0.5, 1.2, 2.0], False: ["x", "y", "x", "y"]})
+    clf = bnb.NaiveBayes(method="ml").fit(X, ["a", "a", "b", "b"])
+    factors = clf.explain(X.iloc[[0]])
+    assert list(factors.index) == ["prior", True, False, "joint", "posterior"]
+    np.testing.assert_allclose(factors.iloc[1], [stats.norm.pdf(0.1, 0.3, 0.2),
+                                                 stats.norm.pdf(0.1, 1.6, 0.4)])
+    np.testing.assert_allclose(factors.iloc[2].to_numpy(dtype=float), [0.5, 0.5])
+    np.testing.assert_allclose(factors.loc["posterior"], clf.predict_proba(X.iloc[[0]])[0])
