@@ -133,7 +133,8 @@ class FrameLayout:
         self.extension = np.array([isinstance(t, pd.api.extensions.ExtensionDtype)
                                    for t in dtypes], dtype=bool)
         self.objects = self.extension | np.array(
-            [not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))
+            [_time_kind(t) is not None  # (pandas' numeric check raises on Arrow intervals)
+             or not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))
              for t in dtypes], dtype=bool)
         self.one_dtype = not self.objects.any() and all(t == dtypes[0] for t in dtypes)
         self._values = None
@@ -282,7 +283,8 @@ def as_table(X: Any) -> Table:
     if isinstance(X, pd.DataFrame):
         if X.shape[1] == 0:
             raise ValueError(f"0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
-        complex_cols = [c for c, t in X.dtypes.items() if pd.api.types.is_complex_dtype(t)]
+        complex_cols = [c for c, t in X.dtypes.items()
+                        if _time_kind(t) is None and pd.api.types.is_complex_dtype(t)]
         if complex_cols:
             raise ValueError(f"column {complex_cols[0]!r}: Complex data not supported.")
         if X.columns.has_duplicates:
@@ -542,11 +544,11 @@ def infer_family(table: Table, position: int, infer_counts=False, *,
 
     if table.frame is not None:
         dtype = table.frame.dtypes.iloc[position]
+        _refuse_times(dtype, table.columns[position], table.frame.iloc[:, position])
         if pd.api.types.is_bool_dtype(dtype):
             return Bernoulli()
         if pd.api.types.is_numeric_dtype(dtype):
             return numeric()
-        _refuse_times(dtype, table.columns[position])
         if warn and not isinstance(dtype, pd.CategoricalDtype):  # a pandas category is meant
             _warn_if_mostly_numbers(table.frame.iloc[:, position], table.columns[position])
         return Categorical()
@@ -562,19 +564,60 @@ def infer_family(table: Table, position: int, infer_counts=False, *,
     return Categorical()
 
 
-def _refuse_times(dtype, column) -> None:
-    """Refuse to infer a family for dates, times and periods: as categories, every instant
-    would be a level of its own that no later row shares (a row's identity, not a feature)."""
-    if (pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype)
-            or isinstance(dtype, pd.PeriodDtype | pd.IntervalDtype)):
-        example = (f"X[{column!r}].dt.total_seconds()"
-                   if pd.api.types.is_timedelta64_dtype(dtype) else
-                   f"X[{column!r}].dt.day_of_week or the days since a date")
-        raise ValueError(
-            f"column {column!r} holds {dtype} values, for which no family is inferred (as "
-            f"categories every instant would be its own level, shared by no later row); turn "
-            f"it into numbers or categories first, e.g. {example}, or declare its family in "
-            f"features.")
+def _python_objects(dtype) -> bool:
+    """NumPy's object dtype (pandas' own checks raise on some Arrow dtypes)."""
+    return isinstance(dtype, np.dtype) and dtype.kind == "O"
+
+
+def _time_kind(dtype, values=None) -> str | None:
+    """``"duration"``, ``"calendar"`` (Arrow's month-day-nanosecond intervals), ``"interval"``,
+    ``"time"`` (of day) or ``"instant"`` for a column of dates, times, durations, periods or
+    intervals: NumPy, pandas or Arrow dtypes, or, given ``values``, an object column of such
+    Python values (as ``pd.read_parquet`` returns Arrow dates and times). Else None."""
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+
+        arrow = dtype.pyarrow_dtype
+        if pa.types.is_duration(arrow):
+            return "duration"
+        if pa.types.is_interval(arrow):  # months, days and nanoseconds
+            return "calendar"
+        if pa.types.is_time(arrow):
+            return "time"
+        return "instant" if pa.types.is_temporal(arrow) else None
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return "duration"
+    if isinstance(dtype, pd.IntervalDtype):
+        return "interval"
+    if pd.api.types.is_datetime64_any_dtype(dtype) or isinstance(dtype, pd.PeriodDtype):
+        return "instant"
+    if values is not None and _python_objects(dtype):
+        kind = pd.api.types.infer_dtype(values, skipna=True)
+        return {"timedelta": "duration", "timedelta64": "duration", "interval": "interval",
+                "date": "instant", "time": "time", "datetime": "instant",
+                "datetime64": "instant", "period": "instant"}.get(kind)
+    return None
+
+
+def _refuse_times(dtype, column, values=None) -> None:
+    """Refuse to infer a family for dates, times, durations, periods and intervals
+    (:func:`_time_kind`): as categories, every instant would be a level of its own that no
+    later row shares (a row's identity, not a feature)."""
+    kind = _time_kind(dtype, values)
+    if kind is None:
+        return
+    example = {"duration": f"pd.to_timedelta(X[{column!r}]).dt.total_seconds()",
+               "interval": f"pd.IntervalIndex(X[{column!r}]).mid",
+               "calendar": "its length in days as numbers",
+               "time": f"X[{column!r}].map(lambda t: t.hour + t.minute / 60)",
+               "instant": (f"pd.to_datetime(X[{column!r}])" if _python_objects(dtype) else
+                           f"X[{column!r}]") + ".dt.day_of_week or the days since a date"}[kind]
+    shown = "Python date, time or duration" if _python_objects(dtype) else dtype
+    raise ValueError(
+        f"column {column!r} holds {shown} values, for which no family is inferred (as "
+        f"categories every instant would be its own level, shared by no later row); turn "
+        f"it into numbers or categories first, e.g. {example}, or declare its family in "
+        f"features.")
 
 
 def factor_levels(table: Table, positions: tuple) -> list[tuple | None]:

@@ -787,13 +787,31 @@ def test_large_values_within_float64_range_fit(x64, scale):
     np.testing.assert_allclose(big, small, rtol=1e-9)
 
 
+def _arrow_and_python_times():
+    import datetime
+
+    import pyarrow as pa
+
+    seconds = pd.Series(pd.to_timedelta(np.arange(6), unit="s"))
+    return [seconds.astype("duration[ns][pyarrow]"),
+            pd.Series(pd.arrays.ArrowExtensionArray(pa.array(
+                [datetime.time(12, i) for i in range(6)], type=pa.time64("us")))),
+            pd.Series(pd.date_range("2020-01-01", periods=6)).astype("date32[pyarrow]"),
+            # pd.read_parquet reads Arrow dates as an object column of datetime.date
+            pd.Series([datetime.date(2020, 1, i) for i in range(1, 7)], dtype=object),
+            pd.Series(list(seconds), dtype=object),  # Timedelta objects
+            pd.Series(pd.interval_range(0, 6))]
+
+
 @pytest.mark.parametrize("values", [pd.date_range("2020-01-01", periods=6),
                                     pd.date_range("2020-01-01", periods=6, tz="UTC"),
                                     pd.timedelta_range("1D", periods=6),
-                                    pd.period_range("2020-01", periods=6, freq="M")])
+                                    pd.period_range("2020-01", periods=6, freq="M"),
+                                    *_arrow_and_python_times()])
 def test_dates_and_times_get_no_inferred_family(values):
     """As categories every instant would be a level of its own (GaussianNB refuses them too);
-    a declared family is taken as declared."""
+    a declared family is taken as declared. Arrow durations, times and dates, and object
+    columns of Python dates (pd.read_parquet's), were inferred Categorical."""
     X = pd.DataFrame({"when": values, "x": np.arange(6.0)})
     y = [0, 1] * 3
     with pytest.raises(ValueError, match=r"column 'when' holds .* no family is inferred"
@@ -801,7 +819,7 @@ def test_dates_and_times_get_no_inferred_family(values):
         bnb.NaiveBayes().fit(X, y)
     # the way out it shows works on such a column
     way_out = str(refused.value).split("e.g. ")[1].split(", or declare")[0].split(" or ")[0]
-    assert pd.api.types.is_numeric_dtype(eval(way_out, {"X": X}))  # noqa: S307
+    assert pd.api.types.is_numeric_dtype(eval(way_out, {"X": X, "pd": pd}))  # noqa: S307
     declared = bnb.NaiveBayes({"when": bnb.Categorical()}).fit(X, y)
     assert [type(b.family).__name__ for b in declared.blocks_] == ["Categorical", "Gaussian"]
 

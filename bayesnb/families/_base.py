@@ -388,12 +388,12 @@ def _float64_block(values: np.ndarray, schema: Schema, family: str) -> np.ndarra
             try:
                 np.asarray(values[:, j], dtype=np.float64)
             except (TypeError, ValueError):
+                example = _first_non_numeric(values[:, j])
+                words = isinstance(example, str) and " " in example  # text, not a Timestamp
                 raise TypeError(
-                    f"column {col!r}: {family} needs numbers, got values such as "
-                    f"{_first_non_numeric(values[:, j])!r}"
+                    f"column {col!r}: {family} needs numbers, got values such as {example!r}"
                     + (" (text: count its words first with scikit-learn's "
-                       "sklearn.feature_extraction.text.CountVectorizer)." if " " in str(
-                           _first_non_numeric(values[:, j])) else ".")
+                       "sklearn.feature_extraction.text.CountVectorizer)." if words else ".")
                 ) from None
         raise
     if x.ndim != 2:
