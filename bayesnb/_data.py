@@ -149,11 +149,25 @@ class FrameLayout:
         if self.objects[positions].any():
             return frame.iloc[:, positions].astype(object).to_numpy()
         if not self.one_dtype:
-            return frame.iloc[:, positions].to_numpy()
+            block = frame.iloc[:, positions]
+            # integers beyond 2**53 beside floats: as Python ints, which floats would merge
+            return block.astype(object).to_numpy() if _rounds_integers(block) else \
+                block.to_numpy()
         if self._values is None:
             self._values = frame.to_numpy()
         return (self._values if positions == list(range(self._values.shape[1]))
                 else self._values[:, positions])
+
+
+def _rounds_integers(block: pd.DataFrame) -> bool:
+    """Whether ``block.to_numpy()`` would round integers: its common dtype is a float (or
+    int64 beside uint64) and a 64-bit integer column holds a value beyond 2**53."""
+    dtypes = list(block.dtypes)
+    if np.result_type(*dtypes).kind != "f":
+        return False
+    return any(t.kind in "iu" and t.itemsize == 8 and len(block)
+               and max(abs(int(block.iloc[:, j].min())), abs(int(block.iloc[:, j].max())))
+               > 2 ** 53 for j, t in enumerate(dtypes))
 
 
 class FrameBlock:

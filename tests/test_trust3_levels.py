@@ -130,3 +130,19 @@ def test_cli_predict_reads_text_codes_as_the_numbers_fit_learned(capsys, tmp_pat
     X_int = X_new[known].astype({"grade": np.int64})
     np.testing.assert_allclose(got[["p_a", "p_b"]].to_numpy()[known],
                                clf.predict_proba(X_int), rtol=1e-6)
+
+
+def test_one_categorical_over_integer_codes_beyond_2_53_and_floats(x64):
+    """An int64 column of codes 2**53 and 2**53 + 1 beside a float64 column in one
+    Categorical: the block was read as float64, the two codes one level, p = [0.5, 0.5].
+    By hand (method='mean', alpha=1, class_alpha=1): p(q | x) = 0.75^2 / (0.75^2 + 0.25^2)."""
+    big = 2 ** 53
+    X = pd.DataFrame({"code": np.array([big, big + 1, big, big + 1], dtype=np.int64),
+                      "f": [0.5, 1.5, 0.5, 1.5]})
+    clf = bnb.NaiveBayes(bnb.Categorical(), method="mean").fit(X, ["p", "q", "p", "q"])
+    assert list(clf.conditional_tables()["code"].columns) == [big, big + 1]
+    np.testing.assert_allclose(clf.predict_proba(X.iloc[[1]]), [[0.1, 0.9]], rtol=1e-12)
+    # and a model fitted on an Int64 column reads plain int64 codes beside floats alike
+    exact = bnb.NaiveBayes(bnb.Categorical(), method="mean").fit(
+        X.astype({"code": "Int64"}), ["p", "q", "p", "q"])
+    np.testing.assert_allclose(exact.predict_proba(X.iloc[[1]]), [[0.1, 0.9]], rtol=1e-12)
