@@ -104,8 +104,11 @@ class NaiveBayes(BayesianReports, SklearnViewsMixin, SpecMixin, ClassifierMixin,
         mean under ``alpha=1`` and the MAP under ``alpha=2``.
     class_alpha : float, array-like of shape (n_classes,) or mapping {label: float}, default=1.0
         Dirichlet prior on the class proportions. ``0`` uses the plain class frequencies under
-        every method (scikit-learn's and e1071's behaviour), at the price of an undefined
-        evidence. Per-class values as for ``class_prior``.
+        the closed-form methods (scikit-learn's and e1071's behaviour), at the price of an
+        undefined evidence; what draws the class proportions (``"mcmc"``,
+        ``sample_posterior``, ``predict_uncertainty``, ``to_arviz``) needs a proper prior,
+        ``class_alpha > 0`` or a fixed ``class_prior``. Per-class values as for
+        ``class_prior``.
     class_prior : array-like of shape (n_classes,) or mapping {label: probability}, optional
         Fixed class probabilities, used as given by every method (overrides ``class_alpha``).
         An array or list is read in the order of ``classes_`` (as scikit-learn's); a mapping

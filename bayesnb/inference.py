@@ -1074,6 +1074,14 @@ def diagnostics(fitted, draws, sample_stats=None):
         return az.summary(idata, round_to="none")
 
 
+def _past(value: float, threshold: float, digits: int) -> str:
+    """``value`` with ``digits`` decimals, or as many more as show it differs from
+    ``threshold`` (r-hat 1.0101 printed as "1.010 > 1.01")."""
+    while f"{value:.{digits}f}" == f"{threshold:.{digits}f}" and digits < 12:
+        digits += 1
+    return f"{value:.{digits}f}"
+
+
 def check_convergence(summary, sample_stats, *, r_hat_max=1.01, ess_min=400, settings=None):
     """Warn, naming the worst parameters and what to change, when r-hat, ESS or divergences
     look bad.
@@ -1088,12 +1096,12 @@ def check_convergence(summary, sample_stats, *, r_hat_max=1.01, ess_min=400, set
     r_hat = summary["r_hat"].dropna()
     if len(r_hat) and r_hat.max() > r_hat_max:
         worst = r_hat.sort_values(ascending=False).head(3)
-        problems.append(f"r-hat up to {worst.iloc[0]:.3f} > {r_hat_max} "
+        problems.append(f"r-hat up to {_past(worst.iloc[0], r_hat_max, 3)} > {r_hat_max} "
                         f"({', '.join(worst.index)})")
     ess = summary[["ess_bulk", "ess_tail"]].min(axis=1)
     if ess.min() < ess_min:
         worst = ess.sort_values().head(3)
-        problems.append(f"ESS as low as {worst.iloc[0]:.0f} < {ess_min} "
+        problems.append(f"ESS as low as {_past(worst.iloc[0], ess_min, 0)} < {ess_min} "
                         f"({', '.join(worst.index)})")
     n_div = int(np.sum(sample_stats["diverging"])) if sample_stats else 0
     if n_div:

@@ -367,7 +367,9 @@ class BayesianReports:
 
         * ``class_probs``, dims ``(class,)``;
         * ``"{block}.{parameter}"`` (``bernoulli.theta``, ``gaussian.mean``, ...), dims
-          ``(class, "{block}_feature")``, the feature coordinate holding the column names;
+          ``(class, "{block}_feature")``, the feature coordinate holding the column names (a
+          parameter the classes share, such as ``Gaussian(pooled=True)``'s ``precision``:
+          ``("{block}_feature",)``);
         * ``"categorical.{column}.probs"``, dims ``(class, "{column}_level")``, the level
           coordinate holding the column's levels.
 

@@ -70,6 +70,11 @@ def test_block_parameters_carry_column_names_in_their_feature_dimension():
     assert post["gaussian.mean"].dims == ("chain", "draw", "class", "gaussian_feature")
     assert list(post["gaussian_feature"].values) == ["height cm", "weight.kg"]
     assert list(post["bernoulli_feature"].values) == ["smoker"]
+    # a pooled precision is one per column, shared by the classes (docs/user_guide/mcmc.md)
+    pooled = bnb.NaiveBayes(bnb.Gaussian(pooled=True), method="bayes").fit(X[["height cm"]], y)
+    post = pooled.to_arviz(prior_draws=None).posterior
+    assert post["gaussian.precision"].dims == ("chain", "draw", "gaussian_feature")
+    assert post["gaussian.mean"].dims == ("chain", "draw", "class", "gaussian_feature")
 
 
 def test_column_label_rule_for_arrays_and_ambiguous_names():
@@ -218,6 +223,11 @@ def test_convergence_warning_says_which_settings_to_raise():
         warnings.simplefilter("error")
         good = summary.assign(r_hat=1.001, ess_bulk=2000.0, ess_tail=2000.0)
         assert check_convergence(good, None, settings=settings) == []
+    # just past the thresholds: shown with the digits that tell them apart
+    close = summary.assign(r_hat=[1.0101, 1.0], ess_bulk=[399.6, 900.0], ess_tail=500.0)
+    with pytest.warns(ConvergenceWarning, match=r"r-hat up to 1\.0101 > 1\.01 .*ESS as low "
+                                                r"as 399\.6 < 400"):
+        check_convergence(close, None, settings=settings)
 
 
 def test_default_settings_are_four_chains_of_1000():
