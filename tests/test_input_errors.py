@@ -905,3 +905,20 @@ def test_summary_before_fit_and_a_single_row_series():
     clf = bnb.NaiveBayes().fit(frame, ["a", "a", "b", "b"])
     with pytest.raises(ValueError, match=re.escape("X.to_frame().T for a single row")):
         clf.predict(frame.iloc[0])
+
+
+@pytest.mark.parametrize("family", [bnb.Gaussian(), bnb.Poisson(), bnb.Bernoulli()])
+@pytest.mark.parametrize("text", ["1_000", "nan", "NaN", "inf", "-Infinity"])
+def test_text_a_numeric_family_does_not_read_as_a_number(family, text):
+    """float() reads "1_000" as 1000 and the text "nan" as a missing value: a numeric column
+    holding them was fitted on numbers nobody wrote (or fewer rows), silently. Numbers
+    written as text ("1", " 2.5 ", "1e3") are still read."""
+    y = ["a", "b"] * 3
+    X = pd.DataFrame({"v": pd.Series(["1", " 0 ", "1e0", "0", "0.0", text], dtype=object)})
+    with pytest.raises(ValueError, match=rf"column 'v': the text '{text}' \(row 5\) is not a "
+                                         r"number as written"):
+        bnb.NaiveBayes({"v": family}).fit(X, y)
+    fitted = bnb.NaiveBayes({"v": family}).fit(X.iloc[:5], y[:5])
+    numbers = bnb.NaiveBayes({"v": family}).fit(pd.DataFrame({"v": [1.0, 0, 1, 0, 0]}), y[:5])
+    row = pd.DataFrame({"v": [1.0]})
+    np.testing.assert_array_equal(fitted.predict_proba(row), numbers.predict_proba(row))

@@ -6,6 +6,7 @@ matmul, pseudo-count log priors, Dirichlet draws). The contract itself is ``_con
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 import warnings
 from typing import Any, NamedTuple
@@ -398,6 +399,8 @@ def _float64_block(values: np.ndarray, schema: Schema, family: str) -> np.ndarra
         raise
     if x.ndim != 2:
         raise ValueError(f"{family}: expected a 2-D block, got shape {x.shape}.")
+    if values.dtype == object:
+        _check_numbers_as_text(values, schema.columns)
     inf = np.isinf(x)
     if inf.any():
         j = int(np.nonzero(inf.any(axis=0))[0][0])
@@ -431,6 +434,29 @@ def check_float32_range(x: np.ndarray, columns, family: str, limit: float = FLOA
             f"column {columns[j]!r}: {family} value {x[big[:, j], j][0]:.3g} is too large for "
             f"float32, the default dtype (limit {limit:g}); rescale the column or enable JAX's "
             f"x64 mode (JAX_ENABLE_X64=1).")
+
+
+#: a number written as text: digits, an optional point and exponent (what pandas' CSV reader
+#: reads as a number), without the underscores and the words nan and inf float() also takes
+_DECIMAL = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+def _check_numbers_as_text(values: np.ndarray, columns) -> None:
+    """Refuse text cells of a numeric block that are not plain decimal numbers: float()
+    read "1_000" as 1000 and the text "nan" as a missing value."""
+    import pandas as pd
+
+    for j, col in enumerate(columns):
+        if pd.api.types.infer_dtype(values[:, j], skipna=True) not in (
+                "string", "bytes", "mixed", "mixed-integer"):
+            continue  # no text in the column (pandas' C scan)
+        for i, v in enumerate(values[:, j]):
+            if isinstance(v, str | bytes) and not _DECIMAL.fullmatch(
+                    v if isinstance(v, str) else v.decode("ascii", "replace")):
+                raise ValueError(
+                    f"column {col!r}: the text {v!r} (row {i}) is not a number as written "
+                    f"(digits, a point, an exponent); leave a missing value empty (None or "
+                    f"NaN), or convert the column first, e.g. pd.to_numeric.")
 
 
 def _first_non_numeric(col: np.ndarray) -> Any:
