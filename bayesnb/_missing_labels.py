@@ -77,6 +77,26 @@ def keep_rows(X, y, sample_weight, keep: np.ndarray) -> tuple:
     return X, y, sample_weight
 
 
+def check_row_order(X, values, name: str) -> None:
+    """Refuse a pandas ``values`` (``y``, ``sample_weight``) whose index holds the row labels
+    of a DataFrame ``X`` in another order: read by position, as scikit-learn reads it, each
+    row would take another row's label (a Dask fit aligns it by label instead). An index
+    of other labels (a fresh 0..n-1) is read by position, as scikit-learn does."""
+    if not (isinstance(X, pd.DataFrame) and isinstance(values, pd.Series)):
+        return
+    rows, index = X.index, values.index
+    if (len(rows) != len(index) or rows.equals(index) or not rows.is_unique
+            or not index.is_unique or (rows.get_indexer(index) < 0).any()):
+        return
+    i = int(np.argmax(rows.to_numpy() != index.to_numpy()))
+    ours, theirs = (v.item() if isinstance(v, np.generic) else v for v in (rows[i], index[i]))
+    raise ValueError(
+        f"{name} is a pandas Series whose index holds X's row labels in another order (row "
+        f"{i}: X's label {ours!r}, {name}'s {theirs!r}); {name} is read by position, as "
+        f"scikit-learn reads it, so each row would take another row's value. Align it first: "
+        f"{name}.loc[X.index] (or {name}.to_numpy() if its positions are the right ones).")
+
+
 def labeled_rows(X, y, sample_weight, missing_label: str, method: str,
                  partial: bool = False, updating: bool = False) -> tuple:
     """``(X, y, sample_weight, unlabeled)`` for a fit (``partial``: a ``partial_fit`` call;
@@ -85,6 +105,8 @@ def labeled_rows(X, y, sample_weight, missing_label: str, method: str,
     update whose labels are all missing keeps no rows (it adds nothing, as rows of weight 0
     do); a fit of no rows is refused."""
     setting = check_missing_label(missing_label)
+    for name, values in (("y", y), ("sample_weight", sample_weight)):
+        check_row_order(X, values, name)
     missing = missing_labels(y)
     if missing is None or not missing.any():
         return X, y, sample_weight, None

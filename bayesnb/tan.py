@@ -78,6 +78,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._blocks import has_feature_names, warn_feature_names
 from ._classes import class_log_evidence, class_log_prior
 from ._data import as_table, encode_labels, weighed
+from ._missing_labels import check_row_order
 from ._spanning_trees import (
     Plan,
     elimination_plan,
@@ -427,6 +428,8 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
         if y is None:
             raise ValueError("TreeAugmentedNB requires y to be passed, but the target y is None.")
         # NaiveBayes' labels: continuous y, missing labels, booleans mixed with numbers refused
+        for name, values in (("y", y), ("sample_weight", sample_weight)):
+            check_row_order(X, values, name)
         classes, codes_y = encode_labels(y, len(data.codes))
         weight = check_weight(sample_weight, len(data.codes))
         kept = weighed(weight)  # a row of weight 0 is no row

@@ -922,3 +922,23 @@ def test_text_a_numeric_family_does_not_read_as_a_number(family, text):
     numbers = bnb.NaiveBayes({"v": family}).fit(pd.DataFrame({"v": [1.0, 0, 1, 0, 0]}), y[:5])
     row = pd.DataFrame({"v": [1.0]})
     np.testing.assert_array_equal(fitted.predict_proba(row), numbers.predict_proba(row))
+
+
+@pytest.mark.parametrize("estimator", [bnb.NaiveBayes, bnb.TreeAugmentedNB])
+def test_y_whose_index_holds_x_rows_in_another_order_is_refused(estimator):
+    """y read by position while its index names X's rows in another order: the in-memory fit
+    paired each row with another row's label (a Dask fit aligns by label). A y of other
+    labels (a fresh 0..n-1) is read by position, as scikit-learn reads it."""
+    X = pd.DataFrame({"c": ["x", "x", "x", "y", "y", "y"]}, index=[10, 11, 12, 13, 14, 15])
+    by_label = pd.Series(["a", "a", "a", "b", "b", "b"], index=X.index)
+    shuffled = by_label.iloc[[5, 0, 3, 1, 4, 2]]
+    with pytest.raises(ValueError, match=r"y is a pandas Series whose index holds X's row "
+                                         r"labels in another order \(row 0: X's label 10, y's "
+                                         r"15\).*y.loc\[X.index\]"):
+        estimator().fit(X, shuffled)
+    weights = pd.Series([1.0, 2, 3, 4, 5, 6], index=X.index[::-1])
+    with pytest.raises(ValueError, match="sample_weight is a pandas Series whose index"):
+        estimator().fit(X, by_label, sample_weight=weights)
+    aligned = estimator().fit(X, shuffled.loc[X.index]).predict_proba(X)
+    positional = estimator().fit(X, pd.Series(by_label.to_numpy())).predict_proba(X)
+    np.testing.assert_array_equal(aligned, positional)
