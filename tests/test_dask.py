@@ -207,3 +207,27 @@ def test_missing_label_drop_leaves_the_rows_out_as_fit_does(x64):
                                npartitions=4, sort=False)
         with pytest.raises(ValueError, match="every label is missing"):
             bnb.NaiveBayes(missing_label="drop").fit(dX, empty)
+
+
+def test_an_object_column_of_numbers_and_text_keeps_its_values_without_string_conversion():
+    """outofcore.md: Dask's default string conversion turns an object column into text (the
+    level '1' where pandas has 1); with it off the Dask fit learns the pandas fit's levels
+    and probabilities (by hand for the value 1, seen once per class: 0.5 each)."""
+    import dask
+
+    X = pd.DataFrame({"o": pd.Series([1, "x", 2, 1, "x", 2], dtype=object)})
+    y = ["a", "a", "a", "b", "b", "b"]
+
+    def model():
+        return bnb.NaiveBayes({"o": bnb.Categorical()}, method="mean", class_alpha=0)
+
+    in_memory = model().fit(X, y)
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(X, npartitions=2)
+        assert ddf["o"].dtype == object
+        clf = model().fit(ddf, pd.Series(y))
+    assert clf.blocks_[0].schema.levels == in_memory.blocks_[0].schema.levels
+    assert 1 in clf.blocks_[0].schema.levels[0] and "1" not in clf.blocks_[0].schema.levels[0]
+    row = pd.DataFrame({"o": pd.Series([1], dtype=object)})
+    np.testing.assert_allclose(clf.predict_proba(row), [[0.5, 0.5]])
+    np.testing.assert_array_equal(clf.predict_proba(X), in_memory.predict_proba(X))

@@ -431,3 +431,17 @@ def test_chunks_read_with_their_own_categories_learn_all_of_them(tmp_path, x64):
         assert chunked.blocks_[0].schema.levels == (("w", "x", "y", "z"),)
         np.testing.assert_allclose(chunked.predict_proba(whole), batch.predict_proba(whole),
                                    rtol=1e-12)
+
+
+def test_chunks_of_different_categories_keep_every_chunks_categories():
+    """outofcore.md: the levels of chunks of pandas categories are all their categories (as
+    read_csv(dtype="category") gives them), unused ones included; the fit of their pd.concat
+    (an object column, the categories differing) learns the observed values only."""
+    c1 = pd.DataFrame({"k": pd.Categorical(["a", "b", "a", "b"], categories=["b", "a", "z"])})
+    c2 = pd.DataFrame({"k": pd.Categorical(["c", "a", "c", "b"], categories=["c", "b", "a"])})
+    y1, y2 = pd.Series(["p", "q", "p", "q"]), pd.Series(["p", "q", "q", "q"])
+    chunked = fit_chunks(bnb.NaiveBayes(), [(c1, y1), (c2, y2)], progress=False)
+    assert chunked.blocks_[0].schema.levels == (("a", "b", "c", "z"),)
+    batch = bnb.NaiveBayes().fit(pd.concat([c1, c2], ignore_index=True),
+                                 pd.concat([y1, y2], ignore_index=True))
+    assert batch.blocks_[0].schema.levels == (("a", "b", "c"),)
