@@ -113,3 +113,15 @@ def test_a_pickled_estimator_scores_as_the_original_in_float32():
     copy = pickle.loads(pickle.dumps(clf))
     np.testing.assert_allclose(copy.predict_proba(row)[0], expected, atol=1e-6)
     np.testing.assert_array_equal(copy.predict_proba(X), clf.predict_proba(X))
+
+
+def test_predicting_no_rows_gives_an_empty_answer():
+    """docs/coming_from_sklearn.md: 0 rows give an answer of shape (0,) or (0, K) where
+    scikit-learn raises; fitting 0 rows is an error, as in scikit-learn."""
+    X, y = datasets.load("iris")
+    clf = bnb.NaiveBayes(bnb.Gaussian()).fit(X, y)
+    assert clf.predict_proba(X[:0]).shape == (0, 3)
+    assert clf.predict_log_proba(X[:0]).shape == (0, 3)
+    assert clf.predict(X[:0]).shape == (0,)
+    with pytest.raises(ValueError, match="0 sample"):
+        bnb.NaiveBayes(bnb.Gaussian()).fit(X[:0], y[:0])
