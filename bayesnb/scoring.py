@@ -417,8 +417,16 @@ def check_rows_defined(norm: np.ndarray, method: str | None, culprits=None) -> N
         raise ValueError(
             f"row {i}: every class has probability zero under method={method!r} "
             f"({int(impossible.sum())} such rows), so p(class | x) is undefined"
-            f"{culprits(i) if culprits else ''}; a value never seen in training meets an "
+            f"{_account(culprits, i)}; a value never seen in training meets an "
             f"unsmoothed estimate. {advice}")
+
+
+def _account(culprits, i: int) -> str:
+    """``culprits(i)``, or nothing where it cannot tell (the refusal itself stands)."""
+    try:
+        return culprits(i) if culprits else ""
+    except (TypeError, ValueError, KeyError, IndexError):
+        return ""
 
 
 def _encoded_rows(block, raw, start: int, stop: int, unseen: str) -> np.ndarray:
