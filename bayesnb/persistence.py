@@ -192,6 +192,8 @@ def save(model: NaiveBayes, path: str | os.PathLike[str]) -> Path:
                               for f, v in zip(b.prior._fields, b.prior, strict=True)}
             entry["stats"] = {f: put(f"block{i}/stats/{f}", v)
                               for f, v in zip(b.stats._fields, b.stats, strict=True)}
+        if fitted.unlabeled is not None:  # semi-supervised MCMC: rows, not statistics
+            entry["unlabeled"] = put(f"block{i}/unlabeled", fitted.unlabeled[i])
         blocks.append(entry)
 
     class_prior = model._class_prior_array()  # in the order of classes_, whatever was given
@@ -627,6 +629,11 @@ def _block_layout(i, entry, n_classes, kind, expect):
         arrays["prior"] = _fields(entry["prior"], prior, f"{where} prior", expect, exact=False)
         arrays["stats"] = _fields(entry["stats"], stats, f"{where} statistics", expect,
                                   exact=True, kinds="f")
+        if "unlabeled" in entry:  # (n, columns), checked with the values (``_unlabeled``)
+            expect(entry["unlabeled"], _Expect(f"{where} unlabeled rows",
+                                               "i" if family_cls.integer_codes else "f",
+                                               None, _SAMPLE_MAX))
+            arrays["unlabeled"] = entry["unlabeled"]
     return (_BlockLayout(i, family_cls, hyper, schema, positions, arrays), prior, stats)
 
 
@@ -963,6 +970,7 @@ class _Fitted(NamedTuple):
     tables: tuple | None
     draws: dict
     sample_stats: dict
+    unlabeled: tuple | None = None  # semi-supervised MCMC's unlabeled rows, encoded per block
 
 
 def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
@@ -1038,7 +1046,34 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
             if arrays[a].dtype.kind == "f":
                 _check_finite(arrays[a], member(a))
     return _Fitted(layout, class_count, priors, blocks,
-                   tuple(tables) if layout.kind == "tables" else None, draws, sample_stats)
+                   tuple(tables) if layout.kind == "tables" else None, draws, sample_stats,
+                   _unlabeled(layout, arrays, blocks, member))
+
+
+def _unlabeled(layout: _Layout, arrays: dict, blocks: list, member) -> tuple | None:
+    """The unlabeled rows of a semi-supervised MCMC fit, per block as its ``encode`` left
+    them: every block or none, one number of rows, each block's width, and values its
+    family takes (level codes within the levels, -1 missing)."""
+    names = [b.arrays.get("unlabeled") for b in layout.blocks]
+    if all(n is None for n in names):
+        return None
+    if any(n is None for n in names):
+        raise ModelFileError("unlabeled rows for some blocks only.")
+    rows = []
+    for b, block, name in zip(layout.blocks, blocks, names, strict=True):
+        u = arrays[name]
+        if u.ndim != 2 or u.shape[1] != len(b.schema.columns) or u.shape[0] != len(
+                arrays[names[0]]):
+            raise ModelFileError(f"{member(name)}: shape {u.shape}, where the rows of every "
+                                 f"block are ({len(arrays[names[0]])}, {len(b.schema.columns)}).")
+        if b.family_cls.integer_codes:
+            sizes = np.array([len(lv) for lv in b.schema.levels])
+            if u.size and ((u < -1) | (u >= sizes)).any():
+                raise ModelFileError(f"{member(name)}: a level code outside the block's levels.")
+        else:
+            block.family.encode(u, b.schema)  # the family's own value checks (names the row)
+        rows.append(u)
+    return tuple(rows)
 
 
 def _check_posterior(family, prior, stats, where: str) -> None:
@@ -1184,7 +1219,7 @@ def _build(f: _Fitted) -> NaiveBayes:
             stated = (np.log(lay.class_prior), f.tables)
     return model._install(FittedModel(lay.classes, f.class_count, lay.columns,
                                       bool(lay.named_columns), tuple(f.blocks), stated=stated,
-                                      nuts=nuts))
+                                      nuts=nuts, unlabeled=f.unlabeled))
 
 
 def _from_json(v):
