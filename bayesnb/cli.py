@@ -614,7 +614,9 @@ def _cmd_predict(args) -> int:
                          "so it has no posterior to draw intervals from; leave --interval "
                          "out or give --interval 0.")
     proba = model.predict_proba(X)
-    out = pd.DataFrame({"prediction": model.classes_[proba.argmax(axis=1)]}, index=X.index)
+    # labels as objects: the probabilities' float_format would round float labels
+    out = pd.DataFrame({"prediction": model.classes_[proba.argmax(axis=1)].astype(object)},
+                       index=X.index)
     if ids is not None:  # the ids first, so the predictions join back to the rows
         out = pd.concat([ids, out], axis=1)
     for k, label in enumerate(model.classes_):

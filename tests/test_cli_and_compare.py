@@ -260,3 +260,15 @@ def test_compare_warns_once_with_its_count_of_fits_that_met_an_unseen_level():
     # "green" is in one row: the fold that tests it lacks it, under both methods
     assert str(unseen[0].message).startswith("compare: in 2 of 4 fits (models x folds)")
     assert "column 'colour'" in str(unseen[0].message)
+
+
+def test_predict_writes_float_labels_as_labels(tmp_path, capsys):
+    """A target read as floats (1234567.0): --precision's float format rounded the prediction
+    column too, so two classes printed as the same text, 1.23457e+06."""
+    data = tmp_path / "labels.csv"
+    data.write_text("x,label\n1,1234567.0\n2,1234567.0\n8,1234568.0\n9,1234568.0\n")
+    assert main(["fit", str(data), "--target", "label", "-o", str(tmp_path / "m.bnb")]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "m.bnb"), str(data), "--precision", "2"]) == 0
+    out = pd.read_csv(io.StringIO(capsys.readouterr().out), dtype={"prediction": str})
+    assert out["prediction"].tolist() == ["1234567.0", "1234567.0", "1234568.0", "1234568.0"]
