@@ -295,7 +295,7 @@ def weight_of_evidence(model: FittedModel, scorer, x, a, b, *, unit: str = "nats
     col_a, col_b = logs.columns[classes.index(a)], logs.columns[classes.index(b)]
     with np.errstate(invalid="ignore"):
         woe = (logs[col_a] - logs[col_b]).drop("joint") * UNITS[unit]
-    woe.name = f"weight of evidence for {a!r} against {b!r} ({unit})"
+    woe.name = f"weight of evidence for {_plain(a)!r} against {_plain(b)!r} ({unit})"
     return woe
 
 

@@ -932,7 +932,9 @@ def _read_member(zf, info, expect: _Expect, path) -> np.ndarray:
         if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
             raise ModelFileError(f"{where}: dtype {dtype} cannot be read safely (objects "
                                  "would need pickle; structured arrays are not model data).")
-        ok = dtype.kind in expect.kinds and (dtype.kind != "f" or dtype in _FLOATS)
+        # either byte order (a big-endian machine's np.save writes >f8), read as native
+        ok = dtype.kind in expect.kinds and (dtype.kind != "f"
+                                             or dtype.newbyteorder("=") in _FLOATS)
         if not ok:
             raise ModelFileError(f"{where}: dtype {dtype}, expected "
                                  f"{_kinds_text(expect.kinds)}.")

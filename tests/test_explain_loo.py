@@ -83,6 +83,11 @@ def test_weight_of_evidence_adds_up_to_the_posterior_log_odds(tennis):
     np.testing.assert_allclose(bans, 10 * np.log10(np.exp(woe)), rtol=1e-9)
     with pytest.raises(ValueError, match="'Maybe' is not a class"):
         clf.weight_of_evidence(SUNNY, "Maybe", "Yes")
+    # numeric classes named as written (the CLI passes NumPy scalars: not np.int64(1))
+    numeric = bnb.NaiveBayes(method="bayes").fit(*datasets.load_playtennis()[:1],
+                                                  np.array([1, 2] * 7))
+    assert numeric.weight_of_evidence(SUNNY, np.int64(1), np.int64(2)).name == (
+        "weight of evidence for 1 against 2 (nats)")
 
 
 def _mixed(n=24, seed=3):

@@ -317,3 +317,23 @@ def test_a_semi_supervised_mcmc_model_keeps_its_unlabeled_rows(tmp_path):
     rewrite(path, replace={name: buffer.getvalue()})
     with pytest.raises(bnb.ModelFileError, match="a level code outside the block's levels"):
         bnb.load(path)
+
+
+def test_a_file_of_big_endian_arrays_loads(tmp_path):
+    """np.save on a big-endian machine writes '>f8': it was refused as "dtype >f8, expected
+    float32/float64"; it is read in native order, the model equal to the saved one."""
+    X, y = datasets.load_playtennis()
+    clf = bnb.NaiveBayes(method="bayes").fit(X, y)
+    path = bnb.save(clf, tmp_path / "native.bnb")
+    swapped = {}
+    with zipfile.ZipFile(path) as zf:
+        for name in zf.namelist():
+            data = zf.read(name)
+            if name.endswith(".npy"):
+                a = np.load(io.BytesIO(data))
+                buffer = io.BytesIO()
+                np.save(buffer, a.astype(a.dtype.newbyteorder(">")))
+                data = buffer.getvalue()
+            swapped[name] = data
+    rewrite(path, replace=swapped)
+    np.testing.assert_array_equal(bnb.load(path).predict_proba(X), clf.predict_proba(X))
