@@ -80,6 +80,7 @@ from .estimator import METHODS, NaiveBayes
 from .families import REGISTRY, Schema
 from .families._base import float64_mode, is_distribution
 from .families._levels import bool_and_number
+from .families._pooling import POOLED_SUPPORTS
 from .fitted import FittedBlock, FittedModel, NutsRun
 from .model import column_labels, positional_site, site_name
 
@@ -735,6 +736,9 @@ def _draws_layout(draws, blocks, shapes, sites, labels, hyper_sites, n_classes, 
             levels = b.schema.levels[int(key.partition(".")[0])] if "level" in axes else ()
             want.setdefault(site_name(site, key, labs),
                             tuple(sizes.get(a, len(levels)) for a in axes))
+            pooled = POOLED_SUPPORTS.get(key.rpartition(".")[2])
+            if pooled is not None:
+                supports.setdefault(site_name(site, key, labs), getattr(constraints, pooled))
     posterior = _dict(draws["posterior"], "draws")
     names = set(want) | set(hyper_sites)
     if set(posterior) != names:
@@ -1039,10 +1043,14 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
                                      f"({support}).")
             if site in layout.hyper_sites:
                 i, key = layout.hyper_sites[site]
-                want = lead + tuple(blocks[i].family.get_params()[key].shape())
+                hyperprior = blocks[i].family.get_params()[key]
+                want = lead + tuple(hyperprior.shape())
                 if arrays[a].shape != want:
                     raise ModelFileError(f"{member(a)}: shape {arrays[a].shape}, the "
                                          f"hyperprior implies {want}.")
+                if not _in_support(hyperprior.support, arrays[a]):
+                    raise ModelFileError(f"{member(a)}: draws outside their hyperprior's "
+                                         f"support ({hyperprior.support}).")
         for key, a in layout.draws["sample_stats"].items():
             sample_stats[key] = arrays[a]
             if arrays[a].dtype.kind == "f":

@@ -9,6 +9,7 @@ import io
 import json
 import subprocess
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pytest
 import bayesnb as bnb
 from bayesnb import _stored_distributions as stored
 from bayesnb.cli import main as cli_main
+from bayesnb.inference import ConvergenceWarning
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -723,3 +725,32 @@ def test_stated_tables_written_in_float32_still_load(tmp_path):
     p = loaded.predict_proba(pd.DataFrame({"a": [1], "c": ["u"]}))[0]
     joint = np.array([0.5 * 0.5 * 0.5, 0.5 * 0.95 * 0.999])  # E, S
     np.testing.assert_allclose(p, joint / joint.sum(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("family, site", [
+    (lambda: bnb.Categorical(alpha=dist.Gamma(1.0, 1.0)), "categorical.alpha"),
+    (lambda: bnb.Categorical(pooling="partial"), "categorical.c.concentration"),
+    (lambda: bnb.Bernoulli(pooling="partial"), "bernoulli.shared_mean")])
+def test_hyperprior_and_pooled_draws_outside_their_support_are_refused(tmp_path, family, site):
+    """A Gamma hyperprior's or a pooled concentration's draws made negative, or a pooled
+    shared mean's pushed past 1, loaded (mcmc_summary reported a negative concentration);
+    the conjugate sites' draws were checked already. The untouched file loads."""
+    rng = np.random.default_rng(0)
+    y = np.array(["a", "b"])[rng.integers(0, 2, 40)]
+    X = (pd.DataFrame({"c": np.array(["x", "y", "z"])[rng.integers(0, 3, 40)]})
+         if "categorical" in site else pd.DataFrame({"c": rng.integers(0, 2, 40) == 1}))
+    clf = bnb.NaiveBayes({"c": family()}, method="mcmc", num_warmup=30, num_samples=30,
+                         num_chains=1, progress_bar=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        path = bnb.save(clf.fit(X, y), tmp_path / "m.bnb")
+    bnb.load(path)
+    name = f"arrays/draws/{site}.npy"
+    with zipfile.ZipFile(path) as zf:
+        draws = np.load(io.BytesIO(zf.read(name)))
+    buffer = io.BytesIO()
+    np.save(buffer, draws + 1.0 if site.endswith("shared_mean") else -draws)
+    rewrite(path, replace={name: buffer.getvalue()})
+    with pytest.raises(bnb.ModelFileError, match="draws outside their (hyperprior|parameter)'s "
+                                                 "support"):
+        bnb.load(path)

@@ -43,6 +43,11 @@ POOLING = ("none", "partial")
 DEFAULT_CONCENTRATION = (1.0, 0.1)
 
 
+#: where the draws of the pooled sites lie, by the site's last name: the shared mean's
+#: entries (a Beta's, or a Dirichlet's components) in [0, 1], the concentration above 0
+POOLED_SUPPORTS = {"shared_mean": "unit_interval", "concentration": "positive"}
+
+
 class PoolingPrior(NamedTuple):
     """The Gamma prior of the shared concentration ``s``."""
 
