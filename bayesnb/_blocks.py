@@ -194,8 +194,17 @@ def raw_blocks(model, X, on_device: bool = False) -> tuple[list, int]:
             table.n_rows)
 
 
+def dense_block(x) -> np.ndarray:
+    """An encoded block as a NumPy array: the sparse paths keep a SciPy matrix, which
+    ``np.asarray`` would wrap as one object (the dense-input block it stands for)."""
+    from scipy import sparse
+
+    return x.toarray() if sparse.issparse(x) else np.asarray(x)
+
+
 def encode_blocks(model, X, unseen: str) -> tuple[list, int]:
-    """Every block of ``X`` encoded by its family (category codes, validated numbers)."""
+    """Every block of ``X`` encoded by its family (category codes, validated numbers; a
+    SciPy matrix where the family keeps sparse input sparse: :func:`dense_block`)."""
     raws, n = raw_blocks(model, X)
     return [b.family.encode(raw, b.schema, unseen=unseen)
             for b, raw in zip(model.blocks, raws, strict=True)], n

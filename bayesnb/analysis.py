@@ -154,7 +154,7 @@ def encode_linear(clf: NaiveBayes, X: Data) -> pd.DataFrame:
          0  0:observed    1  1:observed
     0  1.0         1.0  0.0         1.0
     1  0.0         1.0  0.0         0.0"""
-    from ._blocks import encode_blocks
+    from ._blocks import dense_block, encode_blocks
     from ._labels import row_index
 
     _, tables = _linear_tables(clf)
@@ -162,7 +162,7 @@ def encode_linear(clf: NaiveBayes, X: Data) -> pd.DataFrame:
     parts, labels = [], []
     for block, x, table in zip(clf.blocks_, xs, tables, strict=True):
         labels.extend(_linear_terms(block, table)[1])
-        parts.append(block.family.linear_features(np.asarray(x), block.schema, table))
+        parts.append(block.family.linear_features(dense_block(x), block.schema, table))
     return pd.DataFrame(np.concatenate(parts, axis=1), index=row_index(X, n), columns=labels)
 
 

@@ -71,9 +71,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy import sparse
 
-from ._blocks import raw_blocks
+from ._blocks import dense_block, raw_blocks
 from ._classes import class_log_prior
 from .families._base import cached_by_identity, host_f64
 from .fast._compiled import compiled
@@ -356,7 +355,7 @@ class AveragedScorer(NamedTuple):
             rows = int(np.clip(_BUDGET // (n_classes * width), 8, 1 << 16))
             for start in range(0, n, rows):
                 stop = min(n, start + rows)
-                chunk = [_dense(x[start:stop]) for x in xs]
+                chunk = [dense_block(x[start:stop]) for x in xs]
                 m = stop - start
                 joined = [chunk[g[0]] if len(g) == 1 else np.concatenate(
                     [chunk[b] for b in g], axis=1) for g in self.groups]
@@ -367,9 +366,6 @@ class AveragedScorer(NamedTuple):
                     out[start:stop] += log_normalizer(self.model.blocks, chunk)
         return normalised(out, output)
 
-
-def _dense(x) -> np.ndarray:
-    return x.toarray() if sparse.issparse(x) else np.asarray(x)
 
 
 def _score_fn(family, method):

@@ -75,10 +75,9 @@ import numbers
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 from scipy.special import logsumexp
 
-from ._blocks import encode_blocks
+from ._blocks import dense_block, encode_blocks
 from ._labels import row_index
 from .fitted import FittedModel, check_conjugate
 from .scoring import table_scorer
@@ -183,7 +182,7 @@ def feature_bounds(model: FittedModel, X, s: float) -> tuple[np.ndarray, np.ndar
         step = max(1, _CHUNK_CELLS // max(1, k * x.shape[1]))  # bounds the (rows, K, F) counts
         for start in range(0, n, step):
             part = x[start:start + step]
-            part = part.toarray() if sparse.issparse(part) else np.asarray(part)
+            part = dense_block(part)
             low, high = family.imprecise_log_predictive(block.prior, block.stats, part, s)
             lower[start:start + step] += low
             upper[start:start + step] += high

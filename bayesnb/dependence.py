@@ -201,7 +201,7 @@ class Unit(NamedTuple):
 
 
 def _units(model, X) -> tuple[list[Unit], int]:
-    from ._blocks import encode_blocks
+    from ._blocks import dense_block, encode_blocks
 
     encoded, n_rows = encode_blocks(model, X, "error")
     units = []
@@ -216,7 +216,7 @@ def _units(model, X) -> tuple[list[Unit], int]:
                              "needs fixed values (refit with numbers, e.g. the empirical-Bayes "
                              "value of bayesnb.analysis.empirical_bayes).")
         p = {f: np.asarray(v) for f, v in block.prior._asdict().items()}
-        units += [Unit(*u) for u in family.dependence_units(np.asarray(x), p, block.schema)]
+        units += [Unit(*u) for u in family.dependence_units(dense_block(x), p, block.schema)]
     return units, n_rows
 
 

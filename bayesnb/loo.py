@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ._blocks import levels_of, raw_blocks
+from ._blocks import dense_block, levels_of, raw_blocks
 from ._classes import class_log_prior
 from ._data import labels_to_codes
 from ._missing_labels import missing_labels
@@ -318,7 +318,7 @@ def _left_out(model, method, class_alpha, class_prior, full, counts, kept, raws,
                                     method)
     for b, (block, stats, row_stats, x) in enumerate(zip(model.blocks, full, rows, xs,
                                                          strict=True)):
-        x = x.toarray() if sparse.issparse(x) else np.asarray(x)
+        x = dense_block(x)
         if block.family.couples_classes():  # not in ``kept``
             scores += (_host_row_scores if host else _downdated_scores)(
                 block, method, *_every_class(stats, row_stats, hot), x)
@@ -542,7 +542,7 @@ def draws_log_likelihood(model: FittedModel, class_prior, draws: dict, X, y,
         xs = []
         for b, raw in zip(model.blocks, raws, strict=True):
             x = b.family.encode(raw, b.schema, unseen="smooth")
-            xs.append(x.toarray() if sparse.issparse(x) else np.asarray(x))
+            xs.append(dense_block(x))
         # blocks of one family as one wider block (``_joined_blocks``): one program for them
         blocks, draws, xs = joined_for_scoring(model.blocks, draws, xs)
         flat = {k: np.asarray(v).reshape((-1,) + np.shape(v)[2:]) for k, v in draws.items()}

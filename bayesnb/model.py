@@ -269,13 +269,13 @@ def model_and_data(clf: bayesnb.NaiveBayes, X: Data, y: ArrayLike | None = None
     array([-1.674, -1.674, -1.674, -1.674])
     >>> clf.predict_joint_log_proba(X)[[0, 1, 2, 3], [1, 1, 0, 0]].round(4)  # true classes
     array([-1.674, -1.674, -1.674, -1.674])"""
-    from ._blocks import encode_blocks
+    from ._blocks import dense_block, encode_blocks
     from ._data import labels_to_codes
 
     xs, _ = encode_blocks(clf.fitted_, X, clf._unseen_rule())
     check_prior_values(clf.priors)  # before tracing turns a non-distribution into a tracer
     _, kwargs = model_and_data_for_simulation(clf)
-    kwargs.update(xs=tuple(jnp.asarray(x) for x in xs),
+    kwargs.update(xs=tuple(jnp.asarray(dense_block(x)) for x in xs),
                   y=None if y is None else jnp.asarray(labels_to_codes(y, clf.classes_)))
     return naive_bayes_model, kwargs
 

@@ -194,3 +194,25 @@ def test_sparse_and_dense_bad_values_are_named_alike(family, bad, message):
         with pytest.raises(ValueError) as info:
             bnb.NaiveBayes(family).fit(data, ["a", "b", "a"])
         assert str(info.value) == message
+
+
+@pytest.mark.parametrize("family", [bnb.Bernoulli, bnb.Multinomial, bnb.Poisson])
+def test_analysis_helpers_read_sparse_input_as_its_dense_array(family):
+    """dependence, encode_linear, decision_function and model_and_data wrapped the sparse
+    families' SciPy block with np.asarray (one object): IndexError, 'setting an array
+    element with a sequence'. Each now equals its answer on the dense array."""
+    from bayesnb import analysis
+    from bayesnb.model import model_and_data
+
+    rng = np.random.default_rng(0)
+    X = (rng.poisson(1.5, size=(60, 5)) * (rng.random((60, 5)) < 0.6)).astype(float)
+    X = (X > 0).astype(float) if family is bnb.Bernoulli else X
+    y = rng.integers(0, 2, 60)
+    clf = bnb.NaiveBayes(family(), method="mean").fit(X, y)
+    S = sparse.csr_matrix(X)
+    pd.testing.assert_frame_equal(analysis.dependence(clf, S, y), analysis.dependence(clf, X, y))
+    pd.testing.assert_frame_equal(analysis.encode_linear(clf, S), analysis.encode_linear(clf, X))
+    np.testing.assert_array_equal(analysis.decision_function(clf, S),
+                                  analysis.decision_function(clf, X))
+    np.testing.assert_array_equal(model_and_data(clf, S, y)[1]["xs"][0],
+                                  model_and_data(clf, X, y)[1]["xs"][0])
