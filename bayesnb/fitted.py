@@ -576,7 +576,8 @@ def split_unlabeled(X, y) -> tuple:
     if table.frame is not None:
         X_l, X_u = table.frame.iloc[~missing], table.frame.iloc[missing]
     elif table.sparse is not None:
-        raise TypeError("semi-supervised fitting needs dense X.")
+        raise TypeError("semi-supervised fitting (missing labels under method='mcmc') needs "
+                        "dense X: pass X.toarray().")
     else:
         X_l, X_u = table.array[~missing], table.array[missing]
     y_l = np.asarray(y, dtype=object).reshape(-1)[~missing]

@@ -725,8 +725,11 @@ def encode_dense(model, X, unseen: str, on_device: bool = False) -> list:
     else:
         xs, _ = encode_blocks(model, X, unseen=unseen)
     if any(sparse.issparse(x) for x in xs):
-        raise TypeError("method='mcmc' predicts from dense input; densify X or use "
-                        "method='bayes' (the exact predictive) with sparse input.")
+        raise TypeError("predictions over posterior draws (method='mcmc', "
+                        "predict_uncertainty) read dense input, and Multinomial, Bernoulli "
+                        "and Poisson columns keep sparse input sparse: densify X "
+                        "(X.toarray()), or use method='bayes' (the exact predictive) with "
+                        "sparse input.")
     return xs
 
 

@@ -216,3 +216,23 @@ def test_analysis_helpers_read_sparse_input_as_its_dense_array(family):
                                   analysis.decision_function(clf, X))
     np.testing.assert_array_equal(model_and_data(clf, S, y)[1]["xs"][0],
                                   model_and_data(clf, X, y)[1]["xs"][0])
+
+
+def test_predictions_over_draws_ask_for_dense_input():
+    """families.md: predictions over posterior draws refuse a sparse matrix of the sparse
+    families, saying what to do (the message named method='mcmc' under 'mean' too); a
+    semi-supervised fit refuses one for every family; the dense array is answered."""
+    rng = np.random.default_rng(0)
+    X = rng.poisson(1.0, size=(30, 4)).astype(float)
+    y = rng.integers(0, 2, 30)
+    clf = bnb.NaiveBayes(bnb.Multinomial(), method="mean").fit(X, y)
+    with pytest.raises(TypeError, match=r"predictions over posterior draws \(method='mcmc', "
+                                        r"predict_uncertainty\) read dense input.*X.toarray"):
+        clf.predict_uncertainty(sparse.csr_matrix(X[:3]), num_draws=10)
+    assert clf.predict_uncertainty(X[:3], num_draws=10)["proba"].shape == (3, 2)
+    labels = np.where(np.arange(30) % 3 == 0, None, y.astype(object))
+    semi = bnb.NaiveBayes(bnb.Gaussian(), method="mcmc", num_warmup=10, num_samples=10,
+                          num_chains=1, progress_bar=False)
+    with pytest.raises(TypeError, match="semi-supervised fitting .* needs dense X: pass "
+                                        r"X.toarray\(\)"):
+        semi.fit(sparse.csr_matrix(X), labels)
