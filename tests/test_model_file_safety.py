@@ -754,3 +754,23 @@ def test_hyperprior_and_pooled_draws_outside_their_support_are_refused(tmp_path,
     with pytest.raises(bnb.ModelFileError, match="draws outside their (hyperprior|parameter)'s "
                                                  "support"):
         bnb.load(path)
+
+
+def test_negative_binomial_counts_beyond_the_class_rows_are_refused(tmp_path):
+    """A NegativeBinomial block declared no observed count, so successes (r per observed
+    count) ten times the class's rows loaded and moved the evidence by 265 nats; now the
+    rule of the other families holds: no more observed values than rows."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"nb": rng.poisson(3.0, 40)})
+    path = bnb.save(bnb.NaiveBayes({"nb": bnb.NegativeBinomial(r=2.0)}).fit(
+        X, np.repeat(["a", "b"], 20)), tmp_path / "nb.bnb")
+    bnb.load(path)
+    name = "arrays/block0/stats/successes.npy"
+    with zipfile.ZipFile(path) as zf:
+        successes = np.load(io.BytesIO(zf.read(name)))
+    buffer = io.BytesIO()
+    np.save(buffer, successes * 10)
+    rewrite(path, replace={name: buffer.getvalue()})
+    with pytest.raises(bnb.ModelFileError, match="column 'nb' holds 200 observed values in "
+                                                 "class 0, more than its 20 rows"):
+        bnb.load(path)

@@ -156,6 +156,11 @@ class NegativeBinomial(ConjugateFamily):
     #: the known ``r`` of this class (None on ``NegativeBinomial`` itself; see module docs)
     known_r: ClassVar[np.ndarray | None] = None
 
+    @staticmethod
+    def observed_counts(prior: NegativeBinomialPrior, stats: NegativeBinomialStats) -> np.ndarray:
+        """Per class and column, the observed counts: ``successes`` holds r for each."""
+        return np.asarray(stats.successes) / np.asarray(prior.r)
+
     def __new__(cls, r: Hyper = None, alpha: Hyper = 1.0, beta: Hyper = 1.0):
         if r is None:
             raise TypeError("NegativeBinomial needs r, the known number of successes (a "
