@@ -61,14 +61,15 @@ def save(model: Any, path: str | os.PathLike[str]) -> Path:
         "pair": (np.concatenate([n.reshape(k, -1) for n in stats.pair], axis=1)
                  if stats.pair else np.zeros((k, 0))),
     }
-    if model.edge_prior is not None:
-        arrays["edge_prior"] = np.asarray(model.edge_prior, dtype=np.float64)
-    tree = (model.tree if isinstance(model.tree, str)
+    fitted = model._fit_settings  # what the posterior was computed under, not a later set_params
+    if fitted["edge_prior"] is not None:
+        arrays["edge_prior"] = fitted["edge_prior"]
+    tree = (fitted["tree"] if isinstance(fitted["tree"], str)
             else [[_json_scalar(c, "tree column") for c in e] for e in model.tree_])
     classes = model.classes_
     manifest = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "library_version": __version__,
-        "settings": {"alpha_ess": float(model.alpha_ess), "tree": tree,
+        "settings": {"alpha_ess": fitted["alpha_ess"], "tree": tree,
                      "class_alpha": _json_value(model.class_alpha, "class_alpha")},
         "classes": {"dtype": classes.dtype.str if classes.dtype != object else "object",
                     "values": [_json_scalar(c, "class label") for c in classes]},

@@ -459,8 +459,13 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
             raise ValueError("tree uses an edge that edge_prior forbids (weight 0).")
         if isinstance(self.tree, str) and self.tree == "map":
             tree = list(post.map_tree)
+        # the settings the posterior was computed under, which a saved file states (a later
+        # set_params changes them only at the next fit)
+        fitted = {"alpha_ess": alpha, "tree": self.tree, "edge_prior": None if self.edge_prior
+                  is None else np.array(self.edge_prior, dtype=np.float64)}
         self.__dict__.update(statistics_=stats, posterior_=post, classes_=classes,
-                             columns_=columns, named_=named, levels_=levels, tree_edges_=tree)
+                             columns_=columns, named_=named, levels_=levels, tree_edges_=tree,
+                             _fit_settings=fitted)
         return self
 
     # ------------------------------------------------------------------ reports
@@ -695,8 +700,9 @@ def _log_edge_prior(edge_prior, columns: tuple) -> np.ndarray:
     if edge_prior is None:
         return np.where(np.eye(f, dtype=bool), -np.inf, 0.0)
     beta = np.asarray(edge_prior, dtype=np.float64)
+    # exactly symmetric: parts of the code read either half (allclose let 1e-9 against 0 by)
     if beta.shape != (f, f) or not np.all(np.isfinite(beta)) or np.any(beta < 0) or not (
-            np.allclose(beta, beta.T)):
+            np.array_equal(beta, beta.T)):
         raise ValueError(f"edge_prior must be a symmetric ({f}, {f}) array of finite "
                          "non-negative weights.")
     with np.errstate(divide="ignore"):
