@@ -585,9 +585,10 @@ def _python_objects(dtype) -> bool:
 
 def _time_kind(dtype, values=None) -> str | None:
     """``"duration"``, ``"calendar"`` (Arrow's month-day-nanosecond intervals), ``"interval"``,
-    ``"time"`` (of day) or ``"instant"`` for a column of dates, times, durations, periods or
-    intervals: NumPy, pandas or Arrow dtypes, or, given ``values``, an object column of such
-    Python values (as ``pd.read_parquet`` returns Arrow dates and times). Else None."""
+    ``"time"`` (of day), ``"period"`` (Python objects) or ``"instant"`` for a column of dates,
+    times, durations, periods or intervals: NumPy, pandas or Arrow dtypes, or, given
+    ``values``, an object column of such Python values (as ``pd.read_parquet`` returns Arrow
+    dates and times). Else None."""
     if isinstance(dtype, pd.ArrowDtype):
         import pyarrow as pa
 
@@ -609,7 +610,7 @@ def _time_kind(dtype, values=None) -> str | None:
         kind = pd.api.types.infer_dtype(values, skipna=True)
         return {"timedelta": "duration", "timedelta64": "duration", "interval": "interval",
                 "date": "instant", "time": "time", "datetime": "instant",
-                "datetime64": "instant", "period": "instant"}.get(kind)
+                "datetime64": "instant", "period": "period"}.get(kind)
     return None
 
 
@@ -620,18 +621,21 @@ def _refuse_times(dtype, column, values=None) -> None:
     kind = _time_kind(dtype, values)
     if kind is None:
         return
+    each = f"X[{column!r}].map(lambda v: {{}}, na_action='ignore')"  # missing values stay so
     example = {"duration": f"pd.to_timedelta(X[{column!r}]).dt.total_seconds()",
                "interval": f"pd.IntervalIndex(X[{column!r}]).mid",
-               "calendar": "its length in days as numbers",
-               "time": f"X[{column!r}].map(lambda t: t.hour + t.minute / 60)",
+               "calendar": each.format("30 * v.months + v.days + v.nanoseconds / 8.64e13"),
+               "time": each.format("v.hour + v.minute / 60"),
+               "period": each.format("v.day_of_week"),
                "instant": (f"pd.to_datetime(X[{column!r}])" if _python_objects(dtype) else
                            f"X[{column!r}]") + ".dt.day_of_week or the days since a date"}[kind]
-    shown = "Python date, time or duration" if _python_objects(dtype) else dtype
+    shown = "Python date, time or period" if _python_objects(dtype) else dtype
+    # (pandas cannot check an Arrow interval column for any family: numbers first)
+    declare = "" if kind == "calendar" else ", or declare its family in features"
     raise ValueError(
         f"column {column!r} holds {shown} values, for which no family is inferred (as "
         f"categories every instant would be its own level, shared by no later row); turn "
-        f"it into numbers or categories first, e.g. {example}, or declare its family in "
-        f"features.")
+        f"it into numbers or categories first, e.g. {example}{declare}.")
 
 
 def factor_levels(table: Table, positions: tuple) -> list[tuple | None]:

@@ -80,21 +80,27 @@ def keep_rows(X, y, sample_weight, keep: np.ndarray) -> tuple:
 def check_row_order(X, values, name: str) -> None:
     """Refuse a pandas ``values`` (``y``, ``sample_weight``) whose index holds the row labels
     of a DataFrame ``X`` in another order: read by position, as scikit-learn reads it, each
-    row would take another row's label (a Dask fit aligns it by label instead). An index
-    of other labels (a fresh 0..n-1) is read by position, as scikit-learn does."""
+    row would take another row's label (a Dask fit aligns it by label instead). Where either
+    index is a fresh 0..n-1 (``reset_index``, a frame rebuilt from an array) it says nothing
+    of the rows, and the values are read by position, as scikit-learn does."""
     if not (isinstance(X, pd.DataFrame) and isinstance(values, pd.Series)):
         return
     rows, index = X.index, values.index
-    if (len(rows) != len(index) or rows.equals(index) or not rows.is_unique
-            or not index.is_unique or (rows.get_indexer(index) < 0).any()):
+    fresh = pd.RangeIndex(len(rows))
+    if (len(rows) != len(index) or rows.equals(index) or rows.equals(fresh)
+            or index.equals(fresh) or not rows.is_unique or not index.is_unique
+            or (rows.get_indexer(index) < 0).any()):
         return
     i = int(np.argmax(rows.to_numpy() != index.to_numpy()))
     ours, theirs = (v.item() if isinstance(v, np.generic) else v for v in (rows[i], index[i]))
+    ours, theirs = (tuple(w.item() if isinstance(w, np.generic) else w for w in v)
+                    if isinstance(v, tuple) else v for v in (ours, theirs))
     raise ValueError(
         f"{name} is a pandas Series whose index holds X's row labels in another order (row "
         f"{i}: X's label {ours!r}, {name}'s {theirs!r}); {name} is read by position, as "
-        f"scikit-learn reads it, so each row would take another row's value. Align it first: "
-        f"{name}.loc[X.index] (or {name}.to_numpy() if its positions are the right ones).")
+        f"scikit-learn reads it, so each row would take another row's value. If the index "
+        f"labels pair the rows, align it: {name}.loc[X.index]; if the positions do, pass "
+        f"{name}.to_numpy().")
 
 
 def labeled_rows(X, y, sample_weight, missing_label: str, method: str,

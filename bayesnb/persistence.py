@@ -79,7 +79,7 @@ from ._spec import check_mcmc_settings
 from .estimator import METHODS, NaiveBayes
 from .families import REGISTRY, Schema
 from .families._base import float64_mode, is_distribution
-from .families._levels import bool_and_number
+from .families._levels import UNSEEN, bool_and_number
 from .families._pooling import POOLED_SUPPORTS
 from .fitted import FittedBlock, FittedModel, NutsRun
 from .model import column_labels, positional_site, site_name
@@ -1063,7 +1063,8 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
 def _unlabeled(layout: _Layout, arrays: dict, blocks: list, member) -> tuple | None:
     """The unlabeled rows of a semi-supervised MCMC fit, per block as its ``encode`` left
     them: every block or none, one number of rows, each block's width, and values its
-    family takes (level codes within the levels, -1 missing)."""
+    family takes (level codes within the levels, -1 missing, -2 a level no labelled row
+    has)."""
     names = [b.arrays.get("unlabeled") for b in layout.blocks]
     if all(n is None for n in names):
         return None
@@ -1076,9 +1077,9 @@ def _unlabeled(layout: _Layout, arrays: dict, blocks: list, member) -> tuple | N
                 arrays[names[0]]):
             raise ModelFileError(f"{member(name)}: shape {u.shape}, where the rows of every "
                                  f"block are ({len(arrays[names[0]])}, {len(b.schema.columns)}).")
-        if b.family_cls.integer_codes:
+        if b.family_cls.integer_codes:  # a level, missing or unseen (``_levels``)
             sizes = np.array([len(lv) for lv in b.schema.levels])
-            if u.size and ((u < -1) | (u >= sizes)).any():
+            if u.size and ((u < UNSEEN) | (u >= sizes)).any():
                 raise ModelFileError(f"{member(name)}: a level code outside the block's levels.")
         else:
             block.family.encode(u, b.schema)  # the family's own value checks (names the row)

@@ -800,7 +800,14 @@ def _arrow_and_python_times():
             # pd.read_parquet reads Arrow dates as an object column of datetime.date
             pd.Series([datetime.date(2020, 1, i) for i in range(1, 7)], dtype=object),
             pd.Series(list(seconds), dtype=object),  # Timedelta objects
-            pd.Series(pd.interval_range(0, 6))]
+            pd.Series(pd.interval_range(0, 6)),
+            # with missing values, which the suggested conversions keep missing
+            pd.Series([pd.Period("2020-01", "M"), None] * 3, dtype=object),
+            pd.Series([datetime.time(12, 30), None] * 3, dtype=object),
+            pd.Series(pd.arrays.ArrowExtensionArray(pa.array(
+                [datetime.time(12, 30), None] * 3, type=pa.time64("us")))),
+            pd.Series(pd.arrays.ArrowExtensionArray(pa.array(
+                [pa.scalar((1, 2, 0), type=pa.month_day_nano_interval()), None] * 3)))]
 
 
 @pytest.mark.parametrize("values", [pd.date_range("2020-01-01", periods=6),
@@ -818,10 +825,13 @@ def test_dates_and_times_get_no_inferred_family(values):
                        ) as refused:
         bnb.NaiveBayes().fit(X, y)
     # the way out it shows works on such a column
-    way_out = str(refused.value).split("e.g. ")[1].split(", or declare")[0].split(" or ")[0]
-    assert pd.api.types.is_numeric_dtype(eval(way_out, {"X": X, "pd": pd}))  # noqa: S307
-    declared = bnb.NaiveBayes({"when": bnb.Categorical()}).fit(X, y)
-    assert [type(b.family).__name__ for b in declared.blocks_] == ["Categorical", "Gaussian"]
+    way_out = re.split(r", or declare|\.$| or the days", str(refused.value).split("e.g. ")[1])[0]
+    numbers = eval(way_out, {"X": X, "pd": pd})  # noqa: S307
+    assert pd.api.types.is_numeric_dtype(numbers)
+    assert list(pd.isna(numbers)) == list(pd.isna(X["when"]))  # missing stays missing
+    if ", or declare its family" in str(refused.value):
+        declared = bnb.NaiveBayes({"when": bnb.Categorical()}).fit(X, y)
+        assert [type(b.family).__name__ for b in declared.blocks_] == ["Categorical", "Gaussian"]
 
 
 # ---------------------------------------------------------------------- labels and classes=
@@ -942,3 +952,12 @@ def test_y_whose_index_holds_x_rows_in_another_order_is_refused(estimator):
     aligned = estimator().fit(X, shuffled.loc[X.index]).predict_proba(X)
     positional = estimator().fit(X, pd.Series(by_label.to_numpy())).predict_proba(X)
     np.testing.assert_array_equal(aligned, positional)
+    # a fresh 0..n-1 on either side (X rebuilt from an array after a shuffle, y reset) says
+    # nothing of the rows: read by position, as scikit-learn reads it
+    frame = pd.DataFrame({"c": X["c"].to_numpy(), "y": by_label.to_numpy()}).sample(
+        frac=1, random_state=1)
+    rebuilt = pd.DataFrame({"c": frame["c"].to_numpy()})
+    np.testing.assert_array_equal(estimator().fit(rebuilt, frame["y"]).predict_proba(rebuilt),
+                                  estimator().fit(rebuilt, frame["y"].to_numpy())
+                                  .predict_proba(rebuilt))
+    estimator().fit(frame[["c"]], frame["y"].reset_index(drop=True))

@@ -292,12 +292,15 @@ def test_a_semi_supervised_mcmc_model_keeps_its_unlabeled_rows(tmp_path):
     X = pd.DataFrame({"g": rng.normal((y == "b") * 2.0, 1.0),
                       "c": np.array(["u", "v", "w"])[rng.integers(0, 3, 60)]})
     y = y.where(np.arange(60) % 3 != 0, None)  # 20 unlabeled rows
-    clf = bnb.NaiveBayes({"g": bnb.Gaussian(), "c": bnb.Categorical()}, method="mcmc",
-                         num_warmup=60, num_samples=60, num_chains=1, progress_bar=False)
+    X.loc[0, "c"] = "z"  # a level of an unlabeled row only (code -2: refused at load once)
+    clf = bnb.NaiveBayes({"g": bnb.Gaussian(), "c": bnb.Categorical(unseen="smooth")},
+                         method="mcmc", num_warmup=60, num_samples=60, num_chains=1,
+                         progress_bar=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bnb.inference.ConvergenceWarning)
         clf.fit(X, y)
         loaded = bnb.load(bnb.save(clf, tmp_path / "semi.bnb"))
+        np.testing.assert_array_equal(loaded.fitted_.unlabeled[1], clf.fitted_.unlabeled[1])
         assert loaded.n_unlabeled_ == 20
         for model in (clf, loaded):
             with pytest.raises(ValueError, match="20 unlabeled rows"):
