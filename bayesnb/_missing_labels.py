@@ -83,6 +83,8 @@ def check_row_order(X, values, name: str) -> None:
     row would take another row's label (a Dask fit aligns it by label instead). Where either
     index is a fresh 0..n-1 (``reset_index``, a frame rebuilt from an array) it says nothing
     of the rows, and the values are read by position, as scikit-learn does."""
+    if isinstance(values, pd.DataFrame) and values.shape[1] == 1:  # a one-column y
+        values = values.iloc[:, 0]
     if not (isinstance(X, pd.DataFrame) and isinstance(values, pd.Series)):
         return
     rows, index = X.index, values.index

@@ -45,7 +45,7 @@ from ._data import (
     resolve_features,
     weighed,
 )
-from ._missing_labels import MissingLabelWarning, keep_rows, missing_labels
+from ._missing_labels import MissingLabelWarning, check_row_order, keep_rows, missing_labels
 from ._progress import progress_bar
 from .families._levels import _show, bool_and_number, distinct_values
 
@@ -547,7 +547,13 @@ def labelled_chunk(chunk: Chunk, drop: bool, dropped: list) -> Chunk:
 
 def _as_chunk(item, i: int) -> Chunk:
     if isinstance(item, tuple) and len(item) in (2, 3):
-        return Chunk(*item)
+        chunk = Chunk(*item)
+        for name, values in (("y", chunk.y), ("sample_weight", chunk.sample_weight)):
+            try:
+                check_row_order(chunk.X, values, name)
+            except ValueError as err:
+                raise ValueError(f"chunk {i}: {err}") from None
+        return chunk
     raise TypeError(f"chunk {i}: expected a tuple (X, y) or (X, y, sample_weight), got "
                     f"{type(item).__name__}.")
 

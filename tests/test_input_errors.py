@@ -961,3 +961,10 @@ def test_y_whose_index_holds_x_rows_in_another_order_is_refused(estimator):
                                   estimator().fit(rebuilt, frame["y"].to_numpy())
                                   .predict_proba(rebuilt))
     estimator().fit(frame[["c"]], frame["y"].reset_index(drop=True))
+    if estimator is bnb.NaiveBayes:  # a one-column y, and fit_chunks' chunks, alike
+        with pytest.raises(ValueError, match="y is a pandas Series whose index holds"):
+            estimator().fit(X, shuffled.to_frame())
+        from bayesnb.outofcore import fit_chunks
+
+        with pytest.raises(ValueError, match="chunk 0: y is a pandas Series whose index"):
+            fit_chunks(estimator(), [(X, shuffled)], progress=False)
