@@ -139,8 +139,10 @@ def _values(frame: pd.DataFrame, j: int, name, levels: tuple | None = None) -> n
         raise ValueError(f"column {name!r} holds {values[row]} (row {row}): TreeAugmentedNB "
                          "models discrete columns, whose levels are finite values.")
     if values.dtype.kind == "f" and not np.all(np.isfinite(values) & (values == np.round(values))):
+        # bin numbers, not Intervals: a model file stores numbers and text as levels
         raise ValueError(f"column {name!r} holds numbers that are not whole: TreeAugmentedNB "
-                         "models discrete columns; discretise it first (e.g. pandas.cut).")
+                         f"models discrete columns; discretise it first, e.g. "
+                         f"pd.cut(X[{name!r}], 5, labels=False).")
     if levels is None:
         if values.dtype == object:  # a bool or number dtype holds one kind only
             _refuse_mixing(values, name)

@@ -181,3 +181,18 @@ def test_valid_integer_string_and_boolean_columns_still_fit_and_predict_the_mode
     np.testing.assert_allclose(weighted.predict_proba(frame.head(6).assign(n=a[:6] * 1.0)),
                                dropped, rtol=0, atol=1e-12)
     assert weighted.classes_.tolist() == [False, True]
+
+
+def test_the_advised_discretisation_fits_and_saves(tmp_path):
+    """The refusal of non-whole numbers advised pandas.cut, whose Interval levels a TAN file
+    cannot store: the advice now bins to numbers, and its model saves and loads exactly."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"u": rng.normal(size=60), "v": rng.integers(0, 3, 60)})
+    y = np.where(X["u"] > 0, "p", "q")
+    with pytest.raises(ValueError, match="not whole") as refused:
+        bnb.TreeAugmentedNB().fit(X, y)
+    advice = str(refused.value).split("e.g. ")[1].rstrip(".")
+    binned = X.assign(u=eval(advice, {"pd": pd, "X": X}))  # noqa: S307
+    clf = bnb.TreeAugmentedNB().fit(binned, y)
+    loaded = bnb.TreeAugmentedNB.load(clf.save(tmp_path / "tan.bnb"))
+    np.testing.assert_array_equal(loaded.predict_proba(binned), clf.predict_proba(binned))
