@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax
-import numpy as np
+
+from ._labels import plain
 
 
 class DrawLabels(NamedTuple):
@@ -106,4 +107,4 @@ def check_draw_labels(model, draws) -> None:
 
 def _plain(values) -> tuple:
     """Labels as a tuple of Python values (a NumPy scalar as its Python value)."""
-    return tuple(v.item() if isinstance(v, np.generic) else v for v in values)
+    return tuple(plain(v) for v in values)

@@ -15,6 +15,14 @@ import numpy as np
 import pandas as pd
 
 
+def plain(value):
+    """A NumPy scalar as the Python value it holds (``1``, not ``np.int64(1)``), for a message
+    or a label; a tuple (a MultiIndex label) entry by entry; anything else as given."""
+    if isinstance(value, tuple):
+        return tuple(plain(v) for v in value)
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def row_index(X, n: int) -> pd.Index:
     """The labels of the ``n`` rows of ``X``: a DataFrame's (or Series') index, else the
     positions 0..n-1 (arrays, sparse matrices, lists)."""

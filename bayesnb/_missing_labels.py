@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ._data import as_table
+from ._labels import plain
 
 #: the values of ``NaiveBayes(missing_label=...)``
 MISSING_LABEL = ("unlabeled", "drop", "error")
@@ -94,9 +95,7 @@ def check_row_order(X, values, name: str) -> None:
             or (rows.get_indexer(index) < 0).any()):
         return
     i = int(np.argmax(rows.to_numpy() != index.to_numpy()))
-    ours, theirs = (v.item() if isinstance(v, np.generic) else v for v in (rows[i], index[i]))
-    ours, theirs = (tuple(w.item() if isinstance(w, np.generic) else w for w in v)
-                    if isinstance(v, tuple) else v for v in (ours, theirs))
+    ours, theirs = plain(rows[i]), plain(index[i])
     raise ValueError(
         f"{name} is a pandas Series whose index holds X's row labels in another order (row "
         f"{i}: X's label {ours!r}, {name}'s {theirs!r}); {name} is read by position, as "

@@ -38,6 +38,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from ._labels import plain
 from .families._levels import _show
 from .families.categorical import UnseenCategoryWarning
 from .fitted import FittedModel
@@ -199,10 +200,10 @@ def zeroing_columns(model: FittedModel, scorer, X, i: int) -> str:
 
     from .scoring import TableScorer
 
-    x = X[[i]] if sparse.issparse(X) else X.iloc[[i]] if isinstance(X, pd.DataFrame) else \
-        np.asarray(X, dtype=object)[i]
     if not isinstance(scorer, TableScorer) or len(model.columns) ** 2 > MASKED_CELLS:
         return ""
+    x = X[[i]] if sparse.issparse(X) else X.iloc[[i]] if isinstance(X, pd.DataFrame) else \
+        np.asarray(X, dtype=object)[i]
     row = one_row(model, x)
     values = row.iloc[0]
     tried, grid = [], []
@@ -220,10 +221,10 @@ def zeroing_columns(model: FittedModel, scorer, X, i: int) -> str:
         zero = np.isneginf(np.asarray(scorer.scores(frame, "joint")[0], dtype=np.float64))
     everywhere = [c for c, z in zip(tried, zero, strict=True) if z.all()]
     if everywhere:
-        shown = ", ".join(f"column {c!r} (value {_plain(values[c])!r})" for c in everywhere[:3])
+        shown = ", ".join(f"column {c!r} (value {plain(values[c])!r})" for c in everywhere[:3])
         return f": {shown} {'has' if len(everywhere) == 1 else 'have'} probability zero " \
                f"in every class"
-    per_class = [f"column {c!r} (value {_plain(values[c])!r}) zeroes class {_plain(k)!r}"
+    per_class = [f"column {c!r} (value {plain(values[c])!r}) zeroes class {plain(k)!r}"
                  for j, k in enumerate(model.classes) if zero[:, j].any()
                  for c in [tried[int(np.argmax(zero[:, j]))]]]
     return ": " + "; ".join(per_class[:5]) if per_class else ""
@@ -280,11 +281,6 @@ def explain_row(model: FittedModel, scorer, x, *, log: bool = False) -> pd.DataF
     return out
 
 
-def _plain(value):
-    """A NumPy scalar as the Python number it holds (``1``, not ``np.int64(1)``)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
 def _is_missing(value) -> bool:
     try:
         return bool(pd.isna(value))
@@ -307,7 +303,7 @@ def weight_of_evidence(model: FittedModel, scorer, x, a, b, *, unit: str = "nats
     col_a, col_b = logs.columns[classes.index(a)], logs.columns[classes.index(b)]
     with np.errstate(invalid="ignore"):
         woe = (logs[col_a] - logs[col_b]).drop("joint") * UNITS[unit]
-    woe.name = f"weight of evidence for {_plain(a)!r} against {_plain(b)!r} ({unit})"
+    woe.name = f"weight of evidence for {plain(a)!r} against {plain(b)!r} ({unit})"
     return woe
 
 

@@ -45,6 +45,7 @@ from ._data import (
     resolve_features,
     weighed,
 )
+from ._labels import plain
 from ._missing_labels import MissingLabelWarning, check_row_order, keep_rows, missing_labels
 from ._progress import progress_bar
 from .families._levels import _show, bool_and_number, distinct_values
@@ -606,8 +607,8 @@ def _check_known(lay: Layout, known, chunk: Chunk, i: int) -> None:
               "...)) or pass a list or a callable returning a fresh iterator (two passes).")
     new = [v for v in part.labels if v not in set(classes.tolist())]
     if new:
-        raise ValueError(f"chunk {i}: label {_plain(new[0])!r} is not one of the classes "
-                         f"[{_show([_plain(c) for c in classes], 10)}]; {advice}")
+        raise ValueError(f"chunk {i}: label {plain(new[0])!r} is not one of the classes "
+                         f"[{_show([plain(c) for c in classes], 10)}]; {advice}")
     schemas = {tuple(b.schema.columns): b.schema for b in blocks}
     for (columns, _), values in zip(lay.level_blocks, part.levels, strict=True):
         schema = schemas[tuple(columns)]
@@ -615,12 +616,8 @@ def _check_known(lay: Layout, known, chunk: Chunk, i: int) -> None:
             index = pd.Index(levels, dtype=object).get_indexer(pd.Index(seen, dtype=object))
             if np.any(index < 0):
                 raise ValueError(f"chunk {i}: column {col!r}: value "
-                                 f"{_plain(seen[index < 0][0])!r} is not one of its levels "
-                                 f"{[_plain(v) for v in levels]}; {advice}")
-
-
-def _plain(v):
-    return v.item() if isinstance(v, np.generic) else v
+                                 f"{plain(seen[index < 0][0])!r} is not one of its levels "
+                                 f"{[plain(v) for v in levels]}; {advice}")
 
 
 # ---------------------------------------------------------------------- files
