@@ -1026,8 +1026,8 @@ def _validated(layout: _Layout, arrays: dict, path) -> _Fitted:
             # the fitted ones (and float32 never rounds the statistics)
             stats = b.family_cls.stats_type(**{f: np.asarray(arrays[a])
                                                for f, a in b.arrays["stats"].items()})
-            _check_observed(family.observed_counts(prior, stats), class_count, b.schema,
-                            where, member(layout.class_count))
+            _check_observed(family.observed_counts(prior, stats), stats, class_count,
+                            b.schema, where, member(layout.class_count))
             if not family.nonparametric:
                 _check_posterior(family, prior, stats, where)
         blocks.append(FittedBlock(family, b.schema, b.positions, prior, stats))
@@ -1114,10 +1114,12 @@ def _in_support(support, draws: np.ndarray) -> bool:
     return bool(np.all(support.check(jnp.asarray(draws))))
 
 
-def _check_observed(observed, class_count, schema, where: str, counts: str) -> None:
+def _check_observed(observed, stats, class_count, schema, where: str, counts: str) -> None:
     """Refuse a block whose observed values outnumber their class's rows (``observed``:
-    the family's ``observed_counts``, None where it has none): arrays of one file that
-    contradict each other, each valid alone, would predict silently otherwise."""
+    the family's ``observed_counts``, None where it has none), or whose statistics of a
+    class and column are not 0 where it observed no value (the statistics of no rows): arrays
+    of one file that contradict each other, each valid alone, would predict silently
+    otherwise."""
     if observed is None:
         return
     over = observed > class_count[:, None] * (1 + 1e-9) + 1e-9
@@ -1126,6 +1128,17 @@ def _check_observed(observed, class_count, schema, where: str, counts: str) -> N
         raise ModelFileError(f"{where}: column {schema.columns[j]!r} holds {observed[k, j]:g} "
                              f"observed values in class {k}, more than its {class_count[k]:g} "
                              f"rows ({counts}): an inconsistent model file.")
+    for field, value in stats._asdict().items():
+        value = np.asarray(value)
+        if value.shape != observed.shape:  # a statistic not per class and column
+            continue
+        orphan = (observed == 0) & (value != 0)
+        if orphan.any():
+            k, j = map(int, np.argwhere(orphan)[0])
+            raise ModelFileError(f"{where}: column {schema.columns[j]!r} holds "
+                                 f"{field} = {value[k, j]:g} in class {k}, which observed no "
+                                 f"value there (the statistics of no rows are 0): an "
+                                 f"inconsistent model file.")
 
 
 def _distribution(spec, arrays, where, bound):

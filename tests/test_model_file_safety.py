@@ -774,3 +774,31 @@ def test_negative_binomial_counts_beyond_the_class_rows_are_refused(tmp_path):
     with pytest.raises(bnb.ModelFileError, match="column 'nb' holds 200 observed values in "
                                                  "class 0, more than its 20 rows"):
         bnb.load(path)
+
+
+@pytest.mark.parametrize(("family", "field"), [
+    (bnb.Gaussian(), "m2"), (bnb.Gaussian(), "mean"), (bnb.Exponential(), "total"),
+    (bnb.Poisson(), "total"), (bnb.LogNormal(), "m2"), (bnb.NegativeBinomial(r=2.0), "failures"),
+    (bnb.Bernoulli(), "ones"),
+])
+def test_statistics_where_a_class_observed_nothing_are_refused(tmp_path, family, field):
+    """A class and column with no observed value (all missing) has the statistics of no
+    rows, 0. A file giving it a sum of squares (or a total) loaded and moved the posterior:
+    a Gaussian's b' = b + M2 / 2 took the made-up M2, and method='bayes' predicted from it."""
+    ones = isinstance(family, bnb.Bernoulli)
+    x = np.array([1.0, 1.0, 0.0, 1.0] if ones else [1.0, 2.0, 3.0, 4.0])
+    X = pd.DataFrame({"x": np.concatenate([x, [np.nan] * 4])})
+    path = bnb.save(bnb.NaiveBayes({"x": family}).fit(X, np.repeat(["a", "b"], 4)),
+                    tmp_path / "m.bnb")
+    bnb.load(path)  # as written: class b observed nothing, its statistics are 0
+    name = f"arrays/block0/stats/{field}.npy"
+    with zipfile.ZipFile(path) as zf:
+        value = np.load(io.BytesIO(zf.read(name)))
+    assert value[1, 0] == 0.0
+    value[1, 0] = 1.0
+    buffer = io.BytesIO()
+    np.save(buffer, value)
+    rewrite(path, replace={name: buffer.getvalue()})
+    with pytest.raises(bnb.ModelFileError, match=f"column 'x' holds {field} = 1 in class 1, "
+                                                 "which observed no value there"):
+        bnb.load(path)
