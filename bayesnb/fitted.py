@@ -98,12 +98,33 @@ class FittedModel:
     unlabeled: tuple | None = None
     nuts: NutsRun | None = None
 
+    def __post_init__(self):
+        # read-only views: an in-place edit of class_count_ or a block's statistics would
+        # reach the saved file and the next partial_fit but not the cached scorer
+        object.__setattr__(self, "class_count", _read_only(self.class_count))
+        object.__setattr__(self, "blocks", tuple(
+            b._replace(prior=_read_only(b.prior), stats=_read_only(b.stats))
+            for b in self.blocks))
+
     def replace(self, **changes) -> FittedModel:
         return dataclasses.replace(self, **changes)
 
     @property
     def families(self) -> tuple:
         return tuple(type(b.family) for b in self.blocks)
+
+
+def _read_only(tree):
+    """``tree`` with each NumPy array a read-only view of itself (the arrays themselves,
+    which may be a caller's, keep their flags)."""
+    def view(leaf):
+        if not isinstance(leaf, np.ndarray) or not leaf.flags.writeable:
+            return leaf
+        leaf = leaf.view()
+        leaf.flags.writeable = False
+        return leaf
+
+    return jax.tree_util.tree_map(view, tree)
 
 
 # ---------------------------------------------------------------------- input checks

@@ -185,3 +185,24 @@ def test_views_follow_refits_and_are_read_only(x64):
     _close(clf.theta_, sk.theta_)
     with pytest.raises(AttributeError):
         clf.theta_ = np.zeros((3, 4))
+
+
+def test_fitted_arrays_are_read_only():
+    """class_count_ and feature_count_ were the model's own arrays: editing one in place left
+    the cached scorer predicting the old model (0.506) while the saved file predicted the
+    edited one (0.990) and the next partial_fit built on it (hunt 44). They are read-only
+    views now; the caller's arrays keep their flags."""
+    rng = np.random.default_rng(27)
+    X, y = rng.poisson(2, (10, 3)), np.array(["a", "b"] * 5)
+    clf = bnb.NaiveBayes(bnb.Multinomial(), method="ml").fit(X, y)
+    before = clf.predict_proba(X[:1])
+    for array in (clf.class_count_, clf.feature_count_, clf.blocks_[0].stats.counts,
+                  clf.blocks_[0].prior.alpha):
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] *= 100
+    assert np.array_equal(clf.predict_proba(X[:1]), before)
+    clf.partial_fit(X[:1], y[:1])  # an update builds new arrays
+    assert clf.class_count_.tolist() == [6.0, 5.0]
+    alpha = np.array([1.0, 2.0, 3.0])  # a caller's array stays writable
+    bnb.NaiveBayes(bnb.Multinomial(alpha=alpha)).fit(X, y)
+    assert alpha.flags.writeable
