@@ -123,7 +123,7 @@ def labeled_rows(X, y, sample_weight, missing_label: str, method: str,
         if missing.all() and not updating:
             raise ValueError(f"{what}: every label is missing, so missing_label='drop' "
                              "leaves nothing to fit.")
-        left = ("them all out, so this update adds nothing" if missing.all() else
+        left = ("them all out, so this update adds no rows" if missing.all() else
                 f"these {n} rows out of the fit (as R's naivebayes does)")
         warnings.warn(f"{what}: missing_label='drop' leaves {left}.", MissingLabelWarning,
                       stacklevel=3)
