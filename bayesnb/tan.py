@@ -449,6 +449,12 @@ class TreeAugmentedNB(ClassifierMixin, BaseEstimator):
         if not real or not np.isfinite(float(alpha)) or alpha <= 0:
             raise ValueError(f"alpha_ess must be a positive number, got {self.alpha_ess!r}.")
         alpha = float(alpha)
+        largest = sorted((len(lv) for lv in levels), reverse=True)[:2]
+        share = alpha / float(np.prod(largest))  # the smallest cell's Dirichlet parameter
+        if share < np.finfo(np.float64).tiny:
+            raise ValueError(f"alpha_ess={alpha!r} is too small: its share of a cell of the "
+                             f"largest pair table, alpha_ess / {int(np.prod(largest))} = "
+                             f"{share:g}, is below float64's smallest normal number.")
         class_log_prior(stats.class_count, self.class_alpha, None, "bayes")  # checks it
         log_prior = _log_edge_prior(self.edge_prior, columns)
         tree = _tree(self.tree, columns)

@@ -58,6 +58,19 @@ def test_alpha_ess_must_be_a_positive_number(alpha):
         bnb.TreeAugmentedNB(alpha_ess=alpha).fit(X, y)
 
 
+def test_an_alpha_ess_whose_cell_share_underflows_is_refused():
+    """alpha_ess=1e-310 gave each pair cell alpha_ess / (V_i V_j), a subnormal whose log-Gamma
+    sums were NaN, and the fit failed with "no spanning tree", about edges nobody forbade."""
+    rng = np.random.default_rng(0)
+    X, y = rng.integers(0, 3, (50, 4)), rng.integers(0, 2, 50)
+    with pytest.raises(ValueError, match=re.escape(
+            "alpha_ess=1e-310 is too small: its share of a cell of the largest pair table, "
+            "alpha_ess / 9 = 1.11111e-311, is below float64's smallest normal number.")):
+        bnb.TreeAugmentedNB(alpha_ess=1e-310).fit(X, y)
+    p = bnb.TreeAugmentedNB(alpha_ess=1e-300).fit(X, y).predict_proba(X)
+    assert np.all(np.isfinite(p)) and np.allclose(p.sum(axis=1), 1.0)
+
+
 def test_numbers_of_any_type_are_the_same_alpha_ess():
     X, y = frame()
     want = bnb.TreeAugmentedNB(alpha_ess=2.0).fit(X, y).predict_proba(X)
