@@ -651,8 +651,10 @@ def rising_log_bounds(base: np.ndarray, x: np.ndarray, total: np.ndarray, s: flo
     function's minimum over a simplex is at a vertex, all the mass on one column; exact. Greatest:
     by weak duality, for every lambda >= 0 it is at most lambda + sum_v max_[0, 1] (g_v(t) -
     lambda t); lambda is bisected (in logs, between the least slope at 1 and the greatest at 0)
-    towards where the inner maximisers sum to 1, and each inner maximum is bounded above from its
-    bisection bracket [lo, hi] by g_v(hi) - lambda lo. So the greatest value returned is never
+    towards where the inner maximisers sum to 1 (each inner bisection starts from the bracket
+    the multipliers on either side left, and stops once every row's sum is known to be above 1
+    or not), and each inner maximum is bounded above from its bisection bracket [lo, hi] by
+    g_v(hi) - lambda lo. So the greatest value returned is never
     below the true one (a dominance it implies holds), and exceeds it by the bisections'
     tolerance. Only the (row, column) entries with x_v > 0 are computed."""
     from scipy import sparse
@@ -702,15 +704,20 @@ def rising_log_bounds(base: np.ndarray, x: np.ndarray, total: np.ndarray, s: flo
     empty = np.bincount(rows, minlength=n) == 0
     lower = head + np.where(empty[:, None], 0.0, least)
 
-    def inner(lam):  # per entry the bracket of argmax_[0, 1] g(t) - lam t
-        lo, hi = np.zeros(a.shape), np.ones(a.shape)
-        at_zero, at_one = slope(np.zeros(1)) <= lam, slope(np.ones(1)) >= lam
-        for _ in range(iterations):
+    def inner(lam, lo, hi, steps, decide=False):
+        """Per entry the bracket ``[lo, hi]`` of argmax_[0, 1] g(t) - lam t, bisected from
+        the given one; with ``decide``, only until every row's sum of maximisers is known
+        to be above 1 or not."""
+        lo = np.where(s0 <= lam, 0.0, np.where(s1 >= lam, 1.0, lo))
+        hi = np.where(s0 <= lam, 0.0, np.where(s1 >= lam, 1.0, hi))
+        for _ in range(steps):
+            if decide and not np.any((np.asarray(per_row @ lo) <= 1)
+                                     & (np.asarray(per_row @ hi) > 1)):
+                break
             mid = 0.5 * (lo + hi)
             rising = slope(mid) > lam
             lo, hi = np.where(rising, mid, lo), np.where(rising, hi, mid)
-        return (np.where(at_zero, 0.0, np.where(at_one, 1.0, lo)),
-                np.where(at_zero, 0.0, np.where(at_one, 1.0, hi)))
+        return lo, hi
 
     s0, s1 = slope(np.zeros(1)), slope(np.ones(1))
     top, bottom = np.full((n, k), 0.0), np.full((n, k), np.inf)
@@ -721,13 +728,17 @@ def rising_log_bounds(base: np.ndarray, x: np.ndarray, total: np.ndarray, s: flo
         top = np.maximum(top, np.max(s1, initial=1.0) * 1e12)
     log_lo = np.log(np.clip(np.where(np.isfinite(bottom), bottom, 1.0), 1e-300, None)) - 1.0
     log_hi = np.log(top)
+    # the maximisers fall as lambda rises, so those at log_hi and at log_lo bracket the
+    # maximisers of every lambda between: each bisection starts from that bracket
+    below, above = np.zeros(a.shape), np.ones(a.shape)
     for _ in range(iterations):
         mid = 0.5 * (log_lo + log_hi)
-        _, hi = inner(np.exp(mid)[rows])
+        lo, hi = inner(np.exp(mid)[rows], below, above, iterations, decide=True)
         over = np.asarray(per_row @ hi) > 1  # lambda too small: too much mass
         log_lo, log_hi = np.where(over, mid, log_lo), np.where(over, log_hi, mid)
+        above, below = np.where(over[rows], hi, above), np.where(over[rows], below, lo)
     lam = np.exp(log_hi)
-    lo, hi = inner(lam[rows])
+    lo, hi = inner(lam[rows], np.zeros(a.shape), np.ones(a.shape), iterations)
     dual = lam + np.asarray(per_row @ (g(hi) - lam[rows] * lo))
     upper = head + np.where(empty[:, None], 0.0, dual)
     return lower, upper
