@@ -20,6 +20,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .estimator import NaiveBayes
 from .families import REGISTRY
@@ -77,10 +78,18 @@ def from_tables(class_prior: Mapping[Hashable, float], *, columns: Sequence[Hash
     if unknown:
         raise TypeError(f"from_tables() got an unexpected keyword argument {unknown[0]!r} "
                         f"(tables can be stated for {', '.join(stated)}).")
+    if isinstance(class_prior, pd.Series):  # indexed by class, as NaiveBayes takes it
+        class_prior = dict(class_prior.items())
+    if not isinstance(class_prior, Mapping):
+        raise TypeError(f"from_tables: class_prior must map each class to its probability "
+                        f"(a dict, or a pandas Series indexed by class), got "
+                        f"{type(class_prior).__name__}: the classes are its keys.")
     classes = np.array(sorted(class_prior), dtype=object)
     prior = np.array([_finite(class_prior[c], f"class_prior, class {c!r}") for c in classes])
     if np.any(prior < 0) or not np.isclose(prior.sum(), 1.0):
-        raise ValueError(f"class_prior must be non-negative and sum to 1, got {prior.sum()}.")
+        raise ValueError(f"class_prior must be non-negative and sum to 1 (to within 1e-5), "
+                         f"got a sum of {prior.sum():.10g}; a rounded prior must be normalised "
+                         f"first (each divided by their sum).")
     given = {kind: spec for kind, spec in tables.items() if spec}
     order = list(columns) if columns is not None else [
         col for spec in given.values() for col in spec]

@@ -121,6 +121,31 @@ def test_stated_tables_refuse_what_they_cannot_mean():
         assert "Use method" not in str(info.value)
 
 
+def test_stated_class_prior_as_a_series_and_rounded_tables():
+    """A pandas Series class_prior (what value_counts(normalize=True) gives, and what
+    NaiveBayes(class_prior=...) takes) failed with a bare KeyError: sorted() walked its
+    values, read as classes (hunt 45). Rounded tables are refused naming the class and how to
+    fix them."""
+    outlook = {"Outlook": {"Yes": {"Sunny": 2 / 9, "Overcast": 4 / 9, "Rain": 3 / 9},
+                           "No": {"Sunny": 3 / 5, "Overcast": 0.0, "Rain": 2 / 5}}}
+    play = pd.Series(["Yes"] * 9 + ["No"] * 5)
+    clf = bnb.from_tables(play.value_counts(normalize=True), categorical=outlook)
+    proba = clf.predict_proba(pd.DataFrame({"Outlook": ["Sunny"]}))
+    no = 5 / 14 * 3 / 5  # by hand: p(No) p(Sunny | No), against Yes's 9 / 14 * 2 / 9
+    np.testing.assert_allclose(proba[0], [no / (no + 1 / 7), 1 / 7 / (no + 1 / 7)], rtol=1e-6)
+    with pytest.raises(TypeError, match="class_prior must map each class to its probability"):
+        bnb.from_tables([9 / 14, 5 / 14], categorical=outlook)
+    rounded = {"Outlook": {"Yes": {"Sunny": 0.222, "Overcast": 0.444, "Rain": 0.333},
+                           "No": {"Sunny": 0.6, "Overcast": 0.0, "Rain": 0.4}}}
+    with pytest.raises(ValueError, match=r"column 'Outlook', class 'Yes': the probabilities sum "
+                                         r"to 0.999, not 1 .* normalised first"):
+        bnb.from_tables({"Yes": 9 / 14, "No": 5 / 14}, categorical=rounded)
+    with pytest.raises(ValueError, match=r"sum to 1 \(to within 1e-5\), got a sum of 0.999; "
+                                         r"a rounded prior must be normalised first"):
+        bnb.from_tables({"a": 0.333, "b": 0.333, "c": 0.333},
+                        bernoulli={"x": {"a": 0.1, "b": 0.2, "c": 0.3}})
+
+
 def test_linear_view_refuses_a_missing_multinomial_count():
     X = np.array([[8, 1, 1], [8, 1, 1], [8, 1, 1], [1, 5, 4], [1, 4, 5]], dtype=float)
     y = np.array(["a", "a", "a", "b", "b"])

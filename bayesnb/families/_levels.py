@@ -211,9 +211,12 @@ def tables_to_levels(tables: dict, schema, classes) -> np.ndarray:
             k, v = map(int, np.argwhere(p < 0)[0])
             raise ValueError(f"column {col!r}, class {classes[k]!r}: the probability of "
                              f"{levels[v]!r} is {p[k, v]:g}; probabilities are non-negative.")
-        if not np.allclose(p.sum(axis=1), 1.0, atol=1e-6):
-            raise ValueError(f"column {col!r}: each class's probabilities must be "
-                             f"non-negative and sum to 1, got sums {p.sum(axis=1)}.")
+        off = ~np.isclose(p.sum(axis=1), 1.0, atol=1e-6)
+        if off.any():
+            k = int(np.argmax(off))
+            raise ValueError(f"column {col!r}, class {classes[k]!r}: the probabilities sum "
+                             f"to {p[k].sum():.10g}, not 1 (to within about 1e-5); a rounded table "
+                             f"must be normalised first (each divided by their sum).")
         parts.append(p)
     return np.concatenate(parts, axis=1)
 
