@@ -377,11 +377,17 @@ def _drop_columns(X, args, source: str, *, keep_id: bool = False):
     return (X, ids) if keep_id else X
 
 
-def _warn_identifiers(X, source: str, min_rows: int = 20) -> None:
+#: rows from which a column of distinct integers (20) or strings (10) is taken for an
+#: identifier: fewer distinct integers are common by chance; ten distinct strings are ten
+#: levels seen once each (the seed's PlayTennis table and its Day column, D1..D14)
+IDENTIFIER_ROWS = {"integers": 20, "strings": 10}
+
+
+def _warn_identifiers(X, source: str) -> None:
     """Warn about a modelled column that looks like a row identifier: all distinct integers
-    or all distinct strings (as many values as rows). Below ``min_rows`` rows distinct
-    values are common by chance, so small files are left alone."""
-    if len(X) < min_rows:
+    or all distinct strings (as many values as rows), in a file of at least
+    :data:`IDENTIFIER_ROWS` rows."""
+    if len(X) < min(IDENTIFIER_ROWS.values()):
         return
     for col in X.columns:
         values = X[col]
@@ -397,6 +403,8 @@ def _warn_identifiers(X, source: str, min_rows: int = 20) -> None:
                 continue
             kind = "strings"
         else:
+            continue
+        if len(X) < IDENTIFIER_ROWS[kind]:
             continue
         warnings.warn(f"column {col!r} of {source} looks like a row identifier (all "
                       f"{len(values)} values are distinct {kind}) and is modelled as a "

@@ -234,6 +234,25 @@ def test_cli_warns_about_an_identifier_column_and_drop_or_id_leave_it_out(
     assert code == 2 and "--drop nope" in err[0] and "not in" in err[0]
 
 
+def test_cli_warns_about_the_seed_playtennis_day_column(tmp_path, capsys):
+    """The seed's PlayTennis table (14 rows) has a Day column, D1..D14: modelled silently as
+    a feature, it moved p(No) of a new day from 0.735314 to 0.770796 (hunt 45); strings are
+    now taken for an identifier from 10 rows, integers still from 20."""
+    from bayesnb.datasets import load_playtennis
+
+    days, play = load_playtennis()
+    frame = days.assign(Day=[f"D{i}" for i in range(1, 15)], PlayTennis=play)
+    frame.to_csv(tmp_path / "tennis.csv", index=False)
+    code, _, err = call(capsys, "fit", tmp_path / "tennis.csv", "--target", "PlayTennis",
+                        "-o", tmp_path / "m.bnb")
+    assert code == 0 and any("'Day'" in e and "14 values are distinct strings" in e
+                             for e in err)
+    frame.assign(Day=range(14)).to_csv(tmp_path / "numbered.csv", index=False)
+    code, _, err = call(capsys, "fit", tmp_path / "numbered.csv", "--target", "PlayTennis",
+                        "-o", tmp_path / "m.bnb")
+    assert code == 0 and not any("identifier" in e for e in err)
+
+
 def test_cli_predict_id_column_comes_first_and_joins_back(real_file, tmp_path, capsys):
     path, frame = real_file
     model = tmp_path / "m.bnb"
