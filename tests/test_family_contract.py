@@ -127,3 +127,26 @@ def test_an_incomplete_family_is_refused_when_made_naming_what_it_lacks():
     assert set(bnb.Family.__abstractmethods__) == {"encode", "prior", "estimate", "describe"}
     assert set(bnb.NonparametricFamily.__abstractmethods__) >= {"host_table",
                                                                 "host_log_likelihood"}
+
+
+def test_padding_rows_are_rows_the_family_takes():
+    """A chunk shorter than the kernel's shape was padded with rows of 0 at weight 0; a family
+    whose statistics take log x (written from its formulas, as the docs describe) summed
+    0 * log 0 = NaN: NaN evidence and every row 'undefined' at 80 rows, fine at 64 (hunt 46).
+    The padding rows now copy the chunk's last row."""
+    from bayesnb.families._base import xp_of
+    from bayesnb.families._moments import moments
+    from bayesnb.families.gaussian import GaussianStats
+
+    class UnguardedLogNormal(bnb.LogNormal):  # LogNormal's log(x) without its guard for 0
+        @staticmethod
+        def suff_stats(x, resp, n_levels=None):
+            return GaussianStats(*moments(xp_of(x, resp).log(x), resp))
+
+    rng = np.random.default_rng(0)
+    X, y = rng.lognormal(0.0, 1.0, (80, 3)), np.repeat(["a", "b"], 40)
+    reference = bnb.NaiveBayes(bnb.LogNormal(), method="bayes").fit(X, y)
+    unguarded = bnb.NaiveBayes(UnguardedLogNormal(), method="bayes").fit(X, y)
+    assert unguarded.log_evidence() == pytest.approx(reference.log_evidence(), rel=1e-12)
+    np.testing.assert_allclose(unguarded.predict_proba(X), reference.predict_proba(X),
+                               rtol=0, atol=1e-12)

@@ -553,7 +553,7 @@ class ConjugateFamily(Family):
     @abc.abstractmethod
     def suff_stats(x: jax.Array, resp: jax.Array, n_levels: Any = None) -> NamedTuple:
         """Per-class sufficient statistics of one block (``resp``: the weighted ``(rows,
-        classes)`` one-hot)."""
+        classes)`` one-hot). A chunk may end in copies of its last row of weight 0."""
 
     @staticmethod
     def remove_stats(a: NamedTuple, b: NamedTuple) -> NamedTuple:

@@ -686,7 +686,8 @@ class _Staging:
 
     @staticmethod
     def first_row(start: int, stop: int) -> int:
-        """The first row chunk ``start:stop`` reads (a short chunk is padded with zeros)."""
+        """The first row chunk ``start:stop`` reads (a short chunk is padded with copies of
+        its last row, of weight 0)."""
         return start
 
     def fill(self, i: int, start: int, stop: int) -> tuple:
@@ -701,8 +702,8 @@ class _Staging:
                     np.copyto(buf[:m], source.read(start, stop), casting="unsafe")
                 else:  # in float64, converted as it is stored: still one pass
                     np.subtract(source.read(start, stop), shift, out=buf[:m], casting="unsafe")
-            if m < self.rows:
-                buf[m:] = 0
+            if m < self.rows:  # copies of a row the family takes (0 may be outside its
+                buf[m:] = buf[m - 1] if m else 0  # support: log 0 times weight 0 is NaN)
             out.append(buf)
         return tuple(out)
 
@@ -761,9 +762,9 @@ class _DeviceChunks:
         for x, shift, dtype in zip(self.blocks, self.shifts, self.dtypes, strict=True):
             if m == self.rows:
                 out.append(_device_rows(x, start, shift, self.rows, dtype))
-            else:  # the last, short chunk: zero rows appended, as _Staging does
+            else:  # the last, short chunk: its last row repeated, as _Staging does
                 out.append(jnp.pad(_shifted(x[start:stop], shift, dtype),
-                                   ((0, self.rows - m), (0, 0))))
+                                   ((0, self.rows - m), (0, 0)), mode="edge"))
         return tuple(out)
 
 
