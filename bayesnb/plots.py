@@ -582,19 +582,7 @@ def plug_in_value(clf, site: str, index: tuple, method: str):
                 return None
             block.family.check_prior(block.prior, block.schema, method)
             table = family.estimate(block.prior, block.stats, method)
-            if key == "theta":
-                return float(np.exp(np.asarray(table.log_p)[index]))
-            if key == "rate":
-                return float(np.asarray(table.rate)[index])
-            if key in ("mean", "precision"):
-                return float(np.broadcast_to(np.asarray(getattr(table, key)),
-                                             np.shape(table.mean))[index])
-            if key == "probs":
-                return float(np.exp(np.asarray(table.log_prob)[index]))
-            if key.endswith(".probs"):
-                j = int(key.split(".")[0])
-                k, v = index
-                return float(np.exp(np.asarray(table.log_prob)[k, int(table.offset[j]) + v]))
+            return float(block.family.plug_in_sites(block.prior, table)[key][index])
     except ValueError:  # e.g. MAP undefined under this prior
         return None
     raise ValueError(f"unknown parameter site {site!r} (sites: "

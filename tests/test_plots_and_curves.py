@@ -3,6 +3,7 @@ computation."""
 
 import matplotlib
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import accuracy_score, log_loss
 
@@ -54,6 +55,33 @@ def test_posterior_density_marks_ml_map_mean(tmp_path, x64):
     assert plug_in_value(clf, "categorical.Outlook.probs", (0, 1), "mean") == pytest.approx(4 / 11)
     assert plug_in_value(clf, "categorical.Outlook.probs", (0, 1), "map") == pytest.approx(3 / 8)
     assert plug_in_value(clf, "class_probs", (1,), "ml") == pytest.approx(9 / 14)
+
+
+def test_posterior_density_marks_every_family_by_its_declared_sites(tmp_path, x64):
+    """posterior_density_plot read the plug-in values through a table of built-in parameter
+    names: a NegativeBinomial 'prob' was an "unknown parameter site" (it was in the list the
+    error printed), a pooled Gaussian precision a TypeError, and a new family's sites failed
+    alike (hunt 46). Each family declares plug_in_sites; the values are the hand formulas."""
+    rng = np.random.default_rng(0)
+    y = np.repeat(["a", "b"], 20)
+    X = pd.DataFrame({"nb": rng.poisson(3, 40), "g": rng.normal(size=40)})
+    clf = bnb.NaiveBayes({"nb": bnb.NegativeBinomial(r=2.0), "g": bnb.Gaussian(pooled=True)},
+                         method="bayes").fit(X, y)
+    a = X["nb"].to_numpy()[y == "a"]  # Beta(1 + r n, 1 + sum x): its mean and mode
+    assert plug_in_value(clf, "negative_binomial.prob", (0, 0), "mean") == pytest.approx(
+        (1 + 2 * 20) / (2 + 2 * 20 + a.sum()), rel=1e-12)
+    assert plug_in_value(clf, "negative_binomial.prob", (0, 0), "ml") == pytest.approx(
+        2 * 20 / (2 * 20 + a.sum()), rel=1e-12)
+    g = [X["g"].to_numpy()[y == c] for c in ("a", "b")]
+    m2 = sum(((v - v.mean()) ** 2).sum() for v in g)
+    spread = sum(((v - v.mean()) ** 2).sum() / 2 + 1e-3 * 20 * v.mean() ** 2 / (2 * (1e-3 + 20))
+                 for v in g)  # the Normal-Gamma rate's data terms, loc 0, kappa 1e-3
+    assert plug_in_value(clf, "gaussian.precision", (0,), "ml") == pytest.approx(40 / m2)
+    assert plug_in_value(clf, "gaussian.precision", (0,), "mean") == pytest.approx(
+        (1 + 20) / (0.01 + spread), rel=1e-12)
+    fig = posterior_density_plot(clf, "negative_binomial.prob", ("a", "nb"), num_draws=300)
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()][1].startswith("ML 0.")
+    save(fig, tmp_path, "negative_binomial")
 
 
 def test_learning_curves_match_direct_computation_and_plot(tmp_path, x64):

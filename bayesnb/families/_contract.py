@@ -199,6 +199,18 @@ class Capabilities:
         ``param_names``."""
         return {k: ("class", "feature") for k in self.param_names}
 
+    def plug_in_sites(self, prior: NamedTuple, params: NamedTuple) -> dict[str, np.ndarray]:
+        """The plug-in table ``params`` as values of the parameter sites, keyed and shaped as
+        ``param_dims`` (``posterior_density_plot`` marks them on the draws). Default: the
+        table's field of each of ``param_names``; a table of other fields (logs) declares
+        its own."""
+        missing = [k for k in self.param_names if k not in params._fields]
+        if missing:
+            raise ValueError(f"the {self.name} family's plug-in table has no field "
+                             f"{missing[0]!r} (it has {list(params._fields)}); the family "
+                             f"declares plug_in_sites to give its sites' values.")
+        return {k: np.asarray(getattr(params, k)) for k in self.param_names}
+
     #: True when each column has its own sites ``"{site}.{j}.{key}"`` (Categorical: columns of
     #: different level counts), so simulated values come column by column (``"{site}.{j}.x"``);
     #: ``params_from_sample`` then also takes NumPy draws along a leading axis of every site

@@ -249,6 +249,9 @@ class Bernoulli(Pooled, ConjugateFamily):
     def posterior_distributions(posterior: BetaPrior) -> dict:
         return {"theta": dist.Beta(posterior.alpha, posterior.beta)}
 
+    def plug_in_sites(self, prior, params: BernoulliParams) -> dict:
+        return {"theta": np.exp(np.asarray(params.log_p))}
+
     @staticmethod
     def imprecise_log_predictive(prior: BetaPrior, stats: BernoulliStats, x: np.ndarray,
                                  s: float) -> tuple[np.ndarray, np.ndarray]:

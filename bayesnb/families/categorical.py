@@ -311,6 +311,10 @@ class Categorical(levels.LevelledColumns, Pooled, ConjugateFamily):
         return {f"{j}.probs": dist.Dirichlet(a)
                 for j, a in enumerate(levels.split_levels(posterior.alpha, posterior.offset))}
 
+    def plug_in_sites(self, prior: DirichletPrior, params: CategoricalParams) -> dict:
+        return {f"{j}.probs": np.exp(p) for j, p in enumerate(
+            levels.split_levels(np.asarray(params.log_prob), np.asarray(params.offset)))}
+
     def param_dims(self, prior: DirichletPrior, schema: Schema) -> dict:
         axes = {"probs": ("class", "level"),
                 **self.pooled_sites({"shared_mean": ("level",), "concentration": ()})}

@@ -344,6 +344,11 @@ class Gaussian(ConjugateFamily):
     def dependence_units(self, x, prior: dict, schema: Schema) -> list:
         return column_units("gaussian", x, prior, schema)
 
+    def plug_in_sites(self, prior: NormalGammaPrior, params: GaussianParams) -> dict:
+        precision = np.asarray(params.precision)  # pooled: one per column (param_dims)
+        return {"mean": np.asarray(params.mean),
+                "precision": precision[0] if bool(prior.pooled) else precision}
+
     def param_dims(self, prior: NormalGammaPrior, schema: Schema) -> dict:
         # a pooled precision is one per column, shared by the classes
         return {"mean": ("class", "feature"),

@@ -262,6 +262,9 @@ class Multinomial(Pooled, ConjugateFamily):
     def posterior_distributions(posterior) -> dict:
         return {"probs": dist.Dirichlet(posterior.alpha)}
 
+    def plug_in_sites(self, prior, params: MultinomialParams) -> dict:
+        return {"probs": np.exp(np.asarray(params.log_prob))}
+
     @staticmethod
     def imprecise_log_predictive(prior, stats: MultinomialStats, x: np.ndarray,
                                  s: float) -> tuple[np.ndarray, np.ndarray]:

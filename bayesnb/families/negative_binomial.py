@@ -300,3 +300,6 @@ class NegativeBinomial(ConjugateFamily):
     @staticmethod
     def posterior_distributions(posterior: NegativeBinomialPrior) -> dict:
         return {"prob": dist.Beta(posterior.alpha, posterior.beta)}
+
+    def plug_in_sites(self, prior, params: NegativeBinomialParams) -> dict:
+        return {"prob": np.exp(np.asarray(params.log_p))}
