@@ -636,3 +636,17 @@ def test_explain_columns_named_true_and_false(x64):
                                                  stats.norm.pdf(0.1, 1.6, 0.4)])
     np.testing.assert_allclose(factors.iloc[2].to_numpy(dtype=float), [0.5, 0.5])
     np.testing.assert_allclose(factors.loc["posterior"], clf.predict_proba(X.iloc[[0]])[0])
+
+
+def test_the_ml_loo_minus_infinity_is_the_day_explain_loo_md_names():
+    """explain_loo.md: under ML, D6 (the only No day with Temperature Cool and with Humidity
+    Normal) gets probability 0 without itself, so loo is -inf there (the page said a day whose
+    Outlook its class never shows: no such day, hunt 45)."""
+    from bayesnb.datasets import load_playtennis
+
+    days, play = load_playtennis()
+    pointwise = np.asarray(bnb.NaiveBayes(method="ml").fit(days, play).loo(days, play).pointwise)
+    assert np.flatnonzero(np.isinf(pointwise)).tolist() == [5]  # D6
+    no = days[play == "No"]
+    assert (no["Temperature"] == "Cool").sum() == 1 and (no["Humidity"] == "Normal").sum() == 1
+    assert no.loc[5, "Temperature"] == "Cool" and no.loc[5, "Humidity"] == "Normal"
