@@ -345,8 +345,13 @@ def test_a_hyperparameter_of_the_wrong_sign_is_told_so_without_the_float32_hint(
     """The float32 range is named only where the range failed, not the sign."""
     X, y = np.ones((4, 2)), [0, 1, 0, 1]
     with pytest.raises(ValueError, match=r"column 0: Multinomial: alpha must be finite and "
-                                         r"positive, got np.float64\(0.0\)\.$"):
+                                         r"positive, got np.float64\(0.0\) \(a prior of 0 "
+                                         r"here is no prior: the unsmoothed, maximum-likelihood "
+                                         r"estimates are method='ml'\)\.$"):
         bnb.NaiveBayes(bnb.Multinomial(alpha=0.0)).fit(X, y)
+    with pytest.raises(ValueError, match=r"alpha must be finite and positive, got "
+                                         r"np.float64\(-1.0\)\.$"):  # no level layout here
+        bnb.NaiveBayes(bnb.Categorical(alpha=-1.0)).fit(X.astype(str), y)
     with pytest.raises(ValueError, match=r"kappa must be finite \(within float32 range: enable "
                                          r"x64 for larger\) and positive, got np.float64\(1e\+30"):
         bnb.NaiveBayes(bnb.Gaussian(kappa=1e30)).fit(X, y)

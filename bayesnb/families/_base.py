@@ -268,7 +268,10 @@ def broadcast_hyper(value: Any, n: int, name: str, family: str, *, positive: boo
         too_large = np.isfinite(a[j]) and abs(a[j]) > limit
         need = ("finite (within float32 range: enable x64 for larger)" if too_large
                 else "finite") + sign
-        raise ValueError(f"{where}{family}: {name} must be {need}, got {a[j]!r}.")
+        # seed 001's "smoothing 0 is ML": the unsmoothed estimates are a method, not a prior
+        unsmoothed = (" (a prior of 0 here is no prior: the unsmoothed, maximum-likelihood "
+                      "estimates are method='ml')" if positive and a[j] == 0 else "")
+        raise ValueError(f"{where}{family}: {name} must be {need}, got {a[j]!r}{unsmoothed}.")
     return a
 
 
