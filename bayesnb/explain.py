@@ -47,16 +47,17 @@ UNITS = {"nats": 1.0, "bits": 1.0 / np.log(2.0), "decibans": 10.0 / np.log(10.0)
 
 
 def entries(model: FittedModel) -> list[tuple[object, tuple]]:
-    """``(key, columns)`` per factor: a Multinomial block as one entry keyed by the tuple of
-    its columns, every other column alone, keyed by its name."""
+    """``(key, columns)`` per factor, in the data's column order (a block's first column for
+    a block): a Multinomial block as one entry keyed by the tuple of its columns, every other
+    column alone, keyed by its name."""
     out = []
     for b in model.blocks:
         columns = tuple(b.schema.columns)
         if b.family.joint_columns:
-            out.append((columns, columns))
+            out.append((min(b.positions), columns, columns))
         else:
-            out.extend((c, (c,)) for c in columns)
-    return out
+            out.extend((p, c, (c,)) for p, c in zip(b.positions, columns, strict=True))
+    return [(key, columns) for _, key, columns in sorted(out, key=lambda e: e[0])]
 
 
 def _dict_row(x, columns: list, named: bool) -> pd.Series:

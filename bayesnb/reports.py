@@ -723,12 +723,14 @@ class BayesianReports:
         No         0.0000  0.4000  0.6000
         Yes        0.4444  0.3333  0.2222"""
         tables, exact = self._shown_tables()
-        out = {}
+        out = []  # (position of the column, or of a block's first, key, table)
         for b, table in zip(self.blocks_, tables, strict=True):
             params = type(b.family).estimate(b.prior, b.stats, "mean") if exact else table
-            tables = type(b.family).describe(params, b.schema, self.classes_)
-            out.update({k: v.astype(np.float64) for k, v in tables.items()})
-        return out
+            position = dict(zip(b.schema.columns, b.positions, strict=True))
+            out.extend((position.get(k, min(b.positions)), k, v.astype(np.float64))
+                       for k, v in type(b.family).describe(params, b.schema,
+                                                           self.classes_).items())
+        return {k: v for _, k, v in sorted(out, key=lambda e: e[0])}
 
     def _shown_tables(self) -> tuple[list, bool]:
         """``(tables, exact)``: per block the current method's plug-in tables, or with

@@ -549,14 +549,22 @@ def test_loo_of_a_float32_fit_whose_log_coefficient_float32_rounded(loo_route):
 
 
 def test_the_guide_says_ml_loo_of_playtennis_is_minus_infinity():
-    """docs/user_guide/explain_loo.md: under ML a day can get probability 0 without itself."""
+    """docs/user_guide/explain_loo.md: under ML a day can get probability 0 without itself:
+    D6, the only No day with Temperature Cool and with Humidity Normal (the page said a day
+    whose Outlook its class never shows: there is none, hunt 45)."""
     from bayesnb.datasets import load_playtennis
 
     days, play = load_playtennis()
     result = bnb.NaiveBayes(method="ml").fit(days, play).loo(days, play)
     assert result.elpd_loo == -np.inf and np.isnan(result.se)
+    assert np.flatnonzero(np.isinf(np.asarray(result.pointwise))).tolist() == [5]  # D6
+    no = days[play == "No"]
+    assert (no["Temperature"] == "Cool").sum() == 1 and (no["Humidity"] == "Normal").sum() == 1
+    assert no.loc[5, "Temperature"] == "Cool" and no.loc[5, "Humidity"] == "Normal"
     page = (Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "explain_loo.md")
-    assert "`clf.loo` is `-inf` there, with `se` NaN" in page.read_text()
+    text = " ".join(page.read_text().split())
+    assert "D6, the only No day with Temperature Cool and with Humidity Normal" in text
+    assert "`clf.loo` is `-inf` there, with `se` NaN" in text
 
 
 @pytest.mark.parametrize("family", [bnb.Gaussian(), bnb.LogNormal()], ids=["gaussian", "lognormal"])
@@ -638,15 +646,22 @@ def test_explain_columns_named_true_and_false(x64):
     np.testing.assert_allclose(factors.loc["posterior"], clf.predict_proba(X.iloc[[0]])[0])
 
 
-def test_the_ml_loo_minus_infinity_is_the_day_explain_loo_md_names():
-    """explain_loo.md: under ML, D6 (the only No day with Temperature Cool and with Humidity
-    Normal) gets probability 0 without itself, so loo is -inf there (the page said a day whose
-    Outlook its class never shows: no such day, hunt 45)."""
-    from bayesnb.datasets import load_playtennis
-
-    days, play = load_playtennis()
-    pointwise = np.asarray(bnb.NaiveBayes(method="ml").fit(days, play).loo(days, play).pointwise)
-    assert np.flatnonzero(np.isinf(pointwise)).tolist() == [5]  # D6
-    no = days[play == "No"]
-    assert (no["Temperature"] == "Cool").sum() == 1 and (no["Humidity"] == "Normal").sum() == 1
-    assert no.loc[5, "Temperature"] == "Cool" and no.loc[5, "Humidity"] == "Normal"
+def test_explain_and_tables_keep_the_data_column_order():
+    """explain, weight_of_evidence, conditional_tables and summary listed the columns block by
+    block (x1, x3, x2 for a Gaussian, a Categorical, a Gaussian column): now in the data's
+    order, a Multinomial block at its first column (hunt 45)."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x1": rng.normal(size=20), "x2": rng.choice(["a", "b"], 20),
+                      "w1": rng.poisson(2, 20), "x3": rng.normal(size=20),
+                      "w2": rng.poisson(2, 20)})
+    y = rng.choice(["p", "q"], 20)
+    words = bnb.Multinomial()
+    clf = bnb.NaiveBayes({"w1": words, "w2": words}).fit(X, y)
+    order = ["x1", "x2", ("w1", "w2"), "x3"]
+    assert clf.explain(X.iloc[0]).index.tolist() == ["prior", *order, "joint", "posterior"]
+    assert clf.weight_of_evidence(X.iloc[0], "p", "q").index.tolist() == [
+        "prior", *order, "posterior"]
+    assert list(clf.conditional_tables()) == order
+    text = clf.summary()
+    assert text.index("  x1") < text.index("  x2") < text.index("('w1', 'w2')") < text.index(
+        "  x3")
