@@ -106,9 +106,10 @@ def _linear_terms(block, table) -> tuple:
     terms = block.family.linear_terms(table, block.schema)
     if terms is None:
         cols = [str(c) for c in block.schema.columns]
-        raise ValueError(f"columns {cols[:5]}: a {block.family!r} block is not linear in x "
-                         "(e.g. per-class variances need x^2 terms; use "
-                         "Gaussian(pooled=True)).")
+        raise ValueError(f"columns {cols[:5]}: a {block.family!r} block declares no linear "
+                         "terms (its family's linear_terms gives None: not linear in x, as "
+                         "per-class Gaussian variances need x^2 terms, which "
+                         "Gaussian(pooled=True) shares).")
     return terms
 
 
