@@ -102,9 +102,7 @@ class FittedModel:
         # read-only views: an in-place edit of class_count_ or a block's statistics would
         # reach the saved file and the next partial_fit but not the cached scorer
         object.__setattr__(self, "class_count", _read_only(self.class_count))
-        object.__setattr__(self, "blocks", tuple(
-            b._replace(prior=_read_only(b.prior), stats=_read_only(b.stats))
-            for b in self.blocks))
+        object.__setattr__(self, "blocks", tuple(_read_only_block(b) for b in self.blocks))
 
     def replace(self, **changes) -> FittedModel:
         return dataclasses.replace(self, **changes)
@@ -124,7 +122,16 @@ def _read_only(tree):
         leaf.flags.writeable = False
         return leaf
 
+    if not any(isinstance(leaf, np.ndarray) and leaf.flags.writeable
+               for leaf in jax.tree_util.tree_leaves(tree)):
+        return tree  # a model's replace: its blocks are views already
     return jax.tree_util.tree_map(view, tree)
+
+
+def _read_only_block(block: FittedBlock) -> FittedBlock:
+    prior, stats = _read_only(block.prior), _read_only(block.stats)
+    return block if prior is block.prior and stats is block.stats else block._replace(
+        prior=prior, stats=stats)
 
 
 # ---------------------------------------------------------------------- input checks
