@@ -30,6 +30,7 @@ import re
 import sys
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -204,23 +205,44 @@ class _Parser(argparse.ArgumentParser):
 
 
 # ---------------------------------------------------------------------- reading data
-def _read_table(source: str, target: str | None, sep: str = ","):
+class Csv(NamedTuple):
+    """How a CSV file is read (``--sep``, ``--keep-na-text``)."""
+
+    sep: str = ","
+    #: only an empty cell is a missing value (pandas reads NA, None, null, N/A, nan, ... as
+    #: missing too)
+    keep_na_text: bool = False
+
+    def kwargs(self) -> dict:
+        return {"sep": self.sep, **({"keep_default_na": False, "na_values": [""]}
+                                    if self.keep_na_text else {})}
+
+
+#: a comma-separated file read by pandas' rules
+COMMA = Csv()
+
+
+def _csv(args) -> Csv:
+    return Csv(args.sep, args.keep_na_text)
+
+
+def _read_table(source: str, target: str | None, csv: Csv = COMMA):
     if source in datasets.names():
         X, y = datasets.load(source)
         if target is not None and target != y.name:
             raise ValueError(f"dataset {source!r} has target {y.name!r}, not {target!r}.")
         return X, y
-    frame = _read_features(source, sep=sep)
+    frame = _read_features(source, csv=csv)
     if target is None:
         raise ValueError("--target is required with a data file.")
     if target not in frame.columns:
         raise ValueError(f"column {target!r} is not in {source!r} "
                          f"(columns: {', '.join(map(str, frame.columns))})"
-                         f"{_separator_hint(frame.columns, sep)}.")
+                         f"{_separator_hint(frame.columns, csv.sep)}.")
     if frame.shape[1] == 1:
         raise ValueError(f"{source!r} has only the target column {target!r}: no feature "
                          f"to fit on.")
-    return frame.drop(columns=target), _as_written(source, target, frame[target], sep)
+    return frame.drop(columns=target), _as_written(source, target, frame[target], csv)
 
 
 def _separator_hint(columns, sep: str) -> str:
@@ -237,7 +259,7 @@ def _separator_hint(columns, sep: str) -> str:
             f"{name!r} holds '{shown}', so give --sep '{shown}'")
 
 
-def _as_written(source: str, column, values: pd.Series, sep: str,
+def _as_written(source: str, column, values: pd.Series, csv: Csv,
                 kind: tuple = ("labels", "class", "classes")) -> pd.Series:
     """A column of labels (the target) or of codes (a Categorical column) as read, unless
     reading it as numbers (or booleans) merges values that the file writes differently
@@ -247,7 +269,7 @@ def _as_written(source: str, column, values: pd.Series, sep: str,
     if Path(source).suffix in (".parquet", ".pq") or not (
             pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values)):
         return values  # Parquet keeps its types; text was not parsed
-    text = pd.read_csv(source, usecols=[column], dtype=str, sep=sep)[column]
+    text = pd.read_csv(source, usecols=[column], dtype=str, **csv.kwargs())[column]
     text.index = values.index
     whole = values.dropna()
     if values.dtype.kind == "f" and len(whole) < len(values) and np.all(
@@ -267,7 +289,7 @@ def _as_written(source: str, column, values: pd.Series, sep: str,
     return text
 
 
-def _codes_as_written(source: str, X: pd.DataFrame, features, sep: str) -> pd.DataFrame:
+def _codes_as_written(source: str, X: pd.DataFrame, features, csv: Csv) -> pd.DataFrame:
     """``X`` with each column that ``--family`` gives a family of levels (Categorical) read
     as :func:`_as_written` reads the target: codes such as zip codes "01234" and "1234"
     stay two levels."""
@@ -277,11 +299,11 @@ def _codes_as_written(source: str, X: pd.DataFrame, features, sep: str) -> pd.Da
     X = X.copy()
     for column, family in families.items():
         if family.learns_levels():
-            X[column] = _as_written(source, column, X[column], sep, ("codes", "level", "levels"))
+            X[column] = _as_written(source, column, X[column], csv, ("codes", "level", "levels"))
     return X
 
 
-def _read_rows(source: str, model, sep: str = ",") -> pd.DataFrame:
+def _read_rows(source: str, model, csv: Csv = COMMA) -> pd.DataFrame:
     """The rows to predict or explain: a built-in dataset's features, or a file's columns,
     each Categorical column's cells read as the type of ``model``'s levels (a column of
     codes that ``fit`` read as text is read as text, whatever its cells look like)."""
@@ -290,8 +312,8 @@ def _read_rows(source: str, model, sep: str = ",") -> pd.DataFrame:
     from .outofcore import cells_as_levels, model_levels
 
     levels = model_levels(model.blocks_)
-    frame = _read_features(source, levels, sep=sep)
-    hint = _separator_hint(frame.columns, sep)
+    frame = _read_features(source, levels, csv=csv)
+    hint = _separator_hint(frame.columns, csv.sep)
     named = model.fitted_.named
     if hint and not (named and frame.columns[0] in set(model.fitted_.columns)):
         raise ValueError(f"{source!r} has one column, {frame.columns[0]!r}, which the model "
@@ -299,11 +321,12 @@ def _read_rows(source: str, model, sep: str = ",") -> pd.DataFrame:
     return cells_as_levels(frame, levels)
 
 
-def _read_features(source, levels=None, sep: str = ",") -> pd.DataFrame:
+def _read_features(source, levels=None, csv: Csv = COMMA) -> pd.DataFrame:
     """A CSV or Parquet file as a DataFrame; bad paths, unreadable files and files without
     data rows are one-line errors. ``levels`` (column -> a model's levels): a CSV column
-    whose levels are text is read as text (:func:`bayesnb.outofcore.text_dtypes`); ``sep``
-    separates a CSV's fields."""
+    whose levels are text is read as text (:func:`bayesnb.outofcore.text_dtypes`); ``csv``:
+    how a CSV is read (:class:`Csv`). A text column some of whose cells pandas reads as
+    missing (NA, None, ...) gets a warning that says so (:func:`_warn_missing_text`)."""
     path = Path(source)
     if not path.exists():
         raise ValueError(f"{source!r} is neither a file nor a built-in dataset "
@@ -314,13 +337,35 @@ def _read_features(source, levels=None, sep: str = ",") -> pd.DataFrame:
         else:
             from .outofcore import text_dtypes
 
-            frame = pd.read_csv(path, sep=sep, **text_dtypes({}, levels or {}))
+            frame = pd.read_csv(path, **text_dtypes(csv.kwargs(), levels or {}))
     except Exception as err:  # noqa: BLE001 - any reader failure is a bad file for the user
         raise ValueError(f"could not read {source!r}: {err}") from None
     if len(frame) == 0:
         raise ValueError(f"{source!r} has no data rows (columns: "
                          f"{', '.join(map(str, frame.columns)) or 'none'}).")
+    if path.suffix not in (".parquet", ".pq") and not csv.keep_na_text:
+        _warn_missing_text(source, frame, csv)
     return frame
+
+
+def _warn_missing_text(source, frame: pd.DataFrame, csv: Csv) -> None:
+    """Warn about each text column (the target too) with cells that pandas reads as missing
+    although the file writes something there ("NA", "None", "null", ...): a level or a label
+    of that name would silently be a missing value."""
+    columns = [c for c in frame.columns
+               if not pd.api.types.is_numeric_dtype(frame[c]) and frame[c].isna().any()]
+    if not columns:
+        return
+    text = pd.read_csv(source, usecols=columns, dtype=str, keep_default_na=False, sep=csv.sep)
+    for column in columns:
+        written = text[column].to_numpy()[frame[column].isna().to_numpy()]
+        written = written[written != ""]
+        if written.size:
+            tokens = ", ".join(map(repr, pd.unique(written)[:3]))
+            warnings.warn(f"column {column!r} of {source}: {written.size} cells written "
+                          f"{tokens} are read as missing values (pandas' rule for CSV "
+                          f"cells); if that is a level or a label, give --keep-na-text, which "
+                          f"reads only an empty cell as missing.", UserWarning, stacklevel=2)
 
 
 def _features(args, X):
@@ -435,13 +480,13 @@ def _wrap(text: str, width: int = 100) -> str:
 def _cmd_compare(args) -> int:
     from .compare import _compare
 
-    X, y = _read_table(args.data, args.target, args.sep)
+    X, y = _read_table(args.data, args.target, _csv(args))
     X, y = _labelled_rows(X, y, args, args.data, scored=True)
     X = _drop_columns(X, args, args.data)
     _warn_identifiers(X, args.data)
     methods = args.methods
     features = _features(args, X)
-    X = _codes_as_written(args.data, X, features, args.sep)
+    X = _codes_as_written(args.data, X, features, _csv(args))
     params = {**_mcmc_params(args, "mcmc" in methods), **_model_params(args)}
     # the table, its calibration table and the reliability diagram are one evaluation: the
     # out-of-fold predictions of these folds
@@ -552,11 +597,11 @@ def _cmd_fit(args) -> int:
     from . import NaiveBayes, save
 
     _check_output(args.output, args.data)
-    X, y = _read_table(args.data, args.target, args.sep)
+    X, y = _read_table(args.data, args.target, _csv(args))
     X = _drop_columns(X, args, args.data)
     _warn_identifiers(X, args.data)
     features = _features(args, X)
-    X = _codes_as_written(args.data, X, features, args.sep)
+    X = _codes_as_written(args.data, X, features, _csv(args))
     params = {**_mcmc_params(args, args.method == "mcmc"), **_model_params(args)}
     if args.seed is not None:
         if args.method != "mcmc":
@@ -611,7 +656,7 @@ def _cmd_predict(args) -> int:
     if args.output:
         _check_output(args.output, args.model, args.data)
     model = load(args.model)
-    X = _read_rows(args.data, model, args.sep)
+    X = _read_rows(args.data, model, _csv(args))
     X, ids = _drop_columns(X, args, args.data, keep_id=True)
     X = _used_columns(model, X, args.data)
     has_posterior = all(b.stats is not None for b in model.blocks_)
@@ -679,7 +724,7 @@ def _read_loss(source: str, classes) -> pd.DataFrame:
     if not path.exists():
         raise ValueError(f"--loss: {source!r} is not a file.")
     try:
-        frame = pd.read_csv(path, index_col=0, dtype=str)
+        frame = pd.read_csv(path, index_col=0, dtype=str, keep_default_na=False)
     except Exception as err:  # noqa: BLE001 - any reader failure is a bad file for the user
         raise ValueError(f"--loss: could not read {source!r}: {err}") from None
     by_text = {str(c): c for c in classes}
@@ -743,7 +788,7 @@ def _cmd_explain(args) -> int:
     from .explain import report
 
     model = load(args.model)
-    X = _drop_columns(_read_rows(args.data, model, args.sep), args, args.data)
+    X = _drop_columns(_read_rows(args.data, model, _csv(args)), args, args.data)
     X = _used_columns(model, X, args.data)  # as predict: other columns said and left out
     print(report(model, X, log=args.log, versus=args.versus), end="")
     return 0
@@ -790,6 +835,10 @@ def _add_sep(p):
     p.add_argument("--sep", type=separator, default=",", metavar="CHAR",
                    help="the field separator of a CSV file, e.g. ';' or '\\t' (a tab; also "
                    "'tab') (default: ',')")
+    p.add_argument("--keep-na-text", action="store_true",
+                   help="read only an empty CSV cell as a missing value; by default a cell "
+                   "written NA, None, null, N/A, nan, ... is missing too (pandas' rule), so a "
+                   "level or label of that name needs this")
 
 
 def _add_missing_label(p):

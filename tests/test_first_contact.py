@@ -402,3 +402,35 @@ def test_compare_says_nothing_when_methods_differ_and_no_reason_when_unknown():
     iris = datasets.load("iris")
     table = compare(*iris, methods=("mean", "bayes"), cv=3)  # Student-t is not the plug-in
     assert identical_note(table) == []
+
+
+def test_cli_text_read_as_missing_is_told_and_keep_na_text_keeps_it(tmp_path, capsys):
+    """pandas reads CSV cells written NA, None, null, nan ... as missing: a region column of
+    levels NA and EU lost its level NA silently (training accuracy 0.55), classes None and
+    Severe became one class under --missing-label drop, and a loss file naming the class
+    None failed (hunt 47). fit warns naming the cells; --keep-na-text keeps them."""
+    rng = np.random.default_rng(0)
+    y = rng.choice(["None", "Severe"], 60)
+    region = np.where(y == "None", rng.choice(["NA", "EU"], 60, p=[0.9, 0.1]),
+                      rng.choice(["NA", "EU"], 60, p=[0.1, 0.9]))
+    pd.DataFrame({"region": region, "x": rng.normal(size=60), "y": y}).to_csv(
+        tmp_path / "d.csv", index=False)
+    model = tmp_path / "m.bnb"
+    code, _, err = call(capsys, "fit", tmp_path / "d.csv", "--target", "y", "-o", model)
+    assert code == 2 and "missing label" in err[-1]
+    n_na, n_none = int((region == "NA").sum()), int((y == "None").sum())
+    assert any(f"column 'region' of {tmp_path / 'd.csv'}: {n_na} cells written 'NA' are read "
+               f"as missing values" in e and "--keep-na-text" in e for e in err)
+    assert any("column 'y'" in e and f"{n_none} cells written 'None'" in e for e in err)
+    code, _, err = call(capsys, "fit", tmp_path / "d.csv", "--target", "y", "--keep-na-text",
+                        "-o", model)
+    assert code == 0 and not any("missing" in e for e in err)
+    clf = bnb.load(model)
+    assert clf.classes_.tolist() == ["None", "Severe"]
+    by_hand = pd.crosstab(y, region, normalize="index")  # ML tables against the file's counts
+    assert clf.set_params(method="ml").conditional_tables()["region"].loc["None", "NA"] == \
+        pytest.approx(by_hand.loc["None", "NA"])
+    (tmp_path / "loss.csv").write_text(",None,Severe\nNone,0,1\nSevere,5,0\n")
+    code, out, err = call(capsys, "predict", model, tmp_path / "d.csv", "--keep-na-text",
+                          "--loss", tmp_path / "loss.csv")
+    assert code == 0 and "expected_loss_None" in out.splitlines()[0]
