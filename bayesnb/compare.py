@@ -22,6 +22,7 @@ import pandas as pd
 from scipy.special import logsumexp
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
+from sklearn.utils import _safe_indexing
 
 from ._progress import progress_bar
 from .estimator import METHODS as METHODS_ALL
@@ -304,7 +305,6 @@ def _compare(X, y, methods, *, features, models, cv, split, random_state, progre
     candidates.update(models or {})
     X, y = _labelled(X, y, params.get("missing_label"))
     y_arr = np.asarray(y)
-    frame = X if isinstance(X, pd.DataFrame) else None
     if split is not None:
         folds = [tuple(np.asarray(s) for s in split)]
         evaluation = f"one given split: {len(folds[0][1])} test rows"
@@ -314,8 +314,8 @@ def _compare(X, y, methods, *, features, models, cv, split, random_state, progre
         evaluation = (f"{cv}-fold stratified CV (random_state={random_state}): the "
                       f"out-of-fold predictions of all {len(y_arr)} rows")
 
-    def take(idx):
-        return frame.iloc[idx] if frame is not None else np.asarray(X)[idx]
+    def take(idx):  # rows by position: a DataFrame's, a sparse matrix's (as sparse), ...
+        return _safe_indexing(X, idx)
 
     def fit_predict(model, train, test):
         start = _clock()
@@ -545,10 +545,9 @@ def learning_curves(X: Data, y: ArrayLike, methods: Iterable[str] = ("ml", "map"
     pool, test = train_test_split(index, test_size=test_size, stratify=y_arr,
                                   random_state=random_state)
     rng = np.random.default_rng(random_state)
-    frame = X if isinstance(X, pd.DataFrame) else None
 
-    def take(idx):
-        return frame.iloc[idx] if frame is not None else np.asarray(X)[idx]
+    def take(idx):  # rows by position: a DataFrame's, a sparse matrix's (as sparse), ...
+        return _safe_indexing(X, idx)
 
     methods = list(methods)
     metrics = ["accuracy", "log_loss", "brier", "ece", "entropy"]

@@ -272,3 +272,23 @@ def test_predict_writes_float_labels_as_labels(tmp_path, capsys):
     assert main(["predict", str(tmp_path / "m.bnb"), str(data), "--precision", "2"]) == 0
     out = pd.read_csv(io.StringIO(capsys.readouterr().out), dtype={"prediction": str})
     assert out["prediction"].tolist() == ["1234567.0", "1234567.0", "1234568.0", "1234568.0"]
+
+
+def test_compare_and_learning_curves_take_sparse_rows():
+    """compare and learning_curves took a fold's rows by np.asarray(X)[idx]: a SciPy sparse X
+    (which fit accepts) became a 0-d object array, an IndexError (hunt 47). Its folds are
+    sparse rows now, scored as the dense array is."""
+    import scipy.sparse as sp
+
+    from bayesnb.compare import compare, learning_curves
+
+    rng = np.random.default_rng(0)
+    X, y = rng.poisson(1.0, (120, 20)), rng.integers(0, 2, 120)
+    scores = ["accuracy", "log_loss", "brier"]
+    sparse = compare(sp.csr_matrix(X), y, ["ml", "mean"], features=bnb.Multinomial())
+    dense = compare(X, y, ["ml", "mean"], features=bnb.Multinomial())
+    pd.testing.assert_frame_equal(sparse[scores], dense[scores], rtol=1e-12)
+    curves = [learning_curves(data, y, ["mean"], features=bnb.Multinomial(),
+                              train_sizes=(10, 40), repeats=2)
+              for data in (sp.csr_matrix(X), X)]
+    pd.testing.assert_frame_equal(curves[0], curves[1], rtol=1e-12)
