@@ -102,6 +102,13 @@ def expected_loss(proba: np.ndarray, loss: np.ndarray) -> np.ndarray:
     return np.asarray(proba, dtype=np.float64) @ loss
 
 
+def _same_label(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # an array or an incomparable object: not one label
+        return False
+
+
 def check_reject_cost(reject_cost) -> float | None:
     """``reject_cost`` as a float (or None): a finite real number."""
     if reject_cost is None:
@@ -134,8 +141,14 @@ def decide(proba: np.ndarray, loss: np.ndarray, classes, reject_cost=None,
     proba = np.asarray(proba, dtype=np.float64)
     rho = expected_loss(proba, loss)
     classes = np.asarray(classes)
-    # each expected loss sums its K terms in its own order: equal sums differ by rounding
-    rounding = 2 * len(classes) * np.finfo(np.float64).eps * np.max(np.abs(loss), initial=0.0)
+    if cost is not None and any(_same_label(reject_label, c) for c in classes.tolist()):
+        raise ValueError(f"reject_label={reject_label!r} is a class label: a rejected row "
+                         f"could not be told from that class; choose another label.")
+    # each expected loss sums its K terms in its own order: equal sums differ by rounding,
+    # bounded per row by the size of its terms (a huge loss of an improbable class is no term)
+    sizes = np.abs(proba) @ np.abs(np.asarray(loss, dtype=np.float64))
+    rounding = 2 * len(classes) * np.finfo(np.float64).eps * np.max(
+        sizes, axis=1, keepdims=True, initial=0.0)
     tied = rho <= rho.min(axis=1, keepdims=True, initial=np.inf) + rounding
     chosen = classes[np.argmax(np.where(tied, proba, -np.inf), axis=1)]
     if cost is None:

@@ -223,3 +223,31 @@ def test_cli_predict_with_a_loss_file(tmp_path):
     loss_file.write_text(",No,Maybe\nNo,0,1\nYes,4,0\n")
     code, _, err = _cli("predict", model, "playtennis", "--loss", loss_file)
     assert code == 2 and "column label 'Maybe' is not a class of the model" in err
+
+
+def test_the_tie_window_is_the_rounding_of_each_row_not_of_the_largest_loss():
+    """The window of ties was 2 K eps max|L| for every row: one loss of 1e8 (a catastrophic,
+    here improbable, class) made choices 1e-7 apart ties, and the more probable class won
+    with an expected loss 3e-9 above the other's (hunt 47). The window is now each row's
+    rounding, 2 K eps max_a sum_c |p_c L_ca|; exact ties still go to the more probable."""
+    from bayesnb.decisions import decide
+
+    classes = np.array(["a", "b", "c"])
+    p = np.array([[0.5 + 1e-9, 0.5 - 1e-9, 0.0], [0.5, 0.5, 0.0]])
+    loss = np.array([[0, 1, 1], [1 + 1e-8, 0, 1], [1e8, 1e8, 0]])
+    assert (p @ loss)[0, 0] - (p @ loss)[0, 1] == pytest.approx(3e-9, rel=1e-3)
+    assert decide(p[:1], loss, classes).tolist() == ["b"]
+    tie = np.array([[0, 1], [1, 0]])  # 0-1 loss, an exact tie: the first of the most probable
+    assert decide(np.array([[0.5, 0.5]]), tie, classes[:2]).tolist() == ["a"]
+
+
+def test_a_reject_label_that_is_a_class_is_refused():
+    """NaiveBayes.decide(..., reject_label=<a class>) returned ['a', 'a'] for a rejected row
+    and a row of class a (the CLI refused it; hunt 47)."""
+    X, y = np.array([[0.0], [0.1], [1.0], [1.1]]), np.array(["a", "a", "b", "b"])
+    clf = bnb.NaiveBayes(method="ml").fit(X, y)
+    loss = np.array([[0.0, 1.0], [1.0, 0.0]])
+    with pytest.raises(ValueError, match="reject_label='a' is a class label"):
+        clf.decide(np.array([[0.55], [0.0]]), loss=loss, reject_cost=0.2, reject_label="a")
+    got = clf.decide(np.array([[0.55], [0.0]]), loss=loss, reject_cost=0.2, reject_label="?")
+    assert got.tolist() == ["?", "a"]
