@@ -241,7 +241,10 @@ def _check_same_data(a, b) -> None:
         raise ValueError(f"the two models were not fitted on the same labels: class counts "
                          f"{np.asarray(a.class_count).tolist()[:10]} and "
                          f"{np.asarray(b.class_count).tolist()[:10]}.")
-    if tuple(a.columns) != tuple(b.columns):
+    # a DataFrame's columns are matched by name: the same columns in another order are the
+    # same data (an array's, by position, are not)
+    same_names = a.named and b.named and set(a.columns) == set(b.columns)
+    if tuple(a.columns) != tuple(b.columns) and not same_names:
         only_a = [c for c in a.columns if c not in set(b.columns)]
         only_b = [c for c in b.columns if c not in set(a.columns)]
         what = (f"columns only in model_a: {only_a[:10]}, only in model_b: {only_b[:10]}"

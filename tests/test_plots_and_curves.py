@@ -133,3 +133,13 @@ def test_bayes_factor_prefers_the_true_variance_structure(x64):
         poisson.log_evidence() - gaussian.log_evidence())
     with pytest.raises(ValueError, match="same labels"):
         log_bayes_factor(per_class, bnb.NaiveBayes(bnb.Gaussian()).fit(X[:10], y[:10]))
+    # a DataFrame's columns in another order are the same data (refused as "not comparable"
+    # before, hunt 47); an array's columns in another order are not
+    days, play = datasets.load_playtennis()
+    a = bnb.NaiveBayes().fit(days, play)
+    b = bnb.NaiveBayes().fit(days[days.columns[::-1]], play)
+    assert a.log_evidence() == pytest.approx(b.log_evidence(), rel=1e-12)
+    assert log_bayes_factor(a, b) == pytest.approx(0.0, abs=1e-9)
+    wide = rng.normal(size=(400, 2))
+    with pytest.raises(ValueError, match="other per-class statistics"):
+        log_bayes_factor(bnb.NaiveBayes().fit(wide, y), bnb.NaiveBayes().fit(wide[:, ::-1], y))
