@@ -350,6 +350,8 @@ def _load(jitted, settings, path, args):
     try:
         exported = export.deserialize(bytearray(path.read_bytes()))
     except Exception:  # noqa: BLE001 - none yet, or unreadable (damaged, another jax): again
+        exported = None
+    if exported is None:  # traced outside the handler: its errors are not chained to the read
         exported = export.export(jitted)(settings, *args)
         _write(path, exported.serialize())
     return exported_program(exported, compiler_options=_COMPILER_OPTIONS)

@@ -848,7 +848,7 @@ def _add_missing_label(p):
                    "that fit --method mcmc uses them as unlabeled rows)")
 
 
-def _add_no_progress(p, what: str = "no progress bars (neither bayesnb's nor NumPyro's)"):
+def _add_no_progress(p, what: str = "no progress bars"):
     p.add_argument("--no-progress", action="store_true", help=what)
 
 
@@ -914,7 +914,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="model file to write (*.bnb)")
     _add_columns(p, "an identifier column: not a feature (as --drop)")
     _add_inference(p)
-    _add_no_progress(p, "no progress bar (NumPyro's, under --method mcmc)")
+    _add_no_progress(p, "no progress bar (the sampler's, under --method mcmc)")
     _add_mcmc(p)
     p.add_argument("--seed", type=non_negative_int, help="NUTS seed (default: 0)")
     p.set_defaults(run=_cmd_fit)

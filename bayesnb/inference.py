@@ -203,8 +203,11 @@ def check_prior_sites(fitted, priors) -> None:
                 if meant != unknown[0] and meant in sites else "")
         raise ValueError(f"priors names {unknown[0]!r}, which is not a parameter site of this "
                          f"model (sites: {sorted(sites)}){hint}.")
-    for site, (i, _) in parameter_sites(fitted.blocks).items():
+    for site, (i, key) in parameter_sites(fitted.blocks).items():
         family = fitted.blocks[i].family
+        if site in priors:
+            support = family.posterior_distributions(fitted.blocks[i].prior)[key].support
+            _check_support(site, priors[site].support, support)
         learned = ("a hyperprior" if family.hyperpriors() else
                    "pooling" if family.pooling_prior() is not None else None)
         if site in priors and learned:  # it would be cut off from the data, silently
@@ -214,6 +217,35 @@ def check_prior_sites(fitted, priors) -> None:
                 f"sites of {learned} would stay at their prior, untouched by the data. State "
                 f"that block's prior in one place: the family's settings, or priors= with "
                 f"plain hyperparameters.")
+
+
+def _check_support(site: str, given, needed) -> None:
+    """Refuse a replacement prior whose support is not within the parameter's (a bounded
+    or truncated prior on a rate is; a prior over the reals is not), its bounds as numbers."""
+    if str(given) == str(needed):
+        return
+    have, need = _bounds(given), _bounds(needed)
+    if have is None or need is None or have[0] < need[0] or have[1] > need[1]:
+        raise ValueError(f"prior for {site!r}: its support is {_support_text(given)}, not "
+                         f"within the parameter's, {_support_text(needed)}.")
+
+
+def _bounds(support) -> tuple[float, float] | None:
+    """The widest ``(lower, upper)`` of an interval-like support (the reals, a half-line or
+    an interval; batch bounds: the widest), else None (a simplex, ...)."""
+    if support is dist.constraints.real:
+        return -np.inf, np.inf
+    lower, upper = (getattr(support, b, None) for b in ("lower_bound", "upper_bound"))
+    if lower is None and upper is None:
+        return None
+    return (-np.inf if lower is None else float(np.min(lower)),
+            np.inf if upper is None else float(np.max(upper)))
+
+
+def _support_text(support) -> str:
+    bounds = _bounds(support)
+    name = type(support).__name__.lstrip("_")
+    return name if bounds is None else f"{name} [{bounds[0]:g}, {bounds[1]:g}]"
 
 
 def _priors_f64(prior):

@@ -506,7 +506,8 @@ def check_prior_values(priors) -> None:
 class ReplacePriors(numpyro.primitives.Messenger):
     """Swap the prior of named parameter sites for user-given NumPyro distributions.
 
-    A replacement must have the site's support and event shape; its batch shape is expanded
+    A replacement must have the site's event shape (and a support within the site's,
+    ``inference.check_prior_sites``); its batch shape is expanded
     over the site's plates (classes, columns), so a scalar ``dist.LogNormal(0, 1)`` becomes an
     i.i.d. prior on every class x column rate. Non-conjugate: MCMC only.
     """
@@ -520,10 +521,7 @@ class ReplacePriors(numpyro.primitives.Messenger):
         name = msg["name"]
         if msg["type"] != "sample" or name not in self.priors or msg["is_observed"]:
             return
-        old, new = msg["fn"], self.priors[name]
-        if str(new.support) != str(old.support):
-            raise ValueError(f"prior for {name!r}: its support is {new.support}, the "
-                             f"parameter needs {old.support}.")
+        old, new = msg["fn"], self.priors[name]  # supports: checked before tracing
         if tuple(new.event_shape) != tuple(old.event_shape):
             raise ValueError(f"prior for {name!r}: event shape {tuple(new.event_shape)}, the "
                              f"parameter needs {tuple(old.event_shape)}.")

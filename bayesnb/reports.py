@@ -386,14 +386,16 @@ class BayesianReports:
             ``method="mcmc"`` (with their sample_stats), else 1000 exact conjugate draws.
         prior_draws : int or None, default=500
             Number of i.i.d. draws from the prior for the ``prior`` group (conjugate models;
-            ``None`` or a model with replacement priors or hyperpriors: no prior group).
+            ``None``, ``0`` or a model with replacement priors or hyperpriors: no prior
+            group).
         seed : int, default=0
             Seed of the exact, prior and predictive draws.
         backend : module, optional
             The module whose ``from_dict`` builds the result; ``arviz_base`` builds an arviz
             1.x ``DataTree`` on any Python.
         predictive_rows : int, optional
-            Add ``posterior_predictive`` and ``prior_predictive`` groups: ``predictive_rows``
+            Add ``posterior_predictive`` and ``prior_predictive`` groups (``None`` or ``0``:
+            none): ``predictive_rows``
             synthetic rows per draw, simulated from the NumPyro program by
             ``numpyro.infer.Predictive`` (as :meth:`simulate`) for up to 200 draws (one chain)
             of the model's own posterior (NUTS under ``method="mcmc"``, else exact; not
