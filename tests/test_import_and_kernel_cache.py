@@ -201,3 +201,23 @@ def test_folder_reads_the_environment(monkeypatch, tmp_path):
         assert _kernel_cache.folder() is None
     monkeypatch.setenv(_kernel_cache.ENV, str(tmp_path / "here"))
     assert _kernel_cache.folder() == tmp_path / "here"
+
+
+def test_an_error_tracing_a_new_nuts_program_is_not_chained_to_the_missing_file(
+        tmp_path, monkeypatch):
+    """With the program cache cold, an error while the NUTS program was traced was raised
+    inside the handler of the missing file's read: the traceback led with FileNotFoundError
+    (hunt 48). The trace now runs after the handler."""
+    from jax import export
+
+    from bayesnb import _nuts
+
+    def failing(*args, **kwargs):
+        def trace(*a, **k):
+            raise ValueError("an error of the model")
+        return trace
+
+    monkeypatch.setattr(export, "export", failing)
+    with pytest.raises(ValueError, match="an error of the model") as info:
+        _nuts._load(None, None, tmp_path / "nuts-missing.jax", ())
+    assert info.value.__context__ is None
