@@ -129,7 +129,7 @@ class FrameLayout:
     blocks are then taken from."""
 
     def __init__(self, frame: pd.DataFrame):
-        dtypes = list(frame.dtypes)
+        self.dtypes = dtypes = list(frame.dtypes)  # frame.dtypes is a new Series at each call
         self.extension = np.array([isinstance(t, pd.api.extensions.ExtensionDtype)
                                    for t in dtypes], dtype=bool)
         self.objects = self.extension | np.array(
@@ -557,7 +557,7 @@ def infer_family(table: Table, position: int, infer_counts=False, *,
         return KernelDensity() if use_kernel else Gaussian()
 
     if table.frame is not None:
-        dtype = table.frame.dtypes.iloc[position]
+        dtype = table.layout.dtypes[position]
         _refuse_times(dtype, table.columns[position], table.frame.iloc[:, position])
         if pd.api.types.is_bool_dtype(dtype):
             return Bernoulli()
@@ -644,9 +644,9 @@ def factor_levels(table: Table, positions: tuple) -> list[tuple | None]:
     column (whose levels are learned from the values, sorted where they order)."""
     if table.frame is None:
         return [None] * len(positions)
-    dtypes = table.frame.dtypes
-    return [tuple(dtypes.iloc[p].categories.tolist())
-            if isinstance(dtypes.iloc[p], pd.CategoricalDtype) else None for p in positions]
+    dtypes = table.layout.dtypes
+    return [tuple(dtypes[p].categories.tolist())
+            if isinstance(dtypes[p], pd.CategoricalDtype) else None for p in positions]
 
 
 def count_columns(table: Table, positions=None) -> np.ndarray:
@@ -673,7 +673,7 @@ def count_columns(table: Table, positions=None) -> np.ndarray:
         return mask
     for p in wanted:
         if table.frame is not None:
-            dtype = table.frame.dtypes.iloc[p]
+            dtype = table.layout.dtypes[p]
             if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
                 continue
             try:
