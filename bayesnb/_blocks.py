@@ -16,6 +16,10 @@ from .fast import _kernels, form_of
 #: bytes a cell of a pandas extension column takes once converted to a Python object (the
 #: pointer, a float or str object, pandas' temporaries): what sizes the chunks of such a block
 OBJECT_CELL_BYTES = 64
+#: a host chunk of such a block holds at least this many rows' worth of cells per column:
+#: each chunk converts and encodes every column anew, at a cost per column of about that many
+#: cells (benchmarks/tune.py FRAME_COLUMN_CELLS)
+FRAME_COLUMN_CELLS = 1 << 10
 
 
 def levels_of(schema: Schema):
@@ -79,12 +83,15 @@ def block_source(family, raw, schema: Schema, unseen: str) -> _kernels.Source:
     kernel_dtype = np.dtype(np.int32) if family.integer_codes else dtype
     # the kernels expand codes to a one-hot row of every level: size the chunks by that
     row_bytes = sum(len(lv) for lv in schema.levels) * dtype.itemsize
-    if isinstance(raw, FrameBlock):  # each chunk is converted to Python objects first
-        row_bytes = max(row_bytes, raw.shape[1] * OBJECT_CELL_BYTES)
+    chunk_cost = 0
+    if isinstance(raw, FrameBlock):  # each chunk is converted to Python objects first,
+        row_bytes = max(row_bytes, raw.shape[1] * OBJECT_CELL_BYTES)  # column by column
+        chunk_cost = raw.shape[1] * FRAME_COLUMN_CELLS
     if isinstance(raw, SparseRows):  # each chunk is densified in float64 first
         row_bytes = max(row_bytes, raw.shape[1] * 8)
     return _kernels.Source(encode, raw.shape[1], kernel_dtype, report, row_bytes,
-                           columns=tuple(schema.columns))  # errors name the column
+                           columns=tuple(schema.columns),  # errors name the column
+                           chunk_cost=chunk_cost)
 
 
 def block_positions(model, table: Table) -> list[tuple]:

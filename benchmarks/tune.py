@@ -92,6 +92,8 @@ CONSTANTS = {
                       ["shipped", "1 << 18", "1 << 22"]),
     "HOST_DRAW_ENTRIES": (["bayesnb._draws_host.HOST_DRAW_ENTRIES"],
                           ["gaussian-uncertainty"], ["shipped", "-1"]),
+    "FRAME_COLUMN_CELLS": (["bayesnb._blocks.FRAME_COLUMN_CELLS"],
+                           ["textframe-fit", "textframe-predict"], ["shipped", "0", "1 << 13"]),
     "CHECK_BLOCK_ENTRIES": (["bayesnb.families._base.CHECK_BLOCK_ENTRIES"],
                             ["bernoulli-predict", "bernoulli-fit"],
                             ["shipped", "1 << 40", "1 << 14", "1 << 18"]),
@@ -108,6 +110,8 @@ CELLS = {
     "csr-fit": ("csr", "fit", "sklearn"),
     "csr-predict": ("csr", "predict", "sklearn"),
     "gaussian-uncertainty": ("gaussian", "uncertainty", "predict_proba"),
+    "textframe-fit": ("textframe", "fit", "sklearn"),
+    "textframe-predict": ("textframe", "predict", "sklearn"),
 }
 #: the uncertainty cell: a fit of ``UNCERTAINTY_FIT`` rows (3 classes, 4 Gaussian columns) and
 #: ``predict_uncertainty`` of its first ``UNCERTAINTY_ROWS`` over ``UNCERTAINTY_DRAWS`` exact
@@ -115,6 +119,9 @@ CELLS = {
 UNCERTAINTY_FIT, UNCERTAINTY_ROWS, UNCERTAINTY_DRAWS = 500, 80, 1000
 #: ``sparse.py``'s shapes: rows, columns, stored values per row
 CSR_FULL, CSR_QUICK = (100_000, 50_000, 100), (2_000, 5_000, 30)
+#: the text-frame cells: a DataFrame of pandas text columns (3 levels, 2 classes), rows x
+#: columns, against scikit-learn's route for text, OrdinalEncoder then CategoricalNB
+TEXT_FULL, TEXT_QUICK = (300, 8_000), (300, 2_000)
 
 
 # ------------------------------------------------------------------------------ the child
@@ -133,6 +140,19 @@ def load(data: str, op: str, quick: bool, dtype: str):
         method = "bayes" if op == "bayes" else "mean"
         return (X, y, bnb.NaiveBayes(bnb.Multinomial(alpha=1.0), method=method, class_alpha=0),
                 MultinomialNB(alpha=1.0))
+    if data == "textframe":
+        import pandas as pd
+        from sklearn.naive_bayes import CategoricalNB
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import OrdinalEncoder
+
+        rng = np.random.default_rng(0)
+        n, f = TEXT_QUICK if quick else TEXT_FULL
+        words = np.array(["a", "b", "c"], dtype=object)
+        X = pd.DataFrame(words[rng.integers(0, 3, (n, f))],
+                         columns=[f"c{j}" for j in range(f)]).astype("string")
+        return (X, rng.integers(0, 2, n), bnb.NaiveBayes(bnb.Categorical(alpha=1.0), class_alpha=0),
+                make_pipeline(OrdinalEncoder(), CategoricalNB(alpha=1.0)))
     if op == "uncertainty":
         rng = np.random.default_rng(0)
         y = np.arange(UNCERTAINTY_FIT) % 3

@@ -119,6 +119,17 @@ def test_tune_times_later_uncertainty_calls_on_both_routes():
     assert rows == [("shipped", "100.000"), ("-1", "100.000")], text
 
 
+def test_tune_measures_the_text_frame_cells():
+    # pandas text columns against scikit-learn's OrdinalEncoder + CategoricalNB; the chunks'
+    # size does not change the answers
+    text = run_script("tune.py", "FRAME_COLUMN_CELLS", "--cell", "textframe-predict",
+                      "--values", "shipped", "0", "--quick", "--runs", "1", "--repeats", "1")
+    assert "textframe-predict (float32, quick): bayesnb._blocks.FRAME_COLUMN_CELLS" in text, text
+    rows = re.findall(r"^\| (\S+) \| [0-9.,]+ ms \| [0-9.,]+ ms \| [0-9.]+x \| "
+                      r"[0-9.]+ \| ([0-9.]+)% \|$", text, flags=re.MULTILINE)
+    assert rows == [("shipped", "100.000"), ("0", "100.000")], text
+
+
 def test_compile_bound_reports_each_model_within_the_bound():
     text = run_script("compile_bound.py", "--classes", "2", "5", "--max-executables", "3",
                       "--blocks", "3", "--nuts-blocks", "3")

@@ -201,7 +201,7 @@ def stream_stats(block, raw, codes: np.ndarray, weight: np.ndarray, n_classes: i
     source = block_source(family, raw, schema, "error")
     levels, total = levels_of(schema), None
     bins = n_classes * sum(levels or ())
-    for start, stop in _bounds(codes.shape[0], source.width, 8 * bins):
+    for start, stop in _bounds(codes.shape[0], source.width, 8 * bins + source.chunk_cost):
         chunk = form_of(family).host_stats(source.read(start, stop), codes[start:stop],
                                   weight[start:stop], n_classes, levels)
         total = chunk if total is None else family.merge_stats(total, chunk)
@@ -216,6 +216,6 @@ def stream_scores(block, table, raw, n_rows: int, n_classes: int, unseen: str,
     source = block_source(family, raw, block.schema, unseen)
     prepared = form_of(family).host_score_table(table, exact)
     out = np.empty((n_rows, n_classes))
-    for start, stop in _bounds(n_rows, source.width):
+    for start, stop in _bounds(n_rows, source.width, source.chunk_cost):
         out[start:stop] = form_of(family).host_scores(prepared, source.read(start, stop))
     return out

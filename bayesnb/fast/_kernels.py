@@ -658,6 +658,9 @@ class Source(NamedTuple):
     columns: tuple = ()
     #: ``read`` returns slices of a device-resident ``jax.Array`` (:class:`_DeviceChunks`)
     device: bool = False
+    #: a host chunk's fixed work, in cells: the host chunks are made at least this large
+    #: (``_host``; a DataFrame's extension columns are converted column by column)
+    chunk_cost: int = 0
 
 
 def aligned_empty(shape: tuple, dtype, align: int = 64) -> np.ndarray:
