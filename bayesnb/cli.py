@@ -1006,6 +1006,13 @@ def _warnings_as_lines(prog: str):
             warnings.simplefilter("ignore", category)
 
         def show(message, category, filename, lineno, file=None, line=None):
+            suggested = getattr(message, "suggested", None)  # MCMC advice: as options
+            if suggested:
+                from .inference import suggestion_call
+
+                call = suggestion_call(f"{k}={v}" for k, v in suggested.items())
+                options = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in suggested.items())
+                message = str(message).replace(call, options)
             print(f"{prog}: warning: {_one_line(message)}", file=sys.stderr)
 
         warnings.showwarning = show

@@ -1142,13 +1142,15 @@ def check_convergence(summary, sample_stats, *, r_hat_max=1.01, ess_min=400, set
     if n_div:
         problems.append(f"{n_div} divergent transitions")
     if problems:
-        warnings.warn("MCMC may not have converged: " + "; ".join(problems) + ". "
-                      + _advice(settings or {}, n_div), ConvergenceWarning, stacklevel=6)
+        text, suggested = _advice(settings or {}, n_div)
+        warnings.warn(ConvergenceWarning("MCMC may not have converged: " + "; ".join(problems)
+                                         + ". " + text, suggested), stacklevel=6)
     return problems
 
 
-def _advice(settings, n_div):
-    """What to change, in the estimator's own parameter names, with a call to copy."""
+def _advice(settings, n_div) -> tuple[str, dict]:
+    """What to change, in the estimator's own parameter names, with a call to copy; and the
+    settings it suggests."""
     warmup, samples = settings.get("num_warmup"), settings.get("num_samples")
     chains = settings.get("num_chains")
     raise_, call = [], []
@@ -1160,16 +1162,25 @@ def _advice(settings, n_div):
         raise_.append(f"num_warmup, num_samples to {more[0]}, {more[1]} (now {warmup}, "
                       f"{samples})")
         call += [f"num_warmup={more[0]}", f"num_samples={more[1]}"]
-    text = ("Raise " + " and ".join(raise_) + ", e.g. NaiveBayes(method='mcmc', "
-            + ", ".join(call) + ")") if call else "Run longer chains (num_warmup, num_samples)"
+    text = ("Raise " + " and ".join(raise_) + ", e.g. " + suggestion_call(call)
+            ) if call else "Run longer chains (num_warmup, num_samples)"
     if n_div:
         text += " (a longer warm-up adapts a smaller step size against divergences)"
-    return text + "; where the model is conjugate, method='bayes' gives the exact answer."
+    suggested = dict(item.split("=") for item in call)
+    return text + "; where the model is conjugate, method='bayes' gives the exact answer.", \
+        {k: int(v) for k, v in suggested.items()}
+
+
+def suggestion_call(settings) -> str:
+    """The estimator call with ``settings`` (``"name=value"`` items) in a warning's advice."""
+    return "NaiveBayes(method='mcmc', " + ", ".join(settings) + ")"
 
 
 class ConvergenceWarning(UserWarning):
     """MCMC diagnostics (r-hat, ESS, divergences) crossed their thresholds, after a fit with
-    ``method="mcmc"``; its message names the worst parameters and the settings to raise.
+    ``method="mcmc"``; its message names the worst parameters and the settings to raise,
+    which ``suggested`` holds (``{"num_chains": 4, ...}``; the command line prints them as
+    its options).
 
     Examples
     --------
@@ -1183,3 +1194,7 @@ class ConvergenceWarning(UserWarning):
     ...     warnings.simplefilter("ignore", bnb.ConvergenceWarning)
     ...     # bnb.NaiveBayes(method="mcmc", num_samples=100).fit(X, y) warns nothing here
     """
+
+    def __init__(self, message: str, suggested: dict | None = None):
+        super().__init__(message)
+        self.suggested = dict(suggested or {})

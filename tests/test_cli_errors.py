@@ -321,6 +321,10 @@ def test_fit_mcmc_with_its_settings_and_no_progress(capsys, tmp_path, monkeypatc
                           "--no-progress", "-o", model)
     assert code == 0, err
     assert all(line.startswith("bayesnb fit: warning: MCMC") for line in err), err
+    # its advice in the command's options, not in Python (hunt 48)
+    assert any("e.g. --num-chains 4 --num-warmup 1000 --num-samples 1000" in line
+               for line in err), err
+    assert "NaiveBayes(" not in "".join(err)
     assert "%|" not in "".join(err)
     assert bars == [False]
     loaded = bnb.load(model)
