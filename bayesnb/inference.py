@@ -205,9 +205,6 @@ def check_prior_sites(fitted, priors) -> None:
                          f"model (sites: {sorted(sites)}){hint}.")
     for site, (i, key) in parameter_sites(fitted.blocks).items():
         family = fitted.blocks[i].family
-        if site in priors:
-            support = family.posterior_distributions(fitted.blocks[i].prior)[key].support
-            _check_support(site, priors[site].support, support)
         learned = ("a hyperprior" if family.hyperpriors() else
                    "pooling" if family.pooling_prior() is not None else None)
         if site in priors and learned:  # it would be cut off from the data, silently
@@ -217,6 +214,11 @@ def check_prior_sites(fitted, priors) -> None:
                 f"sites of {learned} would stay at their prior, untouched by the data. State "
                 f"that block's prior in one place: the family's settings, or priors= with "
                 f"plain hyperparameters.")
+        if site in priors:
+            support = family.posterior_distributions(fitted.blocks[i].prior)[key].support
+            _check_support(site, priors[site].support, support)
+    if "class_probs" in priors:
+        _check_support("class_probs", priors["class_probs"].support, dist.constraints.simplex)
 
 
 def _check_support(site: str, given, needed) -> None:
@@ -225,7 +227,8 @@ def _check_support(site: str, given, needed) -> None:
     if str(given) == str(needed):
         return
     have, need = _bounds(given), _bounds(needed)
-    if have is None or need is None or have[0] < need[0] or have[1] > need[1]:
+    if (have is None or need is None or have[0] < need[0] or have[1] > need[1]
+            or given.is_discrete != needed.is_discrete):  # integers: no NUTS, no density here
         raise ValueError(f"prior for {site!r}: its support is {_support_text(given)}, not "
                          f"within the parameter's, {_support_text(needed)}.")
 

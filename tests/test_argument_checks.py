@@ -248,6 +248,18 @@ def test_a_distribution_of_the_wrong_support_is_still_refused_by_its_support():
     with pytest.raises(ValueError, match=r"its support is Interval \[-1, 100\], not within"):
         bnb.NaiveBayes(bnb.Poisson(), priors={"poisson.rate": dist.Uniform(-1.0, 100.0)},
                        **SHORT_MCMC).fit(counts, y)
+    # integers within the bounds are no density on a rate; class_probs needs a simplex; a
+    # pooled site is refused for its pooling (review of the change: hunt 49)
+    refused = [({"poisson.rate": dist.Poisson(3.0)}, "IntegerNonnegative"),
+               ({"class_probs": dist.Normal(0.5, 1.0).expand([2]).to_event(1)},
+                "not within the parameter's, Simplex")]
+    for priors, message in refused:
+        with pytest.raises(ValueError, match=message):
+            bnb.NaiveBayes(bnb.Poisson(), priors=priors, **SHORT_MCMC).fit(counts, y)
+    levels = pd.DataFrame({"c": np.random.default_rng(0).choice(["u", "v", "w"], 40)})
+    with pytest.raises(ValueError, match="whose Categorical block has pooling"):
+        bnb.NaiveBayes(bnb.Categorical(pooling="partial"), **SHORT_MCMC, priors={
+            "categorical.c.shared_mean": dist.Dirichlet(np.ones(3))}).fit(levels, y)
 
 
 # ---------------------------------------------------------------- the estimator's switches
