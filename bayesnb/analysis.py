@@ -241,15 +241,16 @@ def _check_same_data(a, b) -> None:
         raise ValueError(f"the two models were not fitted on the same labels: class counts "
                          f"{np.asarray(a.class_count).tolist()[:10]} and "
                          f"{np.asarray(b.class_count).tolist()[:10]}.")
-    # a DataFrame's columns are matched by name: the same columns in another order are the
-    # same data (an array's, by position, are not)
-    same_names = a.named and b.named and set(a.columns) == set(b.columns)
-    if tuple(a.columns) != tuple(b.columns) and not same_names:
+    if tuple(a.columns) != tuple(b.columns):
         only_a = [c for c in a.columns if c not in set(b.columns)]
         only_b = [c for c in b.columns if c not in set(a.columns)]
-        what = (f"columns only in model_a: {only_a[:10]}, only in model_b: {only_b[:10]}"
-                if only_a or only_b else "the same columns in another order")
-        raise ValueError(f"the two models were not fitted on the same columns ({what}); the "
+        if not (only_a or only_b):  # the statistics are kept in column order: not checkable
+            raise ValueError("the two models were fitted on the same columns in another "
+                             "order, so whether they saw the same data cannot be checked: fit "
+                             "both with one column order, e.g. model_b on "
+                             "X[model_a.feature_names_in_].")
+        raise ValueError(f"the two models were not fitted on the same columns (columns only "
+                         f"in model_a: {only_a[:10]}, only in model_b: {only_b[:10]}); the "
                          f"evidence of one is not comparable with the other's.")
     # statistics depend on the data, not on a family's hyperparameters: where both models
     # hold the same kind of statistics of the same columns, they must agree

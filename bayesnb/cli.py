@@ -365,7 +365,8 @@ def _warn_missing_text(source, frame: pd.DataFrame, csv: Csv) -> None:
             warnings.warn(f"column {column!r} of {source}: {written.size} cells written "
                           f"{tokens} are read as missing values (pandas' rule for CSV "
                           f"cells); if that is a level or a label, give --keep-na-text, which "
-                          f"reads only an empty cell as missing.", UserWarning, stacklevel=2)
+                          f"reads only an empty cell as missing (a numeric column with such "
+                          f"cells is then text).", UserWarning, stacklevel=2)
 
 
 def _features(args, X):
@@ -838,7 +839,8 @@ def _add_sep(p):
     p.add_argument("--keep-na-text", action="store_true",
                    help="read only an empty CSV cell as a missing value; by default a cell "
                    "written NA, None, null, N/A, nan, ... is missing too (pandas' rule), so a "
-                   "level or label of that name needs this")
+                   "level or label of that name needs this (a numeric column with such "
+                   "cells is then text)")
 
 
 def _add_missing_label(p):

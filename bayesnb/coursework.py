@@ -79,6 +79,10 @@ def from_tables(class_prior: Mapping[Hashable, float], *, columns: Sequence[Hash
         raise TypeError(f"from_tables() got an unexpected keyword argument {unknown[0]!r} "
                         f"(tables can be stated for {', '.join(stated)}).")
     if isinstance(class_prior, pd.Series):  # indexed by class, as NaiveBayes takes it
+        if class_prior.index.has_duplicates:
+            raise ValueError(f"from_tables: class_prior names class "
+                             f"{class_prior.index[class_prior.index.duplicated()][0]!r} more "
+                             f"than once.")
         class_prior = dict(class_prior.items())
     if not isinstance(class_prior, Mapping):
         raise TypeError(f"from_tables: class_prior must map each class to its probability "

@@ -569,24 +569,25 @@ def plug_in_value(clf, site: str, index: tuple, method: str):
     from ._classes import class_log_prior
     from .model import parameter_sites
 
+    sites = parameter_sites(clf.blocks_)
+    if site != "class_probs" and site not in sites:
+        raise ValueError(f"unknown parameter site {site!r} (sites: "
+                         f"{['class_probs', *sites]}).")
     try:
         if site == "class_probs":
             lp = class_log_prior(clf.class_count_, clf._class_alpha_array(),
                                  clf._class_prior_array(), method)
             return float(np.exp(lp[index]))
-        if site in parameter_sites(clf.blocks_):
-            i, key = parameter_sites(clf.blocks_)[site]
-            block = clf.blocks_[i]
-            family = type(block.family)
-            if block.family.pooling_prior() is not None:  # a learned prior: no closed form
-                return None
-            block.family.check_prior(block.prior, block.schema, method)
-            table = family.estimate(block.prior, block.stats, method)
-            return float(block.family.plug_in_sites(block.prior, table)[key][index])
+        i, key = sites[site]
+        block = clf.blocks_[i]
+        if block.family.pooling_prior() is not None:  # a learned prior: no closed form
+            return None
+        block.family.check_prior(block.prior, block.schema, method)
+        table = type(block.family).estimate(block.prior, block.stats, method)
     except ValueError:  # e.g. MAP undefined under this prior
         return None
-    raise ValueError(f"unknown parameter site {site!r} (sites: "
-                     f"{['class_probs', *parameter_sites(clf.blocks_)]}).")
+    # outside the handler: a family that does not give its sites' values says so
+    return float(block.family.plug_in_sites(block.prior, table)[key][index])
 
 
 #: what ``density_plot`` draws per class: p(x | class), or p(x, class) = p(class) p(x | class)

@@ -374,9 +374,9 @@ def test_a_hyperparameter_of_the_wrong_sign_is_told_so_without_the_float32_hint(
     """The float32 range is named only where the range failed, not the sign."""
     X, y = np.ones((4, 2)), [0, 1, 0, 1]
     with pytest.raises(ValueError, match=r"column 0: Multinomial: alpha must be finite and "
-                                         r"positive, got np.float64\(0.0\) \(a prior of 0 "
-                                         r"here is no prior: the unsmoothed, maximum-likelihood "
-                                         r"estimates are method='ml'\)\.$"):
+                                         r"positive, got np.float64\(0.0\) \(0 gives no proper "
+                                         r"prior; the unsmoothed, maximum-likelihood estimates "
+                                         r"are method='ml'\)\.$"):
         bnb.NaiveBayes(bnb.Multinomial(alpha=0.0)).fit(X, y)
     with pytest.raises(ValueError, match=r"alpha must be finite and positive, got "
                                          r"np.float64\(-1.0\)\.$"):  # no level layout here

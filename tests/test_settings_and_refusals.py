@@ -135,6 +135,9 @@ def test_stated_class_prior_as_a_series_and_rounded_tables():
     np.testing.assert_allclose(proba[0], [no / (no + 1 / 7), 1 / 7 / (no + 1 / 7)], rtol=1e-6)
     with pytest.raises(TypeError, match="class_prior must map each class to its probability"):
         bnb.from_tables([9 / 14, 5 / 14], categorical=outlook)
+    with pytest.raises(ValueError, match="class_prior names class 'Yes' more than once"):
+        bnb.from_tables(pd.Series([0.3, 0.2, 0.5], index=["Yes", "Yes", "No"]),
+                        categorical=outlook)
     rounded = {"Outlook": {"Yes": {"Sunny": 0.222, "Overcast": 0.444, "Rain": 0.333},
                            "No": {"Sunny": 0.6, "Overcast": 0.0, "Rain": 0.4}}}
     with pytest.raises(ValueError, match=r"column 'Outlook', class 'Yes': the probabilities sum "

@@ -269,7 +269,7 @@ def broadcast_hyper(value: Any, n: int, name: str, family: str, *, positive: boo
         need = ("finite (within float32 range: enable x64 for larger)" if too_large
                 else "finite") + sign
         # seed 001's "smoothing 0 is ML": the unsmoothed estimates are a method, not a prior
-        unsmoothed = (" (a prior of 0 here is no prior: the unsmoothed, maximum-likelihood "
+        unsmoothed = (" (0 gives no proper prior; the unsmoothed, maximum-likelihood "
                       "estimates are method='ml')" if positive and a[j] == 0 else "")
         raise ValueError(f"{where}{family}: {name} must be {need}, got {a[j]!r}{unsmoothed}.")
     return a
