@@ -1198,6 +1198,6 @@ class ConvergenceWarning(UserWarning):
     ...     # bnb.NaiveBayes(method="mcmc", num_samples=100).fit(X, y) warns nothing here
     """
 
-    def __init__(self, message: str, suggested: dict | None = None):
+    def __init__(self, message: str, suggested: dict | None = None) -> None:
         super().__init__(message)
         self.suggested = dict(suggested or {})
