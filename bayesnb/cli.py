@@ -1012,7 +1012,7 @@ def _warnings_as_lines(prog: str):
             if suggested:
                 from .inference import suggestion_call
 
-                call = suggestion_call(f"{k}={v}" for k, v in suggested.items())
+                call = suggestion_call(suggested)
                 options = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in suggested.items())
                 message = str(message).replace(call, options)
             print(f"{prog}: warning: {_one_line(message)}", file=sys.stderr)

@@ -1156,27 +1156,26 @@ def _advice(settings, n_div) -> tuple[str, dict]:
     settings it suggests."""
     warmup, samples = settings.get("num_warmup"), settings.get("num_samples")
     chains = settings.get("num_chains")
-    raise_, call = [], []
+    raise_, suggested = [], {}
     if chains is not None and chains < 4:
         raise_.append(f"num_chains to 4 (now {chains})")
-        call.append("num_chains=4")
+        suggested["num_chains"] = 4
     if warmup is not None and samples is not None:
         more = max(1000, 2 * warmup), max(1000, 2 * samples)
         raise_.append(f"num_warmup, num_samples to {more[0]}, {more[1]} (now {warmup}, "
                       f"{samples})")
-        call += [f"num_warmup={more[0]}", f"num_samples={more[1]}"]
-    text = ("Raise " + " and ".join(raise_) + ", e.g. " + suggestion_call(call)
-            ) if call else "Run longer chains (num_warmup, num_samples)"
+        suggested.update(num_warmup=more[0], num_samples=more[1])
+    text = ("Raise " + " and ".join(raise_) + ", e.g. " + suggestion_call(suggested)
+            ) if suggested else "Run longer chains (num_warmup, num_samples)"
     if n_div:
         text += " (a longer warm-up adapts a smaller step size against divergences)"
-    suggested = dict(item.split("=") for item in call)
-    return text + "; where the model is conjugate, method='bayes' gives the exact answer.", \
-        {k: int(v) for k, v in suggested.items()}
+    return (text + "; where the model is conjugate, method='bayes' gives the exact answer.",
+            suggested)
 
 
-def suggestion_call(settings) -> str:
-    """The estimator call with ``settings`` (``"name=value"`` items) in a warning's advice."""
-    return "NaiveBayes(method='mcmc', " + ", ".join(settings) + ")"
+def suggestion_call(suggested: dict) -> str:
+    """The estimator call with the ``suggested`` settings, in a warning's advice."""
+    return "NaiveBayes(method='mcmc', " + ", ".join(f"{k}={v}" for k, v in suggested.items()) + ")"
 
 
 class ConvergenceWarning(UserWarning):

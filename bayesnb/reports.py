@@ -724,15 +724,16 @@ class BayesianReports:
         class
         No         0.0000  0.4000  0.6000
         Yes        0.4444  0.3333  0.2222"""
+        from .explain import entries
+
         tables, exact = self._shown_tables()
-        out = []  # (position of the column, or of a block's first, key, table)
+        out = {}
         for b, table in zip(self.blocks_, tables, strict=True):
             params = type(b.family).estimate(b.prior, b.stats, "mean") if exact else table
-            position = dict(zip(b.schema.columns, b.positions, strict=True))
-            out.extend((position.get(k, min(b.positions)), k, v.astype(np.float64))
-                       for k, v in type(b.family).describe(params, b.schema,
-                                                           self.classes_).items())
-        return {k: v for _, k, v in sorted(out, key=lambda e: e[0])}
+            tables = type(b.family).describe(params, b.schema, self.classes_)
+            out.update({k: v.astype(np.float64) for k, v in tables.items()})
+        rank = {key: i for i, (key, _) in enumerate(entries(self._fitted()))}  # data's order
+        return dict(sorted(out.items(), key=lambda item: rank.get(item[0], len(rank))))
 
     def _shown_tables(self) -> tuple[list, bool]:
         """``(tables, exact)``: per block the current method's plug-in tables, or with

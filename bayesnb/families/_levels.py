@@ -169,14 +169,11 @@ def level_values(value, schema, name: str, family: str) -> np.ndarray:
     layout = ("; for one value per level give a nested list, one list per column, each in "
               f"the column's level order: [{shown}]")
     if not per_level:
-        if not is_distribution(value) and np.ndim(value) not in (0, 1):
-            raise ValueError(f"{family}: {name} must be a scalar or one value per column "
-                             f"({len(sizes)}), got shape {np.shape(value)}{layout}.")
         try:
             return broadcast_hyper(value, len(sizes), name, family,
                                    columns=schema.columns)[flat_layout(sizes)[1]]
         except ValueError as err:  # the layout helps a value of the wrong shape only
-            wrong_shape = np.ndim(value) == 1 and len(value) != len(sizes)
+            wrong_shape = np.ndim(value) != 0 and np.shape(value) != (len(sizes),)
             raise ValueError(f"{str(err).rstrip('.')}{layout if wrong_shape else ''}.") from None
     if len(value) != len(sizes):
         raise ValueError(f"{family}: {name} gives per-level values for {len(value)} columns, "
