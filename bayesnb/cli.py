@@ -206,16 +206,18 @@ class _Parser(argparse.ArgumentParser):
 
 # ---------------------------------------------------------------------- reading data
 class Csv(NamedTuple):
-    """How a CSV file is read (``--sep``, ``--keep-na-text``)."""
+    """How a CSV file is read (``--sep``, ``--decimal``, ``--keep-na-text``)."""
 
     sep: str = ","
     #: only an empty cell is a missing value (pandas reads NA, None, null, N/A, nan, ... as
     #: missing too)
     keep_na_text: bool = False
+    #: the decimal mark of numbers (``,`` in the CSV exports of many locales)
+    decimal: str = "."
 
     def kwargs(self) -> dict:
-        return {"sep": self.sep, **({"keep_default_na": False, "na_values": [""]}
-                                    if self.keep_na_text else {})}
+        return {"sep": self.sep, "decimal": self.decimal,
+                **({"keep_default_na": False, "na_values": [""]} if self.keep_na_text else {})}
 
 
 #: a comma-separated file read by pandas' rules
@@ -223,7 +225,10 @@ COMMA = Csv()
 
 
 def _csv(args) -> Csv:
-    return Csv(args.sep, args.keep_na_text)
+    if args.decimal == args.sep:
+        raise ValueError(f"--decimal {args.decimal!r} is also the field separator (--sep); "
+                         f"give another --sep, such as ';'.")
+    return Csv(args.sep, args.keep_na_text, args.decimal)
 
 
 def _read_table(source: str, target: str | None, csv: Csv = COMMA):
@@ -343,9 +348,35 @@ def _read_features(source, levels=None, csv: Csv = COMMA) -> pd.DataFrame:
     if len(frame) == 0:
         raise ValueError(f"{source!r} has no data rows (columns: "
                          f"{', '.join(map(str, frame.columns)) or 'none'}).")
-    if path.suffix not in (".parquet", ".pq") and not csv.keep_na_text:
-        _warn_missing_text(source, frame, csv)
+    if path.suffix not in (".parquet", ".pq"):
+        _warn_decimal_commas(source, frame, csv, levels or {})
+        if not csv.keep_na_text:
+            _warn_missing_text(source, frame, csv)
     return frame
+
+
+#: a cell that reads as a number written with a decimal comma ("23,61", "-0,5", "7")
+_DECIMAL_COMMA = r"^\s*[+-]?\d+(,\d+)?\s*$"
+
+
+def _warn_decimal_commas(source, frame: pd.DataFrame, csv: Csv, levels) -> None:
+    """Warn about each text column whose cells are all numbers written with a decimal comma
+    (some with one) while ``--decimal`` is '.': read as text, such a column would be a
+    Categorical of one level per value, fitted without complaint and useless on new rows."""
+    if csv.decimal != "." or csv.sep == ",":
+        return
+    for column in frame.columns:
+        values = frame[column]
+        if pd.api.types.is_numeric_dtype(values) or column in levels:
+            continue
+        cells = values.dropna().astype(str)
+        if len(cells) and cells.str.contains(",").any() and cells.str.match(
+                _DECIMAL_COMMA).all():
+            example = cells[cells.str.contains(",")].iloc[0]
+            warnings.warn(f"column {column!r} of {source}: its cells (such as {example!r}) "
+                          f"look like numbers with a decimal comma, so they are read as text "
+                          f"(a Categorical column, one level per value); give --decimal ',' "
+                          f"to read them as numbers.", UserWarning, stacklevel=2)
 
 
 def _warn_missing_text(source, frame: pd.DataFrame, csv: Csv) -> None:
@@ -836,6 +867,9 @@ def _add_sep(p):
     p.add_argument("--sep", type=separator, default=",", metavar="CHAR",
                    help="the field separator of a CSV file, e.g. ';' or '\\t' (a tab; also "
                    "'tab') (default: ',')")
+    p.add_argument("--decimal", choices=(".", ","), default=".",
+                   help="the decimal mark of a CSV file's numbers: ',' for 23,61 (with "
+                   "--sep ';', as many locales export) (default: '.')")
     p.add_argument("--keep-na-text", action="store_true",
                    help="read only an empty CSV cell as a missing value; by default a cell "
                    "written NA, None, null, N/A, nan, ... is missing too (pandas' rule), so a "

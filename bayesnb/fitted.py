@@ -99,8 +99,9 @@ class FittedModel:
     nuts: NutsRun | None = None
 
     def __post_init__(self):
-        # read-only views: an in-place edit of class_count_ or a block's statistics would
-        # reach the saved file and the next partial_fit but not the cached scorer
+        # read-only views: an in-place edit of classes_, class_count_ or a block's statistics
+        # would reach the saved file and the next partial_fit but not the cached scorer
+        object.__setattr__(self, "classes", _read_only(self.classes))
         object.__setattr__(self, "class_count", _read_only(self.class_count))
         object.__setattr__(self, "blocks", tuple(_read_only_block(b) for b in self.blocks))
 

@@ -239,6 +239,55 @@ def test_gaussian_class_coarse_at_the_fit_shift_is_fitted_in_float64():
                                rtol=1e-12)
 
 
+
+def _cancelling_outliers(rows_per_class: int, z: float):
+    """Two classes standardised exactly (mean 0), column 0 narrower in class 1 and column 1
+    in class 0 by the same factor, and rows near ``(z, z)``, where the two columns' large
+    class log-ratios cancel: their probabilities hang on the variances' last digits."""
+    rng = np.random.default_rng(20)
+    y = np.repeat([0, 1], rows_per_class)
+    X = rng.normal(0, 1, (2 * rows_per_class, 2))
+    for c in (0, 1):
+        X[y == c] = (X[y == c] - X[y == c].mean(0)) / X[y == c].std(0)
+    X[y == 1, 0] *= 0.999
+    X[y == 0, 1] *= 0.999
+    rows = np.array([[z, z], [z, z + 0.5], [z + 0.5, z]])
+    return X, y, rows
+
+
+def _gaussian_ml_proba(X, y, rows) -> np.ndarray:
+    """float64 SciPy: ML normals (population sd), equal class priors."""
+    from scipy.stats import norm
+
+    logit = sum(norm.logpdf(rows[:, j], X[y == 0, j].mean(), X[y == 0, j].std())
+                - norm.logpdf(rows[:, j], X[y == 1, j].mean(), X[y == 1, j].std())
+                for j in range(2))
+    p0 = 1.0 / (1.0 + np.exp(-logit))
+    return np.column_stack([p0, 1.0 - p0])
+
+
+@pytest.mark.parametrize("rows_per_class, with_categorical", [(10_000, False), (500, True)])
+def test_gaussian_statistics_are_float64s_for_far_rows(rows_per_class, with_categorical):
+    """Gaussian statistics summed in float32 carry about 1e-7 of relative rounding in the
+    variances, and a row's score multiplies the precision by (x - mean)^2 / 2: 1,000 sd out,
+    where the columns' terms cancel, p(class) was 0.488 against 0.5, with no error (a 20,000
+    row fit, or any fit of a model with a Categorical column beside). The statistics are
+    summed in float64 whatever the dtype (``GaussianFast.float64_statistics``)."""
+    X, y, rows = _cancelling_outliers(rows_per_class, 1000.0)
+    expected = _gaussian_ml_proba(X, y, rows)
+    if with_categorical:  # a column of no information
+        X = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": np.tile(["u", "v"], len(y) // 2)})
+        rows = pd.DataFrame({"a": rows[:, 0], "b": rows[:, 1], "c": "u"})
+    clf = NaiveBayes(method="ml", class_alpha=0).fit(X, y)
+    stats = next(b.stats for b in clf.blocks_ if b.family.name == "gaussian")
+    columns = np.asarray(X)[:, :2].astype(float)
+    np.testing.assert_allclose(stats.m2 / stats.count, [columns[y == k].var(0) for k in (0, 1)],
+                               rtol=1e-13)
+    joint = clf.predict_joint_log_proba(rows)  # float64 whatever the dtype: the fit's numbers
+    np.testing.assert_allclose(np.exp(joint - np.logaddexp.reduce(joint, axis=1)[:, None]),
+                               expected, atol=TOL)
+    _agrees_or_refuses(lambda: clf.predict_proba(rows), expected)
+
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("total", [10**4, 10**6])
 def test_multinomial_bayes_large_counts(seed, total):

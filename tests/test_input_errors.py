@@ -608,6 +608,29 @@ def test_prediction_refuses_numbers_for_boolean_levels():
         numbers.predict(pd.DataFrame({"c": pd.Series([True, 0], dtype=object)}))
 
 
+
+def test_categorical_refuses_a_number_and_its_text(x64):
+    """3 and '3' in one object column (frames concatenated from different reads) were two
+    levels, splitting the category: p(a | 3) 0.5 where the column of numbers gives 0.6
+    (by hand, alpha=1 over 4 levels: class a 1 + 2 of 4 + 4, class b 1 + 1 of 4 + 4, so
+    3/8 against 2/8; scikit-learn's CategoricalNB reads '3' as 3 and agrees). Refused, naming
+    the column and both values; numbers beside unrelated text stay levels."""
+    values = [0, 1, 3, 3, 0, 1, 3, 2]
+    y = list("aaaabbbb")
+    clean = bnb.NaiveBayes(bnb.Categorical(), method="mean", class_alpha=0).fit(
+        pd.DataFrame({"g": values}), y)
+    np.testing.assert_allclose(clean.predict_proba(pd.DataFrame({"g": [3]})), [[0.6, 0.4]])
+    mixed = pd.DataFrame({"g": pd.Series(values, dtype=object)})
+    mixed.loc[3, "g"] = "3"
+    with pytest.raises(TypeError, match=r"column 'g' holds the number 3 and the text '3'"):
+        bnb.NaiveBayes(bnb.Categorical()).fit(mixed, y)
+    with pytest.raises(TypeError, match=r"column 'g': value '3' is text but the column's "
+                                        r"levels are numbers"):
+        clean.predict(pd.DataFrame({"g": pd.Series(["3"], dtype=object)}))
+    other = pd.DataFrame({"g": pd.Series([1, "one", 1, "two"] * 2, dtype=object)})
+    fitted = bnb.NaiveBayes(bnb.Categorical()).fit(other, y)
+    assert len(fitted.blocks_[0].schema.levels[0]) == 3
+
 @pytest.mark.parametrize("y", [
     [True, 1, 0, False],
     np.array([True, 1, 0, False], dtype=object),

@@ -200,7 +200,10 @@ def test_fitted_arrays_are_read_only():
                   clf.blocks_[0].prior.alpha):
         with pytest.raises(ValueError, match="read-only"):
             array[0] *= 100
+    with pytest.raises(ValueError, match="read-only"):  # a relabelled class (hunt 50)
+        clf.classes_[0] = "z"
     assert np.array_equal(clf.predict_proba(X[:1]), before)
+    assert clf.predict(X[:1]).tolist() == [clf.classes_[int(before[0].argmax())]]
     clf.partial_fit(X[:1], y[:1])  # an update builds new arrays
     assert clf.class_count_.tolist() == [6.0, 5.0]
     alpha = np.array([1.0, 2.0, 3.0])  # a caller's array stays writable

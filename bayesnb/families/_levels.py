@@ -313,9 +313,31 @@ def bool_and_number(values) -> tuple | None:
     return None
 
 
+def number_and_its_text(values, numbers_in=None) -> tuple | None:
+    """A number and a string that reads as the same number (``3`` and ``'3'``) among
+    ``values`` (1-D, missing values removed), the numbers taken from ``numbers_in`` when
+    given, or None. As levels they would be two (``'3' != 3``), splitting one category."""
+    values = np.asarray(values, dtype=object)
+    inferred = pd.api.types.infer_dtype(values, skipna=True)
+    if inferred not in ("mixed", "mixed-integer", "string" if numbers_in is not None else ""):
+        return None  # a fast Cython pass settles columns without both (or without strings)
+    seen = {float(v): v for v in (values if numbers_in is None else numbers_in)
+            if _kind(v) == "number" and isinstance(v, numbers.Real)}
+    for v in values:
+        if isinstance(v, str):
+            try:
+                number = float(v)
+            except ValueError:
+                continue
+            if number in seen:
+                return seen[number], v
+    return None
+
+
 def _refuse_mixing(values, col, levels=None) -> None:
-    """A ``TypeError`` when a column mixes booleans and numbers (or, at prediction, brings
-    booleans to number levels or numbers to boolean levels)."""
+    """A ``TypeError`` when a column mixes booleans and numbers, or numbers and strings that
+    read as them (or, at prediction, brings booleans to number levels, numbers to boolean
+    levels or such strings to number levels)."""
     advice = ("True == 1 in Python, so they would be one level; give the column one type "
               "(e.g. strings such as 'True' and '1').")
     mixed = bool_and_number(values)
@@ -323,8 +345,19 @@ def _refuse_mixing(values, col, levels=None) -> None:
         raise TypeError(f"column {col!r} mixes booleans and numbers ({_show(mixed)}); "
                         f"{advice}")
     if levels is None or not len(values):
+        clash = number_and_its_text(values)
+        if clash is not None:
+            raise TypeError(f"column {col!r} holds the number {_show(clash[:1])} and the text "
+                            f"{_show(clash[1:])}, which would be two levels; give the column "
+                            f"one type (pandas' to_numeric or astype(str)).")
         return
     kinds = _kinds(levels) & {"bool", "number"}
+    if kinds == {"number"}:
+        clash = number_and_its_text(values, levels)
+        if clash is not None:
+            raise TypeError(f"column {col!r}: value {_show(clash[1:])} is text but the column's "
+                            f"levels are numbers ({_show(list(levels), 5)}); pass numbers "
+                            f"(pandas' to_numeric).")
     if len(kinds) != 1:  # no boolean or number levels: nothing can merge with them
         return
     hit = _first_of_kind(values, "number" if kinds == {"bool"} else "bool")

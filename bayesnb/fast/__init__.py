@@ -62,6 +62,11 @@ class FastForm:
     #: True when the family's ``estimate``, ``posterior`` and ``merge_stats`` also run on
     #: NumPy arrays: tables are then finished in float64 on the host whatever JAX's dtype
     host_numeric: ClassVar[bool] = False
+    #: True when float32 sums cannot hold what the statistics feed, so that every statistics
+    #: pass involving the family runs in float64 (float32 input converted exactly), as a
+    #: weighted fit's does: a score that multiplies a statistic's relative rounding by a large
+    #: factor (a Gaussian precision times (x - mean)^2 / 2) would carry it into the probabilities
+    float64_statistics: ClassVar[bool] = False
 
     @staticmethod
     def fit_shift(first: np.ndarray) -> np.ndarray | None:

@@ -834,15 +834,18 @@ def stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     materialises, so memory stays a few chunks whatever the number of classes. In float32, a
     pass that meets counts beyond float32's integers (:func:`_beyond_float32_counts`), or
     whose statistics float32 inputs cannot represent (``float32_inexact``), is redone in
-    float64, its float32 sources read as float64."""
+    float64, its float32 sources read as float64; a pass involving a form that declares
+    ``float64_statistics`` runs so from the start."""
     keep_bounded()
-    try:
-        return _stream_suff_stats(families, levels, n_classes, sources, codes, weights)
-    except NeedsFloat64:  # what float32 cannot hold: the whole pass again, in float64
-        with jax.enable_x64(True):
-            wide = [s._replace(dtype=np.dtype(np.float64)) if s.dtype == np.float32 else s
-                    for s in sources]
-            return _stream_suff_stats(families, levels, n_classes, wide, codes, weights)
+    if float64_mode() or not any(form_of(f).float64_statistics for f in families):
+        try:
+            return _stream_suff_stats(families, levels, n_classes, sources, codes, weights)
+        except NeedsFloat64:  # what float32 cannot hold: the whole pass again, in float64
+            pass
+    with jax.enable_x64(True):
+        wide = [s._replace(dtype=np.dtype(np.float64)) if s.dtype == np.float32 else s
+                for s in sources]
+        return _stream_suff_stats(families, levels, n_classes, wide, codes, weights)
 
 
 def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):

@@ -5,7 +5,6 @@ predictive with its ``log1p`` terms combined, and the float32 rounding bounds of
 
 from __future__ import annotations
 
-import warnings
 from typing import NamedTuple
 
 import jax
@@ -133,8 +132,8 @@ STUDENT_T_ROUNDING = 2.5
 #: sum (the accumulation), so that wide standardised blocks are not refused needlessly
 STUDENT_T_SPREAD, STUDENT_T_SUM = 3.0, 1.25
 #: float32 inputs carry about this relative rounding; a class whose spread is below
-#: ``FLOAT32_SPREAD`` times it (relative to its distance from the shift) is fitted in float64
-#: and its float32 scores refused
+#: ``FLOAT32_SPREAD`` times it (relative to its distance from the scores' centre) has its
+#: float32 scores refused
 _EPS32 = float(np.finfo(np.float32).eps)
 FLOAT32_SPREAD = 1e3
 #: a class variance below this is refused in float32: squares under float32's smallest normal
@@ -173,11 +172,9 @@ def _check_resolution(offset: np.ndarray, sd: np.ndarray, center: np.ndarray) ->
 
 def _check_tiny(var: np.ndarray) -> None:
     """Refuse (``Float32Unrepresentable``) a class variance below ``TINY_VARIANCE``: the
-    score kernel squares deviations of that size, and float32 flushes those squares to zero.
-    A float32 fit takes such a class's statistics in float64 (``GaussianFast.float32_inexact``
-    sends the pass to ``_kernels.stream_suff_stats``'s float64 redo; a weighted fit sums in
-    float64 anyway, ``fitted.weighted_sums_need_float64``), so the scores are refused here
-    (ML on values near 1e-19 was 0.03 off)."""
+    score kernel squares deviations of that size, and float32 flushes those squares to zero
+    (ML on values near 1e-19 was 0.03 off). The statistics themselves are float64's
+    (``GaussianFast.float64_statistics``)."""
     if float64_mode():
         return
     with np.errstate(invalid="ignore"):
@@ -193,6 +190,9 @@ def _check_tiny(var: np.ndarray) -> None:
 class GaussianFast(FastForm):
     family = Gaussian
     host_numeric = True
+    # a row's score takes each precision times (x - mean)^2 / 2: float32's relative rounding
+    # of the variances (1e-7) moved a row 300 sd out, where the columns' terms cancel, by 1e-3
+    float64_statistics = True
     host_maths = True
     quadratic_in_x = True
     class_buckets = True
@@ -242,66 +242,9 @@ class GaussianFast(FastForm):
         return GaussianStats(count, mean, jnp.maximum(m2, 0.0))
 
     @staticmethod
-    def fit_shift(first: np.ndarray) -> np.ndarray:
-        """Mid-range of each column in ``first`` (``_kernels.shift_sample``: the first 64 rows
-        and a row with each column's first observed value; 0 for a column with none): any
-        value inside the data's range keeps the float32 deviations exact enough, the
-        per-class centring does the rest."""
-        first = np.asarray(first, dtype=np.float64)
-        with np.errstate(invalid="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-            mid = 0.5 * (np.nanmin(first, axis=0) + np.nanmax(first, axis=0))
-        return np.where(np.isfinite(mid), mid, 0.0)
-
-    @staticmethod
     def finish_stats(stats: GaussianStats, shift) -> GaussianStats:
         mean = stats.mean[0] + stats.mean[1] if stats.mean.ndim == 3 else stats.mean
-        if shift is not None:
-            mean = np.where(stats.count > 0, mean + shift, 0.0)
         return GaussianStats(stats.count, mean, stats.m2)
-
-    @staticmethod
-    def refine_classes(stats: GaussianStats, read, codes: np.ndarray) -> GaussianStats:
-        """A class whose values in a column of the chunk float32 saw as one (a single value,
-        or several that round alike: no spread) gives :meth:`float32_inexact` nothing to judge
-        their rounding by, to ``_EPS32 * |x - shift|``: merged over chunks or left as it was,
-        that rounding moved ``theta_`` by standard deviations and ``var_`` 61-fold. Its count,
-        mean and centred squares are taken here from the float64 rows (a spread found is
-        then judged as any other)."""
-        flat = (np.asarray(stats.count) > 0) & (np.asarray(stats.m2) == 0)
-        if not flat.any():
-            return stats
-        codes, k = np.asarray(codes), flat.shape[0]
-        rows = flat.any(axis=1)[codes]
-        c, x = codes[rows], np.asarray(read(), dtype=np.float64)[rows]
-        mean, m2 = np.array(stats.mean, dtype=np.float64), np.array(stats.m2, dtype=np.float64)
-        for j in np.flatnonzero(flat.any(axis=0)):
-            own = flat[c, j] & ~np.isnan(x[:, j])  # the values of the flat classes
-            cj, xj = c[own], x[own, j]
-            mj = np.bincount(cj, xj, k) / np.maximum(np.bincount(cj, None, k), 1)
-            m2j = np.bincount(cj, (xj - mj[cj]) ** 2, k)
-            mean[:, j] = np.where(flat[:, j], mj, mean[:, j])
-            m2[:, j] = np.where(flat[:, j], m2j, m2[:, j])
-        return GaussianStats(stats.count, mean, m2)
-
-    @staticmethod
-    def float32_inexact(stats: GaussianStats, shift) -> bool:
-        """A class whose variance float32 flushes to zero (``TINY_VARIANCE``), or whose spread
-        float32 resolves only coarsely at its distance from the fit's shift
-        (``FLOAT32_SPREAD``): the values' rounding, over a thousandth of the spread, would
-        move its mean and variance and so ``theta_``, ``var_`` and ``log_evidence``. (Scores float32
-        cannot resolve are refused later, by the same criterion about the scores' centre:
-        ``kernel_table``.)"""
-        count = np.asarray(stats.count)
-        if shift is None or not (count > 1).any():
-            return False
-        with np.errstate(divide="ignore", invalid="ignore"):
-            var = np.asarray(stats.m2) / count
-            sd = np.sqrt(var)
-            far = np.abs(np.asarray(stats.mean) - shift)
-            tiny = (var > 0) & (var < TINY_VARIANCE)
-            coarse = (sd > 0) & (sd < FLOAT32_SPREAD * _EPS32 * far)
-        return bool(np.any((count > 1) & (tiny | coarse)))
 
     @staticmethod
     def kernel_table(table, exact: bool, joint: bool):
