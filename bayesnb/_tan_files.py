@@ -41,6 +41,7 @@ from .persistence import (
     _read_arrays,
     _read_manifest,
     _scalars,
+    archive_errors,
     write_model_file,
 )
 
@@ -91,14 +92,12 @@ def load(path: str | os.PathLike[str], build) -> Any:
     classes, columns, levels, count tables) to ``build``, which makes the estimator; any
     problem, ``build``'s included, is a one-line ``ModelFileError``."""
     path = Path(path)
-    try:
+    with archive_errors(path):
         with zipfile.ZipFile(path) as zf:
             manifest = _read_manifest(zf, path)
             budget = MAX_EXPANSION * sum(i.compress_size for i in zf.infolist()) + 2**16
             layout = _checked(_layout, path, manifest, path, budget)
             arrays = _read_arrays(zf, layout["expected"], path)
-    except zipfile.BadZipFile as err:
-        raise ModelFileError(f"{path}: corrupt or truncated model file ({err}).") from None
     return _checked(build, path, _checked(_parts, path, layout, arrays))
 
 

@@ -415,6 +415,9 @@ def _features(args, X):
     for columns, name, hyper in specs:
         family = REGISTRY[name](**hyper)
         for col in columns:
+            if col == getattr(args, "target", None):
+                raise ValueError(f"--family names column {col!r}, the --target: the labels "
+                                 f"are modelled by the class prior, not a family.")
             if col not in X.columns:
                 raise ValueError(f"--family names column {col!r}, which is not in the data.")
             if col in features:
@@ -444,6 +447,9 @@ def _drop_columns(X, args, source: str, *, keep_id: bool = False):
     names = list(args.drop or []) + id_columns
     for option, col in [("--drop", c) for c in args.drop or []] + [("--id", c)
                                                                    for c in id_columns]:
+        if col == getattr(args, "target", None):
+            raise ValueError(f"{option} {col}: column {col!r} is the --target; it cannot be "
+                             f"left out of the features too (it is not one).")
         if col not in X.columns:
             raise ValueError(f"{option} {col}: column {col!r} is not in {source} (columns: "
                              f"{', '.join(map(str, X.columns))}).")

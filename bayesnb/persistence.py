@@ -2,9 +2,10 @@
 
 A model file (``.bnb``) is a zip archive holding
 
-* ``manifest.json``: ``{"format": "bayesnb-model", "format_version": 1, ...}``, the estimator's
-  settings, the classes, the columns, and per block the family name, its hyperparameters, its
-  schema (columns, category levels) and the names of its arrays;
+* ``manifest.json``: ``{"format": "bayesnb-model", "format_version": 1, ...}`` (2 with
+  ``feature_prior``, below), the estimator's settings, the classes, the columns, and per
+  block the family name, its hyperparameters, its schema (columns, category levels) and the
+  names of its arrays;
 * one ``.npy`` file per array (prior hyperparameters, sufficient statistics, class counts, the
   NUTS draws and sample statistics of an MCMC fit, or the stated tables of a model built with
   ``from_tables``), read with ``allow_pickle=False``.
@@ -43,18 +44,21 @@ Hyperpriors (``Multinomial(alpha=dist.Gamma(1, 1))``) and replacement priors
 name plus parameter arrays (see :mod:`bayesnb._stored_distributions`); anything else is
 refused at ``save`` with a ``TypeError`` naming the site.
 
-Format versions: 1 (this release). Files of an older version keep loading; a newer version is
-refused with a clear error. A prior field that a later release adds is recomputed from the
-stored hyperparameters when an older file lacks it (``models/*_v1.bnb`` are such files: they
-predate Categorical's ``unseen`` field). Draws and replacement priors are keyed by site
-(``bayesnb.model``); a file without the manifest's ``"site_names": "column"`` was written when a
-Categorical column's sites were named by its position in the block (``categorical.0.probs``),
-and ``load`` renames them to the column's name (``categorical.Class.probs``)
-(``tests/data/playtennis_mcmc_positional_sites.bnb`` is such a file).
+Format versions: 1, and 2 for a model with ``feature_prior`` (its setting is in the manifest;
+every other model is still written as version 1, so that earlier releases read it). Files of an
+older version keep loading; a newer version is refused with a clear error. A prior field that a
+later release adds is recomputed from the stored hyperparameters when an older file lacks it
+(``models/*_v1.bnb`` are such files: they predate Categorical's ``unseen`` field). Draws and
+replacement priors are keyed by site (``bayesnb.model``); a file without the manifest's
+``"site_names": "column"`` was written when a Categorical column's sites were named by its
+position in the block (``categorical.0.probs``), and ``load`` renames them to the column's name
+(``categorical.Class.probs``) (``tests/data/playtennis_mcmc_positional_sites.bnb`` is such a
+file).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import json
@@ -341,22 +345,13 @@ def load(path: str | os.PathLike[str]) -> NaiveBayes:
     >>> clf.predict_proba(days.head(1)).round(4)
     array([[0.7954, 0.2046]])"""
     path = Path(path)
-    try:
+    with archive_errors(path):
         with zipfile.ZipFile(path) as zf:
             manifest = _read_manifest(zf, path)
             # what the members can expand to: the manifest may not imply more data
             budget = MAX_EXPANSION * sum(i.compress_size for i in zf.infolist()) + 2**16
             layout = _checked(_layout, path, manifest, path, budget)
             arrays = _read_arrays(zf, layout.expected, path)
-    except zipfile.BadZipFile as err:
-        raise ModelFileError(f"{path}: corrupt or truncated model file ({err}).") from None
-    except FileNotFoundError:
-        raise
-    except (OSError, EOFError, zlib.error, NotImplementedError) as err:
-        # zlib.error: corrupt deflated data; NotImplementedError: a corrupt header naming a
-        # zip version or feature that zipfile does not implement
-        raise ModelFileError(f"{path}: corrupt or truncated model file "
-                             f"({' '.join(str(err).split())[:200]}).") from None
     fitted = _checked(_validated, path, layout, arrays, path)
     return _checked(_build, path, fitted)
 
@@ -375,6 +370,25 @@ def _checked(fn, path, *args):
         text = " ".join(str(err).split())
         raise ModelFileError(f"{path}: inconsistent model file ({type(err).__name__}: "
                              f"{text}).") from None
+
+
+@contextlib.contextmanager
+def archive_errors(path: Path):
+    """Reading a model file's archive, its failures as one-line ``ModelFileError``s (a
+    missing file stays ``FileNotFoundError``)."""
+    try:
+        yield
+    except zipfile.BadZipFile as err:
+        raise ModelFileError(f"{path}: corrupt or truncated model file ({err}).") from None
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        raise ModelFileError(f"{path}: a folder, not a model file.") from None
+    except (OSError, EOFError, zlib.error, NotImplementedError) as err:
+        # zlib.error: corrupt deflated data; NotImplementedError: a corrupt header naming a
+        # zip version or feature that zipfile does not implement
+        raise ModelFileError(f"{path}: corrupt or truncated model file "
+                             f"({' '.join(str(err).split())[:200]}).") from None
 
 
 def _read_manifest(zf, path) -> dict:

@@ -367,3 +367,17 @@ def test_compare_plots_pass_the_learning_curves_own_count_of_refits(capsys, tmp_
     curves = [line for line in err if "learning_curves: in " in line]
     assert len(curves) == 1 and re.search(r"in \d+ of \d+ refits", curves[0]), err
     assert not any("(learning_curves)" in line for line in err), err
+
+
+def test_options_naming_the_target_say_it_is_the_target(tmp_path, capsys):
+    """--id, --drop or --family naming the --target column said the column "is not in" the
+    file, listing its columns without it (hunt 52)."""
+    pd.DataFrame({"id": [1, 2, 3, 4], "x": [0.1, 0.5, 0.9, 1.2],
+                  "label": ["a", "b", "a", "b"]}).to_csv(tmp_path / "t.csv", index=False)
+    for option in ("--id", "--drop"):
+        code, _, err = call(capsys, "fit", tmp_path / "t.csv", "--target", "label", option,
+                            "label", "-o", tmp_path / "m.bnb")
+        assert_one_line_error(code, err, f"{option} label: column 'label' is the --target")
+    code, _, err = call(capsys, "fit", tmp_path / "t.csv", "--target", "label", "--family",
+                        "label=categorical", "-o", tmp_path / "m.bnb")
+    assert_one_line_error(code, err, "--family names column 'label', the --target")

@@ -397,6 +397,35 @@ def test_a_tampered_file_is_refused(tmp_path):
         bnb.TreeAugmentedNB.load(bad)
 
 
+
+def test_a_damaged_file_or_a_folder_is_a_model_file_error(tmp_path):
+    """TreeAugmentedNB.load let zlib.error, EOFError and IsADirectoryError escape where
+    bnb.load raises ModelFileError for the same damage (hunt 52): every flipped bit of a
+    deflated member and every truncation is a ModelFileError (or the same model), a folder
+    says so."""
+    X, y, _, _ = five_columns()
+    clf = bnb.TreeAugmentedNB().fit(X, y)
+    data = clf.save(tmp_path / "tan.bnb").read_bytes()
+    expected = clf.predict_proba(X)
+    bad = tmp_path / "bad.bnb"
+    for cut in (10, len(data) // 2, len(data) - 5):
+        bad.write_bytes(data[:cut])
+        with pytest.raises(bnb.ModelFileError, match="corrupt or truncated"):
+            bnb.TreeAugmentedNB.load(bad)
+    for at in range(30, min(len(data), 400), 7):  # headers and deflated data alike
+        flipped = bytearray(data)
+        flipped[at] ^= 2
+        bad.write_bytes(bytes(flipped))
+        try:
+            loaded = bnb.TreeAugmentedNB.load(bad)
+        except bnb.ModelFileError:
+            continue
+        np.testing.assert_allclose(loaded.predict_proba(X), expected, rtol=1e-12)
+    (tmp_path / "folder.bnb").mkdir()
+    for load in (bnb.TreeAugmentedNB.load, bnb.load):
+        with pytest.raises(bnb.ModelFileError, match="a folder, not a model file"):
+            load(tmp_path / "folder.bnb")
+
 # ---------------------------------------------------------------------- bad input
 def test_clear_errors_name_the_column():
     X, y, _, _ = five_columns()
