@@ -4,8 +4,8 @@
     python benchmarks/tune.py NORMALISE_ROWS              # default alternatives, full shapes
     python benchmarks/tune.py LINEAR_DEEP_ENTRIES --values shipped 0 --runs 5
     python benchmarks/tune.py CHUNK_BYTES --cell bernoulli-predict --x64 --quick
-    python benchmarks/tune.py bayesnb.fast._kernels.SHIFT_SEARCH_ROWS --cell gaussian-predict \\
-        --values shipped 1024 16384                       # any module constant, by its path
+    python benchmarks/tune.py bayesnb.fast._host.PRODUCT_CHUNK_CELLS --cell bernoulli-predict \\
+        --values shipped 65536 4194304                    # any module constant, by its path
 
 A cell is one operation of a ``run.py`` (or ``sparse.py``) case on that case's data, next to
 its reference (scikit-learn, or the plug-in for the exact predictive), both timed in the same

@@ -218,11 +218,11 @@ def test_gaussian_spread_float32_cannot_represent_is_refused():
     assert_guarantee(lambda: NaiveBayes(), X, y)
 
 
-def test_gaussian_class_coarse_at_the_fit_shift_is_fitted_in_float64():
-    """A class of spread 0.8 near 0, in a column whose other classes sit near 1e6: relative
-    to the fit's shift (the first rows' mid-range, 5e5) float32 holds its values to 0.03,
-    which moved its float32 mean by 1e-3, its variance by 0.6% and ``log_evidence`` by 0.1
-    nats, with no error. Such a class is fitted in float64; its scores are still refused."""
+def test_gaussian_class_coarse_far_from_the_others_is_fitted_in_float64():
+    """A class of spread 0.8 near 0, in a column whose other classes sit near 1e6: float32
+    statistics held its values to 0.03 (relative to a shift between them, 5e5), which moved
+    its float32 mean by 1e-3, its variance by 0.6% and ``log_evidence`` by 0.1 nats, with no
+    error. Gaussian statistics are float64's; the class's scores are still refused."""
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1, 2], 30)
     x = np.concatenate([rng.normal(0, 1, 30), rng.normal(1e6 + 10, 5, 30),
@@ -1344,7 +1344,7 @@ def test_gaussian_expanded_columns_ordered_by_class_on_offset_rows():
 @pytest.mark.parametrize("container", ["csr", "nullable"])
 def test_blocks_encoded_on_the_host_are_shifted_before_float32_rounds_them(container):
     """A Gaussian block read through the host's encoding (a SciPy sparse matrix densified a
-    chunk at a time, a pandas nullable column) was encoded in float32 before the fit's shift:
+    chunk at a time, a pandas nullable column) was encoded in float32 before it was shifted:
     1e4 + N(0, 1) rounded to float32 gave variances 3.1e-4 off, probabilities 3.5e-4 off
     float64 without an error, and ``loo`` refused the training data as not its own. The
     reference: NumPy's moments of the same values in float64."""

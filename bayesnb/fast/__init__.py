@@ -26,7 +26,6 @@ import pkgutil
 from typing import Any, ClassVar
 
 import jax
-import numpy as np
 
 from ..families._base import float64_mode
 from ..families._contract import Family
@@ -69,16 +68,8 @@ class FastForm:
     float64_statistics: ClassVar[bool] = False
 
     @staticmethod
-    def fit_shift(first: np.ndarray) -> np.ndarray | None:
-        """A float64 per-column value subtracted from the raw numbers before they are converted
-        to the kernel dtype (``first``: the first rows), or None; undone by
-        :meth:`finish_stats`."""
-        return None
-
-    @staticmethod
-    def finish_stats(stats, shift: np.ndarray | None):
-        """One chunk's statistics (float64 NumPy) of the values shifted by :meth:`fit_shift`,
-        in the family's form."""
+    def finish_stats(stats):
+        """One chunk's kernel statistics (float64 NumPy) in the family's form."""
         return stats
 
     @staticmethod
@@ -88,14 +79,7 @@ class FastForm:
         return stats
 
     @staticmethod
-    def refine_classes(stats, read, codes: np.ndarray):
-        """One chunk's finished statistics (:meth:`finish_stats`, of a float32 pass) with any
-        class that :meth:`float32_inexact` cannot judge recomputed in float64 from its rows
-        (``read()``, lazily; ``codes``: the chunk's class codes)."""
-        return stats
-
-    @staticmethod
-    def float32_inexact(stats, shift: np.ndarray | None) -> bool:
+    def float32_inexact(stats) -> bool:
         """Whether float32 inputs cannot represent what the finished ``stats`` describe; the
         statistics pass is then redone in float64."""
         return False

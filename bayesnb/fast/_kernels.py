@@ -399,27 +399,23 @@ class NeedsFloat64(Exception):
 
 @compiled(static_argnums=(0, 1, 2))
 @full_float32
-def suff_stats(families, levels, n_classes, xs, codes, weights, shifts=None):
+def suff_stats(families, levels, n_classes, xs, codes, weights):
     """Per-class sufficient statistics of one chunk for every block (each family's chunk
     form, finished on the host by ``finish_stats``), and one ``(2 B,)`` boolean array for
     ``B`` blocks: per block whether the chunk holds an invalid value (see
     :func:`invalid_values`), then per block whether it holds counts beyond float32's integers
-    (:func:`_beyond_float32_counts`). ``shifts`` (per block a ``(F,)`` array or
-    None) are subtracted here from blocks the host passed unshifted: float32 input minus a
-    float32 shift is rounded once, as the host's float64 subtraction would be."""
+    (:func:`_beyond_float32_counts`)."""
     TRACES["suff_stats"] += 1
     labels = Labels(codes, weights, n_classes, jnp.result_type(float))
-    shifts = (None,) * len(xs) if shifts is None else shifts
 
-    def block(key, x, shift):
+    def block(key, x):
         family, lv = key
-        x = x if shift is None else x - shift
         stats = (family.suff_stats(x, labels.one_hot(), lv) if form_of(family).label_stats is None
                  else form_of(family).label_stats(x, labels, lv))
         bad, top = _checked_values(family, x, statistics=True)
         return stats, bad, _beyond_float32_counts(family, x, top)
 
-    done = per_block(block, tuple(zip(families, levels, strict=True)), xs, shifts)
+    done = per_block(block, tuple(zip(families, levels, strict=True)), xs)
     # one array, one read on the host (each scalar read alone is a wait of its own)
     return done.map(lambda r: r[0]), jnp.concatenate([done.map(lambda r: r[1]).ordered(),
                                                       done.map(lambda r: r[2]).ordered()])
@@ -861,19 +857,8 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     x32 = not float64_mode()
     rows = chunk_rows(n, _row_bytes(sources) + per_class)
     rows = balanced_rows(n, min(rows, FLOAT32_FIT_ROWS) if x32 else rows)
-    shifts = [form_of(f).fit_shift(shift_sample(s, n)) if x32 and s.dtype.kind == "f"
-              else None for f, s in zip(families, sources, strict=True)]
-    # input already in the kernel dtype is shifted in the kernel (by the shift rounded to that
-    # dtype, which the host adds back: the same single rounding), saving a float64 host pass
-    device = [None] * len(shifts)
-    for b, (shift, source) in enumerate(zip(shifts, sources, strict=True)):
-        if shift is not None and np.asarray(source.read(0, 1)).dtype == dtype:
-            device[b] = shift.astype(dtype)
-            shifts[b] = device[b].astype(np.float64)
-    host_shifts = [s if d is None else None for s, d in zip(shifts, device, strict=True)]
     chunks = (_InPlace(sources, rows) if _InPlace.usable(sources, forms, rows, n)
-              else staging(sources, rows, host_shifts))
-    device = tuple(device) if any(d is not None for d in device) else None
+              else staging(sources, rows))
     totals: list = [None] * len(families)
     accelerator = budget_scale() > 1
 
@@ -886,7 +871,7 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
         w[:start - first] = 0  # rows an in-place chunk reads again: the previous one counted them
         if isinstance(chunks, _InPlace):
             return suff_stats_in_place(families, padded, xs, c, w), True
-        result = suff_stats(families, levels, padded, xs, c, w, device)
+        result = suff_stats(families, levels, padded, xs, c, w)
         if accelerator:  # its copy to the host starts as soon as it is computed
             for leaf in jax.tree_util.tree_leaves(result):
                 leaf.copy_to_host_async()
@@ -901,7 +886,7 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
             checks = np.zeros(2 * len(families), dtype=bool)
         elif in_place:  # other values: this chunk and the next ones from copies, checked
             if isinstance(chunks, _InPlace):
-                chunks = staging(sources, rows, host_shifts)
+                chunks = staging(sources, rows)
             stats, checks = compute(i, start, stop)[0]
         checks = np.asarray(checks)  # per block: an invalid value; then: beyond float32
         if checks[len(families):].any():
@@ -913,10 +898,7 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
             form = forms[b]
             chunk = real_stats(form, stats[b], n_classes, padded)
             chunk = form.refine_stats(chunk, partial(sources[b].read, start, stop))
-            chunk = form.finish_stats(chunk, shifts[b])
-            if shifts[b] is not None:  # a float32 pass (shifted)
-                chunk = form.refine_classes(chunk, partial(sources[b].read, start, stop),
-                                            codes[start:stop])
+            chunk = form.finish_stats(chunk)
             totals[b] = chunk if totals[b] is None else family.merge_stats(totals[b], chunk)
 
     pending = None
@@ -929,34 +911,10 @@ def _stream_suff_stats(families, levels, n_classes, sources, codes, weights):
     finish(*pending)
     # statistics float32 could not hold are taken again in float64 rather than refused: a
     # chunked fit must take what a batch fit takes (``kernel_table`` refuses what scores cannot)
-    if x32 and any(form_of(family).float32_inexact(stats, shift)
-                   for family, stats, shift in zip(families, totals, shifts, strict=True)):
+    if x32 and any(form_of(family).float32_inexact(stats)
+                   for family, stats in zip(families, totals, strict=True)):
         raise NeedsFloat64
     return tuple(totals)
-
-
-#: rows read at a time while looking for a column's first observed value (``shift_sample``)
-SHIFT_SEARCH_ROWS = 4096
-
-
-def shift_sample(source: Source, n: int) -> np.ndarray:
-    """The rows ``FastForm.fit_shift`` sees: the first 64, and for a column with no finite value
-    among them, the first row further down that has one (else a column whose top rows are
-    missing would reach float32 unshifted, its large values rounded). Reads on only while such
-    a column remains, so complete data reads 64 rows."""
-    sample = [np.asarray(source.read(0, min(64, n)), dtype=np.float64)]
-    pending = ~np.isfinite(sample[0]).any(axis=0)
-    start = sample[0].shape[0]
-    while pending.any() and start < n:
-        rows = np.asarray(source.read(start, min(start + SHIFT_SEARCH_ROWS, n)),
-                          dtype=np.float64)
-        finite = np.isfinite(rows) & pending
-        found = finite.any(axis=0)
-        if found.any():
-            sample.append(rows[np.unique(np.argmax(finite[:, found], axis=0))])
-            pending &= ~found
-        start += rows.shape[0]
-    return np.concatenate(sample)
 
 
 def _column(source: Source, j: int) -> str:

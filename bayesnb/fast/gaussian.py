@@ -242,7 +242,7 @@ class GaussianFast(FastForm):
         return GaussianStats(count, mean, jnp.maximum(m2, 0.0))
 
     @staticmethod
-    def finish_stats(stats: GaussianStats, shift) -> GaussianStats:
+    def finish_stats(stats: GaussianStats) -> GaussianStats:
         mean = stats.mean[0] + stats.mean[1] if stats.mean.ndim == 3 else stats.mean
         return GaussianStats(stats.count, mean, stats.m2)
 

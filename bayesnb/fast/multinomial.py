@@ -155,12 +155,12 @@ class MultinomialFast(FastForm):
                                partial(label_class_sums, labels), labels.weights)
 
     @staticmethod
-    def finish_stats(stats: MultinomialStats, shift) -> MultinomialStats:
+    def finish_stats(stats: MultinomialStats) -> MultinomialStats:
         return MultinomialStats(finish_class_sums(stats.counts),
                                 finish_coefficient(stats.log_coef, with_totals=True))
 
     @staticmethod
-    def float32_inexact(stats: MultinomialStats, shift) -> bool:
+    def float32_inexact(stats: MultinomialStats) -> bool:
         """Class totals float32 may have rounded (NaN: ``_float32.finish_class_sums``)."""
         return bool(np.isnan(stats.counts).any())
 
@@ -211,7 +211,10 @@ class MultinomialFast(FastForm):
         r"""Twice float32's epsilon times :math:`\sqrt{\sum_v (x_v \max_k |\delta_{kv}|)^2}`
         per row: the typical size of the products' roundings, which are independent (the
         worst case, the plain sum, would refuse ordinary data such as scikit-learn's digits;
-        the float32 property test checks the agreement itself); plus, per class, the
+        the float32 property test checks the agreement itself), bounded by the smaller of
+        :math:`\sqrt{\max_v x_v \sum_v x_v (\max_k |\delta_{kv}|)^2}` (counts are not
+        negative) and that plain sum, so that one product of the chunk gives every sum the
+        bound reads (a product of its squares took longer than the scores'); plus, per class, the
         accumulation's rounding, which grows with the size the partial sums reach: at most
         :math:`\sum_v x_v \max_k |\delta_{kv}|` (counts are not negative), the table's
         entries relative to their mean over the classes (``_base.sum_rounding``,
@@ -223,11 +226,20 @@ class MultinomialFast(FastForm):
         shifted = (MultinomialShifted, DirichletMultinomialShifted)
         if not isinstance(table, shifted) or float64_mode():
             return jnp.zeros(x.shape[0])  # float64 kernels: nothing to bound (no pass over x)
-        x0 = jnp.nan_to_num(x, nan=0.0).astype(table.rounding.dtype)
-        products = jnp.sqrt((x0 * x0) @ (table.rounding * table.rounding))
-        # the terms' absolute sum, which bounds every partial sum (``table.rounding`` holds
-        # 2 eps max |delta|)
-        reach = x0 @ (table.rounding / (2 * jnp.finfo(table.rounding.dtype).eps))
+        eps = jnp.finfo(table.rounding.dtype).eps
+        # per row: the squares' bound, the terms' absolute sum, which bounds every partial sum
+        # (``table.rounding`` holds 2 eps max |delta|), and the total
+        weights = jnp.stack([table.rounding * table.rounding, table.rounding / (2 * eps),
+                             jnp.ones_like(table.rounding)], axis=1)
+
+        def sums(x):
+            both = x @ weights
+            products = jnp.minimum(jnp.sqrt(jnp.max(x, axis=1) * both[:, 0]), 2 * eps * both[:, 1])
+            return products, both[:, 1], both[:, 2]
+
+        products, reach, totals = jax.lax.cond(
+            has_missing(x), lambda x: sums(jnp.nan_to_num(x, nan=0.0)), sums,
+            x.astype(table.rounding.dtype))
 
         def renormalised(x):
             # a row with missing counts: n log(observed mass), its mass rounded relatively
@@ -257,7 +269,7 @@ class MultinomialFast(FastForm):
         shared = products + renorm + sum_rounding(reach, f)
         whole = 0.0  # (n, K) for the exact predictive: h(A_k, n)'s rounding
         if isinstance(table, DirichletMultinomialShifted):
-            whole = _whole_rounding(table, jnp.sum(x0, axis=1))
+            whole = _whole_rounding(table, totals)
             shared = shared + jnp.max(whole, axis=1)
         coarse = shared[:, None] + sum_rounding(jnp.abs(scores), f)
 

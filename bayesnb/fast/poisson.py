@@ -147,12 +147,12 @@ class PoissonFast(FastForm):
         return jax.lax.cond(has_missing(x), observed_only, lambda x: complete, x)
 
     @staticmethod
-    def finish_stats(stats: PoissonStats, shift) -> PoissonStats:
+    def finish_stats(stats: PoissonStats) -> PoissonStats:
         return stats._replace(total=finish_class_sums(stats.total),
                               log_factorial=finish_coefficient(stats.log_factorial, False))
 
     @staticmethod
-    def float32_inexact(stats: PoissonStats, shift) -> bool:
+    def float32_inexact(stats: PoissonStats) -> bool:
         """Class totals float32 may have rounded (NaN: ``_float32.finish_class_sums``)."""
         return bool(np.isnan(stats.total).any())
 
