@@ -164,7 +164,13 @@ def save(model: NaiveBayes, path: str | os.PathLike[str]) -> Path:
                         "with its own method, model.save(path).")
     if "fitted_" not in model.__dict__:
         raise ValueError("only a fitted model can be saved; call fit first.")
-    check_mcmc_settings(model._mcmc_settings(), MAX_MCMC)
+    try:
+        check_mcmc_settings(model._mcmc_settings(), MAX_MCMC)
+    except ValueError as err:  # settings a fit takes may exceed what a file holds
+        raise ValueError(f"{err} A model file holds MCMC settings up to "
+                         f"{', '.join(f'{k}={v:,}' for k, v in MAX_MCMC.items())}, which it "
+                         f"keeps whatever the method (here {model.method!r}); lower them with "
+                         f"set_params to save.") from None
     if model.method == "mcmc" and model.fitted_.stated is None:
         model._scorer()  # an MCMC model is saved with its draws for its current settings
     arrays: dict[str, np.ndarray] = {}

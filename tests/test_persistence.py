@@ -340,3 +340,15 @@ def test_a_file_of_big_endian_arrays_loads(tmp_path):
             swapped[name] = data
     rewrite(path, replace=swapped)
     np.testing.assert_array_equal(bnb.load(path).predict_proba(X), clf.predict_proba(X))
+
+
+def test_settings_a_file_cannot_hold_are_refused_at_save_saying_so(tmp_path):
+    """A bayes model fitted with num_samples=200,000 (an MCMC setting it does not use) could
+    not be saved, and the message did not say it was the file format's limit (hunt 52)."""
+    X, y = datasets.load_playtennis()
+    model = bnb.NaiveBayes(method="bayes", num_samples=200_000).fit(X, y)
+    with pytest.raises(ValueError, match=r"num_samples=200000.*A model file holds MCMC settings "
+                                         r"up to .*num_samples=100,000.*here 'bayes'.*set_params"):
+        bnb.save(model, tmp_path / "m.bnb")
+    model.set_params(num_samples=1_000)
+    assert bnb.load(bnb.save(model, tmp_path / "m.bnb")).num_samples == 1_000
