@@ -317,13 +317,25 @@ def _read_rows(source: str, model, csv: Csv = COMMA) -> pd.DataFrame:
     from .outofcore import cells_as_levels, model_levels
 
     levels = model_levels(model.blocks_)
-    frame = _read_features(source, levels, csv=csv)
+    frame = _headers_as_columns(_read_features(source, levels, csv=csv), model)
     hint = _separator_hint(frame.columns, csv.sep)
     named = model.fitted_.named
     if hint and not (named and frame.columns[0] in set(model.fitted_.columns)):
         raise ValueError(f"{source!r} has one column, {frame.columns[0]!r}, which the model "
                          f"does not read{hint}.")
     return cells_as_levels(frame, levels)
+
+
+def _headers_as_columns(frame: pd.DataFrame, model) -> pd.DataFrame:
+    """``frame`` with each header that writes a column label of ``model`` that is not text
+    (a model fitted on ``pd.DataFrame(array)`` reads columns 0, 1, ...; a CSV header is
+    text) named by that label."""
+    if not model.fitted_.named:
+        return frame
+    labels = {str(c): c for c in model.fitted_.columns if not isinstance(c, str)}
+    renamed = {h: labels[h] for h in frame.columns if h in labels and h not in
+               set(model.fitted_.columns)}
+    return frame.rename(columns=renamed) if renamed else frame
 
 
 def _read_features(source, levels=None, csv: Csv = COMMA) -> pd.DataFrame:

@@ -465,3 +465,18 @@ def test_cli_decimal_commas_are_told_and_read_with_decimal(tmp_path, capsys, x64
     code, _, err = call(capsys, "fit", tmp_path / "d.csv", "--decimal", ",", "--target",
                         "target", "-o", model)
     assert code == 2 and "--decimal ',' is also the field separator" in err[-1]
+
+
+def test_cli_reads_a_csv_for_a_model_of_integer_column_labels(tmp_path, capsys):
+    """A model fitted in Python on pd.DataFrame(array) reads columns 0 and 1; a CSV header is
+    text ('0', '1'), so bayesnb predict matched nothing (hunt 52). Headers that write the
+    model's labels are read as them."""
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(40, 2)))
+    y = np.where(X[0] + 0.3 * rng.normal(size=40) > 0, "a", "b")
+    model = bnb.save(bnb.NaiveBayes().fit(X, y), tmp_path / "m.bnb")
+    X.iloc[:3].to_csv(tmp_path / "new.csv", index=False)
+    code, out, err = call(capsys, "predict", model, tmp_path / "new.csv")
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out))[["p_a", "p_b"]].to_numpy()
+    np.testing.assert_allclose(got, bnb.load(model).predict_proba(X.iloc[:3]), rtol=1e-5)
