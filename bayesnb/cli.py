@@ -225,9 +225,9 @@ COMMA = Csv()
 
 
 def _csv(args) -> Csv:
-    if args.decimal == args.sep:
-        raise ValueError(f"--decimal {args.decimal!r} is also the field separator (--sep); "
-                         f"give another --sep, such as ';'.")
+    if args.decimal == args.sep == ",":
+        raise ValueError("--decimal ',' is also the field separator (--sep); give another "
+                         "--sep, such as ';'.")
     return Csv(args.sep, args.keep_na_text, args.decimal)
 
 
@@ -361,34 +361,40 @@ def _read_features(source, levels=None, csv: Csv = COMMA) -> pd.DataFrame:
         raise ValueError(f"{source!r} has no data rows (columns: "
                          f"{', '.join(map(str, frame.columns)) or 'none'}).")
     if path.suffix not in (".parquet", ".pq"):
-        _warn_decimal_commas(source, frame, csv, levels or {})
+        _warn_decimal_mark(source, frame, csv, levels or {})
         if not csv.keep_na_text:
             _warn_missing_text(source, frame, csv)
     return frame
 
 
-#: a cell that reads as a number written with a decimal comma ("23,61", "-0,5", "7")
-_DECIMAL_COMMA = r"^\s*[+-]?\d+(,\d+)?\s*$"
+#: per decimal mark, a cell that reads as a number written with it ("23,61", "-0.5", "7"),
+#: and one that could be a whole number with thousands separators ("12,500", "1.250.000")
+_NUMBER_WITH = {",": r"^\s*[+-]?\d+(,\d+)?\s*$", ".": r"^\s*[+-]?\d+(\.\d+)?\s*$"}
+_THOUSANDS = {",": r"^\s*[+-]?\d{1,3}(,\d{3})+\s*$", ".": r"^\s*[+-]?\d{1,3}(\.\d{3})+\s*$"}
 
 
-def _warn_decimal_commas(source, frame: pd.DataFrame, csv: Csv, levels) -> None:
-    """Warn about each text column whose cells are all numbers written with a decimal comma
-    (some with one) while ``--decimal`` is '.': read as text, such a column would be a
-    Categorical of one level per value, fitted without complaint and useless on new rows."""
-    if csv.decimal != "." or csv.sep == ",":
+def _warn_decimal_mark(source, frame: pd.DataFrame, csv: Csv, levels) -> None:
+    """Warn about each text column whose cells are all numbers written with the other
+    decimal mark than ``--decimal`` (some with one, not all of them possibly thousands
+    separators): read as text, such a column would be a Categorical of one level per value,
+    fitted without complaint and useless on new rows."""
+    other = "," if csv.decimal == "." else "."
+    if other == csv.sep:
         return
     for column in frame.columns:
         values = frame[column]
         if pd.api.types.is_numeric_dtype(values) or column in levels:
             continue
         cells = values.dropna().astype(str)
-        if len(cells) and cells.str.contains(",").any() and cells.str.match(
-                _DECIMAL_COMMA).all():
-            example = cells[cells.str.contains(",")].iloc[0]
-            warnings.warn(f"column {column!r} of {source}: its cells (such as {example!r}) "
-                          f"look like numbers with a decimal comma, so they are read as text "
-                          f"(a Categorical column, one level per value); give --decimal ',' "
-                          f"to read them as numbers.", UserWarning, stacklevel=2)
+        marked = cells[cells.str.contains(other, regex=False)]
+        if len(marked) and cells.str.match(_NUMBER_WITH[other]).all() \
+                and not marked.str.match(_THOUSANDS[other]).all():
+            advice = "give --decimal ','" if other == "," else "leave out --decimal ','"
+            warnings.warn(f"column {column!r} of {source}: its cells (such as "
+                          f"{marked.iloc[0]!r}) look like numbers with a decimal "
+                          f"{'comma' if other == ',' else 'point'}, so they are read as text "
+                          f"(a Categorical column, one level per value); {advice} to read "
+                          f"them as numbers.", UserWarning, stacklevel=2)
 
 
 def _warn_missing_text(source, frame: pd.DataFrame, csv: Csv) -> None:

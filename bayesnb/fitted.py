@@ -105,6 +105,10 @@ class FittedModel:
         object.__setattr__(self, "class_count", _read_only(self.class_count))
         object.__setattr__(self, "blocks", tuple(_read_only_block(b) for b in self.blocks))
 
+    def __setstate__(self, state: dict) -> None:  # pickle, joblib, deepcopy: views again
+        self.__dict__.update(state)
+        self.__post_init__()
+
     def replace(self, **changes) -> FittedModel:
         return dataclasses.replace(self, **changes)
 

@@ -465,6 +465,22 @@ def test_cli_decimal_commas_are_told_and_read_with_decimal(tmp_path, capsys, x64
     code, _, err = call(capsys, "fit", tmp_path / "d.csv", "--decimal", ",", "--target",
                         "target", "-o", model)
     assert code == 2 and "--decimal ',' is also the field separator" in err[-1]
+    # the mirror case: decimal points read with --decimal ',' (review of hunt 52's fix)
+    pd.DataFrame({"temp": temp, "target": y}).to_csv(tmp_path / "p.csv", sep=";", index=False)
+    code, _, err = call(capsys, "fit", tmp_path / "p.csv", "--sep", ";", "--decimal", ",",
+                        "--target", "target", "-o", model)
+    assert code == 0 and any("decimal point" in e and "leave out --decimal ','" in e
+                             for e in err)
+    # whole numbers with thousands separators are no decimal commas; '.' may separate fields
+    pd.DataFrame({"n": ["12,500", "3,000", "1,250"] * 4, "target": list("ab") * 6}).to_csv(
+        tmp_path / "t.csv", sep=";", index=False)
+    code, _, err = call(capsys, "fit", tmp_path / "t.csv", "--sep", ";", "--target", "target",
+                        "-o", model)
+    assert code == 0 and not any("decimal" in e for e in err)
+    (tmp_path / "dot.csv").write_text("x.target\n1.a\n2.b\n1.a\n2.b\n")
+    code, _, err = call(capsys, "fit", tmp_path / "dot.csv", "--sep", ".", "--target", "target",
+                        "-o", model)
+    assert code == 0, err
 
 
 def test_cli_reads_a_csv_for_a_model_of_integer_column_labels(tmp_path, capsys):

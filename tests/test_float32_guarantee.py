@@ -439,10 +439,10 @@ def test_float32_weight_of_evidence_against_scipy():
 
 
 # ------------------------------------------------------------------ Gaussian edges (audit)
-def test_gaussian_shift_found_below_missing_top_rows():
-    """The float32 fit subtracts a per-column shift found in the first rows; with those rows
-    missing the shift was 0 and values near 1e6 went into float32 whole (probabilities 1.1e-3
-    off). The first observed value further down is used."""
+def test_gaussian_values_below_missing_top_rows():
+    """Values near 1e6 below 64 missing top rows: a float32 fit's per-column shift, found in
+    the first rows, was 0 there, and the values went into float32 whole (probabilities 1.1e-3
+    off). Gaussian statistics are float64's now; the probabilities agree."""
     rng = np.random.default_rng(1)
     n = 2000
     y = np.arange(n) % 2
@@ -781,7 +781,7 @@ def test_gaussian_single_values_in_chunks_are_taken_in_float64():
     """``partial_fit`` on chunks of two rows, one near 0 and one near 1e6: each class has one
     value a chunk, so no spread for the float32 check to judge by, and float32 held each to
     0.03 (at the chunk's shift, 5e5): theta_ was 0.0039 off (5e-3 standard deviations), var_
-    0.4% and ``log_evidence`` 0.028 nats, silently. Such a value is now read in float64."""
+    0.4% and ``log_evidence`` 0.028 nats, silently. Gaussian statistics are float64's now."""
     rng = np.random.default_rng(0)
     n = 40
     x = np.empty(2 * n)
@@ -797,7 +797,7 @@ def test_gaussian_values_float32_rounds_alike_are_taken_in_float64():
     shift 5e5, steps of 0.03) rounds its values alike, so its float32 spread was 0 and the
     check that sends a coarse class to float64 saw none. In chunks of two rows a class
     (partial_fit): theta_ 2.2e-3 off (1.3 standard deviations) and var_ 61 times too large,
-    silently; one fit: refused as "zero variance". Such a class is now read in float64."""
+    silently; one fit: refused as "zero variance". Gaussian statistics are float64's now."""
     rng = np.random.default_rng(0)
     n = 30
     x, y = np.empty(4 * n), np.tile([0, 1, 0, 1], n)
@@ -1342,7 +1342,7 @@ def test_gaussian_expanded_columns_ordered_by_class_on_offset_rows():
 
 
 @pytest.mark.parametrize("container", ["csr", "nullable"])
-def test_blocks_encoded_on_the_host_are_shifted_before_float32_rounds_them(container):
+def test_blocks_encoded_on_the_host_keep_float64_moments(container):
     """A Gaussian block read through the host's encoding (a SciPy sparse matrix densified a
     chunk at a time, a pandas nullable column) was encoded in float32 before it was shifted:
     1e4 + N(0, 1) rounded to float32 gave variances 3.1e-4 off, probabilities 3.5e-4 off

@@ -64,7 +64,7 @@ def test_small_gaussian_fit_and_predict_compile_nothing(dtype, request):
 def test_default_float32_against_sklearn(monkeypatch):
     """Under the default float32 policy the host computes in float64: scikit-learn's float64
     ``GaussianNB(var_smoothing=0)`` to float64 rounding, at a large offset and a small scale
-    (which the float32 kernels shift by each column's first value, or refuse)."""
+    (which the float32 kernels, whose Gaussian statistics are float64's, score or refuse)."""
     calls = _kernel_calls(monkeypatch)
     for offset, scale in [(0.0, 1.0), (1e6, 1e-3), (-3e4, 1e4)]:
         x, y = _data(offset=offset, scale=scale)

@@ -630,6 +630,17 @@ def test_categorical_refuses_a_number_and_its_text(x64):
     other = pd.DataFrame({"g": pd.Series([1, "one", 1, "two"] * 2, dtype=object)})
     fitted = bnb.NaiveBayes(bnb.Categorical()).fit(other, y)
     assert len(fitted.blocks_[0].schema.levels[0]) == 3
+    # text that writes another number, or no number Python's float would read, is no clash
+    for number, text in ((2**53 + 1, "9007199254740992"), (1000, "1_000"), (10**400, "x"),
+                         (3, "nan"), (3, " 3x")):
+        column = pd.DataFrame({"g": pd.Series([number, text] * 4, dtype=object)})
+        fitted = bnb.NaiveBayes(bnb.Categorical()).fit(column, y)
+        assert len(fitted.blocks_[0].schema.levels[0]) == 2
+    # a model whose levels hold both (fitted before the refusal, or from tables) scores them
+    both = bnb.from_tables({"a": 0.5, "b": 0.5}, categorical={
+        "g": {"a": {3: 0.5, "3": 0.5}, "b": {3: 0.25, "3": 0.75}}})
+    np.testing.assert_allclose(both.predict_proba(pd.DataFrame({"g": pd.Series(["3"],
+                               dtype=object)})), [[0.4, 0.6]])
 
 @pytest.mark.parametrize("y", [
     [True, 1, 0, False],

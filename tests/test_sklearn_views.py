@@ -11,6 +11,8 @@ estimators fitted on the same data, in float64 (the ``x64`` fixture).
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -202,6 +204,10 @@ def test_fitted_arrays_are_read_only():
             array[0] *= 100
     with pytest.raises(ValueError, match="read-only"):  # a relabelled class (hunt 50)
         clf.classes_[0] = "z"
+    copied = pickle.loads(pickle.dumps(clf))  # joblib, deepcopy: read-only again
+    for array in (copied.classes_, copied.class_count_, copied.feature_count_):
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = array[1]
     assert np.array_equal(clf.predict_proba(X[:1]), before)
     assert clf.predict(X[:1]).tolist() == [clf.classes_[int(before[0].argmax())]]
     clf.partial_fit(X[:1], y[:1])  # an update builds new arrays

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import re
 import warnings
 from collections.abc import Mapping
 
@@ -313,24 +314,49 @@ def bool_and_number(values) -> tuple | None:
     return None
 
 
+#: text that Python reads as a number (no ``_`` separators, no ``nan`` or ``inf``)
+_NUMBER_TEXT = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+def _reads_as(text: str, number) -> bool:
+    """Whether ``text`` writes ``number``: an integer's digits exactly, else the same float."""
+    stripped = text.strip()
+    if isinstance(number, numbers.Integral) and stripped.lstrip("+-").isdigit():
+        return int(stripped) == number
+    try:
+        return float(stripped) == float(number)
+    except OverflowError:
+        return False
+
+
 def number_and_its_text(values, numbers_in=None) -> tuple | None:
-    """A number and a string that reads as the same number (``3`` and ``'3'``) among
+    """A number and a string that writes the same number (``3`` and ``'3'``) among
     ``values`` (1-D, missing values removed), the numbers taken from ``numbers_in`` when
     given, or None. As levels they would be two (``'3' != 3``), splitting one category."""
     values = np.asarray(values, dtype=object)
     inferred = pd.api.types.infer_dtype(values, skipna=True)
     if inferred not in ("mixed", "mixed-integer", "string" if numbers_in is not None else ""):
         return None  # a fast Cython pass settles columns without both (or without strings)
-    seen = {float(v): v for v in (values if numbers_in is None else numbers_in)
-            if _kind(v) == "number" and isinstance(v, numbers.Real)}
-    for v in values:
-        if isinstance(v, str):
-            try:
-                number = float(v)
-            except ValueError:
-                continue
-            if number in seen:
-                return seen[number], v
+    pool = values if numbers_in is None else np.asarray(numbers_in, dtype=object)
+    found = [v for v in pool if _kind(v) == "number" and isinstance(v, numbers.Real)]
+    if not found:
+        return None
+    texts = [v for v in values if isinstance(v, str)]
+    if not texts:
+        return None
+    # parse every string at once (C speed); only those equal to a number as floats are read
+    # exactly (an integer past 2**53 is not every float's neighbour)
+    parsed = pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce").to_numpy(float)
+    with np.errstate(over="ignore"):
+        targets = np.array([float(v) if abs(v) < 1e308 else np.inf for v in found])
+    hits = np.flatnonzero(np.isin(parsed, targets))
+    for i in hits:
+        text = texts[i]
+        if not _NUMBER_TEXT.fullmatch(text):
+            continue
+        for number in found:
+            if _reads_as(text, number):
+                return number, text
     return None
 
 
@@ -352,7 +378,7 @@ def _refuse_mixing(values, col, levels=None) -> None:
                             f"one type (pandas' to_numeric or astype(str)).")
         return
     kinds = _kinds(levels) & {"bool", "number"}
-    if kinds == {"number"}:
+    if kinds == {"number"} and not any(isinstance(v, str) for v in levels):
         clash = number_and_its_text(values, levels)
         if clash is not None:
             raise TypeError(f"column {col!r}: value {_show(clash[1:])} is text but the column's "
