@@ -329,16 +329,14 @@ def _reads_as(text: str, number) -> bool:
         return False
 
 
-def number_and_its_text(values, numbers_in=None) -> tuple | None:
-    """A number and a string that writes the same number (``3`` and ``'3'``) among
-    ``values`` (1-D, missing values removed), the numbers taken from ``numbers_in`` when
-    given, or None. As levels they would be two (``'3' != 3``), splitting one category."""
+def number_and_its_text(values, levels) -> tuple | None:
+    """A number among ``levels`` and a string among ``values`` (1-D, missing values removed)
+    that writes it (``3`` and ``'3'``), or None: ``'3' != 3``, so such a value is not the
+    level it names."""
     values = np.asarray(values, dtype=object)
-    inferred = pd.api.types.infer_dtype(values, skipna=True)
-    if inferred not in ("mixed", "mixed-integer", "string" if numbers_in is not None else ""):
-        return None  # a fast Cython pass settles columns without both (or without strings)
-    pool = values if numbers_in is None else np.asarray(numbers_in, dtype=object)
-    found = [v for v in pool if _kind(v) == "number" and isinstance(v, numbers.Real)]
+    if pd.api.types.infer_dtype(values, skipna=True) not in ("mixed", "mixed-integer", "string"):
+        return None  # a fast Cython pass settles columns without strings
+    found = [v for v in levels if _kind(v) == "number" and isinstance(v, numbers.Real)]
     if not found:
         return None
     texts = [v for v in values if isinstance(v, str)]
@@ -361,9 +359,10 @@ def number_and_its_text(values, numbers_in=None) -> tuple | None:
 
 
 def _refuse_mixing(values, col, levels=None) -> None:
-    """A ``TypeError`` when a column mixes booleans and numbers, or numbers and strings that
-    read as them (or, at prediction, brings booleans to number levels, numbers to boolean
-    levels or such strings to number levels)."""
+    """A ``TypeError`` when a column mixes booleans and numbers (or, at prediction, brings
+    booleans to number levels, numbers to boolean levels or strings that write numbers to
+    number levels). Numbers and strings that write them may be levels side by side (``1``
+    and ``'1'``, two levels, labelled apart: ``inference.level_coords``)."""
     advice = ("True == 1 in Python, so they would be one level; give the column one type "
               "(e.g. strings such as 'True' and '1').")
     mixed = bool_and_number(values)
@@ -371,11 +370,6 @@ def _refuse_mixing(values, col, levels=None) -> None:
         raise TypeError(f"column {col!r} mixes booleans and numbers ({_show(mixed)}); "
                         f"{advice}")
     if levels is None or not len(values):
-        clash = number_and_its_text(values)
-        if clash is not None:
-            raise TypeError(f"column {col!r} holds the number {_show(clash[:1])} and the text "
-                            f"{_show(clash[1:])}, which would be two levels; give the column "
-                            f"one type (pandas' to_numeric or astype(str)).")
         return
     kinds = _kinds(levels) & {"bool", "number"}
     if kinds == {"number"} and not any(isinstance(v, str) for v in levels):
