@@ -433,8 +433,8 @@ def _features(args, X):
     for columns, name, hyper in specs:
         family = REGISTRY[name](**hyper)
         for col in columns:
-            if col == getattr(args, "target", None):
-                raise ValueError(f"--family names column {col!r}, the --target: the labels "
+            if col == _target(args):
+                raise ValueError(f"--family names column {col!r}, the target: the labels "
                                  f"are modelled by the class prior, not a family.")
             if col not in X.columns:
                 raise ValueError(f"--family names column {col!r}, which is not in the data.")
@@ -458,6 +458,15 @@ def _model_params(args) -> dict:
     return params
 
 
+def _target(args):
+    """The target column of a command that fits: ``--target``, or a built-in dataset's."""
+    if not hasattr(args, "target"):
+        return None
+    if args.target is None and args.data in datasets.names():
+        return datasets.load(args.data)[1].name
+    return args.target
+
+
 def _drop_columns(X, args, source: str, *, keep_id: bool = False):
     """``X`` without the ``--drop`` columns and the ``--id`` columns (returned apart, a
     DataFrame, or None): each must be in the data."""
@@ -465,8 +474,8 @@ def _drop_columns(X, args, source: str, *, keep_id: bool = False):
     names = list(args.drop or []) + id_columns
     for option, col in [("--drop", c) for c in args.drop or []] + [("--id", c)
                                                                    for c in id_columns]:
-        if col == getattr(args, "target", None):
-            raise ValueError(f"{option} {col}: column {col!r} is the --target; it cannot be "
+        if col == _target(args):
+            raise ValueError(f"{option} {col}: column {col!r} is the target; it cannot be "
                              f"left out of the features too (it is not one).")
         if col not in X.columns:
             raise ValueError(f"{option} {col}: column {col!r} is not in {source} (columns: "
@@ -762,7 +771,7 @@ def _add_decisions(out: pd.DataFrame, model, proba, args) -> None:
     from .decisions import decide, expected_loss, loss_matrix
 
     classes = model.classes_
-    loss = (_read_loss(args.loss, classes) if args.loss is not None
+    loss = (_read_loss(args.loss, classes, _csv(args)) if args.loss is not None
             else 1.0 - pd.DataFrame(np.eye(len(classes)), index=classes, columns=classes))
     if args.reject_cost is not None and args.reject_label in {str(c) for c in classes}:
         raise ValueError(f"--reject-label {args.reject_label!r} is a class label; choose "
@@ -773,14 +782,15 @@ def _add_decisions(out: pd.DataFrame, model, proba, args) -> None:
     out["decision"] = decide(proba, matrix, classes, args.reject_cost, args.reject_label)
 
 
-def _read_loss(source: str, classes) -> pd.DataFrame:
-    """A loss CSV: class labels as header (chosen class) and first column (true class). The
-    file's labels are text; each is matched to the class whose text it is."""
+def _read_loss(source: str, classes, csv: Csv = COMMA) -> pd.DataFrame:
+    """A loss CSV: class labels as header (chosen class) and first column (true class), read
+    with the data's ``--sep`` and ``--decimal``. The file's labels are text; each is matched
+    to the class whose text it is."""
     path = Path(source)
     if not path.exists():
         raise ValueError(f"--loss: {source!r} is not a file.")
     try:
-        frame = pd.read_csv(path, index_col=0, dtype=str, keep_default_na=False)
+        frame = pd.read_csv(path, index_col=0, dtype=str, keep_default_na=False, sep=csv.sep)
     except Exception as err:  # noqa: BLE001 - any reader failure is a bad file for the user
         raise ValueError(f"--loss: could not read {source!r}: {err}") from None
     by_text = {str(c): c for c in classes}
@@ -794,7 +804,8 @@ def _read_loss(source: str, classes) -> pd.DataFrame:
     frame.index = [label(v, "row") for v in frame.index]
     frame.columns = [label(v, "column") for v in frame.columns]
     try:
-        return frame.apply(lambda col: pd.to_numeric(col.str.strip()))
+        return frame.apply(lambda col: pd.to_numeric(col.str.strip().str.replace(
+            csv.decimal, ".", regex=False)))
     except ValueError as err:
         raise ValueError(f"--loss {source}: every entry must be a number ({err}).") from None
 

@@ -377,7 +377,11 @@ def test_options_naming_the_target_say_it_is_the_target(tmp_path, capsys):
     for option in ("--id", "--drop"):
         code, _, err = call(capsys, "fit", tmp_path / "t.csv", "--target", "label", option,
                             "label", "-o", tmp_path / "m.bnb")
-        assert_one_line_error(code, err, f"{option} label: column 'label' is the --target")
+        assert_one_line_error(code, err, f"{option} label: column 'label' is the target")
     code, _, err = call(capsys, "fit", tmp_path / "t.csv", "--target", "label", "--family",
                         "label=categorical", "-o", tmp_path / "m.bnb")
-    assert_one_line_error(code, err, "--family names column 'label', the --target")
+    assert_one_line_error(code, err, "--family names column 'label', the target")
+    # a built-in dataset's target is implied
+    code, _, err = call(capsys, "fit", "playtennis", "--drop", "PlayTennis", "-o",
+                        tmp_path / "m.bnb")
+    assert_one_line_error(code, err, "--drop PlayTennis: column 'PlayTennis' is the target")

@@ -496,3 +496,24 @@ def test_cli_reads_a_csv_for_a_model_of_integer_column_labels(tmp_path, capsys):
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out))[["p_a", "p_b"]].to_numpy()
     np.testing.assert_allclose(got, bnb.load(model).predict_proba(X.iloc[:3]), rtol=1e-5)
+
+
+def test_cli_loss_file_is_read_with_the_data_separator(tmp_path, capsys):
+    """predict --loss read its file with ',' whatever --sep said (review of hunt 52's fix): a
+    ';' loss file with decimal commas is read as the data are."""
+    rng = np.random.default_rng(0)
+    y = rng.choice(["ja", "nein"], 30)
+    x = np.where(y == "ja", 1.0, 3.0) + rng.normal(size=30)
+    pd.DataFrame({"x": x, "y": y}).to_csv(tmp_path / "d.csv", sep=";", decimal=",", index=False)
+    model = tmp_path / "m.bnb"
+    code, _, err = call(capsys, "fit", tmp_path / "d.csv", "--sep", ";", "--decimal", ",",
+                        "--target", "y", "-o", model)
+    assert code == 0, err
+    (tmp_path / "loss.csv").write_text(";ja;nein\nja;0;2,5\nnein;1,5;0\n")
+    code, out, err = call(capsys, "predict", model, tmp_path / "d.csv", "--sep", ";",
+                          "--decimal", ",", "--loss", tmp_path / "loss.csv")
+    assert code == 0, err
+    table = pd.read_csv(io.StringIO(out))
+    proba = table[["p_ja", "p_nein"]].to_numpy()
+    np.testing.assert_allclose(table["expected_loss_ja"], 1.5 * proba[:, 1], rtol=1e-5)
+    np.testing.assert_allclose(table["expected_loss_nein"], 2.5 * proba[:, 0], rtol=1e-5)
