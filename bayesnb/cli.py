@@ -332,9 +332,9 @@ def _headers_as_columns(frame: pd.DataFrame, model) -> pd.DataFrame:
     text) named by that label."""
     if not model.fitted_.named:
         return frame
-    labels = {str(c): c for c in model.fitted_.columns if not isinstance(c, str)}
-    renamed = {h: labels[h] for h in frame.columns if h in labels and h not in
-               set(model.fitted_.columns)}
+    known = set(model.fitted_.columns)
+    labels = {str(c): c for c in known if not isinstance(c, str)}
+    renamed = {h: labels[h] for h in frame.columns if h in labels and h not in known}
     return frame.rename(columns=renamed) if renamed else frame
 
 
@@ -430,10 +430,11 @@ def _features(args, X):
             raise ValueError("--family FAMILY (one family for every column) cannot be "
                              "combined with other --family options.")
         return REGISTRY[specs[0][1]](**specs[0][2])
+    target = _target(args) if specs else None
     for columns, name, hyper in specs:
         family = REGISTRY[name](**hyper)
         for col in columns:
-            if col == _target(args):
+            if col == target:
                 raise ValueError(f"--family names column {col!r}, the target: the labels "
                                  f"are modelled by the class prior, not a family.")
             if col not in X.columns:
@@ -472,9 +473,10 @@ def _drop_columns(X, args, source: str, *, keep_id: bool = False):
     DataFrame, or None): each must be in the data."""
     id_columns = list(getattr(args, "id", None) or [])
     names = list(args.drop or []) + id_columns
+    target = _target(args) if names else None
     for option, col in [("--drop", c) for c in args.drop or []] + [("--id", c)
                                                                    for c in id_columns]:
-        if col == _target(args):
+        if col == target:
             raise ValueError(f"{option} {col}: column {col!r} is the target; it cannot be "
                              f"left out of the features too (it is not one).")
         if col not in X.columns:
